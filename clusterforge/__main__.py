@@ -1,0 +1,3 @@
+from clusterforge.cli.main import main
+
+main()

@@ -1,0 +1,98 @@
+"""Load the built-in catalog and user extensions into one frozen lookup."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import TypeVar
+
+from clusterforge.catalog.models import CatalogFile, Entry, Instance, Server, Switch
+from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.validation import closest, validate
+from clusterforge.yamlsource import Source, load_file, parse_text
+
+E = TypeVar("E", Server, Switch, Instance)
+_BUILTIN_FILES = ("servers.yaml", "switches.yaml", "aws.yaml")
+
+
+class Catalog:
+    """Hardware by key. Built-in keys cannot be redefined by user files (a silent shadow is a hazard)."""
+
+    def __init__(self, entries: dict[str, Entry], origins: dict[str, str]) -> None:
+        self._entries = entries
+        self.origins = origins
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._entries))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: str) -> Entry:
+        """The entry for `key`, or an input error naming the closest keys."""
+        try:
+            return self._entries[key]
+        except KeyError:
+            raise ClusterforgeError(self.unknown(key)) from None
+
+    def unknown(self, key: str, source: Source | None = None, path: Sequence[str | int] = ()) -> Problem:
+        """A Problem for an unknown hardware key, with the closest known names."""
+        suggestion = closest(key, self._entries)
+        hint = f"did you mean {suggestion}?" if suggestion else "see `clusterforge catalog list`"
+        message = f"unknown hardware {key!r}"
+        if source is not None:
+            return source.problem(path, message, hint)
+        return Problem(message, hint=hint)
+
+    def of(self, key: str, kind: type[E]) -> E:
+        """The entry for `key`, which must be of the given kind."""
+        entry = self.get(key)
+        if not isinstance(entry, kind):
+            raise ClusterforgeError(f"{key!r} is a {entry.kind}, not a {kind.__name__.lower()}")
+        return entry
+
+    def items(self) -> list[tuple[str, Entry]]:
+        return sorted(self._entries.items())
+
+
+def _read(source: Source) -> dict[str, Entry]:
+    return validate(CatalogFile, source).hardware
+
+
+@lru_cache(maxsize=1)
+def _builtin() -> tuple[dict[str, Entry], dict[str, str]]:
+    entries: dict[str, Entry] = {}
+    origins: dict[str, str] = {}
+    data = resources.files("clusterforge.catalog") / "data"
+    for name in _BUILTIN_FILES:
+        text = (data / name).read_text(encoding="utf-8")
+        for key, entry in _read(parse_text(text, f"<catalog>/{name}")).items():
+            entries[key] = entry
+            origins[key] = f"built-in ({name})"
+    return entries, origins
+
+
+def load_catalog(extra: Sequence[Path] = ()) -> Catalog:
+    """The built-in catalog plus every user file in `extra`, in order."""
+    builtin, builtin_origins = _builtin()
+    entries = dict(builtin)
+    origins = dict(builtin_origins)
+    problems: list[Problem] = []
+    for path in extra:
+        source = load_file(path)
+        for key, entry in _read(source).items():
+            if key in entries:
+                problems.append(source.problem(
+                    ("hardware", key), f"{key!r} is already defined ({origins[key]})",
+                    "give your variant a new key, e.g. " + f"{key}-site"))
+                continue
+            entries[key] = entry
+            origins[key] = str(path)
+    if problems:
+        raise ClusterforgeError(problems)
+    return Catalog(entries, origins)

@@ -1,0 +1,135 @@
+"""Shapes of catalog entries: hardware as data, every figure with a source."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, model_validator
+
+_BOOKKEEPING = {"kind", "form", "provider", "description", "sources", "notes"}
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Gpus(_Frozen):
+    model: str
+    count: PositiveInt
+    memory_gib: PositiveFloat
+
+
+class Psus(_Frozen):
+    """N+M power supplies: `required` (N) must stay powered for full performance."""
+
+    count: PositiveInt
+    required: PositiveInt
+
+    @model_validator(mode="after")
+    def _required_fits(self) -> Psus:
+        if self.required > self.count:
+            raise ValueError(f"required PSUs ({self.required}) exceed the PSU count ({self.count})")
+        return self
+
+    @property
+    def redundancy(self) -> str:
+        return f"{self.required}+{self.count - self.required}"
+
+
+class Nics(_Frozen):
+    """Compute-fabric NICs (one per rail on rail-optimized designs)."""
+
+    compute: PositiveInt
+    speed_gbps: PositiveInt
+
+
+class _Sourced(_Frozen):
+    """Every figure an entry sets must name its source in `sources`."""
+
+    description: str
+    sources: dict[str, str]
+    notes: str = ""
+
+    @model_validator(mode="after")
+    def _every_figure_sourced(self) -> _Sourced:
+        figures = {name for name in self.model_fields_set if name not in _BOOKKEEPING}
+        missing = sorted(figures - set(self.sources))
+        if missing:
+            raise ValueError(f"figures without a source: {', '.join(missing)} (add them under `sources`)")
+        unknown = sorted(set(self.sources) - set(type(self).model_fields))
+        if unknown:
+            raise ValueError(f"sources name unknown figures: {', '.join(unknown)}")
+        return self
+
+
+class _Physical(_Sourced):
+    """What racks care about: space, power, weight, depth, air."""
+
+    max_power_kw: PositiveFloat
+    u_height: PositiveInt
+    weight_kg: PositiveFloat
+    depth_mm: PositiveInt
+    airflow: Literal["front-to-rear", "rear-to-front"] = "front-to-rear"
+
+
+class Server(_Physical):
+    """A server chassis, or a rack-scale system (`form: rack`) that fills a rack of its own."""
+
+    kind: Literal["server"]
+    form: Literal["chassis", "rack"] = "chassis"
+    gpus: Gpus | None = None
+    psus: Psus
+    cooling: Literal["air", "liquid", "hybrid"] = "air"
+    liquid_heat_fraction: Annotated[float, Field(ge=0.0, le=1.0)] = 0.0
+    max_inlet_c: float
+    max_supply_water_c: float | None = None
+    nics: Nics | None = None
+
+    @model_validator(mode="after")
+    def _liquid_needs_fraction(self) -> Server:
+        if self.cooling != "air" and "liquid_heat_fraction" not in self.model_fields_set:
+            raise ValueError("liquid or hybrid cooling needs liquid_heat_fraction (no silent default)")
+        if self.cooling == "air" and self.liquid_heat_fraction:
+            raise ValueError("an air-cooled server cannot have a liquid_heat_fraction")
+        return self
+
+    @property
+    def gpu_count(self) -> int:
+        return self.gpus.count if self.gpus else 0
+
+
+class Switch(_Physical):
+    kind: Literal["switch"]
+    ports: PositiveInt
+    port_speed_gbps: PositiveInt
+    split_ports: PositiveInt | None = None
+    split_speed_gbps: PositiveInt | None = None
+
+
+class Instance(_Sourced):
+    """A cloud instance type: no rack figures, but network cards and EFA limits matter."""
+
+    kind: Literal["instance"]
+    provider: Literal["aws"] = "aws"
+    gpus: Gpus | None = None
+    accelerators: Gpus | None = None
+    efa_max_interfaces: Annotated[int, Field(ge=0)]
+    network_cards: PositiveInt
+    efa_bandwidth_gbps: Annotated[int, Field(ge=0)]
+    placement_group: bool = True
+    root_volume_gib: PositiveInt = 200
+
+    @property
+    def gpu_count(self) -> int:
+        return self.gpus.count if self.gpus else 0
+
+
+Entry = Annotated[Server | Switch | Instance, Field(discriminator="kind")]
+
+
+class CatalogFile(_Frozen):
+    """One catalog YAML file."""
+
+    apiVersion: Literal["clusterforge/v1"] = "clusterforge/v1"
+    kind: Literal["Catalog"] = "Catalog"
+    hardware: dict[str, Entry]

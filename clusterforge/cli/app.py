@@ -1,0 +1,63 @@
+"""The root command group, and the one place where ClusterforgeError becomes `file:line: path: message` + exit 2."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from clusterforge import __version__
+from clusterforge.errors import ClusterforgeError
+
+EXIT_OK, EXIT_POLICY, EXIT_INPUT = 0, 1, 2
+
+
+def print_problems(error: ClusterforgeError) -> None:
+    for problem in error.problems:
+        click.echo(problem.render(), err=True)
+
+
+class _Group(click.Group):
+    """Catches the package's one exception type for every command, nested groups included."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ClusterforgeError as error:
+            print_problems(error)
+            ctx.exit(EXIT_INPUT)
+
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 110}
+
+
+@click.group(cls=_Group, context_settings=CONTEXT)
+@click.version_option(__version__, prog_name="clusterforge")
+def app() -> None:
+    """Check, plan, render and provision GPU training clusters from one blueprint.
+
+    \b
+    Typical flow:
+      clusterforge validate cluster.yaml      shape, names and hardware keys
+      clusterforge check cluster.yaml         physical and cloud policy verdict
+      clusterforge catalog list               the hardware the checks know
+
+    Exit codes: 0 ok, 1 policy failure, 2 unreadable or invalid input.
+    """
+
+
+def catalog_option(func: Any) -> Any:
+    return click.option(
+        "--catalog", "catalog", multiple=True, type=click.Path(path_type=Path, dir_okay=False),
+        help="Extra hardware catalog YAML (repeatable); built-in keys cannot be redefined.")(func)
+
+
+def format_option(*choices: str) -> Any:
+    return click.option("--format", "-f", "fmt", type=click.Choice(choices), default=choices[0],
+                        show_default=True, help="Output format.")
+
+
+def stdout_is_terminal() -> bool:
+    return sys.stdout.isatty()

@@ -1,0 +1,88 @@
+"""`catalog list|show`: what hardware the planner and policies know, and where each figure comes from."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from clusterforge.catalog import Catalog, Entry, Instance, Server, Switch, load_catalog
+from clusterforge.cli.app import app, catalog_option, format_option
+
+
+@app.group("catalog")
+def catalog_group() -> None:
+    """Browse the hardware catalog (servers, instance types, switches) and the source of each figure."""
+
+
+def _summary(entry: Entry) -> tuple[str, str, str, str]:
+    """(gpus, power, space, network) columns for the list table."""
+    if isinstance(entry, Server):
+        gpus = f"{entry.gpus.count}x {entry.gpus.model}" if entry.gpus else "-"
+        nics = f"{entry.nics.compute}x {entry.nics.speed_gbps}G" if entry.nics else "-"
+        return gpus, f"{entry.max_power_kw:g} kW", f"{entry.u_height}U {entry.weight_kg:g} kg", nics
+    if isinstance(entry, Instance):
+        acc = entry.gpus or entry.accelerators
+        gpus = f"{acc.count}x {acc.model}" if acc else "-"
+        efa = f"{entry.efa_max_interfaces} EFA / {entry.network_cards} cards" if entry.efa_max_interfaces else "no EFA"
+        return gpus, "-", "-", efa
+    assert isinstance(entry, Switch)
+    return "-", f"{entry.max_power_kw:g} kW", f"{entry.u_height}U", f"{entry.ports}x {entry.port_speed_gbps}G"
+
+
+def _as_json(key: str, entry: Entry, catalog: Catalog) -> dict[str, Any]:
+    return {"key": key, "origin": catalog.origins[key], **entry.model_dump(mode="json")}
+
+
+@catalog_group.command("list")
+@format_option("text", "json")
+@click.option("--kind", type=click.Choice(["server", "instance", "switch"]), help="Only entries of this kind.")
+@catalog_option
+def list_entries(fmt: str, kind: str | None, catalog: tuple[Path, ...]) -> None:
+    """List every catalog key, one per row, with its headline figures."""
+    cat = load_catalog(catalog)
+    items = [(k, e) for k, e in cat.items() if kind is None or e.kind == kind]
+    if fmt == "json":
+        click.echo(json.dumps([_as_json(k, e, cat) for k, e in items], indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"clusterforge catalog ({len(items)} entries)")
+    for column in ("key", "kind", "gpus", "max power", "space / weight", "network", "description"):
+        table.add_column(column, overflow="fold")
+    for key, entry in items:
+        table.add_row(key, entry.kind, *_summary(entry), entry.description)
+    Console(width=200).print(table)
+
+
+@catalog_group.command("show")
+@click.argument("key")
+@format_option("text", "json")
+@catalog_option
+def show(key: str, fmt: str, catalog: tuple[Path, ...]) -> None:
+    """Show every figure of the entry KEY (e.g. dgx-h100, p5.48xlarge) with its source."""
+    cat = load_catalog(catalog)
+    entry = cat.get(key)
+    if fmt == "json":
+        click.echo(json.dumps(_as_json(key, entry, cat), indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{key}: {entry.description}", caption=f"origin: {cat.origins[key]}")
+    table.add_column("figure")
+    table.add_column("value")
+    table.add_column("source", overflow="fold")
+    data = entry.model_dump(mode="json", exclude={"sources", "description", "notes"})
+    for name, value in data.items():
+        if value is None:
+            continue
+        shown = ", ".join(f"{k}: {v}" for k, v in value.items()) if isinstance(value, dict) else str(value)
+        table.add_row(name, shown, entry.sources.get(name, ""))
+    console = Console(width=200)
+    console.print(table)
+    if entry.notes:
+        console.print(f"notes: {entry.notes}")

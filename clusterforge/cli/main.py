@@ -1,0 +1,14 @@
+"""Entry point: registers every command module on the root group."""
+
+from __future__ import annotations
+
+from clusterforge.cli import blueprint_cmds, catalog_cmds  # noqa: F401  (commands register on import)
+from clusterforge.cli.app import app
+
+
+def main() -> None:
+    app(prog_name="clusterforge")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,133 @@
+"""The blueprint: one declarative description of a GPU cluster (shape only; physics is the policies' job)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Discriminator, Field, StringConstraints, Tag
+
+from clusterforge.model.base import Count, Kw, Name, Strict
+from clusterforge.model.cloud import Aws, FsxLustre
+from clusterforge.model.site import Site
+
+Role = Literal["compute", "login", "controller", "storage"]
+VersionPin = Annotated[str, StringConstraints(min_length=1, max_length=40)]
+
+
+class Pool(Strict):
+    """A group of identical nodes."""
+
+    name: Name
+    hardware: str
+    count: Count
+    role: Role = "compute"
+    partition: Name | None = None
+    efa_interfaces: Annotated[int, Field(ge=0, le=64)] | None = None
+    max_power_kw: Kw | None = None
+    gres: str | None = None
+    placement: Literal["cluster", "none"] = "cluster"
+    availability_zone: str | None = None
+    root_volume_gib: Annotated[int, Field(ge=8, le=65536)] | None = None
+
+
+class SwitchedFabric(Strict):
+    """An InfiniBand, RoCE or Ethernet fat tree built from a catalog switch."""
+
+    kind: Literal["infiniband", "roce", "ethernet"]
+    switch: str = "qm9700"
+    tiers: Literal["auto", 1, 2, 3] = "auto"
+    oversubscription: Annotated[float, Field(ge=1.0, le=64.0)] = 1.0
+    rail_optimized: bool = True
+    leaves: Annotated[int, Field(ge=1)] | None = None
+    spines: Annotated[int, Field(ge=1)] | None = None
+    cores: Annotated[int, Field(ge=1)] | None = None
+
+
+class EfaFabric(Strict):
+    """AWS Elastic Fabric Adapter: no switches to size, interfaces and placement instead."""
+
+    kind: Literal["efa"]
+
+
+Fabric = Annotated[SwitchedFabric | EfaFabric, Field(discriminator="kind")]
+
+
+class OnPremLustre(Strict):
+    """An existing Lustre file system the nodes mount."""
+
+    mount: str = "/lustre"
+    mgs_nid: str | None = None
+    fsname: Annotated[str, StringConstraints(pattern=r"^[a-zA-Z0-9_]{1,8}$")] | None = None
+    write_gb_s: Annotated[float, Field(gt=0)] | None = None
+    mount_options: str = "defaults,_netdev,flock"
+
+
+_FSX_KEYS = {"capacity_gib", "deployment_type", "throughput_mb_s_per_tib", "storage_type",
+             "data_compression", "lustre_version", "metadata_iops", "import_path"}
+
+
+def _lustre_variant(value: Any) -> str:
+    """FSx when any FSx-only key is present; otherwise an existing on-prem file system."""
+    keys = set(value) if isinstance(value, dict) else set(type(value).model_fields_set) if value else set()
+    return "fsx" if keys & _FSX_KEYS else "onprem"
+
+
+Lustre = Annotated[
+    Annotated[FsxLustre, Tag("fsx")] | Annotated[OnPremLustre, Tag("onprem")], Discriminator(_lustre_variant)
+]
+
+
+class Storage(Strict):
+    lustre: Lustre | None = None
+
+
+class Partition(Strict):
+    name: Name
+    pools: Annotated[list[Name], Field(min_length=1)]
+    default: bool = False
+    max_time: str = "UNLIMITED"
+
+
+class Slurm(Strict):
+    cluster_name: Name | None = None
+    partitions: list[Partition] = []
+    private_data: list[Literal["accounts", "jobs", "nodes", "partitions", "reservations", "usage", "users"]] = [
+        "jobs", "usage", "users", "accounts"]
+
+
+class Software(Strict):
+    """Pinned versions; the defaults are a set the compatibility table knows to work together."""
+
+    nvidia_driver: VersionPin = "570.133.20"
+    cuda: VersionPin = "12.8"
+    nccl: VersionPin = "2.26.2"
+    efa_installer: VersionPin = "1.41.0"
+    aws_ofi_nccl: VersionPin = "1.14.2"
+    slurm: VersionPin = "22.05"
+
+
+class Workload(Strict):
+    model_params_b: Annotated[float, Field(gt=0, le=1_000_000)]
+    max_checkpoint_s: Annotated[float, Field(gt=0)] = 120
+    bytes_per_param: Annotated[float, Field(gt=0, le=64)] = 14
+
+
+class Cluster(Strict):
+    """A GPU training cluster. Field names are a public contract: add freely, rename with deprecation."""
+
+    apiVersion: Literal["clusterforge/v1"]
+    kind: Literal["Cluster"]
+    name: Name
+    team: Name | None = None
+    target: Literal["onprem", "aws"]
+    pools: Annotated[list[Pool], Field(min_length=1)]
+    site: Site | None = None
+    fabric: Fabric | None = None
+    storage: Storage = Storage()
+    slurm: Slurm = Slurm()
+    software: Software = Software()
+    aws: Aws | None = None
+    workload: Workload | None = None
+
+    def pool(self, name: str) -> Pool:
+        return next(p for p in self.pools if p.name == name)

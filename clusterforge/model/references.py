@@ -1,0 +1,142 @@
+"""Cross-field shape checks: names that must exist, be unique, or match the target. No physics here."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator
+
+from clusterforge.catalog import Catalog, Instance, Server, Switch
+from clusterforge.errors import Problem
+from clusterforge.model.blueprint import Cluster, FsxLustre, OnPremLustre, SwitchedFabric
+from clusterforge.validation import closest
+from clusterforge.yamlsource import PathKey, Source
+
+
+def _duplicates(named: Iterable[tuple[PathKey, str]], what: str, source: Source) -> Iterator[Problem]:
+    first: dict[str, PathKey] = {}
+    for path, name in named:
+        if name in first:
+            line = source.line_of(first[name])
+            yield source.problem(path, f"duplicate {what} name {name!r} (first on line {line})")
+        else:
+            first[name] = path
+
+
+def _unknown(path: PathKey, what: str, name: str, known: Iterable[str], source: Source) -> Problem:
+    known = list(known)
+    suggestion = closest(name, known)
+    hint = f"did you mean {suggestion}?" if suggestion else ("known: " + ", ".join(known) if known else "")
+    return source.problem(path, f"unknown {what} {name!r}", hint)
+
+
+def reference_problems(cluster: Cluster, source: Source) -> list[Problem]:
+    """Every dangling or duplicated name and every section that does not fit the target."""
+    out: list[Problem] = []
+    pool_names = [p.name for p in cluster.pools]
+    out += _duplicates(((("pools", i, "name"), p.name) for i, p in enumerate(cluster.pools)), "pool", source)
+    parts = cluster.slurm.partitions
+    part_names = [p.name for p in parts]
+    out += _duplicates(
+        ((("slurm", "partitions", i, "name"), p.name) for i, p in enumerate(parts)), "partition", source)
+    for i, part in enumerate(parts):
+        for j, pool in enumerate(part.pools):
+            if pool not in pool_names:
+                out.append(_unknown(("slurm", "partitions", i, "pools", j), "pool", pool, pool_names, source))
+    for i, pool in enumerate(cluster.pools):
+        if pool.partition and parts and pool.partition not in part_names:
+            out.append(_unknown(("pools", i, "partition"), "partition", pool.partition, part_names, source))
+        if pool.efa_interfaces is not None and cluster.target != "aws":
+            out.append(source.problem(("pools", i, "efa_interfaces"), "efa_interfaces applies to target: aws only"))
+    out += _target_problems(cluster, source)
+    if cluster.site is not None:
+        out += _site_problems(cluster, source, pool_names)
+    return out
+
+
+def _target_problems(cluster: Cluster, source: Source) -> Iterator[Problem]:
+    aws = cluster.target == "aws"
+    if aws and cluster.aws is None:
+        yield source.problem(("target",), "target: aws needs an `aws:` section",
+                             "add aws: {region: ..., availability_zones: [...]}")
+    if not aws and cluster.aws is not None:
+        yield source.problem(("aws",), "an `aws:` section needs target: aws")
+    if aws and cluster.site is not None:
+        yield source.problem(("site",), "a `site:` (facility) applies to target: onprem only")
+    if not aws and cluster.fabric is not None and cluster.fabric.kind == "efa":
+        yield source.problem(("fabric", "kind"), "fabric kind efa is AWS-only", "use infiniband, roce or ethernet")
+    lustre = cluster.storage.lustre
+    if aws and isinstance(lustre, OnPremLustre):
+        yield source.problem(("storage", "lustre"), "on AWS, lustre is FSx: give capacity_gib and deployment_type")
+    if not aws and isinstance(lustre, FsxLustre):
+        yield source.problem(("storage", "lustre"), "FSx settings need target: aws",
+                             "on-prem, give mount, mgs_nid and fsname of the existing file system")
+
+
+def _site_problems(cluster: Cluster, source: Source, pool_names: list[str]) -> Iterator[Problem]:
+    site = cluster.site
+    assert site is not None
+    racks = site.racks()
+    yield from _duplicates(((("site", "rows", ri, "name"), row.name) for ri, row in enumerate(site.rows)),
+                           "row", source)
+    yield from _duplicates(((("site", "rows", ri, "racks", ki, "name"), rack.name) for ri, ki, _, rack in racks),
+                           "rack", source)
+    feeds = [(("site", "rows", ri, "racks", ki, "feeds", fi, "name"), feed.name)
+             for ri, ki, _, rack in racks for fi, feed in enumerate(rack.feeds)]
+    yield from _duplicates(feeds, "feed", source)
+    panel_names = [p.name for p in site.panels]
+    yield from _duplicates(
+        ((("site", "panels", i, "name"), p.name) for i, p in enumerate(site.panels)), "panel", source)
+    if site.max_inlet_c is not None and site.inlet_class is not None:
+        yield source.problem(("site", "inlet_class"), "give max_inlet_c or inlet_class, not both")
+    if site.max_supply_water_c is not None and site.facility_water_class is not None:
+        yield source.problem(("site", "facility_water_class"),
+                             "give max_supply_water_c or facility_water_class, not both")
+    placed: Counter[str] = Counter()
+    first_placement: dict[str, PathKey] = {}
+    for ri, ki, _, rack in racks:
+        base: PathKey = ("site", "rows", ri, "racks", ki)
+        if rack.reserved_u > rack.u_height:
+            yield source.problem((*base, "reserved_u"), f"reserved_u {rack.reserved_u} exceeds u_height "
+                                 f"{rack.u_height}")
+        for fi, feed in enumerate(rack.feeds):
+            if feed.panel is not None and feed.panel not in panel_names:
+                yield _unknown((*base, "feeds", fi, "panel"), "panel", feed.panel, panel_names, source)
+        for di, device in enumerate(rack.devices):
+            if device.pool not in pool_names:
+                yield _unknown((*base, "devices", di, "pool"), "pool", device.pool, pool_names, source)
+                continue
+            placed[device.pool] += device.count
+            first_placement.setdefault(device.pool, (*base, "devices", di, "count"))
+    for pool in cluster.pools:
+        if pool.name in placed and placed[pool.name] != pool.count:
+            yield source.problem(
+                first_placement[pool.name],
+                f"pool {pool.name!r} has {pool.count} nodes but its rack placements add up to {placed[pool.name]}",
+                "place every node of the pool, or none and let the planner place them")
+
+
+def catalog_problems(cluster: Cluster, catalog: Catalog, source: Source) -> list[Problem]:
+    """Hardware keys must exist and be of the kind the target uses."""
+    out: list[Problem] = []
+    want = Instance if cluster.target == "aws" else Server
+    for i, pool in enumerate(cluster.pools):
+        path: PathKey = ("pools", i, "hardware")
+        if pool.hardware not in catalog:
+            out.append(catalog.unknown(pool.hardware, source, path))
+            continue
+        entry = catalog.get(pool.hardware)
+        if not isinstance(entry, want):
+            same_kind = [k for k, e in catalog.items() if isinstance(e, want)]
+            suggestion = closest(pool.hardware, same_kind)
+            hint = f"did you mean {suggestion}?" if suggestion else f"use a {want.__name__.lower()} from the catalog"
+            out.append(source.problem(
+                path, f"{pool.hardware!r} is a {entry.kind}; target {cluster.target} needs a "
+                f"{want.__name__.lower()}", hint))
+    fabric = cluster.fabric
+    if isinstance(fabric, SwitchedFabric):
+        path = ("fabric", "switch")
+        if fabric.switch not in catalog:
+            out.append(catalog.unknown(fabric.switch, source, path))
+        elif not isinstance(catalog.get(fabric.switch), Switch):
+            out.append(source.problem(path, f"{fabric.switch!r} is not a switch"))
+    return out

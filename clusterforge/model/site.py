@@ -1,0 +1,127 @@
+"""The facility: rows, racks, feeds, panels and cooling of an on-prem site."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from clusterforge.model.base import Celsius, Count, Kg, Kw, ObjectName, Strict
+
+InletClass = Literal["A1", "A2", "A3", "A4"]
+WaterClass = Literal["W17", "W27", "W32", "W40", "W45", "W+"]
+Airflow = Literal["front-to-rear", "rear-to-front"]
+
+
+class Feed(Strict):
+    """One power feed (whip) into a rack; `side` is its A/B redundancy path."""
+
+    name: ObjectName
+    side: Literal["A", "B"]
+    voltage: Annotated[float, Field(gt=0, le=1000)]
+    amps: Annotated[float, Field(gt=0, le=1000)]
+    phase: Literal[1, 3] = 1
+    panel: ObjectName | None = None
+
+
+class Panel(Strict):
+    """A panel or busway section that several feeds draw from."""
+
+    name: ObjectName
+    voltage: Annotated[float, Field(gt=0, le=100_000)]
+    amps: Annotated[float, Field(gt=0, le=100_000)]
+    phase: Literal[1, 3] = 3
+
+
+class Placement(Strict):
+    """Devices of a pool placed in a rack; `position` is the lowest U of the first one (1-based)."""
+
+    pool: str
+    count: Count = 1
+    position: Annotated[int, Field(ge=1, le=100)] | None = None
+
+
+class _CoolingBase(Strict):
+    delivered_cfm: Annotated[float, Field(gt=0)] | None = None
+
+
+class AirCooling(_CoolingBase):
+    """Room air; capacity defaults to the policy's air ceiling when `air_kw` is not given."""
+
+    kind: Literal["air"]
+    air_kw: Kw | None = None
+
+
+class ContainmentCooling(_CoolingBase):
+    """Hot or cold aisle containment; default capacity from the policy's containment ceiling."""
+
+    kind: Literal["containment"]
+    air_kw: Kw | None = None
+
+
+class RdhxCooling(_CoolingBase):
+    """Rear-door heat exchanger: the door's rated kW is required."""
+
+    kind: Literal["rdhx"]
+    air_kw: Kw
+
+
+class LiquidCooling(_CoolingBase):
+    """Direct liquid cooling via a CDU loop, with the rack's remaining air capacity."""
+
+    kind: Literal["liquid"]
+    liquid_kw: Kw
+    air_kw: Kw | None = None
+
+
+RackCooling = Annotated[
+    AirCooling | ContainmentCooling | RdhxCooling | LiquidCooling, Field(discriminator="kind")
+]
+
+
+class Rack(Strict):
+    name: ObjectName
+    u_height: Annotated[int, Field(ge=1, le=60)] = 42
+    max_weight_kg: Kg = 1361
+    tare_weight_kg: Annotated[float, Field(ge=0, le=10_000)] = 150
+    footprint_m2: Annotated[float, Field(gt=0, le=20)] = 0.72
+    reserved_u: Annotated[int, Field(ge=0, le=60)] = 0
+    mounting_depth_mm: Annotated[int, Field(ge=100, le=2000)] | None = None
+    airflow: Airflow = "front-to-rear"
+    contracted_kw: Kw | None = None
+    cooling: RackCooling = AirCooling(kind="air")
+    feeds: list[Feed] = []
+    devices: list[Placement] = []
+
+
+class RowCooling(Strict):
+    """Row-level plant: CRAH air units and CDUs, each listed so N+1 can discount the largest."""
+
+    crah_kw: list[Kw] = []
+    cdu_kw: list[Kw] = []
+
+
+class Row(Strict):
+    name: ObjectName
+    cooling: RowCooling = RowCooling()
+    racks: list[Rack]
+
+
+class Site(Strict):
+    name: ObjectName
+    floor_load_kg_per_m2: Annotated[float, Field(gt=0, le=100_000)] | None = None
+    max_inlet_c: Celsius | None = None
+    inlet_class: InletClass | None = None
+    facility_water_class: WaterClass | None = None
+    max_supply_water_c: Celsius | None = None
+    pue: Annotated[float, Field(ge=1.0, le=5.0)] | None = None
+    contracted_it_kw: Kw | None = None
+    utility_kw: Kw | None = None
+    contracted_kw_per_rack: Kw | None = None
+    panels: list[Panel] = []
+    rows: list[Row]
+
+    def racks(self) -> list[tuple[int, int, Row, Rack]]:
+        """Every rack with its row and indexes, in blueprint order."""
+        return [(ri, ki, row, rack) for ri, row in enumerate(self.rows) for ki, rack in enumerate(row.racks)]
+

@@ -1,0 +1,169 @@
+"""Turn pydantic validation errors into located, helpful Problems (line, path, closest valid key)."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from types import UnionType
+from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.yamlsource import Source, format_path
+
+T = TypeVar("T")
+
+_TYPE_WORDS = {
+    "int_type": "an integer", "int_parsing": "an integer", "float_type": "a number",
+    "float_parsing": "a number", "string_type": "a string", "bool_type": "true or false",
+    "bool_parsing": "true or false", "list_type": "a list", "dict_type": "a mapping",
+    "model_type": "a mapping", "model_attributes_type": "a mapping",
+}
+
+
+def closest(word: str, choices: Iterable[str]) -> str | None:
+    """The most similar valid name, for 'did you mean' hints."""
+    matches = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return matches[0] if matches else None
+
+
+def _data_path(data: Any, loc: Sequence[str | int], missing: bool = False) -> tuple[str | int, ...]:
+    """Keep only the loc parts that index into the data (drops union tags like 'rdhx' or 'function-after')."""
+    out: list[str | int] = []
+    node = data
+    for part in loc:
+        if isinstance(node, dict) and isinstance(part, str) and part in node:
+            node = node[part]
+            out.append(part)
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+            out.append(part)
+        elif missing and isinstance(node, dict) and isinstance(part, str) and part is loc[-1]:
+            out.append(part)  # a missing required field: point at its parent, name the field
+    return tuple(out)
+
+
+def _allowed_keys(model: type[BaseModel] | None) -> list[str]:
+    return list(model.model_fields) if model is not None else []
+
+
+def _candidates(annotation: Any) -> list[Any]:
+    """Flatten Optional/Union/Annotated into the member types."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _candidates(get_args(annotation)[0])
+    if origin in (Union, UnionType):
+        return [c for arg in get_args(annotation) for c in _candidates(arg)]
+    return [annotation]
+
+
+def _pick_model(annotation: Any, data: Any) -> Any:
+    """Choose the union member that matches `data` (by `kind`/`type` tag or by keys)."""
+    members = _candidates(annotation)
+    models = [m for m in members if isinstance(m, type) and issubclass(m, BaseModel)]
+    if not models:
+        return members[0] if members else None
+    if isinstance(data, dict):
+        for tag in ("kind", "type"):
+            for m in models:
+                field = m.model_fields.get(tag)
+                if field is not None and data.get(tag) in get_args(field.annotation):
+                    return m
+        best = max(models, key=lambda m: len(set(data) & set(m.model_fields)))
+        return best
+    return models[0]
+
+
+def _model_at(root: type[BaseModel], data: Any, path: Sequence[str | int]) -> type[BaseModel] | None:
+    """The pydantic model class that validates the mapping at `path` (best effort, for key suggestions)."""
+    current: Any = root
+    node = data
+    for part in path:
+        if isinstance(current, type) and issubclass(current, BaseModel) and isinstance(part, str):
+            field = current.model_fields.get(part)
+            if field is None:
+                return None
+            node = node.get(part) if isinstance(node, dict) else None
+            current = _pick_model(field.annotation, node)
+        elif isinstance(part, int):
+            args = [a for a in get_args(current) if a is not type(None)] if get_origin(current) else []
+            inner = next((get_args(a)[0] for a in [current, *args] if get_origin(a) is list), None)
+            node = node[part] if isinstance(node, list) and part < len(node) else None
+            current = _pick_model(inner, node) if inner is not None else None
+        else:
+            return None
+        if get_origin(current) is list or get_origin(current) in (Union, UnionType):
+            continue
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return current
+    return None
+
+
+def problems_from(exc: ValidationError, source: Source, root: type[BaseModel] | None) -> list[Problem]:
+    """Translate every pydantic error into a Problem located in `source`.
+
+    Errors that repeat on one line (a value inherited through a YAML merge key by many racks) are reported
+    once, with a count; a missing key that an unknown key's 'did you mean' already explains is dropped.
+    """
+    problems: list[Problem] = []
+    index: dict[tuple[int, str], int] = {}
+    repeats: dict[int, int] = {}
+    suggested: set[tuple[str, str]] = set()
+    for err in exc.errors(include_url=False):
+        kind = err["type"]
+        path = _data_path(source.data, err["loc"], kind in ("missing", "extra_forbidden"))
+        hint = ""
+        if kind == "union_tag_invalid":
+            ctx = err.get("ctx", {})
+            key = str(ctx.get("discriminator", "kind")).strip("'")
+            expected = [t.strip(" '") for t in str(ctx.get("expected_tags", "")).split(",")]
+            path = (*path, key)
+            message = f"unknown {key} {ctx.get('tag')!r}; expected one of {', '.join(expected)}"
+            suggestion = closest(str(ctx.get("tag")), expected)
+            hint = f"did you mean {suggestion}?" if suggestion else ""
+        elif kind == "extra_forbidden":
+            key = str(path[-1]) if path else "?"
+            message = f"unknown key {key!r}"
+            allowed = _allowed_keys(_model_at(root, source.data, path[:-1])) if root else []
+            suggestion = closest(key, allowed)
+            if suggestion:
+                hint = f"did you mean {suggestion}?"
+                suggested.add((format_path(path[:-1]), suggestion))
+            elif allowed:
+                hint = "allowed keys: " + ", ".join(allowed)
+        elif kind == "missing":
+            message = f"missing required key {err['loc'][-1]!r}"
+        elif kind in _TYPE_WORDS:
+            message = f"expected {_TYPE_WORDS[kind]}, got {err.get('input')!r}"
+        else:
+            message = err["msg"].removeprefix("Value error, ")
+        problem = source.problem(path, message, hint)
+        where = (problem.line, problem.message)
+        if where in index:
+            repeats[index[where]] = repeats.get(index[where], 0) + 1
+            continue
+        index[where] = len(problems)
+        problems.append(problem)
+    out = []
+    for i, problem in enumerate(problems):
+        if problem.message.startswith("missing required key "):
+            parent, _, name = problem.path.rpartition(".")
+            if (parent, name) in suggested:
+                continue
+        if i in repeats:
+            problem = replace(problem, message=f"{problem.message} (and {repeats[i]} more places that use this line)")
+        out.append(problem)
+    return out
+
+
+def validate(model: type[T] | TypeAdapter[T], source: Source, root: type[BaseModel] | None = None) -> T:
+    """Validate `source.data` against a model, raising one ClusterforgeError with every located problem."""
+    adapter = model if isinstance(model, TypeAdapter) else TypeAdapter(model)
+    if root is None and isinstance(model, type) and issubclass(model, BaseModel):
+        root = model
+    try:
+        return adapter.validate_python(source.data)
+    except ValidationError as exc:
+        raise ClusterforgeError(problems_from(exc, source, root)) from None
