@@ -29,16 +29,23 @@ def closest(word: str, choices: Iterable[str]) -> str | None:
     return matches[0] if matches else None
 
 
+def _child(node: Any, part: str | int) -> tuple[bool, Any]:
+    """(True, node[part]) when `part` indexes into `node`, else (False, None)."""
+    if isinstance(node, dict) and isinstance(part, str) and part in node:
+        return True, node[part]
+    if isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+        return True, node[part]
+    return False, None
+
+
 def _data_path(data: Any, loc: Sequence[str | int], missing: bool = False) -> tuple[str | int, ...]:
     """Keep only the loc parts that index into the data (drops union tags like 'rdhx' or 'function-after')."""
     out: list[str | int] = []
     node = data
     for part in loc:
-        if isinstance(node, dict) and isinstance(part, str) and part in node:
-            node = node[part]
-            out.append(part)
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
-            node = node[part]
+        found, child = _child(node, part)
+        if found:
+            node = child
             out.append(part)
         elif missing and isinstance(node, dict) and isinstance(part, str) and part is loc[-1]:
             out.append(part)  # a missing required field: point at its parent, name the field

@@ -110,13 +110,18 @@ class _Builder:
         return out
 
 
-def _yaml_problem(exc: yaml.YAMLError, file: str) -> ClusterforgeError:
+def _yaml_problem(exc: yaml.YAMLError, file: str, text: str = "") -> ClusterforgeError:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     line = mark.line + 1 if mark is not None else 0
     reason = getattr(exc, "problem", None) or str(exc)
     context = getattr(exc, "context", None)
     message = f"invalid YAML: {reason}" + (f" ({context})" if context else "")
-    return ClusterforgeError(Problem(message, file, line))
+    hint = ""
+    if mark is not None and text:
+        lines = text.splitlines()
+        if mark.line < len(lines) and lines[mark.line][mark.column:mark.column + 1] == "\t":
+            hint = "a tab character: YAML indents with spaces only"
+    return ClusterforgeError(Problem(message, file, line, hint=hint))
 
 
 def parse_text(text: str, file: str = "<input>") -> Source:
@@ -124,7 +129,7 @@ def parse_text(text: str, file: str = "<input>") -> Source:
     try:
         root = yaml.compose(text, Loader=_Loader)
     except yaml.YAMLError as exc:
-        raise _yaml_problem(exc, file) from None
+        raise _yaml_problem(exc, file, text) from None
     if root is None:
         raise ClusterforgeError(Problem("the file is empty; expected a blueprint mapping", file, 1))
     builder = _Builder(file)

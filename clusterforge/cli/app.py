@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -48,13 +49,16 @@ def app() -> None:
     """
 
 
-def catalog_option(func: Any) -> Any:
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def catalog_option(func: F) -> F:
     return click.option(
         "--catalog", "catalog", multiple=True, type=click.Path(path_type=Path, dir_okay=False),
         help="Extra hardware catalog YAML (repeatable); built-in keys cannot be redefined.")(func)
 
 
-def format_option(*choices: str) -> Any:
+def format_option(*choices: str) -> Callable[[F], F]:
     return click.option("--format", "-f", "fmt", type=click.Choice(choices), default=choices[0],
                         show_default=True, help="Output format.")
 

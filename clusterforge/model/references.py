@@ -7,7 +7,8 @@ from collections.abc import Iterable, Iterator
 
 from clusterforge.catalog import Catalog, Instance, Server, Switch
 from clusterforge.errors import Problem
-from clusterforge.model.blueprint import Cluster, FsxLustre, OnPremLustre, SwitchedFabric
+from clusterforge.model.blueprint import Cluster, OnPremLustre, SwitchedFabric
+from clusterforge.model.cloud import FsxLustre
 from clusterforge.validation import closest
 from clusterforge.yamlsource import PathKey, Source
 
@@ -39,9 +40,9 @@ def reference_problems(cluster: Cluster, source: Source) -> list[Problem]:
     out += _duplicates(
         ((("slurm", "partitions", i, "name"), p.name) for i, p in enumerate(parts)), "partition", source)
     for i, part in enumerate(parts):
-        for j, pool in enumerate(part.pools):
-            if pool not in pool_names:
-                out.append(_unknown(("slurm", "partitions", i, "pools", j), "pool", pool, pool_names, source))
+        for j, member in enumerate(part.pools):
+            if member not in pool_names:
+                out.append(_unknown(("slurm", "partitions", i, "pools", j), "pool", member, pool_names, source))
     for i, pool in enumerate(cluster.pools):
         if pool.partition and parts and pool.partition not in part_names:
             out.append(_unknown(("pools", i, "partition"), "partition", pool.partition, part_names, source))

@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner, Result
+
+from clusterforge.cli.main import app
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+SHARED_EXAMPLES = ROOT.parent / "shared" / "examples"
+
+
+def example_files() -> list[Path]:
+    """The repository's examples plus ../shared/examples (present in CI and on developer machines)."""
+    files = sorted(EXAMPLES.glob("*.yaml"))
+    if SHARED_EXAMPLES.is_dir():
+        files += sorted(SHARED_EXAMPLES.glob("*.yaml"))
+    return files
+
+
+@pytest.fixture
+def cli() -> Callable[..., Result]:
+    runner = CliRunner()
+
+    def invoke(*args: str) -> Result:
+        return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
+
+    return invoke
+
+
+@pytest.fixture
+def onprem_data() -> dict:
+    return yaml.safe_load((EXAMPLES / "onprem-dgx-h100.yaml").read_text())
+
+
+@pytest.fixture
+def aws_data() -> dict:
+    return yaml.safe_load((EXAMPLES / "aws-p5.yaml").read_text())
+
+
+@pytest.fixture
+def write(tmp_path: Path) -> Callable[[str, str], Path]:
+    def _write(text: str, name: str = "bp.yaml") -> Path:
+        path = tmp_path / name
+        path.write_text(text)
+        return path
+
+    return _write

@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+import json
+
+from tests.conftest import EXAMPLES, example_files
+
+
+def test_validate_examples(cli) -> None:
+    result = cli("validate", *example_files())
+    assert result.exit_code == 0, result.output
+    assert "valid (vision-h100, target onprem, 16 nodes in 1 pool, 6 racks)" in result.output
+
+
+def test_validate_reports_file_line_path_message(cli, write) -> None:
+    bad = write((EXAMPLES / "aws-p5.yaml").read_text().replace("count: 64", "count: many"))
+    result = cli("validate", bad)
+    assert result.exit_code == 2
+    assert f"{bad}:10: pools[0].count: expected an integer, got 'many'" in result.stderr
+
+
+def test_validate_keeps_going_over_files(cli, write) -> None:
+    bad = write("a: [", "broken.yaml")
+    result = cli("validate", bad, EXAMPLES / "aws-p5.yaml")
+    assert result.exit_code == 2
+    assert "broken.yaml:2: invalid YAML" in result.stderr
+    assert "aws-p5.yaml: valid" in result.stdout
+
+
+def test_validate_missing_file(cli) -> None:
+    result = cli("validate", "nope.yaml")
+    assert result.exit_code == 2 and "nope.yaml: no such file" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_schema_has_pools(cli) -> None:
+    result = cli("schema")
+    assert result.exit_code == 0
+    schema = json.loads(result.stdout)
+    assert "pools" in schema["properties"] and schema["additionalProperties"] is False
+
+
+def test_schema_to_file(cli, tmp_path) -> None:
+    out = tmp_path / "s.json"
+    assert cli("schema", "-o", out).exit_code == 0
+    assert "pools" in json.loads(out.read_text())["properties"]
+
+
+def test_catalog_show_p5_json(cli) -> None:
+    result = cli("catalog", "show", "p5.48xlarge", "--format", "json")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["efa_max_interfaces"] == 32
+
+
+def test_catalog_show_p5_text(cli) -> None:
+    result = cli("catalog", "show", "p5.48xlarge")
+    assert "efa_max_interfaces" in result.stdout and "32" in result.stdout
+
+
+def test_catalog_show_unknown_key(cli) -> None:
+    result = cli("catalog", "show", "p5.48xl")
+    assert result.exit_code == 2 and "did you mean p5.48xlarge" in result.stderr
+
+
+def test_catalog_list_has_every_key(cli) -> None:
+    from tests.test_catalog import REQUIRED
+
+    result = cli("catalog", "list", "--format", "json")
+    keys = {e["key"] for e in json.loads(result.stdout)}
+    assert set(REQUIRED) <= keys
+    text = cli("catalog", "list").stdout
+    assert all(key in text for key in REQUIRED)
+
+
+def test_bad_format_is_usage_error(cli) -> None:
+    result = cli("catalog", "list", "--format", "xml")
+    assert result.exit_code == 2
