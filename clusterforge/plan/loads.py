@@ -1,0 +1,34 @@
+"""Per-rack aggregates in one pass: U, weight, power and heat (air and liquid) from the catalog's nameplates."""
+
+from __future__ import annotations
+
+from clusterforge.catalog import Catalog, Server
+from clusterforge.model import Cluster, Pool
+from clusterforge.plan.model import RackLoad, RackPlan
+
+
+def device_power_kw(pool: Pool, server: Server) -> float:
+    """Nameplate draw: a declared figure may raise it, never lower it (PWR-004 reports the attempt)."""
+    return max(server.max_power_kw, pool.max_power_kw or 0.0)
+
+
+def rack_load(rack: RackPlan, cluster: Cluster, catalog: Catalog, pools: dict[str, Pool]) -> RackLoad:
+    servers = []
+    u = 0
+    kg = power = air = liquid = 0.0
+    for placed in rack.devices:
+        pool = pools[placed.pool]
+        server = catalog.of(pool.hardware, Server)
+        servers.append((placed, server))
+        kw = device_power_kw(pool, server) * placed.count
+        u += server.u_height * placed.count
+        kg += server.weight_kg * placed.count
+        power += kw
+        liquid += kw * server.liquid_heat_fraction
+        air += kw * (1.0 - server.liquid_heat_fraction)
+    return RackLoad(rack, tuple(servers), u, kg, power, air, liquid)
+
+
+def rack_loads(racks: tuple[RackPlan, ...], cluster: Cluster, catalog: Catalog) -> tuple[RackLoad, ...]:
+    pools = {p.name: p for p in cluster.pools}
+    return tuple(rack_load(rack, cluster, catalog, pools) for rack in racks)
