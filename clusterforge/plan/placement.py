@@ -25,6 +25,6 @@ def place(cluster: Cluster) -> tuple[tuple[RackPlan, ...], dict[str, int]]:
     racks = explicit_racks(cluster)
     if cluster.site is None:
         return racks, {}
-    placed = {p.name for r in racks for p in r.devices}
+    placed = {d.pool for r in racks for d in r.devices}
     unplaced = {p.name: p.count for p in cluster.pools if p.name not in placed and p.role != "storage"}
     return racks, unplaced
