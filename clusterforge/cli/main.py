@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from clusterforge.cli import blueprint_cmds, catalog_cmds  # noqa: F401  (commands register on import)
+from clusterforge.cli import blueprint_cmds, catalog_cmds, check_cmds, plan_cmds  # noqa: F401  (register on import)
 from clusterforge.cli.app import app
 
 

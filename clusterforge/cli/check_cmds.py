@@ -1,0 +1,1 @@
+"""`check`: the policy verdict."""

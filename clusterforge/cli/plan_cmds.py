@@ -1,0 +1,1 @@
+"""`plan` and `render` commands (planner and renderers)."""
