@@ -57,7 +57,8 @@ def oversubscription(ctx: Context, settings: OversubscriptionSettings) -> Iterat
         yield Draft(("fabric", "oversubscription"),
                     f"the compute fabric is oversubscribed {fabric.oversubscription:g}:1; "
                     f"the policy allows {settings.max_oversubscription:g}:1",
-                    "add spines for a non-blocking fabric, or raise NET-002 max_oversubscription in the policy config", fabric.oversubscription,
+                    "add spines for a non-blocking fabric, or raise NET-002 max_oversubscription in the policy config",
+                    fabric.oversubscription,
                     settings.max_oversubscription, ":1")
 
 
