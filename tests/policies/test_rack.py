@@ -14,9 +14,9 @@ def test_rck001_u_space(reserved: int, fails: bool) -> None:
     assert found(onprem([rack(count=2, reserved_u=reserved)])) == (["RCK-001"] if fails else [])
 
 
-@pytest.mark.parametrize(("second", "fails"), [(9, False), (5, True)])
+@pytest.mark.parametrize(("second", "fails"), [(9, False), (8, True), (5, True)])
 def test_rck001_overlapping_positions(second: int, fails: bool) -> None:
-    # first DGX at U1-U8; a second from U9 is clear, from U5 overlaps U5-U8
+    # first DGX at U1-U8; a second from U9 is clear, from U8 shares U8, from U5 overlaps U5-U8
     devices = [{"pool": "gpu", "count": 1, "position": 1}, {"pool": "gpu", "count": 1, "position": second}]
     assert found(onprem([rack(count=0, devices=devices)])) == (["RCK-001"] if fails else [])
 
