@@ -115,7 +115,7 @@ def psu_redundancy(ctx: Context, settings: Settings) -> Iterator[Draft]:
                 f"over A/B: a feed loss leaves {per_side} < {server.psus.required} needed, so the "
                 f"{racks_by_pool[pool.name]} racks of pool {pool.name} run degraded",
                 "accept reduced performance during a feed outage, or feed the PSUs from three sources",
-                per_side, server.psus.required, "PSUs")
+                per_side, server.psus.required, "PSUs", minimum=True)
 
 
 @rule("PWR-004", "error", "power", "Nameplate draw is used",
