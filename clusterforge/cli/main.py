@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from clusterforge.cli import (  # noqa: F401  (commands register on import)
+    aws_cmds,
     blueprint_cmds,
     catalog_cmds,
     check_cmds,
