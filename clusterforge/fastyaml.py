@@ -126,11 +126,12 @@ class RymlLines:
         tree = self._tree
         if not tree.is_map(node) or depth > 20:
             return None
-        found, merges = None, []
+        found: int | None = None
+        merges: list[int] = []
         for child in ryml.children(tree, node):
             name = bytes(tree.key(child)).decode()
             if name == key:
-                found = child  # the last explicit one wins, as in PyYAML
+                found = int(child)  # the last explicit one wins, as in PyYAML
             elif name == "<<":
                 merges.append(child)
         if found is not None:
@@ -153,7 +154,7 @@ class RymlLines:
                 return target
         return node
 
-    def get(self, path: PathKey, default: int | None = None) -> int | None:
+    def get(self, path: PathKey, /) -> int | None:
         if path in self._cache:
             return self._cache[path]
         tree = self._tree
@@ -167,7 +168,7 @@ class RymlLines:
             else:
                 child = tree.child(node, part) if tree.is_seq(node) and part < tree.num_children(node) else None
             if child is None:
-                return default
+                return None
             node = child
             offset = self._node_offset(node)
             line = self._line_at(offset) if offset is not None else line
@@ -186,7 +187,7 @@ def parse_fast(text: str, file: str, fallback: Callable[[str, str], Source]) -> 
         if not tree.is_map(tree.root_id()):
             return fallback(text, file)
         data = json.loads(ryml.emit_json_malloc(tree, tree.root_id()), object_pairs_hook=_no_duplicates)
-    except Exception:  # noqa: BLE001 - any disagreement or parse error: PyYAML decides and explains
+    except Exception:  # any disagreement or parse error: PyYAML decides and explains
         return fallback(text, file)
     return Source(data, file, RymlLines(raw))
 

@@ -38,7 +38,7 @@ def format_path(path: Iterable[str | int]) -> str:
 class LineIndex(Protocol):
     """Where each key or list item stands: a dict filled while parsing, or a lazy lookup."""
 
-    def get(self, path: PathKey, default: int | None = None, /) -> int | None: ...
+    def get(self, path: PathKey, /) -> int | None: ...
 
 
 @dataclass
@@ -47,7 +47,7 @@ class Source:
 
     data: Any
     file: str
-    lines: LineIndex = field(default_factory=dict)
+    lines: LineIndex = field(default_factory=lambda: dict[PathKey, int]())
 
     def line_of(self, path: Sequence[str | int]) -> int:
         """Line of the deepest prefix of `path` that exists in the document (1-based; 0 if unknown)."""
@@ -57,7 +57,7 @@ class Source:
             if line is not None:
                 return line
             key = key[:-1]
-        return self.lines.get((), 0)
+        return self.lines.get(()) or 0
 
     def problem(self, path: Sequence[str | int], message: str, hint: str = "") -> Problem:
         """A Problem located at `path` in this document."""
