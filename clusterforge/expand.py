@@ -49,10 +49,10 @@ def _names(entry: dict[str, Any], path: PathKey, source: Source, row: str | None
 
 
 def _racks(row: dict[str, Any], row_name: str, row_path: PathKey, new_row_path: PathKey, source: Source,
-           aliases: dict[PathKey, PathKey]) -> list[Any]:
+           aliases: dict[PathKey, PathKey]) -> Any:
     racks = row.get("racks")
     if not isinstance(racks, list):
-        return racks  # type: ignore[no-any-return]  # the model reports the wrong type
+        return racks  # the model reports the wrong type
     out: list[Any] = []
     for ki, rack in enumerate(racks):
         path = (*row_path, "racks", ki)
@@ -99,7 +99,7 @@ def expand(source: Source) -> Source:
         if not isinstance(row, dict):
             rows.append(row)
             continue
-        names = _names(row, path, source) or [row.get("name")]
+        names: list[Any] = _names(row, path, source) or [row.get("name")]
         body = {k: v for k, v in row.items() if k not in ("name", "count")}
         for name in names:
             new_path: PathKey = ("site", "rows", len(rows))
