@@ -106,9 +106,12 @@ def test_efa_only_primary_fails() -> None:
         "the primary interface (card 0, device 0) cannot be efa-only"]
 
 
-def test_omitted_card_index_is_card_zero() -> None:
+def test_omitted_indexes_are_zero() -> None:
+    """AWS defaults: an interface without card and device index is the primary one."""
+    assert validate("NET-005", LAUNCH_TEMPLATE, lt_props([{"interfaceType": "efa-only"}])) == [
+        "the primary interface (card 0, device 0) cannot be efa-only"]
     nics = [{"deviceIndex": 0, "interfaceType": "efa"}, {"deviceIndex": 1, "interfaceType": "efa-only"}]
-    assert validate("NET-005", LAUNCH_TEMPLATE, lt_props(nics))[0].startswith("network card indexes repeat")
+    assert validate("NET-005", LAUNCH_TEMPLATE, lt_props(nics)) == ["network card indexes repeat: 0, 0"]
 
 
 @pytest.mark.parametrize("props", [
