@@ -40,7 +40,7 @@ def _locate(rule: Rule, draft: Draft, ctx: Context, level: str) -> Finding:
     own = draft.level or rule.level
     final = level if own == rule.level else own
     return Finding(rule.id, final, draft.path_text, draft.message, draft.hint, draft.measured, draft.limit,
-                   draft.unit, source.file, source.line_of(draft.path), draft.group)
+                   draft.unit, source.file, source.line_of(draft.path), draft.group, draft.minimum)
 
 
 def _run_rule(rule: Rule, ctx: Context) -> Iterable[Finding]:

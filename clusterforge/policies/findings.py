@@ -23,6 +23,7 @@ class Finding:
     file: str = ""
     line: int = 0
     group: str = "cluster"
+    minimum: bool = False  # the limit is a floor (PSUs, NICs): no utilisation percentage
     waiver: dict[str, Any] | None = field(default=None, compare=False)
 
     def render(self) -> str:
@@ -31,7 +32,7 @@ class Finding:
 
     @property
     def utilisation(self) -> float | None:
-        if self.measured is None or not self.limit:
+        if self.measured is None or not self.limit or self.minimum:
             return None
         return self.measured / self.limit
 
@@ -58,6 +59,7 @@ class Draft:
     unit: str = ""
     level: str | None = None
     group: str = "cluster"
+    minimum: bool = False
 
     @property
     def path_text(self) -> str:

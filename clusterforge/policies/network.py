@@ -77,7 +77,7 @@ def rail_alignment(ctx: Context, settings: Settings) -> Iterator[Draft]:
         if nics != server.gpus.count:
             yield Draft(("pools", i, "hardware"), f"{pool.hardware} has {nics} compute NICs for {server.gpus.count} "
                         "GPUs: rails cannot be aligned", "set rail_optimized: false or choose hardware with a NIC "
-                        "per GPU", nics, server.gpus.count, "NICs")
+                        "per GPU", nics, server.gpus.count, "NICs", minimum=True)
 
 
 @rule("NET-004", "error", "network", "Switch port budget", "NVIDIA QM9700 specification (64 × 400G)",

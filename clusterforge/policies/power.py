@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from pydantic import Field
 
+from clusterforge.model import Rack
 from clusterforge.plan.electrical import describe, usable_kw
 from clusterforge.policies.config import Settings
 from clusterforge.policies.context import Context, group_of
@@ -18,9 +19,21 @@ SOURCE_NEC = "NEC 210.19/210.20 continuous-load (80 %) rule; NetBox available_po
 
 
 
+def redundant(ctx: Context, rack: Rack) -> bool:
+    """The rack has feeds on both the A and the B side (2N)."""
+    return bool(ctx.side_kw(rack, "A") and ctx.side_kw(rack, "B"))
+
+
+def over_one_side(ctx: Context, rack: Rack, power_kw: float) -> bool:
+    return redundant(ctx, rack) and power_kw > min(ctx.side_kw(rack, "A"), ctx.side_kw(rack, "B"))
+
+
 @rule("PWR-001", "error", "power", "Feed not overloaded in normal operation", SOURCE_NEC, needs_site=True)
 def feed_normal_load(ctx: Context, settings: Settings) -> Iterator[Draft]:
-    """Each feed carries its share of the rack load (split evenly over the rack's feeds) within its usable rating."""
+    """Each feed carries its share of the rack (split evenly over its feeds) within its usable rating.
+
+    On an A/B rack an overloaded feed implies the rack fails PWR-002 too; PWR-002 then reports the rack alone.
+    """
     unfed: list[str] = []
     e = ctx.config.electrical
     for load, rack in ctx.racks():
@@ -32,7 +45,7 @@ def feed_normal_load(ctx: Context, settings: Settings) -> Iterator[Draft]:
         share = load.power_kw / len(rack.feeds)
         index = min(range(len(rack.feeds)), key=lambda i: ctx.feed_kw(rack, i))
         feed, usable = rack.feeds[index], ctx.feed_kw(rack, index)
-        if share > usable:
+        if share > usable and not over_one_side(ctx, rack, load.power_kw):
             yield Draft(
                 (*load.rack.path, "feeds", index),
                 f"rack {rack.name} draws {load.power_kw:.1f} kW over {len(rack.feeds)} feeds ({share:.1f} kW each); "
@@ -56,24 +69,21 @@ def ab_redundancy(ctx: Context, settings: RedundancySettings) -> Iterator[Draft]
     for load, rack in ctx.racks():
         if not load.power_kw or not rack.feeds:
             continue
-        if max(load.power_kw / len(rack.feeds) - ctx.feed_kw(rack, i) for i in range(len(rack.feeds))) > 0:
-            continue  # already over in normal operation: PWR-001 reports it
         a, b = ctx.side_kw(rack, "A"), ctx.side_kw(rack, "B")
         if not a or not b:
             missing = "B" if a else "A"
-            yield Draft((*load.rack.path, "feeds"), f"rack {rack.name} has no {missing}-side feed: losing the "
-                        f"one side drops {load.power_kw:.1f} kW", f"add a {missing}-side feed", load.power_kw, 0,
+            yield Draft((*load.rack.path, "feeds"), f"rack {rack.name} has no {missing}-side feed: losing its "
+                        f"only side drops {load.power_kw:.1f} kW", f"add a {missing}-side feed", load.power_kw, 0,
                         "kW", group=group_of(load))
             continue
         weaker = min(a, b)
         side = "A" if a <= b else "B"
+        feeds = ", ".join(describe(f) for f in rack.feeds if f.side == side)
         if load.power_kw > weaker:
-            feeds = [f for f in rack.feeds if f.side == side]
             yield Draft(
                 (*load.rack.path, "feeds"),
                 f"rack {rack.name} draws {load.power_kw:.1f} kW; either side alone must carry it but side {side} "
-                f"gives {weaker:.1f} kW usable ({', '.join(describe(f) for f in feeds)} × "
-                f"{ctx.config.electrical.derate:g})",
+                f"gives {weaker:.1f} kW usable ({feeds} × {ctx.config.electrical.derate:g})",
                 "move a server to another rack or use larger feeds (e.g. 415 V)", load.power_kw, weaker, "kW",
                 group=group_of(load))
         elif load.power_kw > settings.warn_fraction * weaker:
@@ -90,7 +100,7 @@ def psu_redundancy(ctx: Context, settings: Settings) -> Iterator[Draft]:
     """Servers split their N+M PSUs over A/B: each side alone must keep at least N PSUs for full performance."""
     racks_by_pool: dict[str, int] = defaultdict(int)
     for load, rack in ctx.racks():
-        if ctx.side_kw(rack, "A") and ctx.side_kw(rack, "B"):
+        if redundant(ctx, rack):
             for placed, _ in load.servers:
                 racks_by_pool[placed.pool] += 1
     for i, pool in enumerate(ctx.cluster.pools):
@@ -105,7 +115,7 @@ def psu_redundancy(ctx: Context, settings: Settings) -> Iterator[Draft]:
                 f"over A/B: a feed loss leaves {per_side} < {server.psus.required} needed, so the "
                 f"{racks_by_pool[pool.name]} racks of pool {pool.name} run degraded",
                 "accept reduced performance during a feed outage, or feed the PSUs from three sources",
-                per_side, server.psus.required, "PSUs")
+                per_side, server.psus.required, "PSUs", minimum=True)
 
 
 @rule("PWR-004", "error", "power", "Nameplate draw is used",
@@ -126,23 +136,42 @@ class BalanceSettings(Settings):
     max_imbalance: float = Field(0.2, gt=0, description="(max leg − min leg) / mean leg; default per NetBox legs")
 
 
+def spread_over_legs(groups: dict[float, int], feeds: int) -> list[list[float]]:
+    """Legs of each feed after placing PSUs (kW each → count) round-robin over feeds, each on its lightest leg.
+
+    Equal PSUs, the usual case, land n // 3 or n // 3 + 1 per leg: computed directly, not one by one.
+    """
+    legs = [[0.0, 0.0, 0.0] for _ in range(feeds)]
+    if len(groups) == 1:
+        [(kw, count)] = groups.items()
+        for f in range(feeds):
+            n = count // feeds + (1 if f < count % feeds else 0)
+            legs[f] = [kw * (n // 3 + (1 if leg < n % 3 else 0)) for leg in range(3)]
+        return legs
+    n = 0
+    for kw in sorted(groups, reverse=True):
+        for _ in range(groups[kw]):
+            target = legs[n % feeds]
+            target[target.index(min(target))] += kw
+            n += 1
+    return legs
+
+
 @rule("PWR-005", "warning", "power", "Three-phase leg balance", "NetBox per-leg power model; threshold is a default",
       BalanceSettings, needs_site=True)
 def leg_balance(ctx: Context, settings: BalanceSettings) -> Iterator[Draft]:
     """PSUs on a three-phase feed, spread over its legs as evenly as possible, differ by at most 20 % of the mean."""
+    psu_kw = {name: ctx.device_kw(pool) for name, pool in ctx.pools.items()}
     for load, rack in ctx.racks():
         for side in ("A", "B"):
             feeds = [i for i, f in enumerate(rack.feeds) if f.side == side and f.phase == 3]
             if not feeds or len(feeds) != sum(1 for f in rack.feeds if f.side == side):
                 continue
-            psu_loads = sorted(
-                (ctx.device_kw(ctx.pools[placed.pool]) / server.psus.count
-                 for placed, server in load.servers for _ in range(placed.count * (server.psus.count // 2))),
-                reverse=True)
-            legs = [[0.0, 0.0, 0.0] for _ in feeds]
-            for n, kw in enumerate(psu_loads):
-                target = legs[n % len(feeds)]
-                target[target.index(min(target))] += kw
+            groups: dict[float, int] = {}
+            for placed, server in load.servers:
+                kw = psu_kw[placed.pool] / server.psus.count
+                groups[kw] = groups.get(kw, 0) + placed.count * (server.psus.count // 2)
+            legs = spread_over_legs(groups, len(feeds))
             for index, feed_legs in zip(feeds, legs, strict=True):
                 mean = sum(feed_legs) / 3
                 if not mean:
