@@ -71,8 +71,8 @@ def validate(policy: str, resource_type: str, props: dict[str, Any], name: str =
 
 # ---- NET-005: the launch template's EFA layout ----
 
-def p5_interfaces(cards: int = 32) -> list[dict[str, Any]]:
-    """AWS's p5 layout: card 0 `efa` on device 0, every other card `efa-only` on device 1."""
+def efa_layout(cards: int = 32) -> list[dict[str, Any]]:
+    """AWS's layout (p5 use case 1): card 0 `efa` on device 0, every other card `efa-only` on device 1."""
     return [{"networkCardIndex": i, "deviceIndex": 0 if i == 0 else 1,
              "interfaceType": "efa" if i == 0 else "efa-only", "subnetId": "subnet-1",
              "securityGroups": ["sg-1"]} for i in range(cards)]
@@ -83,24 +83,38 @@ def lt_props(nics: list[dict[str, Any]], instance_type: Any = "p5.48xlarge", **e
 
 
 def test_p5_with_32_interfaces_passes() -> None:
-    assert validate("NET-005", LAUNCH_TEMPLATE, lt_props(p5_interfaces())) == []
+    assert validate("NET-005", LAUNCH_TEMPLATE, lt_props(efa_layout())) == []
+
+
+def efa_instance_types() -> list[tuple[str, int]]:
+    from clusterforge.catalog import Instance, load_catalog
+
+    return [(key, entry.efa_max_interfaces) for key, entry in load_catalog().items()
+            if isinstance(entry, Instance) and entry.efa_max_interfaces]
+
+
+@pytest.mark.parametrize(("instance_type", "maximum"), efa_instance_types())
+def test_every_efa_type_takes_its_full_layout_and_no_more(instance_type: str, maximum: int) -> None:
+    assert validate("NET-005", LAUNCH_TEMPLATE, lt_props(efa_layout(maximum), instance_type)) == []
+    found = validate("NET-005", LAUNCH_TEMPLATE, lt_props(efa_layout(maximum + 1), instance_type))
+    assert f"{maximum + 1} EFA interfaces exceed {instance_type}'s maximum of {maximum}" in found
 
 
 def test_33_interfaces_fail() -> None:
-    found = validate("NET-005", LAUNCH_TEMPLATE, lt_props(p5_interfaces(33)))
+    found = validate("NET-005", LAUNCH_TEMPLATE, lt_props(efa_layout(33)))
     assert "33 EFA interfaces exceed p5.48xlarge's maximum of 32" in found
     assert "network card indexes [32] are outside 0..31" in found
 
 
 def test_repeated_card_index_fails() -> None:
-    nics = p5_interfaces()
+    nics = efa_layout()
     nics[6]["networkCardIndex"] = 5
     found = validate("NET-005", LAUNCH_TEMPLATE, lt_props(nics))
     assert len(found) == 1 and found[0].startswith("network card indexes repeat: ")
 
 
 def test_efa_only_primary_fails() -> None:
-    nics = p5_interfaces()
+    nics = efa_layout()
     nics[0]["interfaceType"] = "efa-only"
     assert validate("NET-005", LAUNCH_TEMPLATE, lt_props(nics)) == [
         "the primary interface (card 0, device 0) cannot be efa-only"]
@@ -115,11 +129,11 @@ def test_omitted_indexes_are_zero() -> None:
 
 
 @pytest.mark.parametrize("props", [
-    lt_props(p5_interfaces(40), instance_type="x9.hyperlarge"),  # not in the catalog: nothing to check against
-    lt_props(p5_interfaces(40), instance_type="dgx-h100"),  # a server key, not an instance type
+    lt_props(efa_layout(40), instance_type="x9.hyperlarge"),  # not in the catalog: nothing to check against
+    lt_props(efa_layout(40), instance_type="dgx-h100"),  # a server key, not an instance type
     lt_props(UNKNOWN_ARRAY_VALUE),  # preview: the interfaces depend on resources not created yet
-    lt_props(p5_interfaces(40), instance_type=UNKNOWN_STRING_VALUE),
-    lt_props([*p5_interfaces(39), {"networkCardIndex": UNKNOWN_STRING_VALUE}]),
+    lt_props(efa_layout(40), instance_type=UNKNOWN_STRING_VALUE),
+    lt_props([*efa_layout(39), {"networkCardIndex": UNKNOWN_STRING_VALUE}]),
     {"namePrefix": "no-instance-type"},
 ])
 def test_launch_templates_not_checkable_are_skipped(props: dict[str, Any]) -> None:
@@ -127,7 +141,7 @@ def test_launch_templates_not_checkable_are_skipped(props: dict[str, Any]) -> No
 
 
 def test_net005_ignores_other_resource_types() -> None:
-    assert validate("NET-005", LUSTRE, lt_props(p5_interfaces(40))) == []
+    assert validate("NET-005", LUSTRE, lt_props(efa_layout(40))) == []
 
 
 # ---- STO-001 / STO-002: FSx for Lustre ----
@@ -203,7 +217,7 @@ def stack(*, strategy: str = "cluster", ingress: str = "-1", egress: bool = True
         rules.append(resource(EGRESS_RULE, "efa-out", {"securityGroupId": "sg-1", "ipProtocol": "-1",
                                                        "referencedSecurityGroupId": "sg-1"}))
     pg = resource(PLACEMENT_GROUP, "pg", {"id": "gpu-pg", "name": "gpu-pg", "strategy": strategy})
-    nics = [nic if interface_type == "efa" else {**nic, "interfaceType": interface_type} for nic in p5_interfaces()]
+    nics = [nic if interface_type == "efa" else {**nic, "interfaceType": interface_type} for nic in efa_layout()]
     lt = resource(LAUNCH_TEMPLATE, "gpu-lt", {"id": "lt-1", "name": "gpu-lt", **lt_props(nics), **(lt_extra or {}),
                                               **({"placement": {"groupName": "gpu-pg"}} if placement else {})})
     asg = resource(AUTOSCALING_GROUP, "gpu-asg", {"launchTemplate": {"id": "lt-1", "version": "$Latest"},
@@ -288,7 +302,7 @@ def test_preview_resolves_unknown_ids_through_dependencies() -> None:
                         {"securityGroupId": [sg], "referencedSecurityGroupId": [referenced]})
 
     pg = resource(PLACEMENT_GROUP, "pg", {"id": unknown, "name": unknown, "strategy": "cluster"})
-    nics = [{**nic, "securityGroups": [unknown], "subnetId": unknown} for nic in p5_interfaces()]
+    nics = [{**nic, "securityGroups": [unknown], "subnetId": unknown} for nic in efa_layout()]
     lt = resource(LAUNCH_TEMPLATE, "gpu-lt", {**lt_props(nics), "placement": {"groupName": unknown}},
                   {"networkInterfaces": [sg], "placement": [pg]})
     good = [sg, other, rule(INGRESS_RULE, "in", sg), rule(EGRESS_RULE, "out", sg), pg, lt]
@@ -408,8 +422,8 @@ def test_pack_process_serves_the_policies(analyzer: Any) -> None:
                                               urn=urn(LAUNCH_TEMPLATE, "lt"), name="lt")
         return [d.message for d in analyzer.Analyze(request).diagnostics]
 
-    assert analyze(lt_props(p5_interfaces())) == []
-    nics = p5_interfaces()
+    assert analyze(lt_props(efa_layout())) == []
+    nics = efa_layout()
     nics[6]["networkCardIndex"] = 5
     [message] = analyze(lt_props(nics))
     assert message.startswith("EFA interfaces: ")  # the engine prefixes the policy's description

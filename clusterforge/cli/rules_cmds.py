@@ -67,7 +67,7 @@ def show(rule_id: str, fmt: str) -> None:
     summary = reference.rule_summary(rule)
     lines = [f"{rule.id}: {rule.title}", "",
              f"level:      {rule.level} (default)", f"domain:     {rule.domain}",
-             f"applies to: {summary['applies_to']}", f"source:     {rule.source}", "", rule.doc, "",
+             f"applies to: {summary['applies_to']}", f"source:     {rule.source}", "", summary["checks"], "",
              "inputs:     " + ", ".join(summary["inputs"])]
     if summary["catalog"]:
         lines.append("catalog:    " + ", ".join(summary["catalog"]))

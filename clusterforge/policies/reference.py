@@ -6,6 +6,7 @@ listed here by hand (tests check every listed field exists), so the page cannot 
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -129,6 +130,11 @@ def shared_docs(section: str) -> list[SettingDoc]:
             for name, field in SHARED[section].model_fields.items()]
 
 
+def checks(rule: Rule) -> str:
+    """The rule's docstring, dedented: what it checks, as the pass condition."""
+    return inspect.cleandoc(rule.doc)
+
+
 def applies_to(rule: Rule) -> str:
     if rule.needs_site:
         return "on-prem blueprints with a `site:` (without one: an `info` finding, not checked)"
@@ -161,7 +167,7 @@ def rules() -> list[Rule]:
 def rule_summary(rule: Rule) -> dict[str, Any]:
     """One rule as data (`rules --format json`, `rules show --format json`)."""
     inputs = INPUTS.get(rule.id, Inputs(()))
-    return {"id": rule.id, "level": rule.level, "domain": rule.domain, "title": rule.title, "checks": rule.doc,
+    return {"id": rule.id, "level": rule.level, "domain": rule.domain, "title": rule.title, "checks": checks(rule),
             "source": rule.source, "applies_to": applies_to(rule), "inputs": list(inputs.fields),
             "catalog": list(inputs.catalog), "shared_settings": list(inputs.shared), "also": inputs.also,
             "settings": [s.__dict__ for s in setting_docs(rule)], "crossguard": crossguard_text(rule)}
@@ -262,7 +268,7 @@ def rule_markdown(rule: Rule) -> list[str]:
         read += "; policy config " + ", ".join(f"`{section}.*`" for section in inputs.shared)
     lines = [f'#### <a id="{rule.id.lower()}"></a>{rule.id}: {rule.title}', "",
              f"**Level** `{rule.level}` · **Domain** {rule.domain} · **Applies to** {applies_to(rule)}", "",
-             f"**Checks.** {rule.doc}", "", f"**Inputs.** {read}", "", f"**Pass / fail.** {_pass_fail(rule)}", "",
+             f"**Checks.** {checks(rule)}", "", f"**Inputs.** {read}", "", f"**Pass / fail.** {_pass_fail(rule)}", "",
              f"**Settings** (`rules: {{{rule.id}: {{...}}}}` in the policy config):", "",
              *_settings_table(setting_docs(rule)), "", f"**Source.** {rule.source}", ""]
     if crossguard_text(rule):
