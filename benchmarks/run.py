@@ -11,6 +11,7 @@ busy shared machine moves both sides alike.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import shutil
 import statistics
@@ -67,7 +68,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-render", action="store_true", help="skip the render measurements")
     args = parser.parse_args(argv)
     folder = Path(tempfile.mkdtemp(prefix="cf-bench-"))
-    render = not args.no_render and subprocess.run(CLI + ["render", "--help"], capture_output=True).returncode == 0
+    render = not args.no_render and subprocess.run([*CLI, "render", "--help"], capture_output=True).returncode == 0
     rows = []
     checks: dict[int, float] = {}
     try:
@@ -77,9 +78,9 @@ def main(argv: list[str] | None = None) -> None:
                 lines = len(path.read_text().splitlines())
                 size = path.stat().st_size / 1e6
                 out = folder / f"out-{gpus}-{compact}"
-                cmds = [COMPOSE + [str(path)], CLI + ["check", str(path)]]
+                cmds = [[*COMPOSE, str(path)], [*CLI, "check", str(path)]]
                 if render:
-                    cmds.append(CLI + ["render", str(path), "-o", str(out)])
+                    cmds.append([*CLI, "render", str(path), "-o", str(out)])
                 results = side_by_side(cmds, args.repeats)
                 (compose, _, _), (check, check_rss, code) = results[0], results[1]
                 if not compact:
@@ -111,7 +112,7 @@ def main(argv: list[str] | None = None) -> None:
             line += f" {r['render']:.2f} | {r['render_ratio']:.2f} | {r['nodename']} |"
         print(line)
     sizes = sorted(checks)
-    for small, big in zip(sizes, sizes[1:], strict=False):
+    for small, big in itertools.pairwise(sizes):
         print(f"\ngrowth {small:,} → {big:,} GPUs: check time × {checks[big] / checks[small]:.1f} "
               f"for × {big // small} the size")
 
