@@ -49,6 +49,9 @@ def reference_problems(cluster: Cluster, source: Source) -> list[Problem]:
         if pool.efa_interfaces is not None and cluster.target != "aws":
             out.append(source.problem(("pools", i, "efa_interfaces"), "efa_interfaces applies to target: aws only"))
     out += _target_problems(cluster, source)
+    if cluster.placement and cluster.site is None:
+        out.append(source.problem(("placement",), "placement needs a site to place into",
+                                  "add site: !include your-site.yaml (or a site: section)"))
     if cluster.site is not None:
         out += _site_problems(cluster, source, pool_names)
     return out
@@ -81,8 +84,8 @@ def _site_problems(cluster: Cluster, source: Source, pool_names: list[str]) -> I
                            "row", source)
     yield from _duplicates(((("site", "rows", ri, "racks", ki, "name"), rack.name) for ri, ki, _, rack in racks),
                            "rack", source)
-    feeds = [(("site", "rows", ri, "racks", ki, "feeds", fi, "name"), feed.name)
-             for ri, ki, _, rack in racks for fi, feed in enumerate(rack.feeds)]
+    feeds = ((("site", "rows", ri, "racks", ki, "feeds", fi, "name"), feed.name)
+             for ri, ki, _, rack in racks for fi, feed in enumerate(rack.feeds))
     yield from _duplicates(feeds, "feed", source)
     panel_names = [p.name for p in site.panels]
     yield from _duplicates(
