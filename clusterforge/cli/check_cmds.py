@@ -1,1 +1,102 @@
-"""`check`: the policy verdict."""
+"""`check`: the policy verdict on blueprints, for people, CI logs, code scanning and test reports."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+from pathlib import Path
+
+import click
+
+from clusterforge.catalog import load_catalog
+from clusterforge.cli.app import EXIT_INPUT, EXIT_POLICY, app, catalog_option, print_problems
+from clusterforge.errors import ClusterforgeError
+from clusterforge.formats import FORMATS
+
+
+@app.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--format", "-f", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
+              help="text for people; json; sarif for code scanning; junit for test reports; github for annotations.")
+@click.option("--policy-config", type=click.Path(path_type=Path, dir_okay=False),
+              help="YAML overriding thresholds and levels per rule (see `clusterforge rules`).")
+@click.option("--waivers", type=click.Path(path_type=Path, dir_okay=False),
+              help="YAML list of waivers: rule, target, reason, expires, approver.")
+@click.option("--skip", multiple=True, metavar="ID", help="Do not run this rule (repeatable).")
+@click.option("--fail-level", type=click.Choice(["error", "warning"]), default="error", show_default=True,
+              help="Lowest unwaived level that fails the check.")
+@click.option("--show-info", is_flag=True, help="Also list info findings in text output.")
+@click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write the report to a file (atomically) instead of stdout.")
+@click.option("--today", type=click.DateTime(formats=["%Y-%m-%d"]), hidden=True)
+@catalog_option
+def check(files: tuple[Path, ...], fmt: str, policy_config: Path | None, waivers: Path | None, skip: tuple[str, ...],
+          fail_level: str, show_info: bool, output: Path | None, today: dt.datetime | None,
+          catalog: tuple[Path, ...]) -> None:
+    """Decide whether the designs in FILES physically fit: power, space, cooling, fabric, storage, software.
+
+    \b
+    Exit codes: 0 pass, 1 policy failure (an unwaived error, or a warning with
+    --fail-level warning), 2 unreadable or invalid input.
+    \b
+    Examples:
+      clusterforge check cluster.yaml
+      clusterforge check blueprints/*.yaml --format sarif -o check.sarif
+      clusterforge check cluster.yaml --format github --waivers waivers.yaml
+    """
+    import clusterforge.policies.rules  # noqa: F401
+    from clusterforge.load import load_blueprint
+    from clusterforge.policies import evaluate, load_policy_config, load_waivers
+    from clusterforge.policies.engine import merge
+    from clusterforge.policies.registry import REGISTRY
+
+    unknown = [s for s in skip if s not in REGISTRY]
+    if unknown:
+        raise click.BadParameter(f"unknown rule {', '.join(unknown)}", param_hint="--skip")
+    cat = load_catalog(catalog)
+    config = load_policy_config(policy_config)
+    waiver_list = load_waivers(waivers)
+    verdicts, broken = [], False
+    for path in files:
+        try:
+            loaded = load_blueprint(path, cat)
+        except ClusterforgeError as error:
+            print_problems(error)
+            broken = True
+            continue
+        verdicts.append(evaluate(loaded, config=config, skip=skip, fail_level=fail_level,
+                                 today=today.date() if today else None))
+    if broken:
+        raise click.exceptions.Exit(EXIT_INPUT)
+    verdict = merge(verdicts, waiver_list, today.date() if today else None)
+    _emit(verdict, fmt, output, len(files), show_info)
+    if verdict.failed:
+        raise click.exceptions.Exit(EXIT_POLICY)
+
+
+def _emit(verdict: object, fmt: str, output: Path | None, files: int, show_info: bool) -> None:
+    from clusterforge.policies import Verdict
+
+    assert isinstance(verdict, Verdict)
+    if fmt == "text":
+        from rich.console import Console
+
+        from clusterforge.formats.text import console_for_stdout, print_verdict
+
+        if output is None:
+            print_verdict(verdict, console_for_stdout(), files, show_info)
+            return
+        console = Console(record=True, width=160, file=io.StringIO())
+        print_verdict(verdict, console, files, show_info)
+        text = console.export_text()
+    else:
+        from clusterforge.formats import render
+
+        text = render(verdict, fmt)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        from clusterforge.atomic import write_text
+
+        write_text(output, text)
+        click.echo(f"wrote {output}", err=True)

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from clusterforge.cli import blueprint_cmds, catalog_cmds, check_cmds, plan_cmds  # noqa: F401  (register on import)
+from clusterforge.cli import (  # noqa: F401  (commands register on import)
+    blueprint_cmds,
+    catalog_cmds,
+    check_cmds,
+    plan_cmds,
+    rules_cmds,
+)
 from clusterforge.cli.app import app
 
 

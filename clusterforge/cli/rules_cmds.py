@@ -1,0 +1,1 @@
+"""`rules`: list and document the policy rules."""

@@ -1,0 +1,19 @@
+"""`{"verdict": "pass"|"fail", "findings": [...], "waived": [...]}`."""
+
+from __future__ import annotations
+
+import json
+
+from clusterforge.policies import Verdict
+
+
+def render(verdict: Verdict) -> str:
+    data = {
+        "verdict": "fail" if verdict.failed else "pass",
+        "fail_level": verdict.fail_level,
+        "summary": {level: verdict.count(level) for level in ("error", "warning", "info")}
+        | {"waived": len(verdict.waived), "rules": len(verdict.rules_run)},
+        "findings": [f.to_json() for f in verdict.findings],
+        "waived": [f.to_json() for f in verdict.waived],
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,66 @@
+"""SARIF 2.1.0 for GitHub code scanning: ruleId = rule id, partialFingerprints so alerts do not duplicate."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from clusterforge import __version__
+from clusterforge.policies import Finding, Verdict
+from clusterforge.policies.registry import REGISTRY
+
+_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def _rules() -> list[dict[str, Any]]:
+    import clusterforge.policies.rules  # noqa: F401
+
+    return [{
+        "id": r.id, "name": r.title.replace(" ", ""),
+        "shortDescription": {"text": r.title}, "fullDescription": {"text": r.doc},
+        "help": {"text": f"{r.doc}\nSource: {r.source}"},
+        "defaultConfiguration": {"level": _LEVEL[r.level]},
+        "properties": {"domain": r.domain, "source": r.source},
+    } for r in REGISTRY.values()]
+
+
+def _fingerprint(f: Finding) -> str:
+    return hashlib.sha256(f"{f.id}|{f.file}|{f.path}".encode()).hexdigest()[:32]
+
+
+def _result(f: Finding, index: dict[str, int]) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "ruleId": f.id,
+        "level": _LEVEL[f.level],
+        "message": {"text": f.message + (f" Fix: {f.hint}" if f.hint else "")},
+        "locations": [{
+            "physicalLocation": {"artifactLocation": {"uri": f.file}, "region": {"startLine": max(1, f.line)}},
+            "logicalLocations": [{"fullyQualifiedName": f.path or "cluster", "kind": "object"}],
+        }],
+        "partialFingerprints": {"clusterforgeFinding/v1": _fingerprint(f)},
+    }
+    if f.id in index:
+        result["ruleIndex"] = index[f.id]
+    if f.measured is not None:
+        result["properties"] = {"measured": f.measured, "limit": f.limit, "unit": f.unit}
+    if f.waiver is not None:
+        result["suppressions"] = [{"kind": "external", "status": "accepted",
+                                   "justification": f.waiver.get("reason", "")}]
+    return result
+
+
+def render(verdict: Verdict) -> str:
+    rules = _rules()
+    index = {r["id"]: i for i, r in enumerate(rules)}
+    log = {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "clusterforge", "version": __version__,
+                                "informationUri": "https://github.com/clusterforge/clusterforge", "rules": rules}},
+            "results": [_result(f, index) for f in (*verdict.findings, *verdict.waived)],
+        }],
+    }
+    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,90 @@
+"""What every rule reads: the blueprint, the catalog, the plan and the thresholds, with shared lookups."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from clusterforge.catalog import Catalog, Instance, Server
+from clusterforge.load import Loaded
+from clusterforge.model import Cluster, Pool, Rack, Site
+from clusterforge.plan import Plan, RackLoad
+from clusterforge.plan.electrical import usable_kw
+from clusterforge.plan.loads import device_power_kw
+from clusterforge.policies.config import PolicyConfig
+
+
+@dataclass
+class Context:
+    loaded: Loaded
+    plan: Plan
+    config: PolicyConfig = field(default_factory=PolicyConfig)
+    _sides: dict[tuple[int, str], float] = field(default_factory=dict, repr=False)
+
+    @property
+    def cluster(self) -> Cluster:
+        return self.loaded.cluster
+
+    @property
+    def catalog(self) -> Catalog:
+        return self.loaded.catalog
+
+    @property
+    def site(self) -> Site:
+        """The facility; only rules registered with needs_site=True call this."""
+        assert self.cluster.site is not None
+        return self.cluster.site
+
+    @cached_property
+    def pools(self) -> dict[str, Pool]:
+        return {p.name: p for p in self.cluster.pools}
+
+    def server(self, pool: Pool) -> Server | None:
+        entry = self.catalog.get(pool.hardware)
+        return entry if isinstance(entry, Server) else None
+
+    def instance(self, pool: Pool) -> Instance | None:
+        entry = self.catalog.get(pool.hardware)
+        return entry if isinstance(entry, Instance) else None
+
+    def device_kw(self, pool: Pool) -> float:
+        server = self.server(pool)
+        return device_power_kw(pool, server) if server else 0.0
+
+    def rack(self, load: RackLoad) -> Rack:
+        """The blueprint rack behind a planned rack."""
+        return self.site.rows[load.rack.row_index].racks[load.rack.rack_index]
+
+    @cached_property
+    def _rack_pairs(self) -> list[tuple[RackLoad, Rack]]:
+        return [(load, self.rack(load)) for load in self.plan.loads]
+
+    def racks(self) -> list[tuple[RackLoad, Rack]]:
+        """Every planned rack with its blueprint rack, in blueprint order."""
+        return self._rack_pairs
+
+    def side_kw(self, rack: Rack, side: str) -> float:
+        """Usable kW of all feeds on one side (A or B) of a rack (cached: several rules ask per rack)."""
+        key = (id(rack), side)
+        cached = self._sides.get(key)
+        if cached is None:
+            e = self.config.electrical
+            cached = sum(usable_kw(f, e.power_factor, e.derate) for f in rack.feeds if f.side == side)
+            self._sides[key] = cached
+        return cached
+
+    def feed_kw(self, rack: Rack, index: int) -> float:
+        e = self.config.electrical
+        return usable_kw(rack.feeds[index], e.power_factor, e.derate)
+
+
+def group_of(load: RackLoad) -> str:
+    """Text-output grouping key: `row a / rack a01`."""
+    return f"row {load.rack.row} / rack {load.rack.name}"
+
+
+def from_loaded(loaded: Loaded, config: PolicyConfig | None = None, plan: Plan | None = None) -> Context:
+    from clusterforge.plan import build_plan
+
+    return Context(loaded, plan if plan is not None else build_plan(loaded.cluster, loaded.catalog),
+                   config or PolicyConfig())

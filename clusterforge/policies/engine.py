@@ -1,0 +1,133 @@
+"""Run every registered rule, locate the findings, apply levels, skips and waivers, decide the verdict."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from clusterforge.load import Loaded
+from clusterforge.plan import Plan
+from clusterforge.policies.config import LEVEL_RANK, PolicyConfig
+from clusterforge.policies.context import Context, from_loaded
+from clusterforge.policies.findings import Draft, Finding
+from clusterforge.policies.registry import REGISTRY, Rule
+from clusterforge.policies.waivers import EXPIRED_ID, UNUSED_ID, Waiver
+
+
+@dataclass(frozen=True)
+class Verdict:
+    findings: tuple[Finding, ...]
+    waived: tuple[Finding, ...]
+    fail_level: str = "error"
+    rules_run: tuple[str, ...] = ()
+
+    @property
+    def failed(self) -> bool:
+        threshold = LEVEL_RANK[self.fail_level]
+        return any(LEVEL_RANK[f.level] >= threshold for f in self.findings)
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.level == "error"]
+
+    def count(self, level: str) -> int:
+        return sum(1 for f in self.findings if f.level == level)
+
+
+def _locate(rule: Rule, draft: Draft, ctx: Context, level: str) -> Finding:
+    source = ctx.loaded.source
+    own = draft.level or rule.level
+    final = level if own == rule.level else own
+    return Finding(rule.id, final, draft.path_text, draft.message, draft.hint, draft.measured, draft.limit,
+                   draft.unit, source.file, source.line_of(draft.path), draft.group, draft.minimum)
+
+
+def _run_rule(rule: Rule, ctx: Context) -> Iterable[Finding]:
+    settings = rule.settings_for(ctx.config)
+    if not settings.enabled:
+        return
+    level = settings.level or rule.level
+    target = ctx.cluster.target
+    if rule.targets not in ("any", target) or (rule.needs_site and target != "onprem"):
+        return  # not applicable: facility rules have nothing to check in the cloud
+    if rule.needs_site and ctx.cluster.site is None:
+        yield Finding(rule.id, "info", "", f"{rule.title}: not checked, the blueprint has no `site:` (design only)",
+                      "add the facility to check power, space and cooling", file=ctx.loaded.file, line=1)
+        return
+    try:
+        for draft in rule.check(ctx, settings):
+            yield _locate(rule, draft, ctx, level)
+    except Exception as exc:  # a broken rule must not hide the others
+        yield Finding(rule.id, "error", "", f"rule {rule.id} failed: {type(exc).__name__}: {exc}",
+                      hint="this is a bug in the rule; please report it", file=ctx.loaded.file)
+
+
+def _apply_waivers(
+    findings: list[Finding], waivers: Sequence[Waiver], today: dt.date
+) -> tuple[list[Finding], list[Finding]]:
+    active: list[Finding] = []
+    waived: list[Finding] = []
+    used: set[int] = set()
+    for finding in findings:
+        match = next((i for i, w in enumerate(waivers) if w.matches(finding.id, finding.path)), None)
+        if match is None or finding.level == "info":
+            active.append(finding)
+            continue
+        waiver = waivers[match]
+        used.add(match)
+        if waiver.expired(today):
+            active.append(finding)
+            continue
+        waived.append(replace(finding, waiver=waiver.summary()))
+    for i, waiver in enumerate(waivers):
+        e = waiver.entry
+        if waiver.expired(today):
+            active.append(Finding(EXPIRED_ID, "error", f"waivers[{i}]",
+                                  f"waiver for {e.rule} on {e.target} expired on {e.expires.isoformat()}",
+                                  "renew it with a new reason and approver, or fix the design", file=waiver.file,
+                                  line=waiver.line, group="waivers"))
+        elif i not in used:
+            active.append(Finding(UNUSED_ID, "warning", f"waivers[{i}]",
+                                  f"waiver for {e.rule} on {e.target} matches no finding",
+                                  "remove it, or fix its rule id or target path", file=waiver.file,
+                                  line=waiver.line, group="waivers"))
+    return active, waived
+
+
+def decide(
+    findings: Sequence[Finding], waivers: Sequence[Waiver] = (), fail_level: str = "error",
+    rules_run: Sequence[str] = (), today: dt.date | None = None,
+) -> Verdict:
+    """Apply waivers, order the findings (errors first, then by file and line) and wrap them in a Verdict."""
+    active, waived = _apply_waivers(list(findings), waivers, today or dt.date.today())
+    order = {rule_id: i for i, rule_id in enumerate(REGISTRY)}
+    active.sort(key=lambda f: (-LEVEL_RANK[f.level], f.file, f.line, order.get(f.id, 999)))
+    return Verdict(tuple(active), tuple(waived), fail_level, tuple(rules_run))
+
+
+def evaluate(
+    loaded: Loaded,
+    plan: Plan | None = None,
+    config: PolicyConfig | None = None,
+    waivers: Sequence[Waiver] = (),
+    skip: Iterable[str] = (),
+    fail_level: str = "error",
+    today: dt.date | None = None,
+) -> Verdict:
+    """Every rule over one blueprint. Exit-code logic lives in the Verdict, printing in the CLI."""
+    import clusterforge.policies.rules  # noqa: F401  (registers the rules)
+
+    ctx = from_loaded(loaded, config, plan)
+    skipped = set(skip)
+    run = [r for r in REGISTRY.values() if r.id not in skipped]
+    findings = [f for rule in run for f in _run_rule(rule, ctx)]
+    return decide(findings, waivers, fail_level, [r.id for r in run], today)
+
+
+def merge(verdicts: Sequence[Verdict], waivers: Sequence[Waiver] = (), today: dt.date | None = None) -> Verdict:
+    """One verdict over several blueprints; waivers apply across all of them (unused means unused by every file)."""
+    findings = [f for v in verdicts for f in (*v.findings, *v.waived)]
+    rules = list(dict.fromkeys(r for v in verdicts for r in v.rules_run))
+    fail_level = verdicts[0].fail_level if verdicts else "error"
+    return decide([replace(f, waiver=None) for f in findings], waivers, fail_level, rules, today)

@@ -1,0 +1,227 @@
+"""Power rules: feeds, A/B redundancy, PSUs, nameplate draw, phase balance, panels and the site budget."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+
+from pydantic import Field
+
+from clusterforge.model import Rack
+from clusterforge.plan.electrical import describe, usable_kw
+from clusterforge.policies.config import Settings
+from clusterforge.policies.context import Context, group_of
+from clusterforge.policies.findings import Draft
+from clusterforge.policies.registry import rule
+
+SOURCE_NEC = "NEC 210.19/210.20 continuous-load (80 %) rule; NetBox available_power model"
+
+
+
+
+def redundant(ctx: Context, rack: Rack) -> bool:
+    """The rack has feeds on both the A and the B side (2N)."""
+    return bool(ctx.side_kw(rack, "A") and ctx.side_kw(rack, "B"))
+
+
+def over_one_side(ctx: Context, rack: Rack, power_kw: float) -> bool:
+    return redundant(ctx, rack) and power_kw > min(ctx.side_kw(rack, "A"), ctx.side_kw(rack, "B"))
+
+
+@rule("PWR-001", "error", "power", "Feed not overloaded in normal operation", SOURCE_NEC, needs_site=True)
+def feed_normal_load(ctx: Context, settings: Settings) -> Iterator[Draft]:
+    """Each feed carries its share of the rack (split evenly over its feeds) within its usable rating.
+
+    On an A/B rack an overloaded feed implies the rack fails PWR-002 too; PWR-002 then reports the rack alone.
+    """
+    unfed: list[str] = []
+    e = ctx.config.electrical
+    for load, rack in ctx.racks():
+        if not load.power_kw:
+            continue
+        if not rack.feeds:
+            unfed.append(rack.name)
+            continue
+        share = load.power_kw / len(rack.feeds)
+        index = min(range(len(rack.feeds)), key=lambda i: ctx.feed_kw(rack, i))
+        feed, usable = rack.feeds[index], ctx.feed_kw(rack, index)
+        if share > usable and not over_one_side(ctx, rack, load.power_kw):
+            yield Draft(
+                (*load.rack.path, "feeds", index),
+                f"rack {rack.name} draws {load.power_kw:.1f} kW over {len(rack.feeds)} feeds ({share:.1f} kW each); "
+                f"feed {feed.name} gives {usable:.1f} kW usable ({describe(feed)} × {e.derate:g})",
+                "move a server to another rack or use larger feeds", share, usable, "kW", group=group_of(load))
+    if unfed:
+        shown = ", ".join(unfed[:5]) + (f" and {len(unfed) - 5} more" if len(unfed) > 5 else "")
+        yield Draft(("site",), f"{len(unfed)} racks with devices list no feeds, power not checked: {shown}",
+                    "add feeds: [{name, side, voltage, amps, phase}] to each rack", level="info")
+
+
+class RedundancySettings(Settings):
+    warn_fraction: float = Field(0.9, gt=0, le=1, description="warn when a rack uses this share of one side")
+
+
+@rule("PWR-002", "error", "power", "Rack survives the loss of either feed (A/B, 2N)",
+      "NVIDIA DGX SuperPOD RA: no single point of failure; either side alone must carry the rack",
+      RedundancySettings, needs_site=True)
+def ab_redundancy(ctx: Context, settings: RedundancySettings) -> Iterator[Draft]:
+    """Rack load ≤ min(usable A side, usable B side): either side alone must carry the whole rack, not the sum."""
+    for load, rack in ctx.racks():
+        if not load.power_kw or not rack.feeds:
+            continue
+        a, b = ctx.side_kw(rack, "A"), ctx.side_kw(rack, "B")
+        if not a or not b:
+            missing = "B" if a else "A"
+            yield Draft((*load.rack.path, "feeds"), f"rack {rack.name} has no {missing}-side feed: losing its "
+                        f"only side drops {load.power_kw:.1f} kW", f"add a {missing}-side feed", load.power_kw, 0,
+                        "kW", group=group_of(load))
+            continue
+        weaker = min(a, b)
+        side = "A" if a <= b else "B"
+        feeds = ", ".join(describe(f) for f in rack.feeds if f.side == side)
+        if load.power_kw > weaker:
+            yield Draft(
+                (*load.rack.path, "feeds"),
+                f"rack {rack.name} draws {load.power_kw:.1f} kW; either side alone must carry it but side {side} "
+                f"gives {weaker:.1f} kW usable ({feeds} × {ctx.config.electrical.derate:g})",
+                "move a server to another rack or use larger feeds (e.g. 415 V)", load.power_kw, weaker, "kW",
+                group=group_of(load))
+        elif load.power_kw > settings.warn_fraction * weaker:
+            yield Draft(
+                (*load.rack.path, "feeds"),
+                f"rack {rack.name} draws {load.power_kw:.1f} kW, {load.power_kw / weaker:.0%} of what side {side} "
+                f"alone can carry ({weaker:.1f} kW)", "little headroom after a feed loss", load.power_kw, weaker,
+                "kW", level="warning", group=group_of(load))
+
+
+@rule("PWR-003", "warning", "power", "Server PSU redundancy survives a feed loss",
+      "NVIDIA DGX H100 / B200 user guides (N+M PSUs; DGX H100 runs degraded on 3 of 4+2)", needs_site=True)
+def psu_redundancy(ctx: Context, settings: Settings) -> Iterator[Draft]:
+    """Servers split their N+M PSUs over A/B: each side alone must keep at least N PSUs for full performance."""
+    racks_by_pool: dict[str, int] = defaultdict(int)
+    for load, rack in ctx.racks():
+        if redundant(ctx, rack):
+            for placed, _ in load.servers:
+                racks_by_pool[placed.pool] += 1
+    for i, pool in enumerate(ctx.cluster.pools):
+        server = ctx.server(pool)
+        if server is None or pool.name not in racks_by_pool:
+            continue
+        per_side = server.psus.count // 2
+        if per_side < server.psus.required:
+            yield Draft(
+                ("pools", i, "hardware"),
+                f"{pool.hardware} has {server.psus.redundancy} PSUs split {per_side}/{server.psus.count - per_side} "
+                f"over A/B: a feed loss leaves {per_side} < {server.psus.required} needed, so the "
+                f"{racks_by_pool[pool.name]} racks of pool {pool.name} run degraded",
+                "accept reduced performance during a feed outage, or feed the PSUs from three sources",
+                per_side, server.psus.required, "PSUs", minimum=True)
+
+
+@rule("PWR-004", "error", "power", "Nameplate draw is used",
+      "NVIDIA user guides (DGX H100 10.2 kW, DGX B200 14.3 kW maximum)")
+def nameplate_draw(ctx: Context, settings: Settings) -> Iterator[Draft]:
+    """A pool's declared max_power_kw may raise the catalog's nameplate draw but never lower it."""
+    for i, pool in enumerate(ctx.cluster.pools):
+        server = ctx.server(pool)
+        if server is not None and pool.max_power_kw is not None and pool.max_power_kw < server.max_power_kw:
+            yield Draft(("pools", i, "max_power_kw"),
+                        f"pool {pool.name} declares {pool.max_power_kw:g} kW per {pool.hardware}, below its "
+                        f"nameplate maximum of {server.max_power_kw:g} kW",
+                        "plan with the nameplate; power capping is an operating choice, not a design budget",
+                        pool.max_power_kw, server.max_power_kw, "kW")
+
+
+class BalanceSettings(Settings):
+    max_imbalance: float = Field(0.2, gt=0, description="(max leg − min leg) / mean leg; default per NetBox legs")
+
+
+def spread_over_legs(groups: dict[float, int], feeds: int) -> list[list[float]]:
+    """Legs of each feed after placing PSUs (kW each → count) round-robin over feeds, each on its lightest leg.
+
+    Equal PSUs, the usual case, land n // 3 or n // 3 + 1 per leg: computed directly, not one by one.
+    """
+    legs = [[0.0, 0.0, 0.0] for _ in range(feeds)]
+    if len(groups) == 1:
+        [(kw, count)] = groups.items()
+        for f in range(feeds):
+            n = count // feeds + (1 if f < count % feeds else 0)
+            legs[f] = [kw * (n // 3 + (1 if leg < n % 3 else 0)) for leg in range(3)]
+        return legs
+    n = 0
+    for kw in sorted(groups, reverse=True):
+        for _ in range(groups[kw]):
+            target = legs[n % feeds]
+            target[target.index(min(target))] += kw
+            n += 1
+    return legs
+
+
+@rule("PWR-005", "warning", "power", "Three-phase leg balance", "NetBox per-leg power model; threshold is a default",
+      BalanceSettings, needs_site=True)
+def leg_balance(ctx: Context, settings: BalanceSettings) -> Iterator[Draft]:
+    """PSUs on a three-phase feed, spread over its legs as evenly as possible, differ by at most 20 % of the mean."""
+    psu_kw = {name: ctx.device_kw(pool) for name, pool in ctx.pools.items()}
+    for load, rack in ctx.racks():
+        for side in ("A", "B"):
+            feeds = [i for i, f in enumerate(rack.feeds) if f.side == side and f.phase == 3]
+            if not feeds or len(feeds) != sum(1 for f in rack.feeds if f.side == side):
+                continue
+            groups: dict[float, int] = {}
+            for placed, server in load.servers:
+                kw = psu_kw[placed.pool] / server.psus.count
+                groups[kw] = groups.get(kw, 0) + placed.count * (server.psus.count // 2)
+            legs = spread_over_legs(groups, len(feeds))
+            for index, feed_legs in zip(feeds, legs, strict=True):
+                mean = sum(feed_legs) / 3
+                if not mean:
+                    continue
+                imbalance = (max(feed_legs) - min(feed_legs)) / mean
+                if imbalance > settings.max_imbalance:
+                    yield Draft(
+                        (*load.rack.path, "feeds", index),
+                        f"feed {rack.feeds[index].name} legs carry {'/'.join(f'{x:.1f}' for x in feed_legs)} kW: "
+                        f"{imbalance:.0%} imbalance", "add or move single-phase loads to the light legs",
+                        imbalance * 100, settings.max_imbalance * 100, "%", group=group_of(load))
+
+
+@rule("PWR-006", "error", "power", "Panel and busway aggregate", SOURCE_NEC, needs_site=True)
+def panel_aggregate(ctx: Context, settings: Settings) -> Iterator[Draft]:
+    """The feeds on a panel, each at its load after the other side fails, stay within the panel's usable rating."""
+    loads: dict[str, float] = defaultdict(float)
+    for load, rack in ctx.racks():
+        for feed in rack.feeds:
+            if feed.panel is None or not load.power_kw:
+                continue
+            same_side = sum(1 for f in rack.feeds if f.side == feed.side)
+            both = {f.side for f in rack.feeds} == {"A", "B"}
+            loads[feed.panel] += load.power_kw / (same_side if both else len(rack.feeds))
+    e = ctx.config.electrical
+    for i, panel in enumerate(ctx.site.panels):
+        usable = usable_kw(panel, e.power_factor, e.derate)
+        if loads.get(panel.name, 0.0) > usable:
+            yield Draft(("site", "panels", i),
+                        f"panel {panel.name} carries {loads[panel.name]:.1f} kW when the other side is lost; it "
+                        f"gives {usable:.1f} kW usable ({describe(panel)} × {e.derate:g})",
+                        "move feeds to another panel or upgrade it", loads[panel.name], usable, "kW")
+
+
+@rule("PWR-007", "error", "power", "Site power budget", "The Green Grid PUE definition (WP#49)", needs_site=True)
+def site_budget(ctx: Context, settings: Settings) -> Iterator[Draft]:
+    """Σ IT kW (servers and fabric switches) ≤ contracted IT kW, and Σ IT kW × PUE ≤ utility kW."""
+    it_kw = sum(ctx.device_kw(p) * p.count for p in ctx.cluster.pools)
+    fabric = ctx.plan.fabric
+    if fabric is not None and ctx.cluster.fabric is not None and hasattr(ctx.cluster.fabric, "switch"):
+        switch = ctx.catalog.get(ctx.cluster.fabric.switch)
+        it_kw += fabric.switches * getattr(switch, "max_power_kw", 0.0)
+    site = ctx.site
+    if site.contracted_it_kw is not None and it_kw > site.contracted_it_kw:
+        yield Draft(("site", "contracted_it_kw"),
+                    f"the cluster draws {it_kw:.0f} kW of IT load (nameplate, switches included); the site contract "
+                    f"is {site.contracted_it_kw:g} kW", "reduce the node count or raise the contract", it_kw,
+                    site.contracted_it_kw, "kW")
+    if site.utility_kw is not None and site.pue is not None and it_kw * site.pue > site.utility_kw:
+        yield Draft(("site", "utility_kw"),
+                    f"{it_kw:.0f} kW IT × PUE {site.pue:g} = {it_kw * site.pue:.0f} kW exceeds the utility "
+                    f"supply of {site.utility_kw:g} kW", "reduce the load or improve cooling efficiency",
+                    it_kw * site.pue, site.utility_kw, "kW")

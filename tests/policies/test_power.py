@@ -1,0 +1,115 @@
+"""Power rules at and around their thresholds. Usable = V·I·√3·0.8 for three-phase feeds:
+415 V 3φ 60 A → 34.50 kW; 208 V 3φ 60 A → 17.29 kW; 208 V 3φ 30 A → 8.65 kW; 230 V 1φ 32 A → 5.89 kW.
+A DGX H100 is 10.2 kW nameplate."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.policies.builders import config, feed, found, messages, onprem, rack
+
+
+def test_pwr001_single_side_feeds_overloaded_when_redundancy_is_waived_by_config() -> None:
+    # two A-side 230 V 1φ 32 A feeds (5.89 kW each); 2 DGX = 20.4 kW → 10.2 kW per feed > 5.89
+    r = rack(count=2, feeds=[feed("a-1", "A", 230, 32, 1), feed("a-2", "A", 230, 32, 1)])
+    assert found(onprem([r]), config=config(**{"PWR-002": {"enabled": False}})) == ["PWR-001"]
+
+
+def test_pwr001_share_within_rating_passes() -> None:
+    # 1 DGX = 10.2 kW → 5.1 kW per feed ≤ 5.89
+    r = rack(count=1, feeds=[feed("a-1", "A", 230, 32, 1), feed("a-2", "A", 230, 32, 1)])
+    assert found(onprem([r]), config=config(**{"PWR-002": {"enabled": False}})) == []
+
+
+def test_pwr001_not_repeated_when_the_ab_rack_fails_redundancy() -> None:
+    # A/B 208 V 3φ 30 A (8.65 kW): 20.4 kW → 10.2 per feed > 8.65, and 20.4 > 8.65 one side: PWR-002 alone
+    r = rack(count=2, feeds=[feed("a", "A", 208, 30), feed("b", "B", 208, 30)])
+    assert found(onprem([r])) == ["PWR-002"]
+
+
+def test_pwr001_racks_without_feeds_are_reported_as_info() -> None:
+    assert "PWR-001" in found(onprem([rack(feeds=[])]), level="info")
+
+
+def test_pwr002_either_side_must_carry_the_rack() -> None:
+    # 4 DGX = 40.8 kW on 208 V 3φ 60 A feeds (17.3 kW usable per side): 40.8 > 17.3
+    r = rack(count=4, feeds=[feed("a01-a", "A", 208, 60), feed("a01-b", "B", 208, 60)])
+    data = onprem([r])
+    assert found(data) == ["PWR-002"]
+    [message] = messages(data, "PWR-002")
+    assert message == ("rack a01 draws 40.8 kW; either side alone must carry it but side A gives 17.3 kW usable "
+                       "(208 V 3φ 60 A × 0.8)")
+
+
+@pytest.mark.parametrize(("count", "level"), [(3, None), (4, "error")])
+def test_pwr002_at_415v(count: int, level: str | None) -> None:
+    # 3 DGX = 30.6 kW ≤ 34.5 (88.7 %, under the 90 % warning); 4 DGX = 40.8 > 34.5
+    ids = [f for f in found(onprem([rack(count=count)]), level=None) if f == "PWR-002"]
+    assert ids == (["PWR-002"] if level else [])
+
+
+def test_pwr002_warns_above_90_percent() -> None:
+    # 3 × 10.5 kW declared = 31.5 kW = 91.3 % of 34.5
+    pools = [{"name": "gpu", "hardware": "dgx-h100", "count": 3, "partition": "train", "max_power_kw": 10.5}]
+    data = onprem([rack(count=3)], pools=pools)
+    assert "PWR-002" in found(data, level="warning") and found(data) == []
+
+
+def test_pwr002_missing_b_side() -> None:
+    r = rack(count=1, feeds=[feed("a", "A")])
+    assert found(onprem([r])) == ["PWR-002"]
+
+
+@pytest.mark.parametrize(("hardware", "warns"), [("dgx-h100", True), ("dgx-b200", True), ("hgx-h100-8gpu", False)])
+def test_pwr003_psus_per_side(hardware: str, warns: bool) -> None:
+    # DGX H100 4+2 → 3 per side < 4; DGX B200 5+1 → 3 < 5; HGX 3+3 → 3 ≥ 3
+    pools = [{"name": "gpu", "hardware": hardware, "count": 2, "partition": "train"}]
+    assert ("PWR-003" in found(onprem([rack(count=2)], pools=pools), level="warning")) is warns
+
+
+@pytest.mark.parametrize(("declared", "fails"), [(9.0, True), (10.2, False), (11.0, False)])
+def test_pwr004_nameplate(declared: float, fails: bool) -> None:
+    pools = [{"name": "gpu", "hardware": "dgx-h100", "count": 2, "partition": "train", "max_power_kw": declared}]
+    assert found(onprem([rack(count=2)], pools=pools)) == (["PWR-004"] if fails else [])
+
+
+@pytest.mark.parametrize(("count", "warns"), [(1, True), (3, False)])
+def test_pwr005_leg_balance(count: int, warns: bool) -> None:
+    # one 1U server puts 1 PSU per side on a 3φ feed: legs 0.55/0/0 kW → 300 % imbalance;
+    # three servers: 3 PSUs, one per leg → 0 %
+    pools = [{"name": "svc", "hardware": "cpu-1u", "count": count, "role": "controller"}]
+    data = onprem([rack(count=count, pool="svc")], pools=pools)
+    assert ("PWR-005" in found(data, level="warning")) is warns
+    assert found(data) == []
+
+
+@pytest.mark.parametrize(("racks", "fails"), [(2, False), (3, True)])
+def test_pwr006_panel(racks: int, fails: bool) -> None:
+    # panel 415 V 3φ 100 A → 57.5 kW usable; each rack's only A feed carries its whole 20.4 kW after B is lost:
+    # 2 racks = 40.8 ≤ 57.5; 3 racks = 61.2 > 57.5
+    rs = [rack(f"a0{i}", count=2, feeds=[feed(f"a0{i}-a", "A", panel="pa"), feed(f"a0{i}-b", "B")])
+          for i in range(1, racks + 1)]
+    data = onprem(rs, panels=[{"name": "pa", "voltage": 415, "amps": 100, "phase": 3}])
+    assert found(data) == (["PWR-006"] if fails else [])
+
+
+@pytest.mark.parametrize(("contracted", "fails"), [(23, False), (22, True)])
+def test_pwr007_contracted_it(contracted: float, fails: bool) -> None:
+    # 2 DGX = 20.4 kW + one QM9700 leaf for 16 endpoints (1.72 kW) = 22.12 kW
+    assert found(onprem([rack(count=2)], contracted_it_kw=contracted)) == (["PWR-007"] if fails else [])
+
+
+@pytest.mark.parametrize(("utility", "fails"), [(34, False), (33, True)])
+def test_pwr007_utility_with_pue(utility: float, fails: bool) -> None:
+    # 22.12 kW × PUE 1.5 = 33.18 kW
+    assert found(onprem([rack(count=2)], pue=1.5, utility_kw=utility)) == (["PWR-007"] if fails else [])
+
+
+@pytest.mark.parametrize("feeds", [1, 2, 3])
+@pytest.mark.parametrize("count", [0, 1, 2, 3, 4, 5, 9, 10, 17])
+def test_leg_spread_shortcut_matches_one_by_one(feeds: int, count: int) -> None:
+    from clusterforge.policies.power import spread_over_legs
+
+    direct = spread_over_legs({1.7: count}, feeds)
+    one_by_one = spread_over_legs({1.7: count, 0.5: 0}, feeds)  # two groups take the greedy path
+    assert [sorted(legs) for legs in direct] == [sorted(legs) for legs in one_by_one]
