@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from clusterforge.catalog import load_catalog
-from clusterforge.cli.app import app, catalog_option, format_option
+from clusterforge.cli.app import EXIT_POLICY, app, catalog_option, format_option
 from clusterforge.load import Loaded, load_blueprint
 from clusterforge.plan import Plan, build_plan
 from clusterforge.policies.config import PolicyConfig, load_policy_config
@@ -69,9 +69,20 @@ def render(file: Path, out: Path, force: bool, catalog: tuple[Path, ...], policy
     Refuses (exit 1) while the policy check has unwaived errors, unless --force. OUT is replaced only when
     every file is written: a failed render leaves it as it was.
     """
+    from clusterforge.policies import evaluate, load_waivers
     from clusterforge.render import RenderContext, write
 
+    waiver_list = load_waivers(waivers)
     loaded, config, result = load_and_plan(file, catalog, policy_config)
-    del config, waivers, force  # the policy gate lands with the policy engine
+    verdict = evaluate(loaded, result, config, waiver_list)
+    if verdict.failed:
+        errors = verdict.errors
+        click.echo(f"{file}: the policy check has {len(errors)} unwaived error(s):", err=True)
+        for finding in errors:
+            click.echo(f"  {finding.render()}", err=True)
+        if not force:
+            click.echo("render refused: fix the design, waive the findings (--waivers) or use --force", err=True)
+            raise click.exceptions.Exit(EXIT_POLICY)
+        click.echo("rendering anyway (--force)", err=True)
     written = write(RenderContext(loaded, result, Path.cwd() / "stacks" / "aws"), out)
     click.echo(f"wrote {len(written)} files to {out}", err=True)
