@@ -14,11 +14,12 @@ from clusterforge.catalog import Catalog, Server
 from clusterforge.model import Cluster, Pool, Rack, Site
 from clusterforge.plan.capacity import Demand, device_demand, n_plus_one_kw, suits
 from clusterforge.plan.electrical import usable_kw
+from clusterforge.plan.elevation import free_runs
 from clusterforge.plan.model import PlacedDevices, PlacementReport, RackLimits, RackLoad, RackPlan
 from clusterforge.policies.config import PolicyConfig
 
 _EPS = 1e-9
-_DIMENSIONS = ("u", "kw", "kg", "air_kw", "liquid_kw")
+_DIMENSIONS = ("u", "kw", "kg", "air_kw", "liquid_kw")  # U first: it is packed by gaps, the rest by amount
 Item = tuple[Pool, Server, Demand]  # a pool to place, its hardware, and what one device of it takes
 
 
@@ -44,8 +45,10 @@ def pools_to_place(cluster: Cluster) -> list[Pool]:
 
 @dataclass
 class _Room:
-    """Free capacity of one rack while packing; `draws` are (budget, demand field, share) of shared budgets."""
+    """Free capacity of one rack while packing: `gaps` are its free stretches of U (lowest first), `free` the
+    other dimensions, `draws` the (budget, demand field, share) of the shared budgets it draws from."""
 
+    gaps: list[int]
     free: dict[str, float]
     empty: bool
     draws: list[tuple[str, str, float]]
@@ -90,31 +93,39 @@ def _capacity(limit: RackLimits) -> dict[str, float]:
             "liquid_kw": limit.liquid_kw}
 
 
-def _rooms(site: Site, loads: tuple[RackLoad, ...], limits: tuple[RackLimits, ...],
-           budgets: dict[str, float]) -> list[_Room]:
+def _rooms(site: Site, racks: tuple[RackPlan, ...], loads: tuple[RackLoad, ...], limits: tuple[RackLimits, ...],
+           budgets: dict[str, float], heights: dict[str, int]) -> list[_Room]:
     rooms = []
-    for (_, _, row, rack), load, limit in zip(site.racks(), loads, limits, strict=True):
-        used = {"u": load.u_used, "kw": load.power_kw, "kg": load.weight_kg, "air_kw": load.air_heat_kw,
+    for (_, _, row, rack), plan, load, limit in zip(site.racks(), racks, loads, limits, strict=True):
+        used = {"kw": load.power_kw, "kg": load.weight_kg, "air_kw": load.air_heat_kw,
                 "liquid_kw": load.liquid_heat_kw}
-        free = {dim: room - used[dim] for dim, room in _capacity(limit).items()}
+        free = {dim: room - used[dim] for dim, room in _capacity(limit).items() if dim != "u"}
+        gaps = free_runs(plan, heights, rack.u_height, rack.reserved_u)
         draws = [(key, kind, 1.0) for kind in ("air_kw", "liquid_kw") if (key := f"row {row.name} {kind}") in budgets]
         draws += _panel_draws(rack)
         if "site" in budgets:
             draws.append(("site", "kw", 1.0))
-        rooms.append(_Room(free, load.device_count == 0, draws))
+        rooms.append(_Room(gaps, free, load.device_count == 0, draws))
     return rooms
 
 
-def _fit(demand: Demand, free: dict[str, float], draws: list[tuple[str, str, float]],
+def _fit(demand: Demand, gaps: list[int], free: dict[str, float], draws: list[tuple[str, str, float]],
          budgets: dict[str, float]) -> int:
-    """How many devices of `demand` fit in `free` and the shared budgets (0 when any is already exceeded)."""
-    ratios = [free[dim] / need for dim in _DIMENSIONS if (need := getattr(demand, dim)) > 0]
+    """How many devices of `demand` fit in the gaps, `free` and the shared budgets (0 when any is exceeded)."""
+    ratios = [free[dim] / need for dim in _DIMENSIONS[1:] if (need := getattr(demand, dim)) > 0]
     ratios += [budgets[key] / need for key, dim, share in draws if (need := getattr(demand, dim) * share) > 0]
-    return max(0, math.floor(min(ratios) + _EPS)) if ratios else 0
+    fit = sum(gap // demand.u for gap in gaps)
+    return min(fit, max(0, math.floor(min(ratios) + _EPS))) if ratios else fit
 
 
 def _take(demand: Demand, count: int, room: _Room, budgets: dict[str, float]) -> None:
-    for dim in _DIMENSIONS:
+    """Book `count` devices: U from the lowest gaps first (as the elevation stacks them), the rest by amount."""
+    left = count
+    for i, gap in enumerate(room.gaps):
+        used = min(left, gap // demand.u)
+        room.gaps[i] -= used * demand.u
+        left -= used
+    for dim in _DIMENSIONS[1:]:
         room.free[dim] -= getattr(demand, dim) * count
     for key, dim, share in room.draws:
         budgets[key] -= getattr(demand, dim) * share * count
@@ -123,7 +134,8 @@ def _take(demand: Demand, count: int, room: _Room, budgets: dict[str, float]) ->
 
 def _empty_fit(demand: Demand, server: Server, limit: RackLimits) -> int:
     """Devices an empty rack of these limits holds, ignoring shared budgets (for the lower bound)."""
-    fit = _fit(demand, _capacity(limit), [], {})
+    capacity = _capacity(limit)
+    fit = _fit(demand, [int(capacity["u"])], capacity, [], {})
     return min(fit, 1) if server.form == "rack" else fit
 
 
@@ -178,7 +190,8 @@ def auto_place(cluster: Cluster, catalog: Catalog, racks: tuple[RackPlan, ...], 
     site_racks = [rack for _, _, _, rack in site.racks()]
     bound, bounds = lower_bound(items, site_racks, limits)
     budgets = _shared_budgets(site, loads, config)
-    rooms = _rooms(site, loads, limits, budgets)
+    heights = {p.name: catalog.of(p.hardware, Server).u_height for p in cluster.pools}
+    rooms = _rooms(site, racks, loads, limits, budgets, heights)
     added: list[list[PlacedDevices]] = [[] for _ in racks]
     unplaced: dict[str, int] = {}
     auto_placed: dict[str, int] = {}
@@ -189,7 +202,7 @@ def auto_place(cluster: Cluster, catalog: Catalog, racks: tuple[RackPlan, ...], 
                 break
             if not suits(server, rack, limit) or (server.form == "rack" and not room.empty):
                 continue
-            count = min(left, _fit(demand, room.free, room.draws, budgets))
+            count = min(left, _fit(demand, room.gaps, room.free, room.draws, budgets))
             if server.form == "rack":
                 count = min(count, 1)
             if count:
