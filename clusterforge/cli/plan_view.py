@@ -12,10 +12,15 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
-def used_of(used: float, limit: float, unit: str = "") -> str:
-    """`30.6/34.5 kW (89 %)`: the share is what people scan for."""
+def number(value: float) -> str:
+    """`1,080`, `34.5`: thousands separated, one decimal only where there is a fraction."""
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
+
+
+def used_of(used: float, limit: float) -> str:
+    """`30.6/34.5 (89 %)`: the share is what people scan for."""
     share = f" ({used / limit:.0%})".replace("%", " %") if limit > 0 else ""
-    return f"{used:,.4g}/{limit:,.4g}{unit}{share}"
+    return f"{number(used)}/{number(limit)}{share}"
 
 
 def racks_table(plan: Plan, console: Console) -> None:
