@@ -7,7 +7,11 @@ A DGX H100 is 8U, 10.2 kW, 130.45 kg, air-cooled. Each test starts from racks wh
 from __future__ import annotations
 
 import pytest
+import yaml
 
+from clusterforge.catalog import load_catalog
+from clusterforge.load import load_text
+from clusterforge.plan import build_plan
 from clusterforge.policies.config import Cooling, Electrical, PolicyConfig
 from tests.plan_builders import big_rack, feed, onprem, per_rack, plan_of, rack, site, unplaced_pool
 from tests.policies.builders import found
@@ -91,6 +95,22 @@ def test_liquid_hardware_only_in_liquid_racks() -> None:
     assert plan.placement is not None and plan.placement.bounds["pool nvl"] == 2
 
 
+def test_hybrid_hardware_needs_a_liquid_rack_even_without_liquid_heat(tmp_path) -> None:
+    # a site catalog's hybrid chassis that sends nothing to liquid: capacity alone would let it into air racks
+    catalog = tmp_path / "site.yaml"
+    catalog.write_text(yaml.safe_dump({"hardware": {"hybrid-2u": {
+        "kind": "server", "description": "test chassis", "max_power_kw": 2.0, "u_height": 2, "weight_kg": 30,
+        "depth_mm": 800, "cooling": "hybrid", "liquid_heat_fraction": 0.0, "psus": {"count": 2, "required": 1},
+        "max_inlet_c": 35, "sources": {k: "test" for k in ("max_power_kw", "u_height", "weight_kg", "depth_mm",
+                                                              "cooling", "liquid_heat_fraction", "psus",
+                                                              "max_inlet_c")}}}}))
+    liquid = big_rack("l02", cooling={"kind": "liquid", "liquid_kw": 50})
+    data = site([big_rack("a01"), liquid], [unplaced_pool(2, "hybrid-2u", "hyb")])
+    loaded = load_text(yaml.safe_dump(data), "bp.yaml", load_catalog([catalog]))
+    plan = build_plan(loaded.cluster, loaded.catalog)
+    assert per_rack(plan, "hyb") == [0, 2]
+
+
 def test_liquid_capacity_binds() -> None:
     liquid = big_rack("l01", u_height=48, tare_weight_kg=0, cooling={"kind": "liquid", "liquid_kw": 100})
     data = site([liquid], [unplaced_pool(1, "gb200-nvl72", "nvl")])
@@ -99,12 +119,13 @@ def test_liquid_capacity_binds() -> None:
 
 def test_rack_scale_systems_take_an_empty_rack_each() -> None:
     def liquid(name: str, **extra: object) -> dict:
-        return big_rack(name, u_height=48, tare_weight_kg=0,
+        return big_rack(name, u_height=60, tare_weight_kg=0,
                         cooling={"kind": "liquid", "liquid_kw": 400, "air_kw": 100}, **extra)
 
     racks = [liquid("l01", devices=[{"pool": "gpu", "count": 1}]), liquid("l02"), liquid("l03")]
     plan = plan_of(site(racks, [unplaced_pool(1), unplaced_pool(3, "gb200-nvl72", "nvl")]))
-    # l01 holds an explicit DGX, so only l02 and l03 take an NVL72 (one each, though power would allow more)
+    # l01 holds an explicit DGX, so only l02 and l03 take an NVL72 (one each), though every limit of l01
+    # (52U free, 172.5 kW, 3 t, 400 kW liquid) would take one more
     assert per_rack(plan, "nvl") == [0, 1, 1]
     assert plan.unplaced == {"nvl": 1}
 
