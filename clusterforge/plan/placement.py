@@ -176,12 +176,12 @@ def _order(items: list[Item], limits: tuple[RackLimits, ...]) -> list[Item]:
 
 
 def auto_place(cluster: Cluster, catalog: Catalog, racks: tuple[RackPlan, ...], loads: tuple[RackLoad, ...],
-               limits: tuple[RackLimits, ...], config: PolicyConfig,
+               limits: tuple[RackLimits, ...], heights: dict[str, int], config: PolicyConfig,
                ) -> tuple[tuple[RackPlan, ...], dict[str, int], PlacementReport]:
     """Place every pool without explicit placements on top of what the blueprint placed.
 
-    Returns the racks with the planner's devices appended, the nodes per pool that fit nowhere, and a report
-    with the lower bound on racks those pools need.
+    `heights` is the U of each pool's hardware. Returns the racks with the planner's devices appended, the
+    nodes per pool that fit nowhere, and a report with the lower bound on racks those pools need.
     """
     site = cluster.site
     assert site is not None
@@ -190,7 +190,6 @@ def auto_place(cluster: Cluster, catalog: Catalog, racks: tuple[RackPlan, ...], 
     site_racks = [rack for _, _, _, rack in site.racks()]
     bound, bounds = lower_bound(items, site_racks, limits)
     budgets = _shared_budgets(site, loads, config)
-    heights = {p.name: catalog.of(p.hardware, Server).u_height for p in cluster.pools}
     rooms = _rooms(site, racks, loads, limits, budgets, heights)
     added: list[list[PlacedDevices]] = [[] for _ in racks]
     unplaced: dict[str, int] = {}
