@@ -79,7 +79,8 @@ def needs_expansion(data: Any) -> bool:
             continue
         if "count" in row or "[" in str(row.get("name", "")):
             return True
-        for rack in row.get("racks") or []:
+        racks = row.get("racks")
+        for rack in racks if isinstance(racks, list) else []:
             if isinstance(rack, dict) and ("count" in rack or "[" in str(rack.get("name", ""))
                                            or "{row}" in str(rack.get("name", ""))):
                 return True

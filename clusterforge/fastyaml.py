@@ -55,7 +55,7 @@ class _Duplicate(Exception):
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out = dict(pairs)
-    if len(out) != len(pairs):
+    if len(out) != len(pairs) or "" in out:  # duplicates, or an empty/null key PyYAML reads differently
         raise _Duplicate
     return out
 
@@ -187,7 +187,8 @@ class RymlLines:
         found: int | None = None
         merges: list[int] = []
         for child in ryml.children(tree, node):
-            name = bytes(tree.key(child)).decode()
+            view = tree.key(child)
+            name = bytes(view).decode() if view is not None else ""
             if name == key:
                 found = int(child)  # the last explicit one wins, as in PyYAML
             elif name == "<<":
@@ -258,10 +259,11 @@ def parse_fast(text: str, file: str, fallback: Callable[[str, str], Source]) -> 
     try:
         with _quiet_stderr():
             tree = ryml.parse_in_arena(raw)
-        tree.resolve()
-        if not tree.is_map(tree.root_id()):
-            return fallback(text, file)
-        data = json.loads(ryml.emit_json_malloc(tree, tree.root_id()), object_pairs_hook=_no_duplicates)
+            tree.resolve()
+            if not tree.is_map(tree.root_id()):
+                return fallback(text, file)
+            emitted = ryml.emit_json_malloc(tree, tree.root_id())
+        data = json.loads(emitted, object_pairs_hook=_no_duplicates)
     except Exception:  # any disagreement or parse error: PyYAML decides and explains
         return fallback(text, file)
     return Source(data, file, RymlLines(raw))

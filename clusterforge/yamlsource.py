@@ -135,6 +135,9 @@ class _Builder:
 def _yaml_problem(exc: yaml.YAMLError, file: str, text: str = "") -> ClusterforgeError:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     line = mark.line + 1 if mark is not None else 0
+    if isinstance(exc, yaml.reader.ReaderError):  # bad characters: the reader knows only a position
+        line = text[: exc.position].count("\n") + 1 if text else 1
+        mark = None
     reason = getattr(exc, "problem", None) or str(exc)
     context = getattr(exc, "context", None)
     message = f"invalid YAML: {reason}" + (f" ({context})" if context else "")

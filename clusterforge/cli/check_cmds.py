@@ -8,7 +8,6 @@ from pathlib import Path
 
 import click
 
-from clusterforge.catalog import load_catalog
 from clusterforge.cli.app import EXIT_INPUT, EXIT_POLICY, app, catalog_option, print_problems
 from clusterforge.errors import ClusterforgeError
 from clusterforge.formats import FORMATS
@@ -45,6 +44,7 @@ def check(files: tuple[Path, ...], fmt: str, policy_config: Path | None, waivers
       clusterforge check cluster.yaml --format github --waivers waivers.yaml
     """
     import clusterforge.policies.rules  # noqa: F401
+    from clusterforge.catalog import load_catalog
     from clusterforge.load import load_blueprint
     from clusterforge.policies import evaluate, load_policy_config, load_waivers
     from clusterforge.policies.engine import merge

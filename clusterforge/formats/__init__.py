@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from clusterforge.policies import Verdict
+if TYPE_CHECKING:
+    from clusterforge.policies import Verdict
 
 FORMATS = ("text", "json", "sarif", "junit", "github")
 
