@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from clusterforge.catalog import load_catalog
 from clusterforge.cli.app import EXIT_POLICY, app, catalog_option, format_option
-from clusterforge.load import Loaded, load_blueprint
-from clusterforge.plan import Plan, build_plan
-from clusterforge.policies.config import PolicyConfig, load_policy_config
+
+if TYPE_CHECKING:
+    from clusterforge.load import Loaded
+    from clusterforge.plan import Plan
+    from clusterforge.policies.config import PolicyConfig
 
 policy_config_option = click.option(
     "--policy-config", "policy_config", type=click.Path(path_type=Path, dir_okay=False),
@@ -20,6 +22,12 @@ policy_config_option = click.option(
 
 def load_and_plan(file: Path, catalog: tuple[Path, ...], policy_config: Path | None,
                   ) -> tuple[Loaded, PolicyConfig, Plan]:
+    """Everything `plan` and `render` share; the engine is imported here so `--help` stays instant."""
+    from clusterforge.catalog import load_catalog
+    from clusterforge.load import load_blueprint
+    from clusterforge.plan import build_plan
+    from clusterforge.policies.config import load_policy_config
+
     loaded = load_blueprint(file, load_catalog(catalog))
     config = load_policy_config(policy_config)
     return loaded, config, build_plan(loaded.cluster, loaded.catalog, config)

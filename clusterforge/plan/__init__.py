@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from clusterforge.catalog import Catalog, Server, Switch
 from clusterforge.model import Cluster, SwitchedFabric
 from clusterforge.plan.capacity import rack_limits
@@ -13,7 +15,9 @@ from clusterforge.plan.nodes import pool_nodes
 from clusterforge.plan.placement import auto_place, explicit_racks
 from clusterforge.plan.slurm import slurm_plan
 from clusterforge.plan.topology import fabric_nics, wire
-from clusterforge.policies.config import PolicyConfig
+
+if TYPE_CHECKING:
+    from clusterforge.policies.config import PolicyConfig
 
 __all__ = ["FatTree", "PlacedDevices", "Plan", "RackLimits", "RackLoad", "RackPlan", "build_plan",
            "fabric_endpoints"]
@@ -38,7 +42,10 @@ def size_fabric(cluster: Cluster, catalog: Catalog) -> FatTree | None:
 def build_plan(cluster: Cluster, catalog: Catalog, config: PolicyConfig | None = None) -> Plan:
     """Place, name, size and wire the cluster. `config` supplies the derating and cooling defaults the
     policies use, so the planner never places what a check would reject."""
-    config = config if config is not None else PolicyConfig()
+    if config is None:
+        from clusterforge.policies.config import PolicyConfig  # imported here: the policies import the planner
+
+        config = PolicyConfig()
     racks = explicit_racks(cluster)
     loads = rack_loads(racks, cluster, catalog)
     limits: tuple[RackLimits, ...] = ()

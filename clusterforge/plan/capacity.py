@@ -7,13 +7,16 @@ so whatever the planner places passes those checks.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from clusterforge.catalog import Server
 from clusterforge.model import LiquidCooling, Pool, Rack, Site
 from clusterforge.plan.electrical import usable_kw
 from clusterforge.plan.loads import device_power_kw
 from clusterforge.plan.model import RackLimits
-from clusterforge.policies.config import PolicyConfig
+
+if TYPE_CHECKING:  # the planner sits below the policies; it only needs the settings' shape
+    from clusterforge.policies.config import PolicyConfig
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from clusterforge.catalog import Catalog, Server
 from clusterforge.model import Cluster, Pool, Rack, Site
@@ -16,7 +17,9 @@ from clusterforge.plan.capacity import Demand, device_demand, n_plus_one_kw, sui
 from clusterforge.plan.electrical import usable_kw
 from clusterforge.plan.elevation import free_runs
 from clusterforge.plan.model import PlacedDevices, PlacementReport, RackLimits, RackLoad, RackPlan
-from clusterforge.policies.config import PolicyConfig
+
+if TYPE_CHECKING:  # the planner sits below the policies; it only needs the settings' shape
+    from clusterforge.policies.config import PolicyConfig
 
 _EPS = 1e-9
 _DIMENSIONS = ("u", "kw", "kg", "air_kw", "liquid_kw")  # U first: it is packed by gaps, the rest by amount
