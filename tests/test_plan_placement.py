@@ -142,24 +142,50 @@ def test_adds_to_what_is_explicitly_placed() -> None:
 
 def test_row_cooling_n_plus_one_binds() -> None:
     # CRAHs 20 + 20 + 20 kW, one held in reserve: 40 kW for the row → three DGX (30.6 kW) over two racks
-    data = site([big_rack("a01"), big_rack("a02")], 6)
+    racks = [big_rack(f"a0{i}", cooling={"kind": "containment", "air_kw": 200}) for i in (1, 2)]
+    data = site(racks, 6)
     data["site"]["rows"][0]["cooling"] = {"crah_kw": [20, 20, 20]}
     plan = plan_of(data)
     assert per_rack(plan) == [3, 0]
     assert plan.unplaced == {"gpu": 3}
 
 
-def test_panel_binds() -> None:
-    # both feeds of both racks on a 415 V 3φ 50 A panel: 28.8 kW usable → two DGX in total
-    data = site([big_rack(f"a0{i}", feeds=[feed(f"a0{i}-a", "A", amps=300, panel="p1"),
-                                          feed(f"a0{i}-b", "B", amps=300, panel="p1")]) for i in (1, 2)], 4)
-    data["site"]["panels"] = [{"name": "p1", "voltage": 415, "amps": 50, "phase": 3}]
+def test_rear_doors_keep_heat_from_the_row_crahs() -> None:
+    # the same row with 200 kW rear doors: the doors take the heat, the CRAHs see none of it
+    data = site([big_rack("a01"), big_rack("a02")], 6)
+    data["site"]["rows"][0]["cooling"] = {"crah_kw": [20, 20, 20]}
+    assert per_rack(plan_of(data)) == [6, 0]
+
+
+def test_row_liquid_n_plus_one_binds() -> None:
+    # two NVL72 need 224.4 kW of liquid; CDUs 150 + 150 give 150 kW with one in reserve → one rack
+    def liquid(name: str) -> dict:
+        return big_rack(name, u_height=48, tare_weight_kg=0, cooling={"kind": "liquid", "liquid_kw": 130})
+
+    data = site([liquid("l01"), liquid("l02")], [unplaced_pool(2, "gb200-nvl72", "nvl")])
+    data["site"]["rows"][0]["cooling"] = {"cdu_kw": [150, 150]}
+    assert per_rack(plan_of(data), "nvl") == [1, 0]
+    data["site"]["rows"][0]["cooling"] = {}  # no CDU listed: no liquid heat at all (CLG-004)
+    assert per_rack(plan_of(data), "nvl") == [0, 0]
+
+
+def test_panel_binds_after_the_other_side_fails() -> None:
+    # A feeds on a 415 V 3φ 50 A panel (28.8 kW usable): when B fails it carries every rack → two DGX in total
+    def racked(name: str) -> dict:
+        return big_rack(name, feeds=[feed(f"{name}-a", "A", amps=300, panel="pa"),
+                                     feed(f"{name}-b", "B", amps=300, panel="pb")])
+
+    data = site([racked("a01"), racked("a02")], 4)
+    data["site"]["panels"] = [{"name": "pa", "voltage": 415, "amps": 50, "phase": 3},
+                              {"name": "pb", "voltage": 415, "amps": 1000, "phase": 3}]
     assert per_rack(plan_of(data)) == [2, 0]
 
 
-def test_site_it_budget_binds() -> None:
-    plan = plan_of(site([big_rack("a01"), big_rack("a02")], 4, contracted_it_kw=25))
-    assert per_rack(plan) == [2, 0]
+def test_unbalanced_feeds_bind_in_normal_operation() -> None:
+    # side A: 60 A + 10 A feeds, side B: 100 A. Either side carries 40+ kW, but split over three feeds the
+    # 10 A feed (5.75 kW) limits the rack to 17.2 kW (PWR-001): one DGX
+    feeds = [feed("a01-a1", "A", amps=60), feed("a01-a2", "A", amps=10), feed("a01-b", "B", amps=100)]
+    assert per_rack(plan_of(site([big_rack("a01", feeds=feeds)], 3))) == [1]
 
 
 @pytest.mark.parametrize("change", [{"airflow": "rear-to-front"}, {"mounting_depth_mm": 800}])
@@ -196,12 +222,19 @@ def test_lower_bound_is_none_when_no_rack_fits() -> None:
 
 def test_placed_devices_pass_the_policy_check() -> None:
     # what the planner places, the rules accept: a tight site filled by auto-placement has no errors
-    racks = [rack(f"a0{i}", count=0) for i in range(1, 5)]
-    data = onprem(racks, pools=[unplaced_pool(10)], contracted_it_kw=200)
+    racks = [rack(f"a0{i}", count=0, cooling={"kind": "containment", "air_kw": 40}) for i in range(1, 5)]
+    data = onprem(racks, pools=[unplaced_pool(10)], panels=[{"name": "pa", "voltage": 415, "amps": 150}])
+    for r in data["site"]["rows"][0]["racks"]:
+        r["feeds"][0]["panel"] = "pa"
     data["site"]["rows"][0]["cooling"] = {"crah_kw": [50, 50, 50]}
     plan = plan_of(data)
-    assert sum(per_rack(plan)) == 9  # 100 kW of N+1 CRAH: nine DGX (91.8 kW)
+    assert sum(per_rack(plan)) == 8  # panel pa: 86.3 kW usable → eight DGX (81.6 kW), under the CRAHs' 100 kW
     assert found(data) == []
+    # one more DGX than the planner placed puts panel pa over its rating
+    for r, count in zip(data["site"]["rows"][0]["racks"], (3, 3, 3, 0), strict=True):
+        r["devices"] = [{"pool": "gpu", "count": count}] if count else []
+    data["pools"][0]["count"] = 9
+    assert found(data) == ["PWR-006"]
 
 
 def test_nodes_are_numbered_in_rack_order_and_stacked_around_explicit_positions() -> None:
