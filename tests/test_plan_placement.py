@@ -157,6 +157,16 @@ def test_rear_doors_keep_heat_from_the_row_crahs() -> None:
     assert per_rack(plan_of(data)) == [6, 0]
 
 
+def test_heat_past_a_rear_door_reaches_the_row() -> None:
+    # a01's 20 kW door under three explicit DGX (30.6 kW) passes 10.6 kW to the row's 40 kW of CRAHs
+    # (CLG-001 flags a01 itself): 29.4 kW are left, two DGX for a02
+    racks = [big_rack("a01", cooling={"kind": "rdhx", "air_kw": 20}, devices=[{"pool": "old", "count": 3}]),
+             big_rack("a02", cooling={"kind": "containment", "air_kw": 200})]
+    data = site(racks, [unplaced_pool(3, name="old"), unplaced_pool(6)])
+    data["site"]["rows"][0]["cooling"] = {"crah_kw": [20, 20, 20]}
+    assert per_rack(plan_of(data)) == [0, 2]
+
+
 def test_row_liquid_n_plus_one_binds() -> None:
     # two NVL72 need 224.4 kW of liquid; CDUs 150 + 150 give 150 kW with one in reserve → one rack
     def liquid(name: str) -> dict:
