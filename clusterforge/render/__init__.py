@@ -50,10 +50,14 @@ def write(ctx: RenderContext, out: Path) -> list[str]:
     """Render into a staging directory that replaces `out` only when every file is written."""
     _check_target(out)
     written = []
-    with replace_directory(out) as staging:
-        write_text(staging / MARKER, ctx.header())
-        for module in OUTPUTS:
-            for relative, text in sorted(module.render(ctx).items()):
-                write_text(staging / relative, text)
-                written.append(relative)
+    try:
+        with replace_directory(out) as staging:
+            write_text(staging / MARKER, ctx.header())
+            for module in OUTPUTS:
+                for relative, text in sorted(module.render(ctx).items()):
+                    write_text(staging / relative, text)
+                    written.append(relative)
+    except OSError as exc:  # the place given to -o, not a bug: say so without a traceback
+        where = f": {exc.filename}" if exc.filename else ""
+        raise ClusterforgeError(Problem(f"cannot write the render: {exc.strerror or exc}{where}", str(out))) from None
     return written
