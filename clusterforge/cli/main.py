@@ -6,6 +6,7 @@ from clusterforge.cli import (  # noqa: F401  (commands register on import)
     blueprint_cmds,
     catalog_cmds,
     check_cmds,
+    new_cmds,
     plan_cmds,
     rules_cmds,
 )

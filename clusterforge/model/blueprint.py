@@ -117,6 +117,15 @@ class Workload(Strict):
     bytes_per_param: Annotated[float, Field(gt=0, le=64)] = 14
 
 
+class TeamPlacement(Strict):
+    """Devices of this blueprint's pool in a rack of a shared site file (`site: !include site.yaml`)."""
+
+    rack: str
+    pool: Name
+    count: Count = 1
+    position: Annotated[int, Field(ge=1, le=100)] | None = None
+
+
 class Cluster(Strict):
     """A GPU training cluster. Field names are a public contract: add freely, rename with deprecation."""
 
@@ -133,6 +142,7 @@ class Cluster(Strict):
     software: Software = Software()
     aws: Aws | None = None
     workload: Workload | None = None
+    placement: list[TeamPlacement] = []
 
     def pool(self, name: str) -> Pool:
         return next(p for p in self.pools if p.name == name)

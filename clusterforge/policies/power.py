@@ -112,8 +112,8 @@ def psu_redundancy(ctx: Context, settings: Settings) -> Iterator[Draft]:
             yield Draft(
                 ("pools", i, "hardware"),
                 f"{pool.hardware} has {server.psus.redundancy} PSUs split {per_side}/{server.psus.count - per_side} "
-                f"over A/B: a feed loss leaves {per_side} < {server.psus.required} needed, so the "
-                f"{racks_by_pool[pool.name]} racks of pool {pool.name} run degraded",
+                f"over A/B: a feed loss leaves {per_side} < {server.psus.required} needed, so pool {pool.name} runs "
+                f"degraded in {racks_by_pool[pool.name]} rack{'s' if racks_by_pool[pool.name] != 1 else ''}",
                 "accept reduced performance during a feed outage, or feed the PSUs from three sources",
                 per_side, server.psus.required, "PSUs", minimum=True)
 
