@@ -17,23 +17,24 @@ _TRAILING_DIGITS = re.compile(r"^(.*?)(\d+)$")
 
 
 def _runs(items: list[tuple[int, str]]) -> list[tuple[int, int, int]]:
-    """(low, high, width) runs of consecutive numbers; `items` are (value, digits) sorted by value."""
-    runs: list[tuple[int, int, int]] = []
+    """(low, high, width) runs of consecutive numbers; `items` are (value, digits) sorted by value.
+
+    A number extends a run ending just below it when, padded to that run's width, it is its own digits, so
+    `n9,n10` share a run and `009,010` share another even when all four are mixed together.
+    """
+    runs: list[list[int]] = []
+    ending: dict[int, list[int]] = {}  # high end -> runs ending there
     for value, digits in items:
-        if runs:
-            low, high, width = runs[-1]
-            if value == high + 1 and str(value).zfill(width) == digits:
-                runs[-1] = (low, value, width)
-                continue
-        runs.append((value, value, len(digits)))
-    return runs
-
-
-def _run_order(item: tuple[int, str]) -> tuple[int, int]:
-    """Zero-padded numbers sort by their width first, so `n9,n10,n009,n010` becomes `n[9-10,009-010]`."""
-    value, digits = item
-    padded = len(digits) > 1 and digits.startswith("0")
-    return (len(digits) if padded else 0, value)
+        candidates = ending.get(value - 1, [])
+        index = next((i for i in candidates if str(value).zfill(runs[i][2]) == digits), None)
+        if index is None:
+            runs.append([value, value, len(digits)])
+            index = len(runs) - 1
+        else:
+            candidates.remove(index)
+            runs[index][1] = value
+        ending.setdefault(value, []).append(index)
+    return [(low, high, width) for low, high, width in runs]
 
 
 def _format_run(low: int, high: int, width: int) -> str:
@@ -63,7 +64,7 @@ def compress(names: Iterable[str]) -> str:
         if is_literal:
             parts.append(key)
             continue
-        items = sorted(((value, digits) for digits, value in groups[key].items()), key=_run_order)
+        items = sorted((value, digits) for digits, value in groups[key].items())
         runs = _runs(items)
         if len(runs) == 1 and runs[0][0] == runs[0][1]:
             parts.append(key + str(runs[0][0]).zfill(runs[0][2]))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from clusterforge.catalog import Catalog, Server
+from typing import TYPE_CHECKING
+
+from clusterforge.catalog import Catalog, Server, Switch
 from clusterforge.model import Cluster, SwitchedFabric
 from clusterforge.plan.capacity import rack_limits
 from clusterforge.plan.elevation import elevation
@@ -13,7 +15,9 @@ from clusterforge.plan.nodes import pool_nodes
 from clusterforge.plan.placement import auto_place, explicit_racks
 from clusterforge.plan.slurm import slurm_plan
 from clusterforge.plan.topology import fabric_nics, wire
-from clusterforge.policies.config import PolicyConfig
+
+if TYPE_CHECKING:
+    from clusterforge.policies.config import PolicyConfig
 
 __all__ = ["FatTree", "PlacedDevices", "Plan", "RackLimits", "RackLoad", "RackPlan", "build_plan",
            "fabric_endpoints"]
@@ -31,15 +35,17 @@ def size_fabric(cluster: Cluster, catalog: Catalog) -> FatTree | None:
     endpoints = fabric_endpoints(cluster, catalog)
     if not endpoints:
         return None
-    switch = catalog.get(cluster.fabric.switch)
-    radix = getattr(switch, "ports", 64)
+    radix = catalog.of(cluster.fabric.switch, Switch).ports
     return size_fat_tree(endpoints, radix, cluster.fabric.oversubscription, cluster.fabric.tiers)
 
 
 def build_plan(cluster: Cluster, catalog: Catalog, config: PolicyConfig | None = None) -> Plan:
     """Place, name, size and wire the cluster. `config` supplies the derating and cooling defaults the
     policies use, so the planner never places what a check would reject."""
-    config = config if config is not None else PolicyConfig()
+    if config is None:
+        from clusterforge.policies.config import PolicyConfig  # imported here: the policies import the planner
+
+        config = PolicyConfig()
     racks = explicit_racks(cluster)
     loads = rack_loads(racks, cluster, catalog)
     limits: tuple[RackLimits, ...] = ()
@@ -49,10 +55,10 @@ def build_plan(cluster: Cluster, catalog: Catalog, config: PolicyConfig | None =
     if cluster.site is not None:
         site_racks = [rack for _, _, _, rack in cluster.site.racks()]
         limits = tuple(rack_limits(rack, cluster.site, config) for rack in site_racks)
-        racks, unplaced, report = auto_place(cluster, catalog, racks, loads, limits, config)
+        heights = {p.name: catalog.of(p.hardware, Server).u_height for p in cluster.pools}
+        racks, unplaced, report = auto_place(cluster, catalog, racks, loads, limits, heights, config)
         if any(report.auto_placed.values()):
             loads = rack_loads(racks, cluster, catalog)
-        heights = {p.name: catalog.of(p.hardware, Server).u_height for p in cluster.pools}
         elevations = tuple(elevation(plan, heights, rack.u_height, rack.reserved_u)
                            for plan, rack in zip(racks, site_racks, strict=True))
     fabric = size_fabric(cluster, catalog)

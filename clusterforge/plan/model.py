@@ -193,11 +193,12 @@ class SlurmPartition:
 
 @dataclass(frozen=True)
 class SlurmSwitch:
-    """One topology.conf line."""
+    """One topology.conf line: a leaf-level switch with nodes, or a spine or core with switches below."""
 
     name: str
-    nodes: str = ""  # hostlist (leaves)
+    nodes: str = ""  # hostlist of nodes (leaf level)
     switches: str = ""  # hostlist of child switches (spines and cores)
+    leaves: str = ""  # the physical leaves a rail group stands for
 
 
 @dataclass(frozen=True)

@@ -2,23 +2,27 @@
 
 Packing works on counts: for each pool (largest first) and each rack (blueprint order) it computes how many
 devices still fit from the rack's free U, kW (A/B), kg, air and liquid heat and the shared budgets (row
-cooling N+1, panels, site kW), and places that many at once. That is pools × racks steps, never nodes × racks.
+cooling N+1, panels), and places that many at once. That is pools × racks steps, never nodes × racks.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from clusterforge.catalog import Catalog, Server
 from clusterforge.model import Cluster, Pool, Rack, Site
-from clusterforge.plan.capacity import Demand, device_demand, n_plus_one_kw, suits
+from clusterforge.plan.capacity import Demand, device_demand, n_plus_one_kw, panel_shares, room_heat_kw, suits
 from clusterforge.plan.electrical import usable_kw
+from clusterforge.plan.elevation import free_runs
 from clusterforge.plan.model import PlacedDevices, PlacementReport, RackLimits, RackLoad, RackPlan
-from clusterforge.policies.config import PolicyConfig
+
+if TYPE_CHECKING:  # the planner sits below the policies; it only needs the settings' shape
+    from clusterforge.policies.config import PolicyConfig
 
 _EPS = 1e-9
-_DIMENSIONS = ("u", "kw", "kg", "air_kw", "liquid_kw")
+_DIMENSIONS = ("u", "kw", "kg", "air_kw", "liquid_kw")  # U first: it is packed by gaps, the rest by amount
 Item = tuple[Pool, Server, Demand]  # a pool to place, its hardware, and what one device of it takes
 
 
@@ -44,44 +48,37 @@ def pools_to_place(cluster: Cluster) -> list[Pool]:
 
 @dataclass
 class _Room:
-    """Free capacity of one rack while packing; `draws` are (budget, demand field, share) of shared budgets."""
+    """Free capacity of one rack while packing: `gaps` are its free stretches of U (lowest first), `free` the
+    other dimensions, `draws` the (budget, demand field, share) of the shared budgets it draws from."""
 
+    gaps: list[int]
     free: dict[str, float]
     empty: bool
     draws: list[tuple[str, str, float]]
 
 
 def _shared_budgets(site: Site, loads: tuple[RackLoad, ...], config: PolicyConfig) -> dict[str, float]:
-    """What is left of each budget racks share: row cooling (N+1), panels (derated) and the site's IT kW."""
+    """What is left of each budget racks share: row CRAHs (N+1, when listed), row CDUs (N+1; none listed
+    means no liquid heat) and panels (derated), after the blueprint's own placements."""
     budgets: dict[str, float] = {}
-    for ri, row in enumerate(site.rows):
-        row_loads = [load for load in loads if load.rack.row_index == ri]
-        for kind, units, used in (("air_kw", row.cooling.crah_kw, sum(x.air_heat_kw for x in row_loads)),
-                                  ("liquid_kw", row.cooling.cdu_kw, sum(x.liquid_heat_kw for x in row_loads))):
-            capacity = n_plus_one_kw(units)
-            if capacity is not None:
-                budgets[f"row {row.name} {kind}"] = capacity - used
+    for row in site.rows:
+        if row.cooling.crah_kw:
+            budgets[f"row {row.name} air_kw"] = n_plus_one_kw(row.cooling.crah_kw)
+        budgets[f"row {row.name} liquid_kw"] = n_plus_one_kw(row.cooling.cdu_kw)
     electrical = config.electrical
     for panel in site.panels:
         budgets[f"panel {panel.name}"] = usable_kw(panel, electrical.power_factor, electrical.derate)
-    site_kw = [kw for kw in (site.contracted_it_kw,
-                             site.utility_kw / site.pue if site.utility_kw and site.pue else None) if kw]
-    if site_kw:
-        budgets["site"] = min(site_kw) - sum(x.power_kw for x in loads)
-    racks = [rack for _, _, _, rack in site.racks()]
-    for rack, load in zip(racks, loads, strict=True):
+    for (_, _, row, rack), load in zip(site.racks(), loads, strict=True):
+        if f"row {row.name} air_kw" in budgets:
+            budgets[f"row {row.name} air_kw"] -= room_heat_kw(load.air_heat_kw, rack)
+        budgets[f"row {row.name} liquid_kw"] -= load.liquid_heat_kw
         for key, _, share in _panel_draws(rack):
             budgets[key] -= load.power_kw * share
     return budgets
 
 
 def _panel_draws(rack: Rack) -> list[tuple[str, str, float]]:
-    """In normal operation a rack's load splits evenly over its feeds, so a panel carries its feeds' share."""
-    out: dict[str, int] = {}
-    for feed in rack.feeds:
-        if feed.panel is not None:
-            out[feed.panel] = out.get(feed.panel, 0) + 1
-    return [(f"panel {name}", "kw", n / len(rack.feeds)) for name, n in out.items()]
+    return [(f"panel {name}", "kw", share) for name, share in panel_shares(rack).items()]
 
 
 def _capacity(limit: RackLimits) -> dict[str, float]:
@@ -90,31 +87,38 @@ def _capacity(limit: RackLimits) -> dict[str, float]:
             "liquid_kw": limit.liquid_kw}
 
 
-def _rooms(site: Site, loads: tuple[RackLoad, ...], limits: tuple[RackLimits, ...],
-           budgets: dict[str, float]) -> list[_Room]:
+def _rooms(site: Site, racks: tuple[RackPlan, ...], loads: tuple[RackLoad, ...], limits: tuple[RackLimits, ...],
+           budgets: dict[str, float], heights: dict[str, int]) -> list[_Room]:
     rooms = []
-    for (_, _, row, rack), load, limit in zip(site.racks(), loads, limits, strict=True):
-        used = {"u": load.u_used, "kw": load.power_kw, "kg": load.weight_kg, "air_kw": load.air_heat_kw,
+    for (_, _, row, rack), plan, load, limit in zip(site.racks(), racks, loads, limits, strict=True):
+        used = {"kw": load.power_kw, "kg": load.weight_kg, "air_kw": load.air_heat_kw,
                 "liquid_kw": load.liquid_heat_kw}
-        free = {dim: room - used[dim] for dim, room in _capacity(limit).items()}
-        draws = [(key, kind, 1.0) for kind in ("air_kw", "liquid_kw") if (key := f"row {row.name} {kind}") in budgets]
-        draws += _panel_draws(rack)
-        if "site" in budgets:
-            draws.append(("site", "kw", 1.0))
-        rooms.append(_Room(free, load.device_count == 0, draws))
+        free = {dim: room - used[dim] for dim, room in _capacity(limit).items() if dim != "u"}
+        gaps = free_runs(plan, heights, rack.u_height, rack.reserved_u)
+        draws = [(f"row {row.name} liquid_kw", "liquid_kw", 1.0), *_panel_draws(rack)]
+        if f"row {row.name} air_kw" in budgets and rack.cooling.kind != "rdhx":  # a door keeps it from the room
+            draws.append((f"row {row.name} air_kw", "air_kw", 1.0))
+        rooms.append(_Room(gaps, free, load.device_count == 0, draws))
     return rooms
 
 
-def _fit(demand: Demand, free: dict[str, float], draws: list[tuple[str, str, float]],
+def _fit(demand: Demand, gaps: list[int], free: dict[str, float], draws: list[tuple[str, str, float]],
          budgets: dict[str, float]) -> int:
-    """How many devices of `demand` fit in `free` and the shared budgets (0 when any is already exceeded)."""
-    ratios = [free[dim] / need for dim in _DIMENSIONS if (need := getattr(demand, dim)) > 0]
+    """How many devices of `demand` fit in the gaps, `free` and the shared budgets (0 when any is exceeded)."""
+    ratios = [free[dim] / need for dim in _DIMENSIONS[1:] if (need := getattr(demand, dim)) > 0]
     ratios += [budgets[key] / need for key, dim, share in draws if (need := getattr(demand, dim) * share) > 0]
-    return max(0, math.floor(min(ratios) + _EPS)) if ratios else 0
+    fit = sum(gap // demand.u for gap in gaps)
+    return min(fit, max(0, math.floor(min(ratios) + _EPS))) if ratios else fit
 
 
 def _take(demand: Demand, count: int, room: _Room, budgets: dict[str, float]) -> None:
-    for dim in _DIMENSIONS:
+    """Book `count` devices: U from the lowest gaps first (as the elevation stacks them), the rest by amount."""
+    left = count
+    for i, gap in enumerate(room.gaps):
+        used = min(left, gap // demand.u)
+        room.gaps[i] -= used * demand.u
+        left -= used
+    for dim in _DIMENSIONS[1:]:
         room.free[dim] -= getattr(demand, dim) * count
     for key, dim, share in room.draws:
         budgets[key] -= getattr(demand, dim) * share * count
@@ -123,7 +127,8 @@ def _take(demand: Demand, count: int, room: _Room, budgets: dict[str, float]) ->
 
 def _empty_fit(demand: Demand, server: Server, limit: RackLimits) -> int:
     """Devices an empty rack of these limits holds, ignoring shared budgets (for the lower bound)."""
-    fit = _fit(demand, _capacity(limit), [], {})
+    capacity = _capacity(limit)
+    fit = _fit(demand, [int(capacity["u"])], capacity, [], {})
     return min(fit, 1) if server.form == "rack" else fit
 
 
@@ -164,12 +169,12 @@ def _order(items: list[Item], limits: tuple[RackLimits, ...]) -> list[Item]:
 
 
 def auto_place(cluster: Cluster, catalog: Catalog, racks: tuple[RackPlan, ...], loads: tuple[RackLoad, ...],
-               limits: tuple[RackLimits, ...], config: PolicyConfig,
+               limits: tuple[RackLimits, ...], heights: dict[str, int], config: PolicyConfig,
                ) -> tuple[tuple[RackPlan, ...], dict[str, int], PlacementReport]:
     """Place every pool without explicit placements on top of what the blueprint placed.
 
-    Returns the racks with the planner's devices appended, the nodes per pool that fit nowhere, and a report
-    with the lower bound on racks those pools need.
+    `heights` is the U of each pool's hardware. Returns the racks with the planner's devices appended, the
+    nodes per pool that fit nowhere, and a report with the lower bound on racks those pools need.
     """
     site = cluster.site
     assert site is not None
@@ -178,7 +183,7 @@ def auto_place(cluster: Cluster, catalog: Catalog, racks: tuple[RackPlan, ...], 
     site_racks = [rack for _, _, _, rack in site.racks()]
     bound, bounds = lower_bound(items, site_racks, limits)
     budgets = _shared_budgets(site, loads, config)
-    rooms = _rooms(site, loads, limits, budgets)
+    rooms = _rooms(site, racks, loads, limits, budgets, heights)
     added: list[list[PlacedDevices]] = [[] for _ in racks]
     unplaced: dict[str, int] = {}
     auto_placed: dict[str, int] = {}
@@ -189,7 +194,7 @@ def auto_place(cluster: Cluster, catalog: Catalog, racks: tuple[RackPlan, ...], 
                 break
             if not suits(server, rack, limit) or (server.form == "rack" and not room.empty):
                 continue
-            count = min(left, _fit(demand, room.free, room.draws, budgets))
+            count = min(left, _fit(demand, room.gaps, room.free, room.draws, budgets))
             if server.form == "rack":
                 count = min(count, 1)
             if count:

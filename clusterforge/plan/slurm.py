@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from clusterforge.hostlist import compress
-from clusterforge.model import Cluster
+from clusterforge.model import Cluster, SwitchedFabric
 from clusterforge.plan.model import PoolNodes, SlurmNodes, SlurmPartition, SlurmPlan, SlurmSwitch, Topology
+from clusterforge.plan.topology import switch_names
 
 
 def gres_type(model: str) -> str:
@@ -42,16 +43,42 @@ def partitions(cluster: Cluster, pools: tuple[PoolNodes, ...]) -> tuple[SlurmPar
     return tuple(out)
 
 
-def switches(topology: Topology | None) -> tuple[SlurmSwitch, ...]:
+def leaf_groups(topology: Topology, rail_optimized: bool) -> dict[str, tuple[tuple[str, ...], list[str]]]:
+    """SLURM's leaf level: name -> (physical leaves, nodes). topology/tree wants each node under one leaf
+    (slurmctld warns "Multiple leaf switches contain nodes" otherwise), so on a rail-optimized fabric the
+    rail group, the nodes that share one set of rail leaves, is the leaf (`su-001`); elsewhere a node
+    belongs to the leaf of its first NIC."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for node, rails in topology.rails.items():
+        key = tuple(dict.fromkeys(rails)) if rail_optimized else rails[:1]
+        groups.setdefault(key, []).append(node)
+    if not rail_optimized:
+        return {leaves[0]: (leaves, nodes) for leaves, nodes in groups.items()}
+    names = switch_names("su", len(groups))
+    return {name: item for name, item in zip(names, groups.items(), strict=True)}
+
+
+def switches(topology: Topology | None, rail_optimized: bool) -> tuple[SlurmSwitch, ...]:
+    """topology.conf lines: the leaf level, then spines and cores with the switches below them."""
     if topology is None:
         return ()
-    return tuple(SlurmSwitch(s.name, nodes=compress(s.nodes), switches=compress(s.children))
-                 for s in topology.switches)
+    groups = leaf_groups(topology, rail_optimized)
+    group_of = {leaf: name for name, (leaves, _) in groups.items() for leaf in leaves}
+    out = [SlurmSwitch(name, nodes=compress(nodes), leaves=compress(leaves) if rail_optimized else "")
+           for name, (leaves, nodes) in groups.items()]
+    for switch in topology.switches:
+        if switch.tier == "leaf":
+            continue
+        children = switch.children if switch.tier == "core" else [group_of[c] for c in switch.children if c in group_of]
+        out.append(SlurmSwitch(switch.name, switches=compress(dict.fromkeys(children))))
+    return tuple(out)
 
 
 def slurm_plan(cluster: Cluster, pools: tuple[PoolNodes, ...], topology: Topology | None) -> SlurmPlan:
     host, reason = controller(pools)
+    fabric = cluster.fabric
+    rail_optimized = isinstance(fabric, SwitchedFabric) and fabric.rail_optimized
     nodes = tuple(SlurmNodes(p.pool, p.hostlist, gres_type(p.gpu_model) if p.gpu_model else None, p.gpu_count)
                   for p in pools if p.role == "compute")
     return SlurmPlan(cluster.slurm.cluster_name or cluster.name, host, reason, nodes,
-                     partitions(cluster, pools), switches(topology))
+                     partitions(cluster, pools), switches(topology, rail_optimized))
