@@ -43,6 +43,7 @@ class Registered:
     parent: str
     protect: bool
     ignore_changes: list[str]
+    outputs: dict[str, Any]  # the state the mock returned, with the id: what a stack policy reads
 
 
 @dataclass
@@ -50,6 +51,7 @@ class Recorder(pulumi.runtime.Mocks):
     """Echoes inputs back as state, adds the outputs AWS computes, and remembers every registration."""
 
     resources: list[Registered] = field(default_factory=list)
+    states: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     ips: Iterator[int] = field(default_factory=lambda: itertools.count(10))
 
@@ -70,6 +72,7 @@ class Recorder(pulumi.runtime.Mocks):
             rid = args.inputs["name"]
         state.setdefault("arn", f"arn:aws:mock:::{args.typ}/{rid}")
         state.setdefault("name", f"{args.name}-auto")  # the engine auto-names resources that take a name
+        self.states[(args.typ, args.name)] = {**state, "id": rid}  # registrations arrive on several threads
         return rid, state
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
@@ -105,7 +108,8 @@ class Monitor(pulumi_mocks.MockMonitor):
         if request.type != "pulumi:pulumi:Stack":
             self.recorder.resources.append(Registered(
                 request.type, request.name, deserialize_properties(request.object), request.parent,
-                request.protect, list(request.ignoreChanges)))
+                request.protect, list(request.ignoreChanges),
+                self.recorder.states.get((request.type, request.name), {})))
         return response
 
 
