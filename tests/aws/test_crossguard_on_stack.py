@@ -40,13 +40,14 @@ def policy_resources(rec: Recorder, change: Callable[[str, dict[str, Any]], dict
 def violations(resources: list[PolicyResource], blueprint: Path) -> list[str]:
     found: list[str] = []
     for policy in policies(base=PACK):
+        def report(message: str, urn: str | None = None, name: str = policy.name) -> None:
+            found.append(f"{name}: {message}")
+
         if isinstance(policy, StackValidationPolicy):
-            policy.validate(StackValidationArgs(resources, {"blueprint": str(blueprint)}),
-                            lambda message, urn=None: found.append(f"{policy.name}: {message}"))
+            policy.validate(StackValidationArgs(resources, {"blueprint": str(blueprint)}), report)
             continue
         for r in resources:
-            args = ResourceValidationArgs(r.resource_type, r.props, r.urn, r.name, r.opts, None)
-            policy.validate(args, lambda message, urn=None: found.append(f"{policy.name}: {message}"))
+            policy.validate(ResourceValidationArgs(r.resource_type, r.props, r.urn, r.name, r.opts, None), report)
     return found
 
 
