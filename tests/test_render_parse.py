@@ -144,7 +144,9 @@ def test_slurm_conf_uses_only_known_keys(rendered, example: str) -> None:
     settings = {fields[0][0]: fields[0][1] for fields in lines if len(fields) == 1}
     assert settings["SelectType"] == "select/cons_tres" and settings["GresTypes"] == "gpu"
     assert settings["ProctrackType"] == "proctrack/cgroup" and "task/cgroup" in settings["TaskPlugin"]
-    assert settings["SlurmctldHost"] == "gpu-0001" and settings["StateSaveLocation"]
+    # on AWS a blueprint without a controller pool gets the stack's own controller, not a GPU node
+    controller = {"onprem-dgx-h100": "gpu-0001", "aws-p5": "controller-0001"}[example]
+    assert settings["SlurmctldHost"] == controller and settings["StateSaveLocation"]
     assert ("TopologyPlugin" in settings) == (example == "onprem-dgx-h100")
 
 

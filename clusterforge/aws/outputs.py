@@ -43,3 +43,8 @@ class StackOutputs(_Output):
     controller: ControllerOutput
     lustre: LustreOutput | None = None
     checkpoint_bucket: str | None = None
+
+    @property
+    def controller_type(self) -> str | None:
+        """The controller's instance type, so a render plans the controller the stack actually built."""
+        return next((n.instance_type for n in self.nodes if n.name == self.controller.name), None)

@@ -304,6 +304,20 @@ MUTANTS = (
         (f"{T}/test_inventory.py::test_overlay_adds_addresses_and_the_stacks_controller",),
     ),
     Mutant(
+        "render ignores the stack",
+        "clusterforge/render/inventory.py",
+        "    if ctx.stack is not None:",
+        "    if False:",
+        (f"{T}/test_render_from_stack.py",),
+    ),
+    Mutant(
+        "render borrows a GPU node as controller",
+        "clusterforge/cli/plan_cmds.py",
+        'if cluster.target == "aws":',
+        "if False:",
+        (f"{T}/test_render_from_stack.py",),
+    ),
+    Mutant(
         "recorder in preview",
         f"{T}/conftest.py",
         'stack="test", preview=False',
