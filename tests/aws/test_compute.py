@@ -180,7 +180,9 @@ def test_node_role_is_ssm_plus_this_clusters_buckets(stack: Stack, tmp_path: Pat
     data = example("aws-p5")
     data["aws"]["data_bucket"] = "s3://team-datasets/imagenet"
     rec = stack(build_blueprint(write(tmp_path, data))).recorder
-    trust = json.loads(rec.one("aws:iam/role:Role").inputs["assumeRolePolicy"])
+    role = rec.one("aws:iam/role:Role").inputs
+    assert role["path"] == "/clusterforge/"  # the deploy role's PassRole is scoped to this path
+    trust = json.loads(role["assumeRolePolicy"])
     assert trust["Statement"][0]["Principal"] == {"Service": "ec2.amazonaws.com"}
     [attachment] = rec.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
     assert attachment.inputs["policyArn"] == "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
@@ -192,6 +194,6 @@ def test_node_role_is_ssm_plus_this_clusters_buckets(stack: Stack, tmp_path: Pat
                          "arn:aws:s3:::team-datasets/imagenet/*"}
     assert all("*" not in s["Action"] for s in policy["Statement"])
     profile = rec.one("aws:iam/instanceProfile:InstanceProfile")
-    assert profile.inputs["role"] == "compute-nodes-role-auto"  # the role's (auto-)name
+    assert profile.inputs["role"] == "compute-nodes-role-auto" and profile.inputs["path"] == "/clusterforge/"
     arn = "arn:aws:mock:::aws:iam/instanceProfile:InstanceProfile/compute-nodes-profile-id"  # the mock's ARN
     assert [t.inputs["iamInstanceProfile"] for t in rec.of_type(LT)] == [{"arn": arn}] * 2

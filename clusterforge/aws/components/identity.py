@@ -13,6 +13,7 @@ from clusterforge.aws.design import DataRepository
 from clusterforge.aws.policy_documents import assume_role, bucket_access
 
 SSM_POLICY = "AmazonSSMManagedInstanceCore"
+IAM_PATH = "/clusterforge/"  # lets the deploy role's iam:PassRole and iam:Create* be scoped to role/clusterforge/*
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,7 @@ class NodeRole(pulumi.ComponentResource):
     def __init__(self, name: str, args: NodeRoleArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("clusterforge:aws:NodeRole", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        role = aws.iam.Role(f"{name}-role", assume_role_policy=json.dumps(assume_role(args.region)),
+        role = aws.iam.Role(f"{name}-role", path=IAM_PATH, assume_role_policy=json.dumps(assume_role(args.region)),
                             description=f"clusterforge {args.cluster} nodes", opts=child)
         aws.iam.RolePolicyAttachment(f"{name}-ssm", role=role.name,
                                      policy_arn=managed_policy(args.region, SSM_POLICY), opts=child)
@@ -40,7 +41,7 @@ class NodeRole(pulumi.ComponentResource):
                     if bucket is not None else json.dumps(bucket_access(args.region, None, args.data,
                                                                         args.kms_key_arn)))
         aws.iam.RolePolicy(f"{name}-buckets", role=role.id, policy=document, opts=child)
-        profile = aws.iam.InstanceProfile(f"{name}-profile", role=role.name, opts=child)
+        profile = aws.iam.InstanceProfile(f"{name}-profile", path=IAM_PATH, role=role.name, opts=child)
         self.role_name = role.name
         self.instance_profile_arn = profile.arn
         self.register_outputs({"role_name": self.role_name, "instance_profile_arn": self.instance_profile_arn})
