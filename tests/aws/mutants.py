@@ -123,8 +123,8 @@ MUTANTS = (
     Mutant(
         "template without the group",
         f"{COMP}/pool.py",
-        "group.name if group is not None else None",
-        "None",
+        "replace(args, placement_group=group.name) if group is not None else args",
+        "args",
         (f"{T}/test_compute.py::test_one_cluster_placement_group_per_efa_pool",),
     ),
     Mutant(

@@ -53,12 +53,13 @@ class Compute(pulumi.ComponentResource):
         device = root_device(self.image_id, self)
         controller = Controller(design.controller, None)
         self.nodes = []
-        for pool in design.pools:
+        for pool in design.pools:  # controller pools first: the others' user data needs its address
             self.nodes += node_pool(name, TemplateArgs(
                 design.name, pool, self.image_id, device, args.subnet_ids[pool.zone], [args.security_group_id],
                 role.instance_profile_arn, kms_key_arn=args.kms_key_arn), controller, self)
-            if controller.address is None and any(n.name == design.controller for n in self.nodes):
-                self.controller = next(n for n in self.nodes if n.name == design.controller)
-                controller = Controller(design.controller, self.controller.instance.private_ip)
+            built = next((n for n in self.nodes if n.name == design.controller), None)
+            if controller.address is None and built is not None:
+                self.controller = built
+                controller = Controller(design.controller, built.instance.private_ip)
         self.register_outputs({"image_id": self.image_id,
                                "controller_ip": self.controller.instance.private_ip})

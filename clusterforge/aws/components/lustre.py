@@ -75,7 +75,7 @@ class Lustre(pulumi.ComponentResource):
             data_compression_type=fsx.data_compression, file_system_type_version=fsx.lustre_version,
             metadata_configuration=metadata(fsx), subnet_ids=args.subnet_id,
             security_group_ids=[args.security_group_id], kms_key_id=args.kms_key_arn if persistent else None,
-            import_path=args.data.url if linked and args.data else None,
+            import_path=args.data.url if linked and args.data is not None else None,
             auto_import_policy=AUTO_IMPORT if linked and fsx.deployment_type != "SCRATCH_1" else None,
             tags={"Name": args.cluster}, opts=pulumi.ResourceOptions(parent=self, protect=args.protect))
         self.data_path = DATA_PATH if p2 and args.data else ("/" if linked else None)

@@ -8,7 +8,7 @@ inventory, and scale whole Capacity Blocks in and out behind the scheduler's bac
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pulumi
 import pulumi_aws as aws
@@ -44,7 +44,8 @@ def user_data(cluster: str, pool: PoolDesign, node: str, controller: Controller)
 
 
 def node_pool(name: str, args: TemplateArgs, controller: Controller, parent: pulumi.Resource) -> list[Node]:
-    """`name` is the parent's; children are `{name}-{pool}-pg`, `{name}-{pool}-lt` and `{name}-{node}`."""
+    """`name` is the parent's; children are `{name}-{pool}-pg`, `{name}-{pool}-lt` and `{name}-{node}`.
+    `args.placement_group` is filled in here when the pool gets a group."""
     pool = args.pool
     child = pulumi.ResourceOptions(parent=parent)
     group = None
@@ -52,9 +53,8 @@ def node_pool(name: str, args: TemplateArgs, controller: Controller, parent: pul
         group = aws.ec2.PlacementGroup(f"{name}-{pool.name}-pg", name=pool.placement_group,
                                        strategy=CLUSTER_STRATEGY, tags={"Name": pool.placement_group},
                                        opts=pulumi.ResourceOptions(parent=parent, delete_before_replace=True))
-    template = launch_template(f"{name}-{pool.name}-lt", TemplateArgs(
-        args.cluster, pool, args.image_id, args.root_device_name, args.subnet_id, args.security_group_ids,
-        args.instance_profile_arn, group.name if group is not None else None, args.kms_key_arn), child)
+    template = launch_template(f"{name}-{pool.name}-lt",
+                               replace(args, placement_group=group.name) if group is not None else args, child)
     version = template.latest_version.apply(str)
     nodes = []
     for node in pool.nodes:
