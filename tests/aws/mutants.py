@@ -318,6 +318,20 @@ MUTANTS = (
         (f"{T}/test_render_from_stack.py",),
     ),
     Mutant(
+        "preview without the policy pack",
+        ".github/workflows/pulumi-aws.yml",
+        "pulumi preview --stack \"$STACK\" --policy-pack ../../policies --diff",
+        "pulumi preview --stack \"$STACK\" --diff",
+        (f"{T}/test_workflow.py",),
+    ),
+    Mutant(
+        "up without the approval environment",
+        ".github/workflows/pulumi-aws.yml",
+        "    environment: aws-production",
+        "    environment: aws-preview",
+        (f"{T}/test_workflow.py",),
+    ),
+    Mutant(
         "recorder in preview",
         f"{T}/conftest.py",
         'stack="test", preview=False',
@@ -346,7 +360,8 @@ def run(mutant: Mutant) -> tuple[bool, float]:
     if original.count(mutant.old) != 1:
         raise SystemExit(f"{mutant.name}: snippet occurs {original.count(mutant.old)} times in {mutant.file}")
     mutated = original.replace(mutant.old, mutant.new)
-    compile(mutated, str(path), "exec")  # a mutant must still be valid Python
+    if path.suffix == ".py":
+        compile(mutated, str(path), "exec")  # a mutant must still be valid Python
     path.write_text(mutated)
     try:
         start = time.perf_counter()
