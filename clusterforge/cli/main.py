@@ -8,6 +8,7 @@ from clusterforge.cli import (  # noqa: F401  (commands register on import)
     check_cmds,
     new_cmds,
     plan_cmds,
+    report_cmds,
     rules_cmds,
 )
 from clusterforge.cli.app import app
