@@ -16,9 +16,9 @@ from markupsafe import Markup
 from clusterforge.catalog import Instance, Server
 from clusterforge.load import Loaded
 from clusterforge.plan import Plan, build_plan
+from clusterforge.plan.capacity import n_plus_one_kw, room_heat_kw
 from clusterforge.policies import PolicyConfig, Verdict
 from clusterforge.policies.context import Context
-from clusterforge.policies.cooling import room_heat_kw
 from clusterforge.report.elevation import pool_colours, rack_svg
 from clusterforge.report.fabric import fabric_svg
 
@@ -89,8 +89,8 @@ def build(loaded: Loaded, verdict: Verdict, plan: Plan | None = None, config: Po
             crah, cdu = row.cooling.crah_kw, row.cooling.cdu_kw
             rows_view.append({
                 "name": row.name, "racks": len(row.racks), "kw": sum(ld.power_kw for ld, _ in loads),
-                "room": Bar("air", sum(room_heat_kw(ld, rk) for ld, rk in loads), sum(crah) - max(crah, default=0)),
-                "liquid": Bar("liquid", sum(ld.liquid_heat_kw for ld, _ in loads), sum(cdu) - max(cdu, default=0))})
+                "room": Bar("air", sum(room_heat_kw(ld.air_heat_kw, rk) for ld, rk in loads), n_plus_one_kw(crah)),
+                "liquid": Bar("liquid", sum(ld.liquid_heat_kw for ld, _ in loads), n_plus_one_kw(cdu))})
     total_racks = len(plan.loads)
     it_kw = sum(ctx.device_kw(p) * p.count for p in cluster.pools)
     fabric = plan.fabric
