@@ -7,6 +7,7 @@ from html import escape
 
 from clusterforge.model import Rack
 from clusterforge.plan import RackLoad
+from clusterforge.plan.elevation import elevation
 
 U_PX = 9  # pixels per rack unit
 WIDTH = 150
@@ -27,28 +28,19 @@ def pool_colours(pools: list[str]) -> dict[str, str]:
     return {pool: PALETTE[i % len(PALETTE)] for i, pool in enumerate(pools)}
 
 
-def slots(load: RackLoad, rack: Rack, hardware: dict[str, str]) -> list[Slot]:
-    """Devices at their positions; unpositioned ones stack from U1 upwards into the free units."""
-    used: set[int] = set()
+def slots(load: RackLoad, rack: Rack, hardware: dict[str, str]) -> tuple[list[Slot], int]:
+    """Devices at the U positions the planner gives them, and how many found no room (RCK-001 reports it)."""
+    heights = {placed.pool: server.u_height for placed, server in load.servers}
+    positions = elevation(load.rack, heights, rack.u_height, rack.reserved_u)
     out: list[Slot] = []
-    pending: list[tuple[str, int]] = []
-    for placed, server in load.servers:
-        for n in range(placed.count):
-            if placed.position is not None:
-                bottom = placed.position + n * server.u_height
-                out.append(Slot(placed.pool, bottom, server.u_height, hardware[placed.pool]))
-                used.update(range(bottom, bottom + server.u_height))
+    homeless = 0
+    for placed, starts in zip(load.rack.devices, positions, strict=True):
+        for start in starts:
+            if start is None:
+                homeless += 1
             else:
-                pending.append((placed.pool, server.u_height))
-    top = rack.u_height - rack.reserved_u
-    cursor = 1
-    for pool, height in pending:
-        while cursor + height - 1 <= top and any(u in used for u in range(cursor, cursor + height)):
-            cursor += 1
-        out.append(Slot(pool, cursor, height, hardware[pool]))  # drawn even when it overflows (RCK-001 says so)
-        used.update(range(cursor, cursor + height))
-        cursor += height
-    return out
+                out.append(Slot(placed.pool, start, heights[placed.pool], hardware[placed.pool]))
+    return out, homeless
 
 
 def rack_svg(load: RackLoad, rack: Rack, colours: dict[str, str], hardware: dict[str, str],
@@ -65,7 +57,8 @@ def rack_svg(load: RackLoad, rack: Rack, colours: dict[str, str], hardware: dict
         y = 2
         parts.append(f'<rect x="24" y="{y}" width="{WIDTH}" height="{rack.reserved_u * U_PX}" class="reserved">'
                      f'<title>{rack.reserved_u}U reserved</title></rect>')
-    for slot in slots(load, rack, hardware):
+    drawn, homeless = slots(load, rack, hardware)
+    for slot in drawn:
         y = 2 + height - (slot.bottom + slot.height - 1) * U_PX
         label = f"{slot.pool} · {slot.hardware}"
         parts.append(
@@ -73,5 +66,6 @@ def rack_svg(load: RackLoad, rack: Rack, colours: dict[str, str], hardware: dict
             f'rx="2" fill="{colours.get(slot.pool, "#999")}"><title>{escape(label)} at U{slot.bottom}'
             f'</title></rect><text x="{24 + WIDTH / 2}" y="{y + slot.height * U_PX / 2 + 3}" '
             f'class="label">{escape(label)}</text></g>')
-    parts.append(f'<text x="{24 + WIDTH / 2}" y="{height + 18}" class="name">{escape(rack.name)}</text></svg>')
+    name = escape(rack.name) + (f" (+{homeless} without room)" if homeless else "")
+    parts.append(f'<text x="{24 + WIDTH / 2}" y="{height + 18}" class="name">{name}</text></svg>')
     return "".join(parts)
