@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 from clusterforge.cli import (  # noqa: F401  (commands register on import)
     blueprint_cmds,
     catalog_cmds,
@@ -14,7 +16,13 @@ from clusterforge.cli import (  # noqa: F401  (commands register on import)
 from clusterforge.cli.app import app
 
 
+def _terminate(signum: int, frame: object) -> None:
+    """SIGTERM unwinds like Ctrl-C, so atomic writers remove their temporary files and keep the old output."""
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
+    signal.signal(signal.SIGTERM, _terminate)
     app(prog_name="clusterforge")
 
 
