@@ -25,12 +25,12 @@ try:
 except ImportError:  # pragma: no cover - the dependency is declared; this keeps a broken install usable
     ryml = None
 
-_VALUE = r"(?:[\[{,][ \t]*|:[ \t]+|^[ \t]*(?:-[ \t]+)+|\?[ \t]+)"
+_VALUE = r"(?:[\[{,][ \t]*|:[ \t]+|^[ \t]*(?:-[ \t]+)*|\?[ \t]+)"  # incl. a flow continuation line
 _KEY = r"(?:^[ \t]*(?:-[ \t]+)*|[\[{,][ \t]*)"
 _END = r"(?=[ \t]*(?:$|[,\]}#]))"
 _RISKY_TOKENS = [  # whole plain scalars that YAML 1.1 (PyYAML) and rapidyaml's JSON would read differently
     r"(?:[yY]es|YES|[nN]o|NO|[oO]n|ON|[oO]ff|OFF|True|TRUE|False|FALSE|Null|NULL|~)",
-    r"[-+]?\.(?:inf|Inf|INF|nan|NaN|NAN)",
+    r"[-+]?\.?(?:[iI]nf(?:inity)?|INF(?:INITY)?|nan|NaN|NAN)",  # rapidyaml reads inf/nan words as floats
     r"\+[0-9.][0-9a-zA-Z_.:+-]*",               # an explicit plus sign
     r"-?0[0-9bBoOxX_][0-9a-fA-F_.:xXoObB]*",     # octal, hex, binary, leading zeros
     r"-?[0-9][0-9_]*_[0-9_.]*",                  # digit separators
@@ -53,9 +53,12 @@ class _Duplicate(Exception):
     pass
 
 
+_SPECIAL_KEYS = frozenset({"", ".inf", "-.inf", "+.inf", ".nan"})  # rapidyaml renames inf/nan keys, even quoted
+
+
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out = dict(pairs)
-    if len(out) != len(pairs) or "" in out:  # duplicates, or an empty/null key PyYAML reads differently
+    if len(out) != len(pairs) or not _SPECIAL_KEYS.isdisjoint(out):  # duplicates, or keys read differently
         raise _Duplicate
     return out
 
@@ -125,16 +128,36 @@ class RymlLines:
             return bracket if bracket >= 0 else first
         return first
 
+    def _scalar_end(self, offset: int, length: int, quoted: bool) -> int:
+        """Just past a scalar in the original text; a quoted one ends at its closing quote (in-place parsing
+        shortens escaped text, so the parsed length says nothing about the source span)."""
+        if not quoted or offset == 0:
+            return offset + length
+        quote = self._text[offset - 1:offset]
+        i = offset
+        while i < len(self._text):
+            char = self._text[i:i + 1]
+            if quote == b'"' and char == b"\\":
+                i += 2
+                continue
+            if char == quote:
+                if quote == b"'" and self._text[i + 1:i + 2] == b"'":
+                    i += 2
+                    continue
+                return i + 1
+            i += 1
+        return offset + length
+
     def _end(self, node: int) -> int | None:
         """Offset just past the last text of a subtree (an empty value counts by its bracket or quote)."""
         tree = self._tree
         ends = []
         if tree.has_key(node) and (key := self._offset(tree.key(node))) is not None:
-            ends.append(key + len(tree.key(node)) + (1 if tree.is_key_quoted(node) else 0))
+            ends.append(self._scalar_end(key, len(tree.key(node)), tree.is_key_quoted(node)))
         if tree.is_container(node) and tree.num_children(node):
             ends += [e for c in ryml.children(tree, node) if (e := self._end(c)) is not None]
         elif tree.has_val(node) and (val := self._offset(tree.val(node))) is not None:
-            ends.append(val + len(tree.val(node)) + (1 if tree.is_val_quoted(node) else 0))
+            ends.append(self._scalar_end(val, len(tree.val(node)), tree.is_val_quoted(node)))
         elif (empty := self._empty_offset(node)) is not None:
             ends.append(empty + 2 if self._text[empty:empty + 1] in (b"'", b'"') else empty + 1)  # '' or ""
         return max(ends) if ends else None
@@ -143,7 +166,7 @@ class RymlLines:
         """Where the text of a node can begin: after its key, its previous sibling, or its parent's start."""
         tree = self._tree
         if tree.has_key(node) and (key := self._offset(tree.key(node))) is not None:
-            return key + len(tree.key(node)) + (1 if tree.is_key_quoted(node) else 0)
+            return self._scalar_end(key, len(tree.key(node)), tree.is_key_quoted(node))
         before = tree.prev_sibling(node)
         if before != ryml.NONE:
             return self._end(before)

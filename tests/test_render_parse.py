@@ -194,7 +194,8 @@ def test_12500_nodes_compress_to_a_handful_of_lines(cli, write, tmp_path) -> Non
     text = (out / "slurm" / "slurm.conf").read_text()
     node_lines = re.findall(r"^NodeName=.*$", text, re.M)
     assert len(node_lines) < 10
-    assert node_lines[0] == "NodeName=gpu-[00001-12500] Gres=gpu:h100:8 State=UNKNOWN"
+    assert node_lines[0] == ("NodeName=gpu-[00001-12500] Sockets=2 CoresPerSocket=56 ThreadsPerCore=2 "
+                             "RealMemory=1992294 Gres=gpu:h100:8 State=UNKNOWN")
     assert "PartitionName=train Nodes=gpu-[00001-12500] Default=YES" in text
     assert sum(len(expand(line.split()[0].split("=", 1)[1])) for line in node_lines) == 13_000
     hosts = yaml.load((out / "inventory" / "hosts.yml").read_text(), Loader=yaml.CSafeLoader)["all"]["children"]

@@ -66,4 +66,5 @@ def build_plan(cluster: Cluster, catalog: Catalog, config: PolicyConfig | None =
     topology = None
     if fabric is not None and isinstance(cluster.fabric, SwitchedFabric):
         topology = wire(fabric, nodes, cluster.fabric.rail_optimized)
-    return Plan(racks, loads, unplaced, fabric, limits, report, nodes, topology, slurm_plan(cluster, nodes, topology))
+    slurm = slurm_plan(cluster, catalog, nodes, topology)
+    return Plan(racks, loads, unplaced, fabric, limits, report, nodes, topology, slurm)
