@@ -20,7 +20,7 @@ def path(key: str) -> Path | None:
 
 settings = StackSettings(
     blueprint=HERE / config.require("blueprint"), policy_config=path("policyConfig"), waivers=path("waivers"),
-    nat_gateway=config.get_bool("natGateway") or False, kms_key_arn=config.get("kmsKeyArn"),
+    nat_gateway=config.get_bool("natGateway") or False, kms_key_arn=config.get("kmsKeyArn") or None,
     controller_instance_type=config.get("controllerInstanceType") or StackSettings.controller_instance_type,
     ami_parameter=config.get("amiParameter") or StackSettings.ami_parameter,
     protect_data=config.get_bool("protectData") is not False)

@@ -276,6 +276,13 @@ MUTANTS = (
         (f"{T}/test_program.py::test_a_waived_error_deploys",),
     ),
     Mutant(
+        "an empty kmsKeyArn reaches the resources",
+        "stacks/aws/__main__.py",
+        'kms_key_arn=config.get("kmsKeyArn") or None',
+        'kms_key_arn=config.get("kmsKeyArn")',
+        (f"{T}/test_program.py::test_the_project_defaults_mean_the_programs_defaults",),
+    ),
+    Mutant(
         "region from aws:region",
         f"{PKG}/program.py",
         'aws.Provider("aws", region=plan.region,',

@@ -13,7 +13,7 @@ import yaml
 
 from clusterforge.aws.inventory import inventory, parse_outputs
 from tests.aws.blueprints import example, with_errors, write
-from tests.aws.conftest import EXAMPLES, Run, run_main
+from tests.aws.conftest import EXAMPLES, MAIN, Run, run_main
 
 Stack = Callable[..., Run]
 
@@ -104,6 +104,21 @@ def test_config_reaches_the_program(stack: Stack) -> None:
     provider = rec.one("pulumi:providers:aws").inputs
     assert provider["region"] == "us-east-2"
     assert json.loads(provider["defaultTags"])["tags"]["clusterforge:cluster"] == "research-b200"
+
+
+def test_the_project_defaults_mean_the_programs_defaults(stack: Stack) -> None:
+    """The CLI passes Pulumi.yaml's defaults ("" and booleans) to every stack; they must change nothing."""
+    declared = yaml.safe_load((MAIN.parent / "Pulumi.yaml").read_text())["config"]
+    defaults = {k: str(v["default"]).lower() if isinstance(v["default"], bool) else v["default"]
+                for k, v in declared.items() if "default" in v}
+    config = {"blueprint": str(EXAMPLES / "aws-p5.yaml")}
+    explicit = stack(run_main(config | defaults)).recorder
+    implicit = stack(run_main(config)).recorder
+    shape = [(r.typ, r.name, r.inputs, r.protect) for r in explicit.resources]
+    assert sorted(shape, key=repr) == sorted([(r.typ, r.name, r.inputs, r.protect) for r in implicit.resources],
+                                             key=repr)
+    assert "kmsKeyId" not in explicit.one("aws:fsx/lustreFileSystem:LustreFileSystem").inputs
+    assert explicit.named("compute-controller-lt").inputs["instanceType"] == "m7i.4xlarge"
 
 
 def test_relative_paths_are_relative_to_the_project(stack: Stack) -> None:
