@@ -6,7 +6,7 @@ comes from the catalog or the planner and can be checked without the Pulumi engi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from clusterforge.aws.addressing import Addressing, check_room, plan_subnets
 from clusterforge.aws.layout import EFA, EFA_ONLY, pool_layout
@@ -14,7 +14,7 @@ from clusterforge.aws.settings import DEFAULT_CONTROLLER_POOL, StackSettings
 from clusterforge.catalog import Instance
 from clusterforge.errors import ClusterforgeError, Problem
 from clusterforge.load import Loaded
-from clusterforge.model import Aws, CapacityBlock, Cluster, FsxLustre, Odcr, Pool
+from clusterforge.model import Aws, AwsSecurity, CapacityBlock, Cluster, FsxLustre, Odcr, Pool
 from clusterforge.plan import build_plan
 from clusterforge.plan.efa import availability_zone, efa_interfaces, placement_group
 from clusterforge.policies.network import Interface
@@ -73,6 +73,7 @@ class ClusterDesign:
     lustre_zone: str
     data: DataRepository | None
     ami: str | None
+    security: AwsSecurity = field(default_factory=AwsSecurity)
 
     @property
     def zones(self) -> tuple[str, ...]:
@@ -166,4 +167,4 @@ def design(loaded: Loaded, settings: StackSettings) -> ClusterDesign:
         name=cluster.name, team=cluster.team, region=aws.region, addressing=addressing, pools=pools,
         controller=plan.slurm.controller, implicit_controller=implicit,
         lustre=lustre if isinstance(lustre, FsxLustre) else None, lustre_zone=main.zone,
-        data=data_repository(cluster, aws), ami=aws.ami)
+        data=data_repository(cluster, aws), ami=aws.ami, security=aws.security)

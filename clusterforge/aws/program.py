@@ -52,7 +52,8 @@ def build(loaded: Loaded, settings: StackSettings) -> Built:
     """Every resource of the cluster. The caller has already run the policies (`guard.check`)."""
     plan = design(loaded, settings)
     opts = pulumi.ResourceOptions(providers=[provider(plan)])
-    network = Network("network", NetworkArgs(plan.name, plan.region, plan.addressing, settings.nat_gateway), opts)
+    network = Network("network", NetworkArgs(plan.name, plan.region, plan.addressing, settings.nat_gateway,
+                                             tuple(plan.security.ingress)), opts)
     storage = Storage("storage", StorageArgs(plan, network.subnet_ids[plan.lustre_zone],
                                              network.lustre_security_group_id, settings.kms_key_arn,
                                              settings.protect_data), opts)

@@ -47,7 +47,8 @@ class Compute(pulumi.ComponentResource):
         super().__init__("clusterforge:aws:Compute", name, None, opts)
         design = args.design
         role = NodeRole(f"{name}-nodes", NodeRoleArgs(design.name, design.region, args.checkpoint_bucket,
-                                                      design.data, args.kms_key_arn),
+                                                      design.data, args.kms_key_arn,
+                                                      tuple(design.security.node_policies)),
                         pulumi.ResourceOptions(parent=self))
         self.image_id = image(design, args.ami_parameter, self)
         device = root_device(self.image_id, self)
@@ -56,7 +57,8 @@ class Compute(pulumi.ComponentResource):
         for pool in design.pools:  # controller pools first: the others' user data needs its address
             self.nodes += node_pool(name, TemplateArgs(
                 design.name, pool, self.image_id, device, args.subnet_ids[pool.zone], [args.security_group_id],
-                role.instance_profile_arn, kms_key_arn=args.kms_key_arn), controller, self)
+                role.instance_profile_arn, kms_key_arn=args.kms_key_arn, imds_tokens=design.security.imds_tokens,
+                encrypt_root=design.security.encrypt_root_volumes), controller, self)
             built = next((n for n in self.nodes if n.name == design.controller), None)
             if controller.address is None and built is not None:
                 self.controller = built

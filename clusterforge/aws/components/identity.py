@@ -23,6 +23,7 @@ class NodeRoleArgs:
     checkpoint_bucket: pulumi.Input[str] | None = None
     data: DataRepository | None = None
     kms_key_arn: str | None = None
+    extra_policies: tuple[str, ...] = ()  # the blueprint's aws.security.node_policies (SEC-004 reviews them)
 
 
 class NodeRole(pulumi.ComponentResource):
@@ -41,6 +42,8 @@ class NodeRole(pulumi.ComponentResource):
                     if bucket is not None else json.dumps(bucket_access(args.region, None, args.data,
                                                                         args.kms_key_arn)))
         aws.iam.RolePolicy(f"{name}-buckets", role=role.id, policy=document, opts=child)
+        for i, arn in enumerate(args.extra_policies):
+            aws.iam.RolePolicyAttachment(f"{name}-extra-{i}", role=role.name, policy_arn=arn, opts=child)
         profile = aws.iam.InstanceProfile(f"{name}-profile", path=IAM_PATH, role=role.name, opts=child)
         self.role_name = role.name
         self.instance_profile_arn = profile.arn

@@ -15,8 +15,12 @@ from clusterforge.policies.network import Interface
 
 CAPACITY_BLOCK = "capacity-block"
 ROOT_VOLUME_TYPE = "gp3"
-# IMDSv2 only; one hop keeps containers on a bridge network away from the node's credentials.
-METADATA = aws.ec2.LaunchTemplateMetadataOptionsArgs(http_endpoint="enabled", http_tokens="required",
+
+
+def metadata(tokens: str) -> aws.ec2.LaunchTemplateMetadataOptionsArgs:
+    """IMDSv2 only unless the blueprint overrides it (SEC-001 reports that); one hop keeps containers on a
+    bridge network away from the node's credentials."""
+    return aws.ec2.LaunchTemplateMetadataOptionsArgs(http_endpoint="enabled", http_tokens=tokens,
                                                      http_put_response_hop_limit=1)
 
 
@@ -31,6 +35,8 @@ class TemplateArgs:
     instance_profile_arn: pulumi.Input[str]
     placement_group: pulumi.Input[str] | None = None
     kms_key_arn: str | None = None
+    imds_tokens: str = "required"
+    encrypt_root: bool = True
 
 
 def network_interfaces(layout: Sequence[Interface], subnet_id: pulumi.Input[str],
@@ -59,13 +65,14 @@ def capacity(target: CapacityTarget) -> dict[str, Any]:
     return out
 
 
-def root_volume(device_name: pulumi.Input[str], gib: int, kms_key_arn: str | None
+def root_volume(device_name: pulumi.Input[str], gib: int, kms_key_arn: str | None, encrypted: bool = True
                 ) -> aws.ec2.LaunchTemplateBlockDeviceMappingArgs:
-    """The AMI's own root device (a different name would add a second, empty volume), encrypted."""
+    """The AMI's own root device (a different name would add a second, empty volume), encrypted unless the
+    blueprint turns it off (SEC-002 reports that)."""
     return aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
         device_name=device_name, ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
-            volume_size=gib, volume_type=ROOT_VOLUME_TYPE, encrypted="true", kms_key_id=kms_key_arn,
-            delete_on_termination="true"))
+            volume_size=gib, volume_type=ROOT_VOLUME_TYPE, encrypted="true" if encrypted else "false",
+            kms_key_id=kms_key_arn if encrypted else None, delete_on_termination="true"))
 
 
 def launch_template(name: str, args: TemplateArgs, opts: pulumi.ResourceOptions) -> aws.ec2.LaunchTemplate:
@@ -76,8 +83,9 @@ def launch_template(name: str, args: TemplateArgs, opts: pulumi.ResourceOptions)
         image_id=args.image_id, instance_type=pool.instance_type,
         iam_instance_profile=aws.ec2.LaunchTemplateIamInstanceProfileArgs(arn=args.instance_profile_arn),
         network_interfaces=network_interfaces(pool.interfaces, args.subnet_id, args.security_group_ids),
-        metadata_options=METADATA,
-        block_device_mappings=[root_volume(args.root_device_name, pool.root_volume_gib, args.kms_key_arn)],
+        metadata_options=metadata(args.imds_tokens),
+        block_device_mappings=[root_volume(args.root_device_name, pool.root_volume_gib, args.kms_key_arn,
+                                           args.encrypt_root)],
         placement=aws.ec2.LaunchTemplatePlacementArgs(group_name=args.placement_group)
         if args.placement_group is not None else None,
         tag_specifications=[aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=tags)

@@ -10,6 +10,7 @@ import pulumi_aws as aws
 from clusterforge.aws.addressing import Addressing
 from clusterforge.aws.components.egress import endpoints, nat_gateway
 from clusterforge.aws.components.security_groups import security_groups
+from clusterforge.model import Ingress
 
 
 @dataclass(frozen=True)
@@ -18,6 +19,7 @@ class NetworkArgs:
     region: str
     addressing: Addressing
     nat_gateway: bool = False
+    ingress: tuple[Ingress, ...] = ()
 
 
 class Network(pulumi.ComponentResource):
@@ -42,7 +44,7 @@ class Network(pulumi.ComponentResource):
                                            tags={"Name": f"{args.cluster}-private-{zone}"}, opts=child)
             aws.ec2.RouteTableAssociation(f"{name}-private-{zone}-rta", subnet_id=subnets[zone].id,
                                           route_table_id=table.id, opts=child)
-        groups = security_groups(name, args.cluster, vpc.id, child)
+        groups = security_groups(name, args.cluster, vpc.id, child, args.ingress)
         endpoints(name, args.region, vpc.id, table.id, [s.id for s in subnets.values()], groups.endpoints.id,
                   child)
         if args.nat_gateway:

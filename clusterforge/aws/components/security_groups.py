@@ -5,10 +5,13 @@ No rule admits 0.0.0.0/0: nodes are reached through SSM Session Manager, never S
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
 import pulumi_aws as aws
+
+from clusterforge.model import Ingress
 
 ALL = "-1"
 ANYWHERE = "0.0.0.0/0"
@@ -42,7 +45,8 @@ def _egress(name: str, group: aws.ec2.SecurityGroup, target: aws.ec2.SecurityGro
                                         referenced_security_group_id=target.id, description=description, opts=opts)
 
 
-def security_groups(name: str, cluster: str, vpc_id: pulumi.Input[str], opts: pulumi.ResourceOptions) -> SecurityGroups:
+def security_groups(name: str, cluster: str, vpc_id: pulumi.Input[str], opts: pulumi.ResourceOptions,
+                    ingress: Sequence[Ingress] = ()) -> SecurityGroups:
     """Create the three groups and their rules as separate rule resources (no inline rules to fight over)."""
 
     def group(role: str, description: str) -> aws.ec2.SecurityGroup:
@@ -58,6 +62,12 @@ def security_groups(name: str, cluster: str, vpc_id: pulumi.Input[str], opts: pu
     _egress(f"{name}-cluster-all-out", nodes, None, "AWS APIs through endpoints, and NAT when enabled", opts)
     for low, high in LUSTRE_PORTS:
         _ingress(f"{name}-lustre-from-cluster-{low}", lustre, nodes, "tcp", (low, high), "Lustre clients", opts)
+    for i, rule in enumerate(ingress):  # the blueprint's aws.security.ingress (SEC-003 refuses the internet)
+        address = {"cidr_ipv6": rule.cidr} if ":" in rule.cidr else {"cidr_ipv4": rule.cidr}
+        aws.vpc.SecurityGroupIngressRule(f"{name}-cluster-extra-in-{i}", security_group_id=nodes.id,
+                                         ip_protocol=rule.protocol, from_port=rule.from_port, to_port=rule.to_port,
+                                         description=rule.description or "from the blueprint", opts=opts,
+                                         **address)
         _ingress(f"{name}-lustre-self-{low}", lustre, lustre, "tcp", (low, high), "Lustre file servers", opts)
         _ingress(f"{name}-cluster-from-lustre-{low}", nodes, lustre, "tcp", (low, high), "Lustre servers", opts)
     _egress(f"{name}-lustre-all-out", lustre, None, "Lustre servers to clients and to S3", opts)
