@@ -11,6 +11,10 @@ if TYPE_CHECKING:
 FORMATS = ("text", "json", "sarif", "junit", "github")
 
 
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def render(verdict: Verdict, fmt: str) -> str:
     """The verdict in one of FORMATS (text is rendered by the caller's console, see formats.text)."""
     from clusterforge.formats import github, json_format, junit, sarif
