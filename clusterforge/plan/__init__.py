@@ -39,9 +39,10 @@ def size_fabric(cluster: Cluster, catalog: Catalog) -> FatTree | None:
     return size_fat_tree(endpoints, radix, cluster.fabric.oversubscription, cluster.fabric.tiers)
 
 
-def build_plan(cluster: Cluster, catalog: Catalog, config: PolicyConfig | None = None) -> Plan:
+def build_plan(cluster: Cluster, catalog: Catalog, config: PolicyConfig | None = None, detail: bool = True) -> Plan:
     """Place, name, size and wire the cluster. `config` supplies the derating and cooling defaults the
-    policies use, so the planner never places what a check would reject."""
+    policies use, so the planner never places what a check would reject. `detail=False` stops after placement
+    and fabric sizing, which is all the rules read (node names, wiring and the SLURM model are for render)."""
     if config is None:
         from clusterforge.policies.config import PolicyConfig  # imported here: the policies import the planner
 
@@ -59,9 +60,12 @@ def build_plan(cluster: Cluster, catalog: Catalog, config: PolicyConfig | None =
         racks, unplaced, report = auto_place(cluster, catalog, racks, loads, limits, heights, config)
         if any(report.auto_placed.values()):
             loads = rack_loads(racks, cluster, catalog)
-        elevations = tuple(elevation(plan, heights, rack.u_height, rack.reserved_u)
-                           for plan, rack in zip(racks, site_racks, strict=True))
+        if detail:
+            elevations = tuple(elevation(plan, heights, rack.u_height, rack.reserved_u)
+                               for plan, rack in zip(racks, site_racks, strict=True))
     fabric = size_fabric(cluster, catalog)
+    if not detail:
+        return Plan(racks, loads, unplaced, fabric, limits, report)
     nodes = pool_nodes(cluster, catalog, racks, elevations)
     topology = None
     if fabric is not None and isinstance(cluster.fabric, SwitchedFabric):

@@ -180,6 +180,8 @@ def auto_place(cluster: Cluster, catalog: Catalog, racks: tuple[RackPlan, ...], 
     assert site is not None
     items = [(pool, server := catalog.of(pool.hardware, Server), device_demand(pool, server))
              for pool in pools_to_place(cluster)]
+    if not items:  # everything is placed by hand: nothing to pack
+        return racks, {}, PlacementReport({}, 0, 0, {})
     site_racks = [rack for _, _, _, rack in site.racks()]
     bound, bounds = lower_bound(items, site_racks, limits)
     budgets = _shared_budgets(site, loads, config)

@@ -86,4 +86,6 @@ def from_loaded(loaded: Loaded, config: PolicyConfig | None = None, plan: Plan |
     from clusterforge.plan import build_plan
 
     config = config or PolicyConfig()
-    return Context(loaded, plan if plan is not None else build_plan(loaded.cluster, loaded.catalog, config), config)
+    if plan is None:
+        plan = build_plan(loaded.cluster, loaded.catalog, config, detail=False)
+    return Context(loaded, plan, config)
