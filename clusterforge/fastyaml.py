@@ -11,12 +11,15 @@ from __future__ import annotations
 import bisect
 import contextlib
 import ctypes
+import functools
 import json
 import os
 import re
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
+
+import yaml
 
 from clusterforge.yamlsource import PathKey, Source
 
@@ -25,25 +28,62 @@ try:
 except ImportError:  # pragma: no cover - the dependency is declared; this keeps a broken install usable
     ryml = None
 
-_VALUE = r"(?:[\[{,][ \t]*|:[ \t]+|^[ \t]*(?:-[ \t]+)*|\?[ \t]+)"  # incl. a flow continuation line
-_KEY = r"(?:^[ \t]*(?:-[ \t]+)*|[\[{,][ \t]*)"
-_END = r"(?=[ \t]*(?:$|[,\]}#]))"
-_RISKY_TOKENS = [  # whole plain scalars that YAML 1.1 (PyYAML) and rapidyaml's JSON would read differently
-    r"(?:[yY]es|YES|[nN]o|NO|[oO]n|ON|[oO]ff|OFF|True|TRUE|False|FALSE|Null|NULL|~)",
-    r"[-+]?\.?(?:[iI]nf(?:inity)?|INF(?:INITY)?|nan|NaN|NAN)",  # rapidyaml reads inf/nan words as floats
-    r"\+[0-9.][0-9a-zA-Z_.:+-]*",               # an explicit plus sign
-    r"-?0[0-9bBoOxX_][0-9a-fA-F_.:xXoObB]*",     # octal, hex, binary, leading zeros
-    r"-?[0-9][0-9_]*_[0-9_.]*",                  # digit separators
-    r"-?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?",  # sexagesimal
-    r"-?[0-9]*\.[0-9.]*\.[0-9.]*",               # several dots: a float PyYAML cannot build
-    r"-?[0-9]+\.",                               # a trailing dot
-    r"-?\.[0-9]+",                               # a leading dot
-    r"-?[0-9.]+[eE][-+]?[0-9]+",                 # exponents (YAML 1.1 needs a dot and a sign)
-    r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}[^,\]}#\n]*",  # timestamps
-    r"=",                                         # the YAML 1.1 value key
-]
-_TOKENS = "(?:" + "|".join(_RISKY_TOKENS) + ")"
-_RISKY = re.compile(f"{_VALUE}(?:{_TOKENS}{_END}|!)|{_KEY}{_TOKENS}[ \\t]*:(?:\\s|$)", re.MULTILINE)
+_TAG = re.compile(r"(?:^|[\s\[{,:-])![^\s=]", re.MULTILINE)  # tags such as !include: PyYAML's job
+_JSON_LITERAL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null")
+_RESOLVERS = yaml.resolver.Resolver.yaml_implicit_resolvers
+_STR = "tag:yaml.org,2002:str"
+_PYYAML_FLOAT = re.compile(r"[-+]?(?:[0-9][0-9_]*)?\.[0-9_]*(?:[eE][-+][0-9]+)?")
+
+
+@functools.lru_cache(maxsize=4096)  # keys and short values repeat across thousands of racks
+def _special_key(text: str) -> bool:
+    """A key YAML 1.1 resolves to a non-string (true, 12, null...): PyYAML's key differs from rapidyaml's."""
+    return any(tag != _STR and pattern.match(text) for tag, pattern in _RESOLVERS.get(text[:1], ()))
+
+
+@functools.lru_cache(maxsize=4096)
+def _read_differently(text: str) -> bool:
+    """Would PyYAML read this plain scalar as something other than the string rapidyaml gave?
+
+    rapidyaml emits a plain scalar that looks like a JSON number, true, false or null as that JSON value, so a
+    JSON string of that form was quoted in the YAML and both read it as text. Any other string that one of
+    YAML 1.1's implicit resolvers (bool, int, float, null, timestamp, merge, value) claims may have been plain.
+    """
+    for tag, pattern in _RESOLVERS.get(text[:1], ()):
+        if tag != _STR and pattern.match(text):
+            return _JSON_LITERAL.fullmatch(text) is None
+    return False
+
+
+def _float(text: str) -> float:
+    """A JSON number with a fraction or exponent; YAML 1.1 reads exponents only with a dot and a sign."""
+    if ("e" in text or "E" in text) and not _PYYAML_FLOAT.fullmatch(text):
+        raise _Duplicate
+    return float(text)
+
+
+def _plain_everywhere(node: Any) -> bool:
+    """True when no key or string value in the data is one PyYAML would resolve differently."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, value in item.items():
+                if _special_key(key):
+                    return False
+                if isinstance(value, str):
+                    if value and _read_differently(value):
+                        return False
+                elif isinstance(value, dict | list):
+                    stack.append(value)
+        elif isinstance(item, list):
+            for value in item:
+                if isinstance(value, str):
+                    if value and _read_differently(value):
+                        return False
+                elif isinstance(value, dict | list):
+                    stack.append(value)
+    return True
 
 
 _NEXT_TEXT = re.compile(rb"[^\s:,\]}-]")
@@ -276,7 +316,7 @@ def _quiet_stderr() -> Iterator[None]:
 
 def parse_fast(text: str, file: str, fallback: Callable[[str, str], Source]) -> Source:
     """Parse with rapidyaml when the document is safe for it; otherwise hand it to `fallback` (PyYAML)."""
-    if ryml is None or not text.strip() or _RISKY.search(text):
+    if ryml is None or not text.strip() or ("!" in text and _TAG.search(text)):
         return fallback(text, file)
     raw = text.encode("utf-8")
     try:
@@ -286,7 +326,9 @@ def parse_fast(text: str, file: str, fallback: Callable[[str, str], Source]) -> 
             if not tree.is_map(tree.root_id()):
                 return fallback(text, file)
             emitted = ryml.emit_json_malloc(tree, tree.root_id())
-        data = json.loads(emitted, object_pairs_hook=_no_duplicates)
+        data = json.loads(emitted, object_pairs_hook=_no_duplicates, parse_float=_float)
     except Exception:  # any disagreement or parse error: PyYAML decides and explains
+        return fallback(text, file)
+    if not _plain_everywhere(data):
         return fallback(text, file)
     return Source(data, file, RymlLines(raw))

@@ -10,9 +10,9 @@ from clusterforge.plan.capacity import rack_limits
 from clusterforge.plan.elevation import elevation
 from clusterforge.plan.fabric import size_fat_tree
 from clusterforge.plan.loads import rack_loads
-from clusterforge.plan.model import FatTree, PlacedDevices, Plan, RackLimits, RackLoad, RackPlan
+from clusterforge.plan.model import FatTree, PlacedDevices, PlacementReport, Plan, RackLimits, RackLoad, RackPlan
 from clusterforge.plan.nodes import pool_nodes
-from clusterforge.plan.placement import auto_place, explicit_racks
+from clusterforge.plan.placement import auto_place, explicit_racks, pools_to_place
 from clusterforge.plan.slurm import slurm_plan
 from clusterforge.plan.topology import fabric_nics, wire
 
@@ -55,9 +55,12 @@ def build_plan(cluster: Cluster, catalog: Catalog, config: PolicyConfig | None =
     elevations: tuple[tuple[tuple[int | None, ...], ...], ...] = ()
     if cluster.site is not None:
         site_racks = [rack for _, _, _, rack in cluster.site.racks()]
-        limits = tuple(rack_limits(rack, cluster.site, config) for rack in site_racks)
         heights = {p.name: catalog.of(p.hardware, Server).u_height for p in cluster.pools}
-        racks, unplaced, report = auto_place(cluster, catalog, racks, loads, limits, heights, config)
+        if detail or pools_to_place(cluster):  # the rules need no limits when everything is placed by hand
+            limits = tuple(rack_limits(rack, cluster.site, config) for rack in site_racks)
+            racks, unplaced, report = auto_place(cluster, catalog, racks, loads, limits, heights, config)
+        else:
+            report = PlacementReport({}, 0, 0, {})
         if any(report.auto_placed.values()):
             loads = rack_loads(racks, cluster, catalog)
         if detail:

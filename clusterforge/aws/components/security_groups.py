@@ -65,11 +65,11 @@ def security_groups(name: str, cluster: str, vpc_id: pulumi.Input[str], opts: pu
         _ingress(f"{name}-lustre-self-{low}", lustre, lustre, "tcp", (low, high), "Lustre file servers", opts)
         _ingress(f"{name}-cluster-from-lustre-{low}", nodes, lustre, "tcp", (low, high), "Lustre servers", opts)
     for i, rule in enumerate(ingress):  # the blueprint's aws.security.ingress (SEC-003 refuses the internet)
-        address = {"cidr_ipv6": rule.cidr} if ":" in rule.cidr else {"cidr_ipv4": rule.cidr}
+        v6 = ":" in rule.cidr
         aws.vpc.SecurityGroupIngressRule(f"{name}-cluster-extra-in-{i}", security_group_id=nodes.id,
                                          ip_protocol=rule.protocol, from_port=rule.from_port, to_port=rule.to_port,
-                                         description=rule.description or "from the blueprint", opts=opts,
-                                         **address)
+                                         cidr_ipv4=None if v6 else rule.cidr, cidr_ipv6=rule.cidr if v6 else None,
+                                         description=rule.description or "from the blueprint", opts=opts)
     _egress(f"{name}-lustre-all-out", lustre, None, "Lustre servers to clients and to S3", opts)
     _ingress(f"{name}-endpoints-https", endpoints, nodes, "tcp", (HTTPS, HTTPS), "AWS APIs from the nodes", opts)
     return SecurityGroups(nodes, lustre, endpoints)
