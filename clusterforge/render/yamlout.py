@@ -46,7 +46,7 @@ def _text(value: str) -> str:
     if yaml.reader.Reader.NON_PRINTABLE.search(value):
         raise _Complex  # control characters: PyYAML's emitter knows how to escape them
     plain = (_PLAIN.fullmatch(value) is not None and not value.endswith(":") and ": " not in value
-             and "," not in value and _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) == _STR)
+             and "," not in value and _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) == _STR)  # type: ignore[no-untyped-call]
     if plain:
         return value
     # JSON's escapes are YAML's, except the characters YAML 1.1 also counts as line breaks
