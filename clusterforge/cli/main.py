@@ -6,7 +6,9 @@ from clusterforge.cli import (  # noqa: F401  (commands register on import)
     blueprint_cmds,
     catalog_cmds,
     check_cmds,
+    lab_cmds,
     plan_cmds,
+    provision_cmds,
     rules_cmds,
 )
 from clusterforge.cli.app import app
