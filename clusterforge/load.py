@@ -40,7 +40,7 @@ def from_source(source: Source, catalog: Catalog | None = None) -> Loaded:
 
 def load_blueprint(path: Path, catalog: Catalog | None = None) -> Loaded:
     """Read, parse and validate a blueprint file."""
-    return from_source(load_file(path), catalog)
+    return from_source(load_file(path, fast=True), catalog)
 
 
 def load_text(text: str, file: str = "<input>", catalog: Catalog | None = None) -> Loaded:

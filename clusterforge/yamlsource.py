@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 
@@ -35,13 +35,19 @@ def format_path(path: Iterable[str | int]) -> str:
     return out
 
 
+class LineIndex(Protocol):
+    """Where each key or list item stands: a dict filled while parsing, or a lazy lookup."""
+
+    def get(self, path: PathKey, /) -> int | None: ...
+
+
 @dataclass
 class Source:
     """A loaded document: its data, where it came from, and the line of each key and list item."""
 
     data: Any
     file: str
-    lines: dict[PathKey, int] = field(default_factory=dict)
+    lines: LineIndex = field(default_factory=lambda: dict[PathKey, int]())
 
     def line_of(self, path: Sequence[str | int]) -> int:
         """Line of the deepest prefix of `path` that exists in the document (1-based; 0 if unknown)."""
@@ -51,7 +57,7 @@ class Source:
             if line is not None:
                 return line
             key = key[:-1]
-        return self.lines.get((), 0)
+        return self.lines.get(()) or 0
 
     def problem(self, path: Sequence[str | int], message: str, hint: str = "") -> Problem:
         """A Problem located at `path` in this document."""
@@ -72,7 +78,12 @@ class _Builder:
             return self._mapping(node, path)
         if isinstance(node, yaml.SequenceNode):
             return [self.build(child, (*path, i)) for i, child in enumerate(node.value)]
-        return self.constructor.construct_object(node)
+        try:
+            return self.constructor.construct_object(node)
+        except (ValueError, OverflowError) as exc:  # e.g. 2026-13-45 looks like a date but is none
+            raise ClusterforgeError(Problem(f"invalid value {node.value!r}: {exc}", self.file,
+                                            node.start_mark.line + 1, format_path(path),
+                                            "quote it to keep it as text")) from None
 
     def _key(self, node: yaml.Node, path: PathKey) -> str:
         if not isinstance(node, yaml.ScalarNode):
@@ -100,11 +111,13 @@ class _Builder:
             self.constructor.flatten_mapping(node)  # resolves `<<:` merges; explicit keys win
         except yaml.MarkedYAMLError as exc:
             raise _yaml_problem(exc, self.file) from None
-        out: dict[str, Any] = {}
+        winners: dict[str, tuple[yaml.Node, yaml.Node]] = {}
         for key_node, value_node in node.value:
-            key = self._key(key_node, path)
+            # merged keys come first; an explicit key later in the list overrides them and alone is built
+            winners[self._key(key_node, path)] = (key_node, value_node)
+        out: dict[str, Any] = {}
+        for key, (key_node, value_node) in winners.items():
             child = (*path, key)
-            # merged keys come first; an explicit key later in the list overrides them, and its line wins
             self.lines[child] = key_node.start_mark.line + 1
             out[key] = self.build(value_node, child)
         return out
@@ -154,6 +167,11 @@ def read_text(path: Path) -> str:
         raise ClusterforgeError(Problem(f"cannot read: {exc.strerror}", str(path))) from None
 
 
-def load_file(path: Path) -> Source:
-    """Read and parse a YAML file."""
-    return parse_text(read_text(path), str(path))
+def load_file(path: Path, fast: bool = False) -> Source:
+    """Read and parse a YAML file; `fast` tries the rapidyaml path first (same result, large files quicker)."""
+    text = read_text(path)
+    if fast:
+        from clusterforge.fastyaml import parse_fast
+
+        return parse_fast(text, str(path), parse_text)
+    return parse_text(text, str(path))

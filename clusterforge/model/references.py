@@ -81,8 +81,8 @@ def _site_problems(cluster: Cluster, source: Source, pool_names: list[str]) -> I
                            "row", source)
     yield from _duplicates(((("site", "rows", ri, "racks", ki, "name"), rack.name) for ri, ki, _, rack in racks),
                            "rack", source)
-    feeds = [(("site", "rows", ri, "racks", ki, "feeds", fi, "name"), feed.name)
-             for ri, ki, _, rack in racks for fi, feed in enumerate(rack.feeds)]
+    feeds = ((("site", "rows", ri, "racks", ki, "feeds", fi, "name"), feed.name)
+             for ri, ki, _, rack in racks for fi, feed in enumerate(rack.feeds))
     yield from _duplicates(feeds, "feed", source)
     panel_names = [p.name for p in site.panels]
     yield from _duplicates(

@@ -4,31 +4,60 @@ from __future__ import annotations
 
 from clusterforge.catalog import Catalog, Server
 from clusterforge.model import Cluster, SwitchedFabric
+from clusterforge.plan.capacity import rack_limits
+from clusterforge.plan.elevation import elevation
 from clusterforge.plan.fabric import size_fat_tree
 from clusterforge.plan.loads import rack_loads
-from clusterforge.plan.model import FatTree, PlacedDevices, Plan, RackLoad, RackPlan
-from clusterforge.plan.placement import place
+from clusterforge.plan.model import FatTree, PlacedDevices, Plan, RackLimits, RackLoad, RackPlan
+from clusterforge.plan.nodes import pool_nodes
+from clusterforge.plan.placement import auto_place, explicit_racks
+from clusterforge.plan.slurm import slurm_plan
+from clusterforge.plan.topology import fabric_nics, wire
+from clusterforge.policies.config import PolicyConfig
 
-__all__ = ["FatTree", "PlacedDevices", "Plan", "RackLoad", "RackPlan", "build_plan", "fabric_endpoints"]
+__all__ = ["FatTree", "PlacedDevices", "Plan", "RackLimits", "RackLoad", "RackPlan", "build_plan",
+           "fabric_endpoints"]
 
 
 def fabric_endpoints(cluster: Cluster, catalog: Catalog) -> int:
     """Ports the compute fabric must carry: nodes × compute NICs of every GPU pool."""
-    total = 0
-    for pool in cluster.pools:
-        entry = catalog.get(pool.hardware)
-        if isinstance(entry, Server) and entry.gpus and entry.nics and pool.role == "compute":
-            total += pool.count * entry.nics.compute
-    return total
+    return sum(pool.count * fabric_nics(pool, catalog.get(pool.hardware)) for pool in cluster.pools)
 
 
-def build_plan(cluster: Cluster, catalog: Catalog) -> Plan:
-    racks, unplaced = place(cluster)
-    fabric: FatTree | None = None
-    if isinstance(cluster.fabric, SwitchedFabric):
-        endpoints = fabric_endpoints(cluster, catalog)
-        if endpoints:
-            switch = catalog.get(cluster.fabric.switch)
-            radix = getattr(switch, "ports", 64)
-            fabric = size_fat_tree(endpoints, radix, cluster.fabric.oversubscription, cluster.fabric.tiers)
-    return Plan(racks, rack_loads(racks, cluster, catalog), unplaced, fabric)
+def size_fabric(cluster: Cluster, catalog: Catalog) -> FatTree | None:
+    """The fat tree of a switched fabric, or None (EFA, no fabric, or nothing to connect)."""
+    if not isinstance(cluster.fabric, SwitchedFabric):
+        return None
+    endpoints = fabric_endpoints(cluster, catalog)
+    if not endpoints:
+        return None
+    switch = catalog.get(cluster.fabric.switch)
+    radix = getattr(switch, "ports", 64)
+    return size_fat_tree(endpoints, radix, cluster.fabric.oversubscription, cluster.fabric.tiers)
+
+
+def build_plan(cluster: Cluster, catalog: Catalog, config: PolicyConfig | None = None) -> Plan:
+    """Place, name, size and wire the cluster. `config` supplies the derating and cooling defaults the
+    policies use, so the planner never places what a check would reject."""
+    config = config if config is not None else PolicyConfig()
+    racks = explicit_racks(cluster)
+    loads = rack_loads(racks, cluster, catalog)
+    limits: tuple[RackLimits, ...] = ()
+    unplaced: dict[str, int] = {}
+    report = None
+    elevations: tuple[tuple[tuple[int | None, ...], ...], ...] = ()
+    if cluster.site is not None:
+        site_racks = [rack for _, _, _, rack in cluster.site.racks()]
+        limits = tuple(rack_limits(rack, cluster.site, config) for rack in site_racks)
+        racks, unplaced, report = auto_place(cluster, catalog, racks, loads, limits, config)
+        if any(report.auto_placed.values()):
+            loads = rack_loads(racks, cluster, catalog)
+        heights = {p.name: catalog.of(p.hardware, Server).u_height for p in cluster.pools}
+        elevations = tuple(elevation(plan, heights, rack.u_height, rack.reserved_u)
+                           for plan, rack in zip(racks, site_racks, strict=True))
+    fabric = size_fabric(cluster, catalog)
+    nodes = pool_nodes(cluster, catalog, racks, elevations)
+    topology = None
+    if fabric is not None and isinstance(cluster.fabric, SwitchedFabric):
+        topology = wire(fabric, nodes, cluster.fabric.rail_optimized)
+    return Plan(racks, loads, unplaced, fabric, limits, report, nodes, topology, slurm_plan(cluster, nodes, topology))

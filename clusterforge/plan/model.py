@@ -85,8 +85,145 @@ class FatTree:
 
 
 @dataclass(frozen=True)
+class RackLimits:
+    """What one rack may hold: the site's figures with the policy config's derating and cooling defaults."""
+
+    u: int  # U for devices: u_height − reserved_u
+    kw: float  # min(usable A side, usable B side): either side alone carries the rack
+    kg: float  # total rack weight, tare included: min(max_weight_kg, floor load × footprint)
+    tare_kg: float
+    air_kw: float  # heat the rack's air cooling removes
+    liquid_kw: float  # heat its liquid loop removes (0 unless kind: liquid)
+    liquid: bool  # kind: liquid, the only racks that take liquid- or hybrid-cooled hardware
+
+
+@dataclass(frozen=True)
+class PlacementReport:
+    """What auto-placement did with the pools the blueprint left unplaced."""
+
+    auto_placed: dict[str, int]  # pool -> nodes placed by the planner
+    racks_used: int  # racks that received auto-placed devices
+    lower_bound: int | None  # fewest racks those pools could need; None when a pool fits in no rack at all
+    bounds: dict[str, int | None]  # the lower bound per limit ("u", "kw", ...) and per pool ("pool gpu")
+
+
+@dataclass(frozen=True)
+class NodeRun:
+    """Nodes `first`..`first + count − 1` of a pool, standing in one rack (rack None: not placed)."""
+
+    first: int
+    count: int
+    rack: str | None = None
+    row: str | None = None
+    positions: tuple[int | None, ...] = ()  # lowest U of each node, when the rack has room for it
+
+
+@dataclass(frozen=True)
+class PoolNodes:
+    """The named nodes of one pool and what every host of it carries (GPUs, rails, EFA)."""
+
+    pool: str
+    role: str
+    hardware: str
+    count: int
+    width: int  # digits of the zero-padded node number
+    gpu_count: int
+    gpu_model: str | None
+    fabric_nics: int  # compute-fabric NICs per node (one per rail); 0 when the pool is off the fabric
+    runs: tuple[NodeRun, ...]
+    efa_interfaces: int | None = None  # aws: EFA interfaces per node
+    placement_group: str | None = None  # aws: the cluster placement group of the pool
+    availability_zone: str | None = None  # aws
+
+    def name(self, number: int) -> str:
+        """Hostname of node `number` (1-based)."""
+        return f"{self.pool}-{number:0{self.width}d}"
+
+    def names(self) -> list[str]:
+        return [self.name(n) for n in range(1, self.count + 1)]
+
+    @property
+    def hostlist(self) -> str:
+        """All nodes of the pool as one SLURM range: `gpu-[0001-0016]`."""
+        if self.count == 1:
+            return self.name(1)
+        return f"{self.pool}-[{1:0{self.width}d}-{self.count:0{self.width}d}]"
+
+
+@dataclass(frozen=True)
+class FabricSwitch:
+    """One switch of the fat tree and what hangs below it (hostnames for a leaf, switches above that)."""
+
+    name: str
+    tier: str  # leaf | spine | core
+    nodes: tuple[str, ...] = ()
+    children: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Topology:
+    """The fat tree wired up: every switch, and the leaf each node's NIC i (rail i) plugs into."""
+
+    switches: tuple[FabricSwitch, ...]
+    rails: dict[str, tuple[str, ...]]  # hostname -> leaf per NIC
+
+
+@dataclass(frozen=True)
+class SlurmNodes:
+    """One NodeName line: a pool's nodes as a hostlist, with their GPU GRES."""
+
+    pool: str
+    hostlist: str
+    gpu_type: str | None  # GRES type, e.g. h100
+    gpu_count: int
+
+    @property
+    def gres(self) -> str | None:
+        return f"gpu:{self.gpu_type}:{self.gpu_count}" if self.gpu_type and self.gpu_count else None
+
+
+@dataclass(frozen=True)
+class SlurmPartition:
+    name: str
+    pools: tuple[str, ...]
+    nodes: str  # hostlist
+    default: bool
+    max_time: str
+
+
+@dataclass(frozen=True)
+class SlurmSwitch:
+    """One topology.conf line: a leaf-level switch with nodes, or a spine or core with switches below."""
+
+    name: str
+    nodes: str = ""  # hostlist of nodes (leaf level)
+    switches: str = ""  # hostlist of child switches (spines and cores)
+    leaves: str = ""  # the physical leaves a rail group stands for
+
+
+@dataclass(frozen=True)
+class SlurmPlan:
+    """What slurm.conf, gres.conf and topology.conf say, decided once here."""
+
+    cluster_name: str
+    controller: str | None  # SlurmctldHost
+    controller_reason: str  # why this host (a blueprint without a controller pool borrows one)
+    nodes: tuple[SlurmNodes, ...]
+    partitions: tuple[SlurmPartition, ...]
+    switches: tuple[SlurmSwitch, ...]
+
+
+@dataclass(frozen=True)
 class Plan:
     racks: tuple[RackPlan, ...] = ()
     loads: tuple[RackLoad, ...] = ()
     unplaced: dict[str, int] = field(default_factory=dict)  # pool -> nodes the planner found no room for
     fabric: FatTree | None = None
+    limits: tuple[RackLimits, ...] = ()  # one per rack, in the order of `racks`
+    placement: PlacementReport | None = None  # None without a site
+    nodes: tuple[PoolNodes, ...] = ()
+    topology: Topology | None = None  # None without a switched fabric
+    slurm: SlurmPlan | None = None
+
+    def pool_nodes(self, pool: str) -> PoolNodes:
+        return next(p for p in self.nodes if p.pool == pool)

@@ -19,6 +19,7 @@ class Context:
     loaded: Loaded
     plan: Plan
     config: PolicyConfig = field(default_factory=PolicyConfig)
+    _sides: dict[tuple[int, str], float] = field(default_factory=dict, repr=False)
 
     @property
     def cluster(self) -> Cluster:
@@ -54,13 +55,23 @@ class Context:
         """The blueprint rack behind a planned rack."""
         return self.site.rows[load.rack.row_index].racks[load.rack.rack_index]
 
-    def racks(self) -> list[tuple[RackLoad, Rack]]:
+    @cached_property
+    def _rack_pairs(self) -> list[tuple[RackLoad, Rack]]:
         return [(load, self.rack(load)) for load in self.plan.loads]
 
+    def racks(self) -> list[tuple[RackLoad, Rack]]:
+        """Every planned rack with its blueprint rack, in blueprint order."""
+        return self._rack_pairs
+
     def side_kw(self, rack: Rack, side: str) -> float:
-        """Usable kW of all feeds on one side (A or B) of a rack."""
-        e = self.config.electrical
-        return sum(usable_kw(f, e.power_factor, e.derate) for f in rack.feeds if f.side == side)
+        """Usable kW of all feeds on one side (A or B) of a rack (cached: several rules ask per rack)."""
+        key = (id(rack), side)
+        cached = self._sides.get(key)
+        if cached is None:
+            e = self.config.electrical
+            cached = sum(usable_kw(f, e.power_factor, e.derate) for f in rack.feeds if f.side == side)
+            self._sides[key] = cached
+        return cached
 
     def feed_kw(self, rack: Rack, index: int) -> float:
         e = self.config.electrical

@@ -136,23 +136,42 @@ class BalanceSettings(Settings):
     max_imbalance: float = Field(0.2, gt=0, description="(max leg − min leg) / mean leg; default per NetBox legs")
 
 
+def spread_over_legs(groups: dict[float, int], feeds: int) -> list[list[float]]:
+    """Legs of each feed after placing PSUs (kW each → count) round-robin over feeds, each on its lightest leg.
+
+    Equal PSUs, the usual case, land n // 3 or n // 3 + 1 per leg: computed directly, not one by one.
+    """
+    legs = [[0.0, 0.0, 0.0] for _ in range(feeds)]
+    if len(groups) == 1:
+        [(kw, count)] = groups.items()
+        for f in range(feeds):
+            n = count // feeds + (1 if f < count % feeds else 0)
+            legs[f] = [kw * (n // 3 + (1 if leg < n % 3 else 0)) for leg in range(3)]
+        return legs
+    n = 0
+    for kw in sorted(groups, reverse=True):
+        for _ in range(groups[kw]):
+            target = legs[n % feeds]
+            target[target.index(min(target))] += kw
+            n += 1
+    return legs
+
+
 @rule("PWR-005", "warning", "power", "Three-phase leg balance", "NetBox per-leg power model; threshold is a default",
       BalanceSettings, needs_site=True)
 def leg_balance(ctx: Context, settings: BalanceSettings) -> Iterator[Draft]:
     """PSUs on a three-phase feed, spread over its legs as evenly as possible, differ by at most 20 % of the mean."""
+    psu_kw = {name: ctx.device_kw(pool) for name, pool in ctx.pools.items()}
     for load, rack in ctx.racks():
         for side in ("A", "B"):
             feeds = [i for i, f in enumerate(rack.feeds) if f.side == side and f.phase == 3]
             if not feeds or len(feeds) != sum(1 for f in rack.feeds if f.side == side):
                 continue
-            psu_loads = sorted(
-                (ctx.device_kw(ctx.pools[placed.pool]) / server.psus.count
-                 for placed, server in load.servers for _ in range(placed.count * (server.psus.count // 2))),
-                reverse=True)
-            legs = [[0.0, 0.0, 0.0] for _ in feeds]
-            for n, kw in enumerate(psu_loads):
-                target = legs[n % len(feeds)]
-                target[target.index(min(target))] += kw
+            groups: dict[float, int] = {}
+            for placed, server in load.servers:
+                kw = psu_kw[placed.pool] / server.psus.count
+                groups[kw] = groups.get(kw, 0) + placed.count * (server.psus.count // 2)
+            legs = spread_over_legs(groups, len(feeds))
             for index, feed_legs in zip(feeds, legs, strict=True):
                 mean = sum(feed_legs) / 3
                 if not mean:

@@ -72,7 +72,8 @@ def settings_problems(config: PolicyConfig, source: Source, registry: dict[str, 
         try:
             registry[rule_id].settings.model_validate(values)
         except ValidationError as exc:
-            sub = Source(values, source.file, {k[2:]: v for k, v in source.lines.items() if k[:2] == path})
+            lines = source.lines if isinstance(source.lines, dict) else {}
+            sub = Source(values, source.file, {k[2:]: v for k, v in lines.items() if k[:2] == path})
             for problem in problems_from(exc, sub, registry[rule_id].settings):
                 problems.append(Problem(problem.message, problem.file, problem.line or source.line_of(path),
                                         f"rules.{rule_id}.{problem.path}".rstrip("."), problem.hint))

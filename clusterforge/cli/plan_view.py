@@ -1,0 +1,106 @@
+"""`plan` as text: rich tables of racks, placement, the fabric bill of materials and the nodes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from clusterforge.model import Cluster
+from clusterforge.plan.bom import fabric_bom
+from clusterforge.plan.model import FatTree, Plan
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def number(value: float) -> str:
+    """`1,080`, `34.5`: thousands separated, one decimal only where there is a fraction."""
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
+
+
+def used_of(used: float, limit: float) -> str:
+    """`30.6/34.5 (89 %)`: the share is what people scan for."""
+    share = f" ({used / limit:.0%})".replace("%", " %") if limit > 0 else ""
+    return f"{number(used)}/{number(limit)}{share}"
+
+
+def racks_table(plan: Plan, console: Console) -> None:
+    from rich.table import Table
+
+    table = Table(title="racks", title_justify="left")
+    for column in ("rack", "row", "devices", "U", "kW (A/B)", "kg", "air kW", "liquid kW"):
+        table.add_column(column, justify="left" if column in ("rack", "row", "devices") else "right")
+    for load, limit in zip(plan.loads, plan.limits, strict=True):
+        devices = ", ".join(f"{d.pool} ×{d.count}" + ("" if d.explicit else " (auto)") for d in load.rack.devices)
+        liquid = used_of(load.liquid_heat_kw, limit.liquid_kw) if limit.liquid else "-"
+        table.add_row(load.rack.name, load.rack.row, devices or "-", used_of(load.u_used, limit.u),
+                      used_of(load.power_kw, limit.kw), used_of(load.weight_kg + limit.tare_kg, limit.kg),
+                      used_of(load.air_heat_kw, limit.air_kw), liquid)
+    console.print(table)
+
+
+def placement_lines(plan: Plan, console: Console) -> None:
+    report = plan.placement
+    if report is None or not report.auto_placed:
+        return
+    placed = ", ".join(f"{pool} {count}" for pool, count in report.auto_placed.items())
+    console.print(f"auto-placed: {placed} node(s) into {report.racks_used} rack(s)")
+    bounds = ", ".join(f"{name} {'none fits' if value is None else value}" for name, value in report.bounds.items())
+    bound = "no rack can hold every pool" if report.lower_bound is None else f"{report.lower_bound} rack(s)"
+    console.print(f"lower bound: {bound} ({bounds})")
+
+
+def fabric_table(fabric: FatTree, console: Console) -> None:
+    from rich.table import Table
+
+    console.print(f"fabric: {fabric.tiers} tier(s), {fabric.endpoints:,} endpoints on radix-{fabric.radix} "
+                  f"switches (capacity {fabric.capacity:,}), oversubscription {fabric.oversubscription:g}:1")
+    table = Table()
+    for column in ("tier", "switches", "ports used", "cables from below"):
+        table.add_column(column, justify="left" if column == "tier" else "right")
+    for tier in fabric_bom(fabric):
+        below = "node" if tier.tier == "leaf" else {"spine": "leaf", "core": "spine"}[tier.tier]
+        table.add_row(tier.tier, f"{tier.switches:,}", used_of(tier.ports_used, tier.ports_total),
+                      f"{tier.cables_down:,} ({below}-{tier.tier})")
+    table.add_row("total", f"{fabric.switches:,}", "", f"{sum(fabric.cables.values()):,}")
+    console.print(table)
+
+
+def nodes_table(plan: Plan, console: Console) -> None:
+    from rich.table import Table
+
+    table = Table(title="nodes", title_justify="left")
+    for column in ("pool", "role", "hardware", "nodes", "hostlist", "GPUs/node", "racks", "unplaced", "network"):
+        table.add_column(column, overflow="fold")
+    for pool in plan.nodes:
+        racks = sorted({run.rack for run in pool.runs if run.rack})
+        network = (f"{pool.efa_interfaces} EFA, pg {pool.placement_group or '-'}, {pool.availability_zone}"
+                   if pool.efa_interfaces is not None else f"{pool.fabric_nics} rails" if pool.fabric_nics else "-")
+        gpus = f"{pool.gpu_count}× {pool.gpu_model}" if pool.gpu_model else "-"
+        table.add_row(pool.pool, pool.role, pool.hardware, f"{pool.count:,}", pool.hostlist, gpus,
+                      str(len(racks)) if racks else "-", str(plan.unplaced.get(pool.pool, "")) or "-", network)
+    console.print(table)
+    if plan.slurm is not None:
+        console.print(f"slurm controller: {plan.slurm.controller or '-'} ({plan.slurm.controller_reason})")
+        for part in plan.slurm.partitions:
+            console.print(f"partition {part.name}{' (default)' if part.default else ''}: {part.nodes or '-'}")
+
+
+def show(cluster: Cluster, plan: Plan) -> None:
+    from rich.console import Console
+
+    console = Console(width=160)
+    nodes = sum(p.count for p in cluster.pools)
+    racks = f", {len(plan.racks)} racks" if plan.racks else ""
+    if cluster.site is None and cluster.target == "onprem":
+        racks = ", no site (design only)"
+    console.print(f"[bold]{cluster.name}[/bold] (target {cluster.target}): {nodes:,} nodes in "
+                  f"{len(cluster.pools)} pool(s){racks}")
+    if plan.racks:
+        racks_table(plan, console)
+        placement_lines(plan, console)
+    if plan.unplaced:
+        console.print("[red]unplaced[/red]: " + ", ".join(f"{p} {n}" for p, n in plan.unplaced.items())
+                      + " node(s) fit in no rack")
+    if plan.fabric is not None:
+        fabric_table(plan.fabric, console)
+    nodes_table(plan, console)

@@ -1,0 +1,71 @@
+"""Rack limits and device demands in the same units, so placement is arithmetic on counts.
+
+The limits use the same formulas and settings as the policies (PWR-002 A/B, RCK-001/002/003, CLG-001/002),
+so whatever the planner places passes those checks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from clusterforge.catalog import Server
+from clusterforge.model import LiquidCooling, Pool, Rack, Site
+from clusterforge.plan.electrical import usable_kw
+from clusterforge.plan.loads import device_power_kw
+from clusterforge.plan.model import RackLimits
+from clusterforge.policies.config import PolicyConfig
+
+
+@dataclass(frozen=True)
+class Demand:
+    """What one device takes from a rack: space, weight, power and the heat it sends to air and to liquid."""
+
+    u: int
+    kw: float
+    kg: float
+    air_kw: float
+    liquid_kw: float
+
+
+def device_demand(pool: Pool, server: Server) -> Demand:
+    kw = device_power_kw(pool, server)
+    liquid = kw * server.liquid_heat_fraction
+    return Demand(server.u_height, kw, server.weight_kg, kw - liquid, liquid)
+
+
+def side_kw(rack: Rack, side: str, config: PolicyConfig) -> float:
+    """Usable kW of one redundancy side: the sum of its feeds, each derated as the policies do."""
+    electrical = config.electrical
+    return sum(usable_kw(f, electrical.power_factor, electrical.derate) for f in rack.feeds if f.side == side)
+
+
+def rack_limits(rack: Rack, site: Site, config: PolicyConfig) -> RackLimits:
+    """The rack's budget in every dimension the planner packs against."""
+    kg = rack.max_weight_kg
+    if site.floor_load_kg_per_m2 is not None:
+        kg = min(kg, site.floor_load_kg_per_m2 * rack.footprint_m2)
+    cooling = rack.cooling
+    liquid = isinstance(cooling, LiquidCooling)
+    return RackLimits(
+        u=rack.u_height - rack.reserved_u,
+        kw=min(side_kw(rack, "A", config), side_kw(rack, "B", config)),
+        kg=kg,
+        tare_kg=rack.tare_weight_kg,
+        air_kw=config.cooling.air_capacity_kw(cooling.kind, cooling.air_kw),
+        liquid_kw=cooling.liquid_kw if isinstance(cooling, LiquidCooling) else 0.0,
+        liquid=liquid,
+    )
+
+
+def n_plus_one_kw(units: list[float]) -> float | None:
+    """Capacity of a plant with one unit held in reserve (Σ − largest); None when no units are listed."""
+    return sum(units) - max(units) if units else None
+
+
+def suits(server: Server, rack: Rack, limits: RackLimits) -> bool:
+    """Whether the hardware may stand in this rack at all: cooling kind, airflow direction, mounting depth."""
+    if server.cooling != "air" and not limits.liquid:
+        return False
+    if server.airflow != rack.airflow:
+        return False
+    return rack.mounting_depth_mm is None or server.depth_mm <= rack.mounting_depth_mm

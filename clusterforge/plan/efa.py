@@ -1,0 +1,25 @@
+"""AWS EFA per pool: interfaces per node and the cluster placement group (NET-005, NET-006)."""
+
+from __future__ import annotations
+
+from clusterforge.catalog import Instance
+from clusterforge.model import Cluster, Pool
+
+
+def efa_interfaces(pool: Pool, instance: Instance) -> int:
+    """What the blueprint asks for, else the instance type's maximum (one EFA per network card)."""
+    return pool.efa_interfaces if pool.efa_interfaces is not None else instance.efa_max_interfaces
+
+
+def placement_group(cluster: Cluster, pool: Pool, instance: Instance) -> str | None:
+    """One cluster placement group per pool (`<cluster>-<pool>`), unless the pool or its type opts out."""
+    if pool.placement != "cluster" or not instance.placement_group:
+        return None
+    return f"{cluster.name}-{pool.name}"
+
+
+def availability_zone(cluster: Cluster, pool: Pool) -> str | None:
+    """The pool's AZ id: its own, else the first of the cluster's (a placement group lives in one AZ)."""
+    if pool.availability_zone is not None:
+        return pool.availability_zone
+    return cluster.aws.availability_zones[0] if cluster.aws else None

@@ -1,0 +1,77 @@
+"""Rack elevation: the lowest U of every device, so the inventory says where each node stands.
+
+Devices with an explicit `position` stack upwards from it. The others fill the lowest free U from the bottom;
+reserved U are taken to be at the top (switches, patch panels). A device that finds no free run gets None:
+the rack is over-full, which RCK-001 reports.
+"""
+
+from __future__ import annotations
+
+from clusterforge.plan.model import RackPlan
+
+Positions = tuple[tuple[int | None, ...], ...]  # per entry of RackPlan.devices, the lowest U of each device
+
+
+def _stack(rack: RackPlan, heights: dict[str, int], u_height: int, reserved_u: int) -> tuple[Positions, list[bool]]:
+    taken = [False] * (u_height + 1)  # index 1..u_height
+    out: list[tuple[int | None, ...]] = [()] * len(rack.devices)
+    for i, placed in enumerate(rack.devices):
+        if placed.position is None:
+            continue
+        height = heights[placed.pool]
+        starts = [placed.position + k * height for k in range(placed.count)]
+        for first in starts:
+            for u in range(first, min(first + height, u_height + 1)):
+                taken[u] = True
+        out[i] = tuple(starts)
+    top = u_height - reserved_u
+    cursor = 1
+    for i, placed in enumerate(rack.devices):
+        if placed.position is not None:
+            continue
+        height = heights[placed.pool]
+        positions: list[int | None] = []
+        for _ in range(placed.count):
+            start = _lowest_free_run(taken, cursor, height, top)
+            if start is None:
+                positions.append(None)
+                continue
+            for u in range(start, start + height):
+                taken[u] = True
+            positions.append(start)
+            if start == cursor:
+                cursor = start + height
+        out[i] = tuple(positions)
+    return tuple(out), taken[:top + 1]
+
+
+def elevation(rack: RackPlan, heights: dict[str, int], u_height: int, reserved_u: int) -> Positions:
+    """Positions of the devices of each entry of `rack.devices`, in order."""
+    return _stack(rack, heights, u_height, reserved_u)[0]
+
+
+def free_runs(rack: RackPlan, heights: dict[str, int], u_height: int, reserved_u: int) -> list[int]:
+    """Lengths of the free stretches of U left below the reserved top, lowest first (what the next devices
+    can still fill: a 19U gap under an explicitly placed device holds two 8U servers, not 19/8)."""
+    runs: list[int] = []
+    length = 0
+    for taken in _stack(rack, heights, u_height, reserved_u)[1][1:]:
+        if taken:
+            if length:
+                runs.append(length)
+            length = 0
+        else:
+            length += 1
+    if length:
+        runs.append(length)
+    return runs
+
+
+def _lowest_free_run(taken: list[bool], start: int, height: int, top: int) -> int | None:
+    u = start
+    while u + height - 1 <= top:
+        blocked = next((v for v in range(u, u + height) if taken[v]), None)
+        if blocked is None:
+            return u
+        u = blocked + 1
+    return None

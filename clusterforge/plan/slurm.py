@@ -1,0 +1,84 @@
+"""The SLURM model: NodeName sets with GRES from the catalog, partitions, the controller, topology switches."""
+
+from __future__ import annotations
+
+from clusterforge.hostlist import compress
+from clusterforge.model import Cluster, SwitchedFabric
+from clusterforge.plan.model import PoolNodes, SlurmNodes, SlurmPartition, SlurmPlan, SlurmSwitch, Topology
+from clusterforge.plan.topology import switch_names
+
+
+def gres_type(model: str) -> str:
+    """GRES type from the catalog's GPU model: the family before the first dash, lowercase (H100-SXM5 → h100)."""
+    return model.split("-", 1)[0].lower()
+
+
+def controller(pools: tuple[PoolNodes, ...]) -> tuple[str | None, str]:
+    """(SlurmctldHost, why). Without a controller pool the first login node, else the first compute node, runs
+    slurmctld: a small cluster works at once, and adding a `role: controller` pool moves it."""
+    for role, reason in (("controller", "first node of the controller pool"),
+                         ("login", "no controller pool: the first login node"),
+                         ("compute", "no controller or login pool: the first compute node")):
+        pool = next((p for p in pools if p.role == role), None)
+        if pool is not None:
+            return pool.name(1), reason
+    return None, "no controller, login or compute pool"
+
+
+def partitions(cluster: Cluster, pools: tuple[PoolNodes, ...]) -> tuple[SlurmPartition, ...]:
+    """The blueprint's partitions, each with its listed pools plus the pools that name it; without a
+    `slurm.partitions` list, one partition per distinct `pool.partition`, the first one default."""
+    by_name = {p.pool: p for p in pools if p.role == "compute"}
+    declared = cluster.slurm.partitions
+    names = [p.name for p in declared] or list(dict.fromkeys(p.partition for p in cluster.pools if p.partition))
+    out = []
+    for index, name in enumerate(names):
+        spec = next((p for p in declared if p.name == name), None)
+        listed = list(spec.pools) if spec else []
+        members = [m for m in dict.fromkeys(listed + [p.name for p in cluster.pools if p.partition == name])
+                   if m in by_name]
+        out.append(SlurmPartition(
+            name=name, pools=tuple(members), nodes=",".join(by_name[m].hostlist for m in members),
+            default=spec.default if spec else index == 0, max_time=spec.max_time if spec else "UNLIMITED"))
+    return tuple(out)
+
+
+def leaf_groups(topology: Topology, rail_optimized: bool) -> dict[str, tuple[tuple[str, ...], list[str]]]:
+    """SLURM's leaf level: name -> (physical leaves, nodes). topology/tree wants each node under one leaf
+    (slurmctld warns "Multiple leaf switches contain nodes" otherwise), so on a rail-optimized fabric the
+    rail group, the nodes that share one set of rail leaves, is the leaf (`su-001`); elsewhere a node
+    belongs to the leaf of its first NIC."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for node, rails in topology.rails.items():
+        key = tuple(dict.fromkeys(rails)) if rail_optimized else rails[:1]
+        groups.setdefault(key, []).append(node)
+    if not rail_optimized:
+        return {leaves[0]: (leaves, nodes) for leaves, nodes in groups.items()}
+    names = switch_names("su", len(groups))
+    return {name: item for name, item in zip(names, groups.items(), strict=True)}
+
+
+def switches(topology: Topology | None, rail_optimized: bool) -> tuple[SlurmSwitch, ...]:
+    """topology.conf lines: the leaf level, then spines and cores with the switches below them."""
+    if topology is None:
+        return ()
+    groups = leaf_groups(topology, rail_optimized)
+    group_of = {leaf: name for name, (leaves, _) in groups.items() for leaf in leaves}
+    out = [SlurmSwitch(name, nodes=compress(nodes), leaves=compress(leaves) if rail_optimized else "")
+           for name, (leaves, nodes) in groups.items()]
+    for switch in topology.switches:
+        if switch.tier == "leaf":
+            continue
+        children = switch.children if switch.tier == "core" else [group_of[c] for c in switch.children if c in group_of]
+        out.append(SlurmSwitch(switch.name, switches=compress(dict.fromkeys(children))))
+    return tuple(out)
+
+
+def slurm_plan(cluster: Cluster, pools: tuple[PoolNodes, ...], topology: Topology | None) -> SlurmPlan:
+    host, reason = controller(pools)
+    fabric = cluster.fabric
+    rail_optimized = isinstance(fabric, SwitchedFabric) and fabric.rail_optimized
+    nodes = tuple(SlurmNodes(p.pool, p.hostlist, gres_type(p.gpu_model) if p.gpu_model else None, p.gpu_count)
+                  for p in pools if p.role == "compute")
+    return SlurmPlan(cluster.slurm.cluster_name or cluster.name, host, reason, nodes,
+                     partitions(cluster, pools), switches(topology, rail_optimized))

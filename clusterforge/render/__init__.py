@@ -1,0 +1,59 @@
+"""Renderers: the plan as files (Ansible inventory and vars, SLURM configs, the Pulumi stack config).
+
+Each module renders its own files from a RenderContext (pure); `write` puts them all in place at once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import ModuleType
+
+from clusterforge.atomic import replace_directory, write_text
+from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.render import (
+    cgroup_conf,
+    gres_conf,
+    group_vars,
+    inventory,
+    pulumi_stack,
+    slurm_conf,
+    topology_conf,
+)
+from clusterforge.render.context import RenderContext
+
+__all__ = ["OUTPUTS", "RenderContext", "render_files", "write"]
+
+OUTPUTS: tuple[ModuleType, ...] = (inventory, group_vars, slurm_conf, gres_conf, topology_conf, cgroup_conf,
+                                   pulumi_stack)
+MARKER = ".clusterforge-render"
+
+
+def render_files(ctx: RenderContext) -> dict[str, str]:
+    """Every rendered file by relative path (the modules are looked up at call time, so tests can swap one)."""
+    files: dict[str, str] = {}
+    for module in OUTPUTS:
+        files.update(module.render(ctx))
+    return files
+
+
+def _check_target(out: Path) -> None:
+    """Refuse to replace a directory that render did not write: the whole directory is swapped."""
+    if out.exists() and not out.is_dir():
+        raise ClusterforgeError(Problem("exists and is not a directory", str(out), hint="choose a directory for -o"))
+    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
+        raise ClusterforgeError(Problem(
+            "is not empty and was not written by clusterforge render; render replaces the whole directory",
+            str(out), hint="choose a new or empty directory"))
+
+
+def write(ctx: RenderContext, out: Path) -> list[str]:
+    """Render into a staging directory that replaces `out` only when every file is written."""
+    _check_target(out)
+    written = []
+    with replace_directory(out) as staging:
+        write_text(staging / MARKER, ctx.header())
+        for module in OUTPUTS:
+            for relative, text in sorted(module.render(ctx).items()):
+                write_text(staging / relative, text)
+                written.append(relative)
+    return written

@@ -1,0 +1,69 @@
+"""inventory/group_vars/all.yml: the cluster-wide settings roles read, named with each role's prefix.
+
+Roles never recompute these: versions are the blueprint's pins, the SLURM files come from the render next
+door (`slurm_config_dir`), and the fabric and storage flags say which hardware roles apply.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clusterforge.model import Cluster, FsxLustre, OnPremLustre, SwitchedFabric
+from clusterforge.plan.model import SlurmPlan
+from clusterforge.render.context import RenderContext
+from clusterforge.render.yamlout import dump
+
+
+def fabric_vars(cluster: Cluster) -> dict[str, Any]:
+    fabric = cluster.fabric
+    kind = fabric.kind if fabric is not None else "none"
+    out: dict[str, Any] = {"fabric_kind": kind, "infiniband_enabled": kind == "infiniband",
+                           "efa_enabled": kind == "efa"}
+    if isinstance(fabric, SwitchedFabric):
+        out |= {"fabric_switch": fabric.switch, "fabric_rail_optimized": fabric.rail_optimized}
+    return out
+
+
+def software_vars(cluster: Cluster) -> dict[str, Any]:
+    sw = cluster.software
+    return {"nvidia_driver_version": sw.nvidia_driver, "nvidia_driver_cuda_version": sw.cuda,
+            "nccl_version": sw.nccl, "efa_installer_version": sw.efa_installer,
+            "efa_aws_ofi_nccl_version": sw.aws_ofi_nccl, "slurm_version": sw.slurm}
+
+
+def slurm_vars(slurm: SlurmPlan) -> dict[str, Any]:
+    return {
+        "slurm_cluster_name": slurm.cluster_name,
+        "slurm_controller_host": slurm.controller,
+        "slurm_config_dir": "{{ inventory_dir }}/../slurm",
+        "slurm_partitions": [{"name": p.name, "nodes": p.nodes, "default": p.default, "max_time": p.max_time}
+                             for p in slurm.partitions],
+    }
+
+
+def lustre_vars(cluster: Cluster) -> dict[str, Any]:
+    lustre = cluster.storage.lustre
+    if isinstance(lustre, OnPremLustre):
+        return {"lustre_client_enabled": True, "lustre_client_kind": "onprem", "lustre_client_mount": lustre.mount,
+                "lustre_client_mgs_nid": lustre.mgs_nid, "lustre_client_fsname": lustre.fsname,
+                "lustre_client_mount_options": lustre.mount_options}
+    if isinstance(lustre, FsxLustre):
+        return {"lustre_client_enabled": True, "lustre_client_kind": "fsx", "lustre_client_mount": lustre.mount,
+                "lustre_client_fsx_deployment_type": lustre.deployment_type,
+                "lustre_client_fsx_capacity_gib": lustre.capacity_gib}
+    return {"lustre_client_enabled": False}
+
+
+def group_vars(ctx: RenderContext) -> dict[str, Any]:
+    cluster = ctx.loaded.cluster
+    slurm = ctx.plan.slurm
+    assert slurm is not None
+    out: dict[str, Any] = {"clusterforge_cluster": cluster.name, "clusterforge_team": cluster.team,
+                           "clusterforge_target": cluster.target}
+    if cluster.aws is not None:
+        out["aws_region"] = cluster.aws.region
+    return out | fabric_vars(cluster) | software_vars(cluster) | slurm_vars(slurm) | lustre_vars(cluster)
+
+
+def render(ctx: RenderContext) -> dict[str, str]:
+    return {"inventory/group_vars/all.yml": ctx.header() + dump(group_vars(ctx))}

@@ -1,0 +1,67 @@
+"""inventory/hosts.yml: groups per SLURM role and per pool, with what each host needs (rack, rails, GPUs).
+
+Groups: `slurm_controller` (the SlurmctldHost), `slurm_compute` and `slurm_login` (their pools as children),
+and `pool_<name>` (dashes become underscores, which Ansible group names require). Facts shared by a pool
+(hardware, GPU count and model, GRES, EFA) are the pool group's vars; rack, position and rails are per host.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clusterforge.plan.model import Plan, PoolNodes
+from clusterforge.render.context import RenderContext
+from clusterforge.render.yamlout import dump
+
+
+def pool_group(pool: str) -> str:
+    return "pool_" + pool.replace("-", "_")
+
+
+def pool_vars(pool: PoolNodes, plan: Plan) -> dict[str, Any]:
+    slurm = plan.slurm
+    gres = next((n.gres for n in slurm.nodes if n.pool == pool.pool), None) if slurm else None
+    out: dict[str, Any] = {"pool": pool.pool, "hardware": pool.hardware, "gpu_count": pool.gpu_count,
+                           "gpu_model": pool.gpu_model, "gres": gres, "fabric_nics": pool.fabric_nics}
+    if pool.efa_interfaces is not None:
+        out |= {"efa_interfaces": pool.efa_interfaces, "placement_group": pool.placement_group,
+                "availability_zone": pool.availability_zone}
+    return out
+
+
+def pool_hosts(pool: PoolNodes, plan: Plan) -> dict[str, Any]:
+    rails = plan.topology.rails if plan.topology else {}
+    hosts: dict[str, Any] = {}
+    for run in pool.runs:
+        for offset in range(run.count):
+            name = pool.name(run.first + offset)
+            host: dict[str, Any] = {}
+            if run.rack is not None:
+                host |= {"rack": run.rack, "row": run.row}
+                position = run.positions[offset] if offset < len(run.positions) else None
+                if position is not None:
+                    host["rack_position"] = position
+            if name in rails:
+                host["rails"] = list(rails[name])
+            hosts[name] = host
+    return hosts
+
+
+def inventory(plan: Plan) -> dict[str, Any]:
+    slurm = plan.slurm
+    by_role: dict[str, dict[str, Any]] = {"compute": {}, "login": {}}
+    for pool in plan.nodes:
+        if pool.role in by_role:
+            by_role[pool.role][pool_group(pool.pool)] = {}
+    groups: dict[str, Any] = {
+        "slurm_controller": {"hosts": {slurm.controller: {}}} if slurm and slurm.controller else {},
+        "slurm_compute": {"children": by_role["compute"]} if by_role["compute"] else {},
+        "slurm_login": {"children": by_role["login"]} if by_role["login"] else {},
+    }
+    for pool in plan.nodes:
+        groups[pool_group(pool.pool)] = {"vars": pool_vars(pool, plan), "hosts": pool_hosts(pool, plan)}
+    return {"all": {"children": groups}}
+
+
+def render(ctx: RenderContext) -> dict[str, str]:
+    return {"inventory/hosts.yml": ctx.header() + dump(inventory(ctx.plan))}

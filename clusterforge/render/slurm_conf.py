@@ -1,0 +1,74 @@
+"""slurm.conf: cluster settings, one NodeName line per pool (hostlist ranges), and the partitions."""
+
+from __future__ import annotations
+
+from clusterforge.plan.model import SlurmPlan
+from clusterforge.render.context import RenderContext, conf_lines
+
+STATE_SAVE_LOCATION = "/var/spool/slurmctld"
+
+# Settings every clusterforge cluster gets: cgroup process tracking and task containment (GPU isolation
+# through ConstrainDevices), consumable trackable resources for GRES, unlimited locked memory for RDMA.
+_FIXED = [
+    ("AuthType", "auth/munge"),
+    ("SlurmUser", "slurm"),
+    ("SlurmctldPort", "6817"),
+    ("SlurmdPort", "6818"),
+    ("StateSaveLocation", STATE_SAVE_LOCATION),
+    ("SlurmdSpoolDir", "/var/spool/slurmd"),
+    ("SlurmctldPidFile", "/run/slurmctld.pid"),
+    ("SlurmdPidFile", "/run/slurmd.pid"),
+    ("SlurmctldLogFile", "/var/log/slurm/slurmctld.log"),
+    ("SlurmdLogFile", "/var/log/slurm/slurmd.log"),
+    ("ProctrackType", "proctrack/cgroup"),
+    ("TaskPlugin", "task/cgroup,task/affinity"),
+    ("JobAcctGatherType", "jobacct_gather/cgroup"),
+    ("SelectType", "select/cons_tres"),
+    # CR_Core, not CR_Core_Memory: the catalog has no node memory yet, and RealMemory would default to 1 MB
+    ("SelectTypeParameters", "CR_Core"),
+    ("SchedulerType", "sched/backfill"),
+    ("MpiDefault", "none"),
+    ("ReturnToService", "1"),
+    ("PropagateResourceLimitsExcept", "MEMLOCK"),
+]
+
+
+def settings(ctx: RenderContext, slurm: SlurmPlan) -> list[str]:
+    lines = [f"ClusterName={slurm.cluster_name}"]
+    if slurm.controller:
+        lines.append(f"SlurmctldHost={slurm.controller}")
+    lines += [f"{key}={value}" for key, value in _FIXED]
+    if any(n.gres for n in slurm.nodes):
+        lines.append("GresTypes=gpu")
+    if slurm.switches:
+        lines.append("TopologyPlugin=topology/tree")
+    private = ctx.loaded.cluster.slurm.private_data
+    if private:
+        lines.append(f"PrivateData={','.join(private)}")
+    return lines
+
+
+def node_lines(slurm: SlurmPlan) -> list[str]:
+    return [f"NodeName={n.hostlist}" + (f" Gres={n.gres}" if n.gres else "") + " State=UNKNOWN"
+            for n in slurm.nodes]
+
+
+def partition_lines(slurm: SlurmPlan) -> list[str]:
+    out = []
+    for part in slurm.partitions:
+        fields = [f"PartitionName={part.name}"]
+        if part.nodes:
+            fields.append(f"Nodes={part.nodes}")
+        if part.default:
+            fields.append("Default=YES")
+        fields += [f"MaxTime={part.max_time}", "State=UP"]
+        out.append(" ".join(fields))
+    return out
+
+
+def render(ctx: RenderContext) -> dict[str, str]:
+    slurm = ctx.plan.slurm
+    assert slurm is not None
+    body = [*settings(ctx, slurm), "", "# CPUs and RealMemory are not set: the hardware catalog does not carry them",
+            *node_lines(slurm), "", *partition_lines(slurm)]
+    return {"slurm/slurm.conf": ctx.header() + conf_lines(body)}

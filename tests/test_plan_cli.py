@@ -1,0 +1,83 @@
+"""`clusterforge plan`: text for people, JSON for tools, input errors as file:line."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import yaml
+
+from tests.conftest import EXAMPLES
+from tests.policies.builders import design
+
+
+def test_plan_text_onprem(cli) -> None:
+    result = cli("plan", EXAMPLES / "onprem-dgx-h100.yaml")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    for expected in ("a01", "b03", "24/40 (60 %)", "30.6/34.5 (89 %)", "541.3/1,080 (50 %)",  # rack use vs limit
+                     "2 tier(s), 128 endpoints", "leaf", "spine", "128 (node-leaf)", "256/256 (100 %)",
+                     "gpu-[0001-0016]", "8 rails", "slurm controller: gpu-0001"):
+        assert expected in out, expected
+
+
+def test_plan_json_is_the_full_plan(cli) -> None:
+    result = cli("plan", EXAMPLES / "onprem-dgx-h100.yaml", "--format", "json")
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    assert data["cluster"] == "vision-h100"
+    assert [r["name"] for r in data["racks"]] == ["a01", "a02", "a03", "b01", "b02", "b03"]
+    assert data["racks"][0]["used"]["kw"] == 30.6 and data["racks"][0]["limits"]["kw"] == 34.502
+    assert (data["fabric"]["leaves"], data["fabric"]["spines"], data["fabric"]["cables"]["leaf-spine"]) == (4, 2, 128)
+    gpu = data["nodes"][0]
+    assert gpu["hostlist"] == "gpu-[0001-0016]"
+    assert gpu["runs"][0] == {"hosts": "gpu-[0001-0003]", "rack": "a01", "row": "a", "positions": [1, 9, 17]}
+    assert data["slurm"]["nodes"][0]["gpu_type"] == "h100"
+    assert data["topology"][0] == {"name": "leaf-001", "tier": "leaf", "nodes": "gpu-[0001-0016]", "switches": ""}
+
+
+def test_plan_aws_shows_efa(cli) -> None:
+    result = cli("plan", EXAMPLES / "aws-p5.yaml")
+    assert result.exit_code == 0
+    assert "32 EFA, pg nlp-p5-gpu, use1-az4" in result.stdout
+    data = json.loads(cli("plan", EXAMPLES / "aws-p5.yaml", "-f", "json").stdout)
+    assert data["racks"] == [] and data["fabric"] is None and data["nodes"][0]["efa_interfaces"] == 32
+
+
+def test_plan_128_dgx_h100_is_32_leaves_16_spines(cli, write) -> None:
+    path = write(yaml.safe_dump(design()))  # 128 DGX H100, no site
+    result = cli("plan", path)
+    assert result.exit_code == 0
+    assert "no site (design only)" in result.stdout
+    assert re.search(r"│ leaf\s+│\s+32 │", result.stdout) and re.search(r"│ spine\s+│\s+16 │", result.stdout)
+    fabric = json.loads(cli("plan", path, "-f", "json").stdout)["fabric"]
+    assert (fabric["tiers"], fabric["leaves"], fabric["spines"], fabric["cores"]) == (2, 32, 16, 0)
+
+
+def test_plan_three_tiers_past_2048_endpoints(cli, write) -> None:
+    path = write(yaml.safe_dump(design([{"name": "gpu", "hardware": "dgx-h100", "count": 257,
+                                         "partition": "train"}])))
+    fabric = json.loads(cli("plan", path, "-f", "json").stdout)["fabric"]
+    assert fabric["endpoints"] == 2056 and fabric["tiers"] == 3 and fabric["cores"] > 0
+    assert "3 tier(s)" in cli("plan", path).stdout
+
+
+def test_plan_reports_auto_placement_and_unplaced(cli, write) -> None:
+    data = yaml.safe_load((EXAMPLES / "onprem-dgx-h100.yaml").read_text())
+    for row in data["site"]["rows"]:
+        for rack in row["racks"]:
+            rack.pop("devices", None)
+    data["pools"][0]["count"] = 20
+    result = cli("plan", write(yaml.safe_dump(data)))
+    assert result.exit_code == 0
+    assert "gpu ×3 (auto)" in result.stdout
+    assert "auto-placed: gpu 18 node(s) into 6 rack(s)" in result.stdout
+    assert "lower bound: 7 rack(s)" in result.stdout
+    assert "unplaced: gpu 2 node(s) fit in no rack" in result.stdout
+
+
+def test_plan_bad_input_exits_2(cli, write) -> None:
+    bad = write((EXAMPLES / "aws-p5.yaml").read_text().replace("count: 64", "cuont: 64"))
+    result = cli("plan", bad)
+    assert result.exit_code == 2 and f"{bad}:10: pools[0].cuont: unknown key" in result.stderr
+    assert "Traceback" not in result.output

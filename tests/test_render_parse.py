@@ -1,0 +1,199 @@
+"""Rendered files parse as their consumers read them: Ansible's inventory parser, SLURM's keys and hostlists."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from clusterforge.hostlist import expand
+from tests.conftest import EXAMPLES
+from tests.policies.builders import design
+
+
+def words(text: str) -> set[str]:
+    return set(text.split())
+
+
+# Every parameter of slurm.conf(5), Slurm 22.05 (the version software.slurm pins), from the man page's
+# PARAMETERS, NODE CONFIGURATION and PARTITION CONFIGURATION sections.
+SLURM_CONF_KEYS = words("""
+AccountingStorageBackupHost AccountingStorageEnforce AccountingStorageExternalHost AccountingStorageHost
+AccountingStorageParameters AccountingStoragePass AccountingStoragePort AccountingStorageTRES AccountingStorageType
+AccountingStorageUser AccountingStoreFlags AcctGatherEnergyType AcctGatherFilesystemType AcctGatherInterconnectType
+AcctGatherNodeFreq AcctGatherProfileType AllowSpecResourcesUsage AuthAltParameters AuthAltTypes AuthInfo AuthType
+BackupAddr BackupController BatchStartTimeout BcastExclude BcastParameters BurstBufferType CliFilterPlugins
+ClusterName CommunicationParameters CompleteWait ControlAddr ControlMachine CoreSpecPlugin CpuFreqDef
+CpuFreqGovernors CredType DebugFlags DefCpuPerGPU DefMemPerCPU DefMemPerGPU DefMemPerNode DependencyParameters
+DisableRootJobs EioTimeout EnforcePartLimits Epilog EpilogMsgTime EpilogSlurmctld ExtSensorsFreq ExtSensorsType
+FairShareDampeningFactor FederationParameters FirstJobId GetEnvTimeout GpuFreqDef GresTypes GroupUpdateForce
+GroupUpdateTime HealthCheckInterval HealthCheckNodeState HealthCheckProgram InactiveLimit InteractiveStepOptions
+JobAcctGatherFrequency JobAcctGatherParams JobAcctGatherType JobCompHost JobCompLoc JobCompParams JobCompPass
+JobCompPort JobCompType JobCompUser JobContainerType JobFileAppend JobRequeue JobSubmitPlugins KillOnBadExit
+KillWait LaunchParameters LaunchType Licenses LogTimeFormat MCSParameters MCSPlugin MailDomain MailProg
+MaxArraySize MaxDBDMsgs MaxJobCount MaxJobId MaxMemPerCPU MaxMemPerNode MaxNodeCount MaxStepCount MaxTasksPerNode
+MessageTimeout MinJobAge MpiDefault MpiParams NodeFeaturesPlugins OverTimeLimit PlugStackConfig PluginDir
+PowerParameters PowerPlugin PrEpParameters PrEpPlugins PreemptExemptTime PreemptMode PreemptType
+PriorityCalcPeriod PriorityDecayHalfLife PriorityFavorSmall PriorityFlags PriorityMaxAge PriorityParameters
+PrioritySiteFactorParameters PrioritySiteFactorPlugin PriorityType PriorityUsageResetPeriod PriorityWeightAge
+PriorityWeightAssoc PriorityWeightFairshare PriorityWeightJobSize PriorityWeightPartition PriorityWeightQOS
+PriorityWeightTRES PrivateData ProctrackType Prolog PrologEpilogTimeout PrologFlags PrologSlurmctld
+PropagatePrioProcess PropagateResourceLimits PropagateResourceLimitsExcept RebootProgram ReconfigFlags
+RequeueExit RequeueExitHold ResumeFailProgram ResumeProgram ResumeRate ResumeTimeout ResvEpilog ResvOverRun
+ResvProlog ReturnToService RoutePlugin SchedulerParameters SchedulerTimeSlice SchedulerType ScronParameters
+SelectType SelectTypeParameters SlurmSchedLogFile SlurmSchedLogLevel SlurmUser SlurmctldAddr SlurmctldDebug
+SlurmctldHost SlurmctldLogFile SlurmctldParameters SlurmctldPidFile SlurmctldPlugstack SlurmctldPort
+SlurmctldPrimaryOffProg SlurmctldPrimaryOnProg SlurmctldSyslogDebug SlurmctldTimeout SlurmdDebug SlurmdLogFile
+SlurmdParameters SlurmdPidFile SlurmdPort SlurmdSpoolDir SlurmdSyslogDebug SlurmdTimeout SlurmdUser SrunEpilog
+SrunPortRange SrunProlog StateSaveLocation SuspendExcNodes SuspendExcParts SuspendProgram SuspendRate SuspendTime
+SuspendTimeout SwitchParameters SwitchType TCPTimeout TaskEpilog TaskPlugin TaskPluginParam TaskProlog TmpFS
+TopologyParam TopologyPlugin TrackWCKey TreeWidth UnkillableStepProgram UnkillableStepTimeout VSizeFactor WaitTime
+""")
+NODE_KEYS = words("""NodeName BcastAddr Boards CoreSpecCount CoresPerSocket CpuBind CPUs CpuSpecList Features Gres
+MemSpecLimit NodeAddr NodeHostname Port Procs RealMemory Reason Sockets SocketsPerBoard State ThreadsPerCore TmpDisk
+Weight""")
+PARTITION_KEYS = words("""PartitionName AllocNodes AllowAccounts AllowGroups AllowQos Alternate CpuBind DefaultTime
+DefCpuPerGPU DefMemPerCPU DefMemPerGPU DefMemPerNode Default DenyAccounts DenyQos DisableRootJobs ExclusiveUser
+GraceTime Hidden LLN MaxCPUsPerNode MaxMemPerCPU MaxMemPerNode MaxNodes MaxTime MinNodes Nodes OverSubscribe
+OverTimeLimit PreemptMode PriorityJobFactor PriorityTier QOS ReqResv ResumeTimeout RootOnly SelectTypeParameters
+State SuspendTime SuspendTimeout TRESBillingWeights""")
+GRES_KEYS = {"AutoDetect", "Count", "Cores", "File", "Flags", "Links", "MultipleFiles", "Name", "NodeName", "Type"}
+TOPOLOGY_KEYS = {"SwitchName", "Switches", "Nodes", "LinkSpeed"}
+CGROUP_KEYS = words("""AllowedKmemSpace AllowedRAMSpace AllowedSwapSpace CgroupAutomount CgroupMountpoint CgroupPlugin
+ConstrainCores ConstrainDevices ConstrainKmemSpace ConstrainRAMSpace ConstrainSwapSpace IgnoreSystemd
+IgnoreSystemdOnFailure MaxKmemPercent MaxRAMPercent MaxSwapPercent MemorySwappiness MinKmemSpace MinRAMSpace""")
+
+
+def render(cli, blueprint: Path, out: Path, *extra: str) -> Path:
+    result = cli("render", blueprint, "-o", out, *extra)
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def conf_lines(path: Path) -> list[list[tuple[str, str]]]:
+    """Each non-comment line as its key=value pairs (SLURM keys are case-insensitive; we write them as documented)."""
+    out = []
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            out.append([tuple(field.split("=", 1)) for field in line.split()])  # type: ignore[misc]
+    return out
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory) -> dict[str, Path]:
+    from click.testing import CliRunner
+
+    from clusterforge.cli.main import app
+
+    out = {}
+    for example in ("onprem-dgx-h100", "aws-p5"):
+        target = tmp_path_factory.mktemp(example) / "out"
+        result = CliRunner().invoke(app, ["render", str(EXAMPLES / f"{example}.yaml"), "-o", str(target)])
+        assert result.exit_code == 0, result.output
+        out[example] = target
+    return out
+
+
+def ansible_inventory(inventory: Path) -> dict:
+    tool = Path(sys.executable).with_name("ansible-inventory")
+    result = subprocess.run([str(tool), "-i", str(inventory), "--list"], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "WARNING" not in result.stderr, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_ansible_parses_the_onprem_inventory(rendered) -> None:
+    data = ansible_inventory(rendered["onprem-dgx-h100"] / "inventory" / "hosts.yml")
+    assert set(data["all"]["children"]) >= {"slurm_controller", "slurm_compute", "slurm_login", "pool_gpu"}
+    assert data["slurm_controller"]["hosts"] == ["gpu-0001"]
+    assert data["slurm_compute"]["children"] == ["pool_gpu"]
+    assert data["pool_gpu"]["hosts"] == [f"gpu-{i:04d}" for i in range(1, 17)]
+    host = data["_meta"]["hostvars"]["gpu-0014"]
+    assert (host["rack"], host["row"], host["rack_position"]) == ("b02", "b", 9)
+    assert (host["gpu_count"], host["gpu_model"], host["gres"]) == (8, "H100-SXM5", "gpu:h100:8")
+    assert host["rails"] == ["leaf-001", "leaf-001", "leaf-002", "leaf-002", "leaf-003", "leaf-003",
+                             "leaf-004", "leaf-004"]
+    # group_vars/all.yml beside the inventory reaches every host
+    assert (host["slurm_cluster_name"], host["nvidia_driver_version"], host["lustre_client_mount"]) == (
+        "vision-h100", "570.133.20", "/lustre")
+    assert host["slurm_controller_host"] == "gpu-0001" and host["infiniband_enabled"] is True
+
+
+def test_ansible_parses_the_aws_inventory(rendered) -> None:
+    data = ansible_inventory(rendered["aws-p5"] / "inventory" / "hosts.yml")
+    host = data["_meta"]["hostvars"]["gpu-0064"]
+    assert (host["efa_interfaces"], host["placement_group"], host["availability_zone"]) == (32, "nlp-p5-gpu",
+                                                                                             "use1-az4")
+    assert host["efa_enabled"] is True and host["aws_region"] == "us-east-1" and "rack" not in host
+
+
+@pytest.mark.parametrize("example", ["onprem-dgx-h100", "aws-p5"])
+def test_slurm_conf_uses_only_known_keys(rendered, example: str) -> None:
+    lines = conf_lines(rendered[example] / "slurm" / "slurm.conf")
+    for fields in lines:
+        first = fields[0][0]
+        known = NODE_KEYS if first == "NodeName" else PARTITION_KEYS if first == "PartitionName" else SLURM_CONF_KEYS
+        for key, _ in fields:
+            assert key in known, f"{key} is not a slurm.conf key"
+    settings = {fields[0][0]: fields[0][1] for fields in lines if len(fields) == 1}
+    assert settings["SelectType"] == "select/cons_tres" and settings["GresTypes"] == "gpu"
+    assert settings["ProctrackType"] == "proctrack/cgroup" and "task/cgroup" in settings["TaskPlugin"]
+    assert settings["SlurmctldHost"] == "gpu-0001" and settings["StateSaveLocation"]
+    assert ("TopologyPlugin" in settings) == (example == "onprem-dgx-h100")
+
+
+@pytest.mark.parametrize(("example", "name", "keys"), [
+    ("onprem-dgx-h100", "gres.conf", GRES_KEYS), ("onprem-dgx-h100", "topology.conf", TOPOLOGY_KEYS),
+    ("onprem-dgx-h100", "cgroup.conf", CGROUP_KEYS), ("aws-p5", "gres.conf", GRES_KEYS)])
+def test_other_confs_use_only_known_keys(rendered, example: str, name: str, keys: set[str]) -> None:
+    for fields in conf_lines(rendered[example] / "slurm" / name):
+        assert {key for key, _ in fields} <= keys
+
+
+def test_gres_conf_matches_the_node_gres(rendered) -> None:
+    out = rendered["onprem-dgx-h100"] / "slurm"
+    nodes = {dict(f)["NodeName"]: dict(f) for f in conf_lines(out / "slurm.conf") if f[0][0] == "NodeName"}
+    for fields in conf_lines(out / "gres.conf"):
+        gres = dict(fields)
+        name, kind, count = nodes[gres["NodeName"]]["Gres"].split(":")
+        assert (gres["Name"], gres["Type"], len(expand(gres["File"]))) == (name, kind, int(count))
+    assert (out / "gres.conf").read_text().splitlines()[1] == \
+        "NodeName=gpu-[0001-0016] Name=gpu Type=h100 File=/dev/nvidia[0-7]"
+
+
+def test_topology_is_a_tree_over_every_node(rendered) -> None:
+    out = rendered["onprem-dgx-h100"] / "slurm"
+    switches = [dict(f) for f in conf_lines(out / "topology.conf")]
+    names = {s["SwitchName"] for s in switches}
+    leaf_nodes = [host for s in switches if "Nodes" in s for host in expand(s["Nodes"])]
+    assert sorted(leaf_nodes) == [f"gpu-{i:04d}" for i in range(1, 17)]  # each node under one leaf-level switch
+    assert all(set(expand(s["Switches"])) <= names for s in switches if "Switches" in s)
+
+
+def test_no_topology_conf_without_a_switched_fabric(rendered) -> None:
+    assert not (rendered["aws-p5"] / "slurm" / "topology.conf").exists()
+    assert (rendered["onprem-dgx-h100"] / "slurm" / "topology.conf").exists()
+
+
+def test_12500_nodes_compress_to_a_handful_of_lines(cli, write, tmp_path) -> None:
+    pools = [{"name": "gpu", "hardware": "dgx-h100", "count": 12_500, "partition": "train"},
+             {"name": "cpu", "hardware": "cpu-1u", "count": 500, "partition": "cpu"},
+             {"name": "login", "hardware": "cpu-1u", "count": 4, "role": "login"}]
+    data = design(pools, slurm={"partitions": [{"name": "train", "pools": ["gpu"], "default": True},
+                                               {"name": "cpu", "pools": ["cpu"]}]})
+    data["fabric"]["switch"] = "q3400"  # 100,000 endpoints need radix 144 for three tiers
+    out = render(cli, write(yaml.safe_dump(data)), tmp_path / "out", "--force")
+    text = (out / "slurm" / "slurm.conf").read_text()
+    node_lines = re.findall(r"^NodeName=.*$", text, re.M)
+    assert len(node_lines) < 10
+    assert node_lines[0] == "NodeName=gpu-[00001-12500] Gres=gpu:h100:8 State=UNKNOWN"
+    assert "PartitionName=train Nodes=gpu-[00001-12500] Default=YES" in text
+    assert sum(len(expand(line.split()[0].split("=", 1)[1])) for line in node_lines) == 13_000
+    hosts = yaml.load((out / "inventory" / "hosts.yml").read_text(), Loader=yaml.CSafeLoader)["all"]["children"]
+    assert len(hosts["pool_gpu"]["hosts"]) == 12_500
