@@ -98,7 +98,7 @@ def compact(nodes: int) -> list[str]:
         f"    - name: r[000-{full_rows - 1:03d}]",
         row_cooling(RACKS_PER_ROW),
         "      racks:",
-        f"        - name: k[00-{RACKS_PER_ROW - 1:02d}]",
+        f"        - name: \"{{row}}k[00-{RACKS_PER_ROW - 1:02d}]\"",
         "          cooling: {kind: rdhx, air_kw: 50}",
         "          feeds: [{side: A, voltage: 415, amps: 60, phase: 3}, {side: B, voltage: 415, amps: 60, phase: 3}]",
         f"          devices: [{{pool: gpu, count: {PER_RACK}}}]",
@@ -109,7 +109,7 @@ def compact(nodes: int) -> list[str]:
         lines += [f"    - name: r{rows - 1:03d}", row_cooling(racks_left), "      racks:"]
         for k in range(racks_left):
             count = min(PER_RACK, rest - k * PER_RACK)
-            lines += [f"        - {{name: k{k:02d}, cooling: {{kind: rdhx, air_kw: 50}}, feeds: [{{side: A, voltage: "
+            lines += [f"        - {{name: r{rows - 1:03d}k{k:02d}, cooling: {{kind: rdhx, air_kw: 50}}, feeds: [{{side: A, voltage: "
                       f"415, amps: 60, phase: 3}}, {{side: B, voltage: 415, amps: 60, phase: 3}}], devices: "
                       f"[{{pool: gpu, count: {count}}}]}}"]
     return lines + footer(nodes)

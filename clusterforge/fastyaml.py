@@ -9,10 +9,13 @@ parser objects to goes through PyYAML, which gives the reference data and error 
 from __future__ import annotations
 
 import bisect
+import contextlib
 import ctypes
 import json
+import os
 import re
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from clusterforge.yamlsource import PathKey, Source
@@ -22,7 +25,8 @@ try:
 except ImportError:  # pragma: no cover - the dependency is declared; this keeps a broken install usable
     ryml = None
 
-_VALUE = r"(?:[:\[{,]|^[ \t]*-)[ \t]+"
+_VALUE = r"(?:[\[{,][ \t]*|:[ \t]+|^[ \t]*(?:-[ \t]+)+|\?[ \t]+)"
+_KEY = r"(?:^[ \t]*(?:-[ \t]+)*|[\[{,][ \t]*)"
 _END = r"(?=[ \t]*(?:$|[,\]}#]))"
 _RISKY_TOKENS = [  # whole plain scalars that YAML 1.1 (PyYAML) and rapidyaml's JSON would read differently
     r"(?:[yY]es|YES|[nN]o|NO|[oO]n|ON|[oO]ff|OFF|True|TRUE|False|FALSE|Null|NULL|~)",
@@ -38,7 +42,11 @@ _RISKY_TOKENS = [  # whole plain scalars that YAML 1.1 (PyYAML) and rapidyaml's 
     r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}[^,\]}#\n]*",  # timestamps
     r"=",                                         # the YAML 1.1 value key
 ]
-_RISKY = re.compile(_VALUE + "(?:(?:" + "|".join(_RISKY_TOKENS) + ")" + _END + "|!)", re.MULTILINE)
+_TOKENS = "(?:" + "|".join(_RISKY_TOKENS) + ")"
+_RISKY = re.compile(f"{_VALUE}(?:{_TOKENS}{_END}|!)|{_KEY}{_TOKENS}[ \\t]*:(?:\\s|$)", re.MULTILINE)
+
+
+_NEXT_TEXT = re.compile(rb"[^\s:,\]}-]")
 
 
 class _Duplicate(Exception):
@@ -80,6 +88,7 @@ class RymlLines:
     """`path -> line` on demand from the unresolved parse tree (merge keys followed to their anchors)."""
 
     def __init__(self, text: bytes) -> None:
+        self._text = text  # the original: in-place parsing rewrites escaped and folded scalars in _buffer
         self._buffer = bytearray(text)
         self._tree = ryml.parse_in_place(self._buffer)
         self._base = _address(self._buffer)
@@ -89,7 +98,7 @@ class RymlLines:
 
     def _line_at(self, offset: int) -> int:
         if self._newlines is None:
-            self._newlines = [m.start() for m in re.finditer(b"\n", self._buffer)]
+            self._newlines = [m.start() for m in re.finditer(b"\n", self._text)]
         return bisect.bisect_left(self._newlines, offset) + 1
 
     def _offset(self, view: Any) -> int | None:
@@ -108,7 +117,56 @@ class RymlLines:
         elif tree.has_val(node):
             offsets.append(self._offset(tree.val(node)))
         found = [o for o in offsets if o is not None]
-        return min(found) if found else None
+        if not found:
+            return self._empty_offset(node)
+        first = min(found)
+        if tree.is_container(node) and tree.is_flow(node):  # a flow collection starts at its bracket
+            bracket = self._text.rfind(b"[" if tree.is_seq(node) else b"{", 0, first)
+            return bracket if bracket >= 0 else first
+        return first
+
+    def _end(self, node: int) -> int | None:
+        """Offset just past the last text of a subtree (an empty value counts by its bracket or quote)."""
+        tree = self._tree
+        ends = []
+        if tree.has_key(node) and (key := self._offset(tree.key(node))) is not None:
+            ends.append(key + len(tree.key(node)) + (1 if tree.is_key_quoted(node) else 0))
+        if tree.is_container(node) and tree.num_children(node):
+            ends += [e for c in ryml.children(tree, node) if (e := self._end(c)) is not None]
+        elif tree.has_val(node) and (val := self._offset(tree.val(node))) is not None:
+            ends.append(val + len(tree.val(node)) + (1 if tree.is_val_quoted(node) else 0))
+        elif (empty := self._empty_offset(node)) is not None:
+            ends.append(empty + 2 if self._text[empty:empty + 1] in (b"'", b'"') else empty + 1)  # '' or ""
+        return max(ends) if ends else None
+
+    def _search_from(self, node: int) -> int | None:
+        """Where the text of a node can begin: after its key, its previous sibling, or its parent's start."""
+        tree = self._tree
+        if tree.has_key(node) and (key := self._offset(tree.key(node))) is not None:
+            return key + len(tree.key(node)) + (1 if tree.is_key_quoted(node) else 0)
+        before = tree.prev_sibling(node)
+        if before != ryml.NONE:
+            return self._end(before)
+        if not tree.has_parent(node):
+            return 0
+        parent = tree.parent(node)
+        start = self._search_from(parent)
+        if start is not None and tree.is_flow(parent):  # the first item of a flow collection follows its bracket
+            bracket = self._text.find(b"[" if tree.is_seq(parent) else b"{", start)
+            return bracket + 1 if bracket >= 0 else start
+        return start
+
+    def _empty_offset(self, node: int) -> int | None:
+        """An empty scalar, `[]` or `{}` has no text of its own to point at: take the first thing after what
+        precedes it (its key, the previous sibling or the parent's key), past separators and item dashes."""
+        tree = self._tree
+        if tree.is_container(node) and tree.num_children(node):
+            return None
+        start = self._search_from(node)
+        if start is None:
+            return None
+        match = _NEXT_TEXT.search(self._text, start)
+        return match.start() if match else None
 
     def _anchor(self, name: str) -> int | None:
         if self._anchors is None:
@@ -170,10 +228,26 @@ class RymlLines:
             if child is None:
                 return None
             node = child
-            offset = self._node_offset(node)
+            # a list item's line is where its node starts; an alias item starts at its anchor, as in PyYAML
+            offset = self._node_offset(self._resolve(node) if isinstance(part, int) else node)
             line = self._line_at(offset) if offset is not None else line
         self._cache[path] = line or 1
         return line
+
+
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """rapidyaml prints its parse errors on file descriptor 2; a declined document goes to PyYAML instead."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
 
 
 def parse_fast(text: str, file: str, fallback: Callable[[str, str], Source]) -> Source:
@@ -182,7 +256,8 @@ def parse_fast(text: str, file: str, fallback: Callable[[str, str], Source]) -> 
         return fallback(text, file)
     raw = text.encode("utf-8")
     try:
-        tree = ryml.parse_in_arena(raw)
+        with _quiet_stderr():
+            tree = ryml.parse_in_arena(raw)
         tree.resolve()
         if not tree.is_map(tree.root_id()):
             return fallback(text, file)
@@ -190,8 +265,3 @@ def parse_fast(text: str, file: str, fallback: Callable[[str, str], Source]) -> 
     except Exception:  # any disagreement or parse error: PyYAML decides and explains
         return fallback(text, file)
     return Source(data, file, RymlLines(raw))
-
-
-def same_paths(paths: Sequence[PathKey], a: Source, b: Source) -> list[tuple[PathKey, int, int]]:
-    """Paths whose lines differ between two Sources (for parity tests)."""
-    return [(p, a.line_of(p), b.line_of(p)) for p in paths if a.line_of(p) != b.line_of(p)]

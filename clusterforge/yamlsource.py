@@ -48,10 +48,19 @@ class Source:
     data: Any
     file: str
     lines: LineIndex = field(default_factory=lambda: dict[PathKey, int]())
+    aliases: dict[PathKey, PathKey] = field(default_factory=dict)  # expanded entry -> the group that wrote it
+
+    def _written(self, path: PathKey) -> PathKey:
+        """The path as written in the file: an expanded group member maps to its group."""
+        for cut in range(len(path), 0, -1):
+            target = self.aliases.get(path[:cut])
+            if target is not None:
+                return target + path[cut:]
+        return path
 
     def line_of(self, path: Sequence[str | int]) -> int:
         """Line of the deepest prefix of `path` that exists in the document (1-based; 0 if unknown)."""
-        key = tuple(path)
+        key = self._written(tuple(path)) if self.aliases else tuple(path)
         while key:
             line = self.lines.get(key)
             if line is not None:

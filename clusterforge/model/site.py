@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from clusterforge.model.base import Celsius, Count, Kg, Kw, ObjectName, Strict
 
@@ -92,6 +92,25 @@ class Rack(Strict):
     cooling: RackCooling = AirCooling(kind="air")
     feeds: list[Feed] = []
     devices: list[Placement] = []
+
+    @model_validator(mode="before")
+    @classmethod
+    def _name_feeds(cls, data: Any) -> Any:
+        """Feeds may omit `name`: they become `<rack>-a1`, `<rack>-b1`, … (compact blueprints rely on it)."""
+        if not isinstance(data, dict) or not isinstance(data.get("feeds"), list):
+            return data
+        feeds = data["feeds"]
+        if all(not isinstance(f, dict) or "name" in f for f in feeds):
+            return data
+        per_side: dict[str, int] = {}
+        named = []
+        for feed in feeds:
+            if isinstance(feed, dict) and "name" not in feed:
+                side = str(feed.get("side", "x"))
+                per_side[side] = per_side.get(side, 0) + 1
+                feed = {"name": f"{data.get('name', 'rack')}-{side.lower()}{per_side[side]}", **feed}
+            named.append(feed)
+        return {**data, "feeds": named}
 
 
 class RowCooling(Strict):

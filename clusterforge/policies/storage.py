@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from clusterforge.model import FsxLustre, OnPremLustre
 from clusterforge.policies.config import Settings
@@ -24,17 +25,28 @@ def _fsx(ctx: Context) -> FsxLustre | None:
     return lustre if isinstance(lustre, FsxLustre) else None
 
 
-def valid_capacities(fsx: FsxLustre) -> str | None:
+def capacity_step(deployment_type: str, storage_type: str = "SSD", throughput: int | None = None) -> int:
+    """The increment AWS accepts past 1,200/2,400 GiB (for HDD the only one): plain values, shared with CrossGuard."""
+    if storage_type == "HDD":
+        return 6000 if throughput == 12 else 1800
+    return 3600 if deployment_type == "SCRATCH_1" else 2400
+
+
+def capacity_rule(
+    gib: int, deployment_type: str, storage_type: str = "SSD", throughput: int | None = None
+) -> str | None:
     """None when the capacity is valid for the deployment and storage type, else the rule in words."""
-    gib, kind = fsx.capacity_gib, fsx.deployment_type
-    if fsx.storage_type == "HDD":
-        step = 6000 if fsx.throughput_mb_s_per_tib == 12 else 1800
-        tier = fsx.throughput_mb_s_per_tib
-        return None if gib % step == 0 else f"a multiple of {step:,} GiB (HDD at {tier} MB/s/TiB)"
-    step = 3600 if kind == "SCRATCH_1" else 2400
+    step = capacity_step(deployment_type, storage_type, throughput)
+    if storage_type == "HDD":
+        return None if gib % step == 0 else f"a multiple of {step:,} GiB (HDD at {throughput} MB/s/TiB)"
     if gib in (1200, 2400) or gib % step == 0:
         return None
-    return f"1,200 GiB, 2,400 GiB or a multiple of {step:,} GiB ({kind} SSD)"
+    return f"1,200 GiB, 2,400 GiB or a multiple of {step:,} GiB ({deployment_type} SSD)"
+
+
+def valid_capacities(fsx: FsxLustre) -> str | None:
+    """None when the blueprint's capacity is valid for its deployment and storage type, else the rule in words."""
+    return capacity_rule(fsx.capacity_gib, fsx.deployment_type, fsx.storage_type, fsx.throughput_mb_s_per_tib)
 
 
 @rule("STO-001", "error", "storage", "FSx for Lustre capacity", FSX_DOCS, targets="aws")
@@ -45,11 +57,42 @@ def fsx_capacity(ctx: Context, settings: Settings) -> Iterator[Draft]:
         return
     rule_text = valid_capacities(fsx)
     if rule_text is not None:
-        step = 6000 if fsx.storage_type == "HDD" and fsx.throughput_mb_s_per_tib == 12 else (
-            1800 if fsx.storage_type == "HDD" else 3600 if fsx.deployment_type == "SCRATCH_1" else 2400)
+        step = capacity_step(fsx.deployment_type, fsx.storage_type, fsx.throughput_mb_s_per_tib)
         up = -(-fsx.capacity_gib // step) * step
         yield Draft(("storage", "lustre", "capacity_gib"), f"FSx capacity {fsx.capacity_gib:,} GiB is not valid: "
                     f"it must be {rule_text}", f"use {up:,} GiB", fsx.capacity_gib, up, "GiB")
+
+
+@dataclass(frozen=True)
+class TierProblem:
+    """A throughput-tier problem; `field` is "throughput", "storage_type" or None (the whole file system)."""
+
+    field: str | None
+    message: str
+    hint: str
+
+
+def tier_problems(deployment_type: str, storage_type: str = "SSD", throughput: int | None = None,
+                  name: str = "throughput_mb_s_per_tib") -> list[TierProblem]:
+    """Throughput-tier problems from plain values (shared with CrossGuard); `name` is the throughput field's name."""
+    if deployment_type.startswith("SCRATCH"):
+        problems: list[TierProblem] = []
+        if throughput is not None:
+            problems.append(TierProblem("throughput", f"{deployment_type} has a fixed throughput; {name} is not "
+                                        "accepted", "remove it, or use PERSISTENT_2"))
+        if storage_type == "HDD":
+            problems.append(TierProblem("storage_type", f"{deployment_type} is SSD only", "use SSD"))
+        return problems
+    tiers = THROUGHPUT_TIERS.get((deployment_type, storage_type))
+    if tiers is None:
+        return [TierProblem("storage_type", f"{deployment_type} does not offer {storage_type} storage", "use SSD")]
+    if throughput in tiers:
+        return []
+    return [TierProblem("throughput" if throughput is not None else None,
+                        f"{deployment_type} {storage_type} throughput must be one of "
+                        f"{', '.join(map(str, tiers))} MB/s/TiB" + (f", not {throughput}" if throughput is not None
+                                                                      else " and is required"),
+                        f"e.g. {name}: {tiers[1] if len(tiers) > 1 else tiers[0]}")]
 
 
 @rule("STO-002", "error", "storage", "FSx throughput tier", "AWS FSx for Lustre performance (throughput tiers)",
@@ -59,25 +102,13 @@ def fsx_throughput(ctx: Context, settings: Settings) -> Iterator[Draft]:
     fsx = _fsx(ctx)
     if fsx is None:
         return
-    path = ("storage", "lustre", "throughput_mb_s_per_tib")
-    tiers = THROUGHPUT_TIERS.get((fsx.deployment_type, fsx.storage_type))
-    if fsx.deployment_type.startswith("SCRATCH"):
-        if fsx.throughput_mb_s_per_tib is not None:
-            yield Draft(path, f"{fsx.deployment_type} has a fixed throughput; throughput_mb_s_per_tib is not "
-                        "accepted", "remove it, or use PERSISTENT_2")
-        if fsx.storage_type == "HDD":
-            yield Draft(("storage", "lustre", "storage_type"), f"{fsx.deployment_type} is SSD only", "use SSD")
-        return
-    if tiers is None:
-        yield Draft(("storage", "lustre", "storage_type"), f"{fsx.deployment_type} does not offer "
-                    f"{fsx.storage_type} storage", "use SSD")
-    elif fsx.throughput_mb_s_per_tib not in tiers:
-        given = fsx.throughput_mb_s_per_tib
-        yield Draft(path if given is not None else ("storage", "lustre"),
-                    f"{fsx.deployment_type} {fsx.storage_type} throughput must be one of "
-                    f"{', '.join(map(str, tiers))} MB/s/TiB" + (f", not {given}" if given is not None else
-                                                                  " and is required"),
-                    f"e.g. throughput_mb_s_per_tib: {tiers[1] if len(tiers) > 1 else tiers[0]}")
+    paths: dict[str | None, tuple[str, ...]] = {
+        "throughput": ("storage", "lustre", "throughput_mb_s_per_tib"),
+        "storage_type": ("storage", "lustre", "storage_type"),
+        None: ("storage", "lustre"),
+    }
+    for problem in tier_problems(fsx.deployment_type, fsx.storage_type, fsx.throughput_mb_s_per_tib):
+        yield Draft(paths[problem.field], problem.message, problem.hint)
 
 
 def write_gb_s(ctx: Context) -> float | None:

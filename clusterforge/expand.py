@@ -1,0 +1,112 @@
+"""Compact blueprints: rows and racks written as groups, expanded before validation.
+
+A group is a row or rack whose `name` holds a range (`r[000-173]`, zero padding as written) or that gives
+`count: N` (names `<name>01`…). Rack names may contain `{row}` for the row they stand in, so names stay
+unique across the hall (feeds may omit `name`: the model names them after their rack).
+Each expanded rack keeps pointing at its group's lines, so findings land on the line that wrote it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from clusterforge.errors import ClusterforgeError
+from clusterforge.yamlsource import PathKey, Source
+
+_RANGE = re.compile(r"^(?P<pre>[^\[\]]*)\[(?P<lo>\d+)-(?P<hi>\d+)\](?P<post>[^\[\]]*)$")
+MAX_GROUP = 100_000
+
+
+def _names(entry: dict[str, Any], path: PathKey, source: Source, row: str | None = None) -> list[str] | None:
+    """The names a group stands for, or None for a plain entry."""
+    name = entry.get("name")
+    count = entry.get("count")
+    if not isinstance(name, str):
+        return None
+    if row is not None:
+        name = name.replace("{row}", row)
+    match = _RANGE.match(name)
+    if match is None and "[" in name:
+        raise ClusterforgeError(source.problem((*path, "name"), f"bad name range {name!r}",
+                                               "write it as prefix[first-last]suffix, e.g. a[01-40]"))
+    if match is not None:
+        if count is not None:
+            raise ClusterforgeError(source.problem((*path, "count"), "give a name range or count, not both"))
+        lo, hi = int(match["lo"]), int(match["hi"])
+        width = len(match["lo"]) if match["lo"].startswith("0") else 0
+        if hi < lo or hi - lo >= MAX_GROUP:
+            raise ClusterforgeError(source.problem((*path, "name"), f"range {lo}-{hi} is empty or too large",
+                                                   f"the last number must be ≥ the first, at most {MAX_GROUP:,}"))
+        return [f"{match['pre']}{i:0{width}d}{match['post']}" for i in range(lo, hi + 1)]
+    if count is None:
+        return [name] if row is not None and name != entry.get("name") else None
+    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_GROUP:
+        raise ClusterforgeError(source.problem((*path, "count"), f"group count must be 1..{MAX_GROUP:,}",
+                                               "or use a name range such as a[01-40]"))
+    width = max(2, len(str(count)))
+    return [f"{name}{i:0{width}d}" for i in range(1, count + 1)]
+
+
+def _racks(row: dict[str, Any], row_name: str, row_path: PathKey, new_row_path: PathKey, source: Source,
+           aliases: dict[PathKey, PathKey]) -> Any:
+    racks = row.get("racks")
+    if not isinstance(racks, list):
+        return racks  # the model reports the wrong type
+    out: list[Any] = []
+    for ki, rack in enumerate(racks):
+        path = (*row_path, "racks", ki)
+        names = _names(rack, path, source, row_name) if isinstance(rack, dict) else None
+        if names is None:
+            if new_row_path != row_path or len(out) != ki:
+                aliases[(*new_row_path, "racks", len(out))] = path
+            out.append(rack)
+            continue
+        body = {k: v for k, v in rack.items() if k not in ("name", "count")}
+        for name in names:
+            aliases[(*new_row_path, "racks", len(out))] = path
+            out.append({"name": name, **body})
+    return out
+
+
+def needs_expansion(data: Any) -> bool:
+    site = data.get("site") if isinstance(data, dict) else None
+    rows = site.get("rows") if isinstance(site, dict) else None
+    if not isinstance(rows, list):
+        return False
+    for row in rows:
+        if not isinstance(row, dict):
+            continue
+        if "count" in row or "[" in str(row.get("name", "")):
+            return True
+        for rack in row.get("racks") or []:
+            if isinstance(rack, dict) and ("count" in rack or "[" in str(rack.get("name", ""))
+                                           or "{row}" in str(rack.get("name", ""))):
+                return True
+    return False
+
+
+def expand(source: Source) -> Source:
+    """Source with row and rack groups written out; lines of expanded entries map to their group."""
+    if not needs_expansion(source.data):
+        return source
+    data = dict(source.data)
+    site = dict(data["site"])
+    aliases: dict[PathKey, PathKey] = {}
+    rows: list[Any] = []
+    for ri, row in enumerate(site["rows"]):
+        path: PathKey = ("site", "rows", ri)
+        if not isinstance(row, dict):
+            rows.append(row)
+            continue
+        names: list[Any] = _names(row, path, source) or [row.get("name")]
+        body = {k: v for k, v in row.items() if k not in ("name", "count")}
+        for name in names:
+            new_path: PathKey = ("site", "rows", len(rows))
+            if new_path != path:
+                aliases[new_path] = path
+            rows.append({"name": name, **body,
+                         "racks": _racks(row, str(name), path, new_path, source, aliases)})
+    site["rows"] = rows
+    data["site"] = site
+    return Source(data, source.file, source.lines, {**source.aliases, **aliases})

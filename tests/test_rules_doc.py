@@ -1,0 +1,168 @@
+"""The rule reference: `clusterforge rules`, and docs/policies.md generated from the registry and never stale."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, get_args
+
+import pytest
+from pydantic import BaseModel
+
+from clusterforge.catalog import Instance, Server, Switch
+from clusterforge.crossguard.blueprint import CONFIG_KEYS
+from clusterforge.model import Cluster
+from clusterforge.policies import load_policy_config, load_waivers
+from clusterforge.policies.reference import (
+    INPUTS,
+    PACK_CONFIG_EXAMPLE,
+    POLICY_CONFIG_EXAMPLE,
+    REGENERATE,
+    WAIVERS_EXAMPLE,
+    page,
+    rules,
+    setting_docs,
+)
+from clusterforge.policies.registry import REGISTRY
+from tests.conftest import ROOT
+
+DOC = ROOT / "docs" / "policies.md"
+SHARED_POLICIES = ROOT.parent / "shared" / "POLICIES.md"
+
+
+def test_docs_page_is_up_to_date() -> None:
+    assert DOC.read_text(encoding="utf-8") == page(), f"docs/policies.md is stale: run `{REGENERATE}`"
+
+
+def policies_md_ids() -> list[str]:
+    if not SHARED_POLICIES.is_file():
+        pytest.skip(f"{SHARED_POLICIES} is not present")
+    rows = re.findall(r"^\|\s*([A-Z]{2,4}-\d{3})\s*\|", SHARED_POLICIES.read_text(encoding="utf-8"), re.MULTILINE)
+    assert len(rows) >= 30, "the POLICIES.md tables were not parsed"
+    return rows
+
+
+def test_every_policies_md_id_is_registered_and_documented() -> None:
+    ids = policies_md_ids()
+    text = DOC.read_text(encoding="utf-8")
+    rules()  # registers
+    for rule_id in ids:
+        assert rule_id in REGISTRY, f"{rule_id} is in POLICIES.md but not registered"
+        assert f'<a id="{rule_id.lower()}"></a>{rule_id}: {REGISTRY[rule_id].title}' in text, rule_id
+    assert sorted(REGISTRY) == sorted(ids), "registered rules missing from POLICIES.md"
+
+
+def test_rules_follow_policies_md_order() -> None:
+    ids = policies_md_ids()
+    assert [r.id for r in rules()] == ids
+
+
+def test_every_rule_lists_its_inputs() -> None:
+    assert set(INPUTS) == {r.id for r in rules()}
+
+
+def _expand(path: str) -> list[str]:
+    """`a[].{b,c}` → `a[].b`, `a[].c`."""
+    match = re.fullmatch(r"(.*)\.\{([^}]*)\}", path)
+    return [f"{match[1]}.{leaf}" for leaf in match[2].split(",")] if match else [path]
+
+
+def _models(annotation: Any) -> list[type[BaseModel]]:
+    """The models a field can hold: through lists, optionals, unions and Annotated."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [model for arg in get_args(annotation) for model in _models(arg)]
+
+
+def blueprint_field_exists(path: str) -> bool:
+    models: list[type[BaseModel]] = [Cluster]
+    for segment in path.split("."):
+        name = segment.removesuffix("[]")
+        fields = [m.model_fields[name] for m in models if name in m.model_fields]
+        if not fields:
+            return False
+        models = [sub for field in fields for sub in _models(field.annotation)]
+    return True
+
+
+def test_listed_inputs_are_real_blueprint_fields_and_catalog_figures() -> None:
+    figures = {*Server.model_fields, *Instance.model_fields, *Switch.model_fields}
+    for rule_id, inputs in INPUTS.items():
+        for path in (p for listed in inputs.fields for p in _expand(listed)):
+            assert blueprint_field_exists(path), f"{rule_id}: {path} is not a blueprint field"
+        assert set(inputs.catalog) <= figures, f"{rule_id}: {set(inputs.catalog) - figures} are not catalog figures"
+        assert set(inputs.shared) <= {"electrical", "cooling"}, rule_id
+
+
+def test_field_check_rejects_made_up_fields() -> None:
+    assert blueprint_field_exists("site.rows[].racks[].cooling.liquid_kw")  # one variant of a union has it
+    assert not blueprint_field_exists("site.rows[].racks[].feeds[].volts")
+    assert not blueprint_field_exists("pools[].count.value")
+
+
+def test_every_threshold_documents_its_default() -> None:
+    for rule in rules():
+        for setting in setting_docs(rule)[2:]:
+            assert setting.description, f"{rule.id}.{setting.key} has no description (the source of its default)"
+
+
+def test_policy_config_example_loads_and_takes_effect(tmp_path: Path) -> None:
+    path = tmp_path / "policy.yaml"
+    path.write_text(POLICY_CONFIG_EXAMPLE)
+    config = load_policy_config(path)
+    rules()
+    assert REGISTRY["PWR-002"].settings_for(config).model_dump()["warn_fraction"] == 0.85  # a threshold
+    assert REGISTRY["PWR-005"].settings_for(config).level == "error"  # a level
+    assert REGISTRY["RCK-006"].settings_for(config).enabled is False
+
+
+def test_waiver_example_loads(tmp_path: Path) -> None:
+    path = tmp_path / "waivers.yaml"
+    path.write_text(WAIVERS_EXAMPLE)
+    [waiver] = load_waivers(path)
+    assert waiver.matches("PWR-002", "site.rows[0].racks[3].feeds")
+    assert not waiver.matches("PWR-002", "site.rows[1].racks[3].feeds")
+
+
+def test_pack_config_example_names_real_policies_and_keys() -> None:
+    from clusterforge.crossguard import BLUEPRINT_POLICY, COVERAGE
+
+    config = json.loads(PACK_CONFIG_EXAMPLE)
+    assert set(config) <= {*COVERAGE, BLUEPRINT_POLICY}
+    assert set(config[BLUEPRINT_POLICY]) <= set(CONFIG_KEYS)
+
+
+def test_rules_lists_every_rule(cli) -> None:
+    result = cli("rules")
+    assert result.exit_code == 0
+    for rule in rules():
+        assert rule.id in result.stdout
+
+
+def test_rules_markdown_prints_the_page(cli) -> None:
+    result = cli("rules", "--format", "markdown")
+    assert result.exit_code == 0 and result.stdout == page()
+
+
+def test_rules_json(cli) -> None:
+    data = json.loads(cli("rules", "--format", "json").stdout)
+    assert [r["id"] for r in data] == [r.id for r in rules()]
+    [net005] = [r for r in data if r["id"] == "NET-005"]
+    assert "aws:ec2/launchTemplate:LaunchTemplate" in net005["crossguard"]
+
+
+def test_rules_show_gives_doc_level_source_and_settings(cli) -> None:
+    result = cli("rules", "show", "PWR-002")
+    assert result.exit_code == 0
+    out = result.stdout
+    assert "either side alone must carry the whole rack" in out  # the docstring
+    assert "level:      error (default)" in out
+    assert "NVIDIA DGX SuperPOD RA" in out  # the source
+    assert re.search(r"warn_fraction\s+0\.9\s+warn when a rack uses this share of one side", out)
+
+
+def test_rules_show_unknown_id(cli) -> None:
+    result = cli("rules", "show", "PWR-02")
+    assert result.exit_code == 2
+    assert "did you mean PWR-002?" in result.stderr

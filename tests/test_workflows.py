@@ -1,0 +1,163 @@
+"""The PR workflow and the pre-commit hook: they run the real command, report where GitHub shows it, and fail
+the job on errors. The changed-blueprint finder is run for real against a scratch git repository."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from clusterforge.cli.main import app
+from tests.conftest import ROOT
+
+WORKFLOW = ROOT / ".github" / "workflows" / "policy-check.yml"
+HOOKS = ROOT / ".pre-commit-hooks.yaml"
+
+
+@pytest.fixture(scope="module")
+def workflow() -> dict[str, Any]:
+    return yaml.safe_load(WORKFLOW.read_text())
+
+
+def steps(workflow: dict[str, Any]) -> list[dict[str, Any]]:
+    [job] = workflow["jobs"].values()
+    return list(job["steps"])
+
+
+def runs(workflow: dict[str, Any], text: str) -> list[dict[str, Any]]:
+    return [s for s in steps(workflow) if text in s.get("run", "")]
+
+
+def test_runs_on_pull_requests_with_code_scanning_permissions(workflow: dict[str, Any]) -> None:
+    triggers = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` key as true
+    assert "pull_request" in triggers
+    assert workflow["permissions"] == {"contents": "read", "security-events": "write"}
+
+
+def test_writes_sarif_and_uploads_it(workflow: dict[str, Any]) -> None:
+    [report] = runs(workflow, "--format sarif")
+    match = re.search(r"clusterforge check .*--format sarif -o (\S+)", report["run"])
+    assert match, report["run"]
+    [upload] = [s for s in steps(workflow) if s.get("uses", "").startswith("github/codeql-action/upload-sarif@")]
+    assert upload["with"]["sarif_file"] == match[1]
+    assert steps(workflow).index(report) < steps(workflow).index(upload)
+    assert "always()" in upload["if"]  # the report is uploaded when the check fails too
+
+
+def test_annotates_and_fails_the_job_last(workflow: dict[str, Any]) -> None:
+    last = steps(workflow)[-1]
+    assert re.search(r"^\s*clusterforge check .*--format github\s*$", last["run"], re.MULTILINE)
+    assert "|| true" not in last["run"] and not last.get("continue-on-error")  # exit 1 fails the job
+
+
+def test_actions_are_pinned_to_a_major_version_at_least(workflow: dict[str, Any]) -> None:
+    for step in steps(workflow):
+        if "uses" in step:
+            assert re.fullmatch(r"[\w.-]+/[\w./-]+@(v\d+(\.\d+){0,2}|[0-9a-f]{40})", step["uses"]), step["uses"]
+
+
+def find_script(workflow: dict[str, Any]) -> str:
+    [step] = [s for s in steps(workflow) if s.get("id") == "changed"]
+    assert "${{" not in step["run"], "event data reaches the script through env, never inline"
+    return str(step["run"])
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
+                          env=env).stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A repository with three blueprints on its base commit."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    root = tmp_path / "repo"
+    for name in ("examples/a.yaml", "examples/b.yaml", "blueprints/team/c.yaml", "README.md"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(f"kind: Cluster\nname: {name}\n")  # distinct, so git sees no renames
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    return root
+
+
+def find(workflow: dict[str, Any], repo: Path, base: str) -> tuple[list[str], list[str], str]:
+    """Run the workflow's finder: (blueprints, clusterforge check arguments, count output)."""
+    temp = repo.parent / "runner"
+    temp.mkdir(exist_ok=True)
+    output = temp / "output"
+    output.write_text("")
+    env = {**os.environ, **{k: str(v) for k, v in workflow["env"].items()}, "BASE_SHA": base,
+           "RUNNER_TEMP": str(temp), "GITHUB_OUTPUT": str(output)}
+    subprocess.run(["bash", "-e", "-c", find_script(workflow)], cwd=repo, env=env, check=True, capture_output=True)
+    return ((temp / "blueprints.txt").read_text().splitlines(), (temp / "check-args").read_text().splitlines(),
+            output.read_text().strip())
+
+
+def test_finder_lists_changed_blueprints_only(workflow: dict[str, Any], repo: Path) -> None:
+    base = git(repo, "rev-parse", "HEAD")
+    (repo / "examples/a.yaml").write_text("kind: Cluster\nname: changed\n")
+    (repo / "README.md").write_text("changed\n")
+    (repo / "gpu.cluster.yaml").write_text("kind: Cluster\nname: gpu\n")
+    git(repo, "rm", "-q", "examples/b.yaml")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "change")
+    blueprints, args, output = find(workflow, repo, base)
+    assert sorted(blueprints) == ["examples/a.yaml", "gpu.cluster.yaml"]  # not the README, not the deleted file
+    assert args == blueprints and output == "count=2"
+
+
+def test_finder_rechecks_everything_when_waivers_change(workflow: dict[str, Any], repo: Path) -> None:
+    base = git(repo, "rev-parse", "HEAD")
+    (repo / "waivers.yaml").write_text("waivers: []\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "waive")
+    blueprints, args, _ = find(workflow, repo, base)
+    assert sorted(blueprints) == ["blueprints/team/c.yaml", "examples/a.yaml", "examples/b.yaml"]
+    assert args[-2:] == ["--waivers", "waivers.yaml"]
+
+
+def test_finder_with_nothing_changed_reports_zero(workflow: dict[str, Any], repo: Path) -> None:
+    base = git(repo, "rev-parse", "HEAD")
+    assert find(workflow, repo, base) == ([], [], "count=0")
+    assert len(find(workflow, repo, "")[0]) == 3  # a manual run checks every blueprint
+
+
+@pytest.fixture(scope="module")
+def hook() -> dict[str, Any]:
+    hooks = yaml.safe_load(HOOKS.read_text())
+    [found] = [h for h in hooks if h["id"] == "clusterforge-check"]
+    return dict(found)
+
+
+def test_hook_entry_is_a_real_command(hook: dict[str, Any]) -> None:
+    command, *args = shlex.split(hook["entry"])
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert command in scripts and hook["language"] == "python"
+    result = CliRunner().invoke(app, [*args, "--help"])
+    assert result.exit_code == 0, result.output
+    assert "Decide whether the designs in FILES physically fit" in result.output
+
+
+@pytest.mark.parametrize(("path", "matched"), [
+    ("examples/aws-p5.yaml", True),
+    ("blueprints/vision/h100.yml", True),
+    ("teams/nlp/p5.cluster.yaml", True),
+    (".github/workflows/policy-check.yml", False),
+    ("policies/PulumiPolicy.yaml", False),
+    ("requirements/lock.txt", False),
+])
+def test_hook_runs_on_blueprints_only(hook: dict[str, Any], path: str, matched: bool) -> None:
+    assert bool(re.search(hook["files"], path)) is matched
