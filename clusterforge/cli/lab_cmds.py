@@ -122,8 +122,10 @@ def exec_command(node: str, command: tuple[str, ...], name: str) -> None:
 @click.option("--check", is_flag=True, help="Dry run: report what would change.")
 @click.option("--tags", "-t", help="Only tasks with these tags.")
 @click.option("--limit", "-l", help="Only these nodes or groups.")
+@click.option("--fast/--linear", default=True, show_default=True,
+              help="Mitogen's strategy (fast) or Ansible's own linear strategy, as `clusterforge provision` runs.")
 @name_option
-def provision(check: bool, tags: str | None, limit: str | None, name: str) -> None:
+def provision(check: bool, tags: str | None, limit: str | None, fast: bool, name: str) -> None:
     """Run site.yml against the lab again and print the play recap (a second run changes nothing)."""
     from clusterforge.lab import cluster
     from clusterforge.provision.summary import recap
@@ -131,7 +133,8 @@ def provision(check: bool, tags: str | None, limit: str | None, name: str) -> No
     paths = LabPaths.of(name)
     view = console()
     started = time.monotonic()
-    outcome = with_progress(view, lambda handler: cluster.provision(paths, handler, check=check, tags=tags, limit=limit))
+    outcome = with_progress(
+        view, lambda handler: cluster.provision(paths, handler, check=check, tags=tags, limit=limit, fast=fast))
     view.print(recap(outcome.stdout))
     view.print(f"changed={outcome.summary.changed} in {time.monotonic() - started:.1f}s")
     _finish(outcome, "provisioning")

@@ -47,11 +47,12 @@ def _pins(rendered: Path) -> repo.Pins:
 
 
 def _run(paths: LabPaths, inventory: Path, on_event: EventHandler | None, *, check: bool = False,
-         tags: str | None = None, limit: str | None = None) -> Outcome:
+         tags: str | None = None, limit: str | None = None, fast: bool = True) -> Outcome:
     return execute(Run(
         project=project_root(), inventories=[inventory], private_dir=paths.runner_dir, check=check, tags=tags,
-        limit=limit, extra_vars_files=[paths.extra_vars],
-        env={"ANSIBLE_CACHE_PLUGIN_CONNECTION": str(paths.facts),
+        limit=limit, extra_vars_files=[paths.extra_vars], fast=fast,
+        # Lab nodes make new host keys every `up`; ssh_config keeps them out of known_hosts.
+        env={"ANSIBLE_CACHE_PLUGIN_CONNECTION": str(paths.facts), "ANSIBLE_HOST_KEY_CHECKING": "False",
              "ANSIBLE_SSH_CONTROL_PATH": f"{paths.root}/cp-%%C"}), on_event)
 
 
@@ -88,8 +89,7 @@ def ensure_baked(paths: LabPaths, node_image: str, rendered: Path, say: Say, on_
         nodes.write_ssh_config(paths, nodes.addresses(paths, [spec]))
         outcome = _run(paths, bake_dir / "inventory/hosts.yml", on_event, tags="install")
         if not outcome.summary.ok:
-            raise ClusterforgeError(Problem("the install steps failed on the bake node", "site.yml",
-                                            hint="; ".join(e for h in outcome.summary.hosts.values() for e in h.errors)))
+            raise ClusterforgeError(outcome.problem("the install steps on the bake node"))
         podman.exec_(paths.container("bake"), ["sh", "-c", "rm -f /etc/ssh/ssh_host_* /etc/munge/munge.key "
                                                            "&& : > /etc/machine-id && apt-get clean"])
         nodes.close_ssh(paths, ["bake"])
@@ -146,9 +146,10 @@ def podman_image_exists(name: str) -> bool:
 
 
 def provision(paths: LabPaths, on_event: EventHandler | None, check: bool = False, tags: str | None = None,
-              limit: str | None = None) -> Outcome:
+              limit: str | None = None, fast: bool = True) -> Outcome:
     state.require(paths)
-    return _run(paths, paths.render / "inventory/hosts.yml", on_event, check=check, tags=tags, limit=limit)
+    return _run(paths, paths.render / "inventory/hosts.yml", on_event, check=check, tags=tags, limit=limit,
+                fast=fast)
 
 
 def smoke(paths: LabPaths, lab: LabState, timeout: float = 60) -> str:
