@@ -11,6 +11,7 @@ import click
 
 from clusterforge.cli.app import EXIT_POLICY, app, format_option
 from clusterforge.cli.run_view import console, with_progress
+from clusterforge.errors import ClusterforgeError, Problem
 from clusterforge.lab.paths import PREFIX, LabPaths
 from clusterforge.provision.runner import EventHandler, Outcome
 
@@ -124,17 +125,26 @@ def exec_command(node: str, command: tuple[str, ...], name: str) -> None:
 @click.option("--limit", "-l", help="Only these nodes or groups.")
 @click.option("--fast/--linear", default=True, show_default=True,
               help="Mitogen's strategy (fast) or Ansible's own linear strategy, as `clusterforge provision` runs.")
+@click.option("--extra-vars", "-e", "extra", multiple=True, metavar="KEY=VALUE",
+              help="Extra variable for site.yml (repeatable), e.g. -e efa_enabled=true to run the EFA role too.")
 @name_option
-def provision(check: bool, tags: str | None, limit: str | None, fast: bool, name: str) -> None:
+def provision(check: bool, tags: str | None, limit: str | None, fast: bool, extra: tuple[str, ...],
+              name: str) -> None:
     """Run site.yml against the lab again and print the play recap (a second run changes nothing)."""
     from clusterforge.lab import cluster
     from clusterforge.provision.summary import recap
 
     paths = LabPaths.of(name)
+    extra_vars = {}
+    for item in extra:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ClusterforgeError(Problem(f"expected KEY=VALUE, got {item!r}", path="--extra-vars"))
+        extra_vars[key] = value
     view = console()
     started = time.monotonic()
-    outcome = with_progress(
-        view, lambda handler: cluster.provision(paths, handler, check=check, tags=tags, limit=limit, fast=fast))
+    outcome = with_progress(view, lambda handler: cluster.provision(
+        paths, handler, check=check, tags=tags, limit=limit, fast=fast, extra_vars=extra_vars))
     view.print(recap(outcome.stdout))
     view.print(f"changed={outcome.summary.changed} in {time.monotonic() - started:.1f}s")
     _finish(outcome, "provisioning")

@@ -47,10 +47,11 @@ def _pins(rendered: Path) -> repo.Pins:
 
 
 def _run(paths: LabPaths, inventory: Path, on_event: EventHandler | None, *, check: bool = False,
-         tags: str | None = None, limit: str | None = None, fast: bool = True) -> Outcome:
+         tags: str | None = None, limit: str | None = None, fast: bool = True,
+         extra_vars: dict[str, str] | None = None) -> Outcome:
     return execute(Run(
         project=project_root(), inventories=[inventory], private_dir=paths.runner_dir, check=check, tags=tags,
-        limit=limit, extra_vars_files=[paths.extra_vars], fast=fast,
+        limit=limit, extra_vars_files=[paths.extra_vars], extra_vars=extra_vars or {}, fast=fast,
         # Lab nodes make new host keys every `up`; ssh_config keeps them out of known_hosts.
         env={"ANSIBLE_CACHE_PLUGIN_CONNECTION": str(paths.facts), "ANSIBLE_HOST_KEY_CHECKING": "False",
              "ANSIBLE_SSH_CONTROL_PATH": f"{paths.root}/cp-%%C"}), on_event)
@@ -75,7 +76,8 @@ def ensure_baked(paths: LabPaths, node_image: str, rendered: Path, say: Say, on_
     if podman.exists("image", tag):
         return tag
     say(f"baking {tag}: the roles' install steps on one node (once, about a minute)")
-    spec = nodes.NodeSpec("bake", (CONTROLLER, COMPUTE, "slurm_login"))
+    subnet = nodes.ensure_network(paths)
+    spec = nodes.specs_for({"bake": (CONTROLLER, COMPUTE, "slurm_login")}, subnet)[0]
     bake_dir = paths.root / "bake"
     shutil.rmtree(bake_dir, ignore_errors=True)
     (bake_dir / "inventory/group_vars").mkdir(parents=True)
@@ -86,7 +88,7 @@ def ensure_baked(paths: LabPaths, node_image: str, rendered: Path, say: Say, on_
     nodes.start(paths, [spec], node_image, str(repo.repo_root()))
     try:
         nodes.wait_booted(paths, [spec])
-        nodes.write_ssh_config(paths, nodes.addresses(paths, [spec]))
+        nodes.write_ssh_config(paths, [Node(spec.name, paths.container(spec.name), spec.ip, spec.groups)])
         outcome = _run(paths, bake_dir / "inventory/hosts.yml", on_event, tags="install")
         if not outcome.summary.ok:
             raise ClusterforgeError(outcome.problem("the install steps on the bake node"))
@@ -119,21 +121,18 @@ def up(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: int | 
     lab_repo = repo.ensure(_pins(paths.render), say)
     nodes.ensure_ssh_key(paths)
     labvars.write(paths, lab_repo)
-    nodes.ensure_network(paths)
+    subnet = nodes.ensure_network(paths)
     timings.mark("images and repository")
     run_image = node_image if bare else ensure_baked(paths, node_image, paths.render, say, on_event)
     timings.mark("baked image")
-    specs = [nodes.NodeSpec(name, groups) for name, groups in hosts.items()]
-    nodes.start(paths, specs, run_image, str(lab_repo.root))
+    specs = nodes.specs_for(hosts, subnet)
     controller = next(name for name, groups in hosts.items() if CONTROLLER in groups)
     lab = LabState(paths.name, str(blueprint), tuple(str(c) for c in catalogs), run_image, paths.network, controller,
-                   tuple(Node(s.name, paths.container(s.name), "", s.groups) for s in specs))
+                   tuple(Node(s.name, paths.container(s.name), s.ip, s.groups) for s in specs))
     state.save(paths, lab)
-    nodes.wait_booted(paths, specs)
-    lab = LabState(lab.name, lab.blueprint, lab.catalogs, lab.image, lab.network, controller,
-                   tuple(nodes.addresses(paths, specs)))
-    state.save(paths, lab)
+    nodes.start(paths, specs, run_image, str(lab_repo.root))
     nodes.write_ssh_config(paths, lab.nodes)
+    nodes.wait_booted(paths, specs)
     timings.mark("containers booted")
     say(f"{len(specs)} nodes up ({', '.join(n.name for n in lab.nodes)}); running site.yml over SSH")
     outcome = _run(paths, paths.render / "inventory/hosts.yml", on_event)
@@ -146,10 +145,10 @@ def podman_image_exists(name: str) -> bool:
 
 
 def provision(paths: LabPaths, on_event: EventHandler | None, check: bool = False, tags: str | None = None,
-              limit: str | None = None, fast: bool = True) -> Outcome:
+              limit: str | None = None, fast: bool = True, extra_vars: dict[str, str] | None = None) -> Outcome:
     state.require(paths)
     return _run(paths, paths.render / "inventory/hosts.yml", on_event, check=check, tags=tags, limit=limit,
-                fast=fast)
+                fast=fast, extra_vars=extra_vars)
 
 
 def smoke(paths: LabPaths, lab: LabState, timeout: float = 60) -> str:

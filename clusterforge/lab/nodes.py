@@ -6,6 +6,7 @@ the others run unprivileged. Every container and the network carry the lab's lab
 
 from __future__ import annotations
 
+import ipaddress
 import subprocess
 import time
 from collections.abc import Sequence
@@ -21,10 +22,14 @@ from clusterforge.lab.state import Node
 PRIVILEGED_GROUPS = ("slurm_compute",)
 
 
+FIRST_HOST = 10  # node addresses start at .10 of the lab network (the gateway is .1)
+
+
 @dataclass(frozen=True)
 class NodeSpec:
     name: str
     groups: tuple[str, ...]
+    ip: str
 
 
 def ensure_ssh_key(paths: LabPaths) -> None:
@@ -35,9 +40,22 @@ def ensure_ssh_key(paths: LabPaths) -> None:
                     "-f", str(paths.ssh_key)], check=True)
 
 
-def ensure_network(paths: LabPaths) -> None:
+def ensure_network(paths: LabPaths) -> ipaddress.IPv4Network:
+    """The lab's network (podman picks a free subnet); its subnet."""
     if not podman.exists("network", paths.network):
         podman.run(["network", "create", "--label", f"{LABEL}={paths.name}", paths.network])
+    subnets = podman.inspect("network", paths.network)["subnets"]
+    return ipaddress.IPv4Network(subnets[0]["subnet"])
+
+
+def specs_for(hosts: dict[str, tuple[str, ...]], subnet: ipaddress.IPv4Network) -> list[NodeSpec]:
+    """One spec per inventory host with a fixed address, so a restarted container keeps it (as a server would)."""
+    capacity = subnet.num_addresses - FIRST_HOST - 1
+    if len(hosts) > capacity:
+        raise ClusterforgeError(Problem(f"{len(hosts)} nodes do not fit in {subnet}", path="--nodes",
+                                        hint=f"at most {capacity}"))
+    return [NodeSpec(name, groups, str(subnet.network_address + FIRST_HOST + index))
+            for index, (name, groups) in enumerate(hosts.items())]
 
 
 def start(paths: LabPaths, specs: Sequence[NodeSpec], image: str, repo: str) -> None:
@@ -47,7 +65,8 @@ def start(paths: LabPaths, specs: Sequence[NodeSpec], image: str, repo: str) -> 
         privileged = any(g in PRIVILEGED_GROUPS for g in spec.groups)
         podman.run([
             "run", "--detach", "--name", paths.container(spec.name), "--hostname", spec.name,
-            "--network", paths.network, "--network-alias", spec.name, "--no-hosts", "--systemd=always",
+            "--network", paths.network, "--ip", spec.ip, "--network-alias", spec.name, "--no-hosts",
+            "--systemd=always",
             "--label", f"{LABEL}={paths.name}", "--label", f"{LABEL}.node={spec.name}",
             *(["--privileged", "--cgroupns=private"] if privileged else []),
             "--volume", f"{repo}:{MOUNT}:ro", "--volume", f"{pubkey}:/root/.ssh/authorized_keys:ro",
@@ -55,31 +74,25 @@ def start(paths: LabPaths, specs: Sequence[NodeSpec], image: str, repo: str) -> 
         ])
 
 
-def wait_booted(paths: LabPaths, specs: Sequence[NodeSpec], timeout: float = 60) -> None:
-    """Wait until systemd in every node has finished booting and sshd listens."""
+def wait_booted(paths: LabPaths, specs: Sequence[NodeSpec], timeout: float = 90) -> None:
+    """Wait until systemd in every node has finished booting (all nodes at once) and sshd is active."""
+    probe = "systemctl is-system-running --wait >/dev/null; systemctl is-active --quiet ssh"
     deadline = time.monotonic() + timeout
     pending = [paths.container(s.name) for s in specs]
     while pending:
-        proc = podman.exec_(pending[0], ["systemctl", "is-system-running"], check=False, timeout=10)
-        state = proc.stdout.strip()
-        if state in ("running", "degraded") and podman.exec_(
-                pending[0], ["systemctl", "is-active", "--quiet", "ssh"], check=False, timeout=10).returncode == 0:
-            pending.pop(0)
-            continue
-        if time.monotonic() > deadline:
-            raise ClusterforgeError(Problem(f"{pending[0]} did not boot within {timeout:.0f} s (systemd: {state})",
+        procs = {c: subprocess.Popen(["podman", "exec", c, "sh", "-c", probe], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL) for c in pending}
+        try:
+            pending = [c for c, p in procs.items() if p.wait(timeout=max(1.0, deadline - time.monotonic())) != 0]
+        except subprocess.TimeoutExpired:
+            for p in procs.values():
+                p.kill()
+            pending = [c for c, p in procs.items() if p.returncode != 0]
+        if pending and time.monotonic() > deadline:
+            raise ClusterforgeError(Problem(f"{', '.join(pending)} did not boot within {timeout:.0f} s",
                                             hint=f"podman logs {pending[0]}"))
-        time.sleep(0.2)
-
-
-def addresses(paths: LabPaths, specs: Sequence[NodeSpec]) -> list[Node]:
-    out = []
-    for spec in specs:
-        container = paths.container(spec.name)
-        networks = podman.inspect("container", container)["NetworkSettings"]["Networks"]
-        out.append(Node(spec.name, container, networks[paths.network]["IPAddress"], spec.groups))
-    return out
-
+        if pending:
+            time.sleep(0.2)
 
 def write_ssh_config(paths: LabPaths, nodes: Sequence[Node]) -> None:
     """An ssh_config naming every node: `ssh -F <lab>/ssh_config <node>` works for people too."""
