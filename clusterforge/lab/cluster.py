@@ -61,8 +61,9 @@ def _bake_inputs(node_image: str, rendered: Path) -> str:
     """What the baked image depends on: the node image, the roles' install steps and defaults, the pins, the repo."""
     root = project_root()
     digest = hashlib.sha256(podman.inspect("image", node_image)["Id"].encode())
-    for path in sorted([root / "site.yml", *root.glob("roles/*/tasks/install.yml"), *root.glob("roles/*/defaults/main.yml"),
-                        *root.glob("roles/*/vars/main.yml")]):
+    inputs = [root / "site.yml", *root.glob("roles/*/tasks/install.yml"), *root.glob("roles/*/defaults/main.yml"),
+              *root.glob("roles/*/vars/main.yml"), *root.glob("filter_plugins/*.py")]
+    for path in sorted(inputs):
         digest.update(path.relative_to(root).as_posix().encode() + path.read_bytes())
     digest.update((rendered / "inventory/group_vars/all.yml").read_bytes())
     digest.update((repo.repo_root() / "Packages").read_bytes())
@@ -107,8 +108,9 @@ def up(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: int | 
        on_event: EventHandler | None) -> tuple[LabState, Outcome, Timings]:
     """Bring a lab up and provision it; the caller runs the smoke job."""
     if state.load(paths) is not None or podman.labelled("container", f"{LABEL}={paths.name}"):
-        raise ClusterforgeError(Problem(f"lab {paths.name} is already up", str(paths.state),
-                                        hint="`clusterforge lab provision` to re-run, `clusterforge lab down` to remove it"))
+        raise ClusterforgeError(Problem(
+            f"lab {paths.name} is already up", str(paths.state),
+            hint="`clusterforge lab provision` to re-run, `clusterforge lab down` to remove it"))
     timings = Timings()
     host.require(need_debootstrap=not podman_image_exists(image.BASE_IMAGE))
     paths.root.mkdir(parents=True, exist_ok=True)

@@ -21,6 +21,8 @@ from clusterforge.errors import ClusterforgeError, Problem
 SETUP = "scripts/lab-host-setup"
 CONF_FILES = (Path("/usr/share/containers/containers.conf"), Path("/etc/containers/containers.conf"))
 PODMAN_DEFAULT_NOFILE = 1048576
+TOOLS = ("podman", "runc", "debootstrap", "iptables", "ssh", "ssh-keygen")
+CONF = "/etc/containers/containers.conf"
 
 
 @dataclass(frozen=True)
@@ -35,7 +37,7 @@ class HostFacts:
 
 
 def gather(which: Callable[[str], str | None] = shutil.which) -> HostFacts:
-    tools = {name: which(name) is not None for name in ("podman", "runc", "debootstrap", "iptables", "ssh", "ssh-keygen")}
+    tools = {name: which(name) is not None for name in TOOLS}
     info = None
     if tools["podman"]:
         proc = subprocess.run(["podman", "info", "--format", "json"], capture_output=True, text=True, check=False)
@@ -81,19 +83,18 @@ def problems(facts: HostFacts, need_debootstrap: bool) -> list[Problem]:
         assert isinstance(host, dict)
         runtime = host.get("ociRuntime", {}).get("name")
         if runtime != "runc":
-            out.append(Problem(f"podman uses the {runtime} runtime; the lab needs runc", "/etc/containers/containers.conf",
+            out.append(Problem(f"podman uses the {runtime} runtime; the lab needs runc", CONF,
                                hint=f'set [engine] runtime = "runc" ({fix}); crun 1.8 fails on cgroup-v1 hybrid hosts'))
         backend = host.get("networkBackend")
         if backend != "netavark":
-            out.append(Problem(f"podman's network backend is {backend}; the lab needs netavark (node names via DNS)",
-                               "/etc/containers/containers.conf",
-                               hint=f'apt-get install netavark aardvark-dns and set [network] network_backend = "netavark" ({fix})'))
+            out.append(Problem(f"podman's network backend is {backend}; the lab needs netavark", CONF,
+                               hint='apt-get install netavark aardvark-dns and set [network] network_backend = '
+                                    f'"netavark" ({fix})'))
     if facts.hard_nofile < PODMAN_DEFAULT_NOFILE and not any(u.startswith("nofile=") for u in facts.ulimits):
         out.append(Problem(f"the hard open-files limit is {facts.hard_nofile}, below podman's default "
                            f"{PODMAN_DEFAULT_NOFILE}, and containers.conf sets no default_ulimits",
-                           "/etc/containers/containers.conf",
-                           hint=f'set [containers] default_ulimits = ["nofile={facts.hard_nofile}:{facts.hard_nofile}", '
-                                f'"nproc=32768:32768"] ({fix})'))
+                           CONF, hint=f'set [containers] default_ulimits = ["nofile={facts.hard_nofile}:'
+                                      f'{facts.hard_nofile}", "nproc=32768:32768"] ({fix})'))
     return out
 
 

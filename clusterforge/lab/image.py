@@ -102,6 +102,6 @@ def ensure_node(say: Callable[[str], None] | None = None) -> str:
     if not podman.exists("image", tag):
         if say:
             say(f"building {tag}")
-        podman.run(["build", "--network=none", "--build-arg", f"BASE={BASE_IMAGE}", "-t", tag, "-f", str(containerfile()),
-                    str(containerfile().parent)])
+        podman.run(["build", "--network=none", "--build-arg", f"BASE={BASE_IMAGE}", "-t", tag,
+                    "-f", str(containerfile()), str(containerfile().parent)])
     return tag

@@ -72,7 +72,7 @@ def ensure(pins: Pins, say: Callable[[str], None] | None = None) -> Repo:
     with _locked(root):
         built = False
         for name, version, build in _packages(pins):
-            deb = root / f"{name}_{version}_{_arch(name)}.deb"
+            deb = root / f"{name}_{version}_amd64.deb"
             if not deb.exists():
                 if say:
                     say(f"adding {name} {version} to the lab's apt repository")
@@ -88,11 +88,6 @@ def ensure(pins: Pins, say: Callable[[str], None] | None = None) -> Repo:
     return Repo(root, tarball.name, digest)
 
 
-def _arch(name: str) -> str:
-    del name
-    return "amd64"
-
-
 def _packages(pins: Pins) -> list[tuple[str, str, Callable[[Path], None]]]:
     nccl_version = f"{pins.nccl}-1+cuda{pins.cuda}"
     driver = f"{pins.nvidia_driver}-1"
@@ -104,7 +99,8 @@ def _packages(pins: Pins) -> list[tuple[str, str, Callable[[Path], None]]]:
          lambda deb: _standin(deb, f"cuda-drivers-{pins.driver_branch}", driver, "NVIDIA driver metapackage")),
         (f"nvidia-fabricmanager-{pins.driver_branch}", driver,
          lambda deb: _standin(deb, f"nvidia-fabricmanager-{pins.driver_branch}", driver, "NVIDIA Fabric Manager")),
-        ("lustre-client-utils", lustre, lambda deb: _standin(deb, "lustre-client-utils", lustre, "Lustre client utilities")),
+        ("lustre-client-utils", lustre,
+         lambda deb: _standin(deb, "lustre-client-utils", lustre, "Lustre client utilities")),
         ("lustre-client-modules-dkms", lustre,
          lambda deb: _standin(deb, "lustre-client-modules-dkms", lustre, "Lustre client kernel modules (DKMS)")),
         ("aws-ofi-nccl", f"{pins.aws_ofi_nccl}-1",
@@ -113,8 +109,9 @@ def _packages(pins: Pins) -> list[tuple[str, str, Callable[[Path], None]]]:
 
 
 def _control(name: str, version: str, description: str, extra: str = "") -> str:
-    return (f"Package: {name}\nVersion: {version}\nArchitecture: {_arch(name)}\nMaintainer: clusterforge lab <lab@localhost>\n"
-            f"Section: misc\nPriority: optional\n{extra}Description: {description}\n")
+    return (f"Package: {name}\nVersion: {version}\nArchitecture: amd64\n"
+            f"Maintainer: clusterforge lab <lab@localhost>\nSection: misc\nPriority: optional\n"
+            f"{extra}Description: {description}\n")
 
 
 def _build(tree: Path, deb: Path, compress: str = "gzip") -> None:

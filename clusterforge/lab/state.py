@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 from clusterforge.atomic import write_text
 from clusterforge.errors import ClusterforgeError, Problem

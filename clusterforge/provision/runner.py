@@ -76,7 +76,7 @@ def _binaries() -> Path:
     found = shutil.which("ansible-playbook")
     if found is None:
         raise ClusterforgeError(Problem("ansible-playbook not found", "ansible",
-                                        hint="pip install 'clusterforge[ansible]' (ansible-core, ansible, ansible-runner)"))
+                                        hint="pip install 'clusterforge[ansible]' (ansible-core, ansible-runner)"))
     return Path(found).parent
 
 
