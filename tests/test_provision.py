@@ -28,9 +28,9 @@ def test_stats_give_per_host_counts() -> None:
 
 
 def test_unreachable_hosts_are_failures_with_their_reason() -> None:
+    reason = {"msg": "ssh: connect to host c port 22: timed out"}
     summary = summarize([
-        {"event": "runner_on_unreachable", "event_data": {"host": "c", "task": "Gathering Facts",
-                                                           "res": {"msg": "ssh: connect to host c port 22: timed out"}}},
+        {"event": "runner_on_unreachable", "event_data": {"host": "c", "task": "Gathering Facts", "res": reason}},
         stats(ok={"a": 5}, dark={"c": 1}),
     ])
     assert summary.hosts["c"].status == "unreachable"
