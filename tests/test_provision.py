@@ -83,3 +83,13 @@ def test_provision_missing_extra_vars_file(cli, tmp_path) -> None:
     (tmp_path / "inventory" / "hosts.yml").write_text("all: {}\n")
     result = cli("provision", tmp_path, "-e", tmp_path / "vault.yml")
     assert result.exit_code == 2 and "vault.yml: --extra-vars: no such file" in result.stderr
+
+
+def test_skip_messages_are_collected_with_their_hosts() -> None:
+    def debug(host: str, msg: str) -> dict:
+        return {"event": "runner_on_ok", "event_data": {"host": host, "task_action": "ansible.builtin.debug",
+                                                        "res": {"msg": msg}}}
+
+    summary = summarize([debug("a", "skipped modprobe: no HCA"), debug("b", "skipped modprobe: no HCA"),
+                         debug("a", "libnccl.so.2 reports 22602")])
+    assert summary.skipped == {"skipped modprobe: no HCA": ["a", "b"]}

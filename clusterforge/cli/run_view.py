@@ -15,6 +15,9 @@ def with_progress(console: Console, action: Callable[[EventHandler], Outcome], a
     with Progress(console, live_display=stdout_is_terminal()) as progress:
         outcome = action(progress.event)
     console.print(summary_table(outcome.summary, all_rows=all_rows))
+    for message, hosts in outcome.summary.skipped.items():
+        shown = ", ".join(hosts[:8]) + (f" and {len(hosts) - 8} more" if len(hosts) > 8 else "")
+        console.print(f"[dim]{shown}:[/dim] {message}", highlight=False)
     return outcome
 
 

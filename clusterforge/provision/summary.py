@@ -32,6 +32,8 @@ class HostResult:
 class RunSummary:
     hosts: dict[str, HostResult] = field(default_factory=dict)
     finished: bool = False  # a playbook_on_stats event arrived
+    # What the roles skipped and why ("skipped ..." debug messages), with the hosts that said it.
+    skipped: dict[str, list[str]] = field(default_factory=dict)
 
     def host(self, name: str) -> HostResult:
         return self.hosts.setdefault(name, HostResult(name))
@@ -63,6 +65,10 @@ class RunSummary:
             message = str(result.get("msg") or result.get("stderr") or result.get("reason") or "").strip()
             task = data.get("task", "?")
             self.host(host).errors.append(f"{task}: {message.splitlines()[0] if message else 'failed'}")
+        elif name == "runner_on_ok" and data.get("task_action") in ("debug", "ansible.builtin.debug"):
+            message = (data.get("res") or {}).get("msg")
+            if isinstance(message, str) and message.startswith("skipped"):
+                self.skipped.setdefault(message, []).append(data.get("host", "?"))
         elif name == "playbook_on_stats":
             self.finished = True
             counts = {key: data.get(key) or {} for key in COUNTERS}
