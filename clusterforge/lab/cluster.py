@@ -54,7 +54,7 @@ def _run(paths: LabPaths, inventory: Path, on_event: EventHandler | None, *, che
         limit=limit, extra_vars_files=[paths.extra_vars], extra_vars=extra_vars or {}, fast=fast,
         # Lab nodes make new host keys every `up`; ssh_config keeps them out of known_hosts.
         env={"ANSIBLE_CACHE_PLUGIN_CONNECTION": str(paths.facts), "ANSIBLE_HOST_KEY_CHECKING": "False",
-             "ANSIBLE_SSH_CONTROL_PATH": f"{paths.root}/cp-%%C"}), on_event)
+             "ANSIBLE_SSH_CONTROL_PATH": f"{paths.root}/cp-%%n"}), on_event)
 
 
 def _bake_inputs(node_image: str, rendered: Path) -> str:
@@ -90,6 +90,7 @@ def ensure_baked(paths: LabPaths, node_image: str, rendered: Path, say: Say, on_
     try:
         nodes.wait_booted(paths, [spec])
         nodes.write_ssh_config(paths, [Node(spec.name, paths.container(spec.name), spec.ip, spec.groups)])
+        nodes.wait_ssh(paths, [spec.name])
         outcome = _run(paths, bake_dir / "inventory/hosts.yml", on_event, tags="install")
         if not outcome.summary.ok:
             raise ClusterforgeError(outcome.problem("the install steps on the bake node"))
@@ -135,6 +136,7 @@ def up(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: int | 
     nodes.start(paths, specs, run_image, str(lab_repo.root))
     nodes.write_ssh_config(paths, lab.nodes)
     nodes.wait_booted(paths, specs)
+    nodes.wait_ssh(paths, [s.name for s in specs])
     timings.mark("containers booted")
     say(f"{len(specs)} nodes up ({', '.join(n.name for n in lab.nodes)}); running site.yml over SSH")
     outcome = _run(paths, paths.render / "inventory/hosts.yml", on_event)

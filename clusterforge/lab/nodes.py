@@ -99,13 +99,29 @@ def write_ssh_config(paths: LabPaths, nodes: Sequence[Node]) -> None:
     blocks = [f"Host {n.name}\n  HostName {n.ip}\n" for n in nodes]
     common = (f"Host *\n  User root\n  IdentityFile {paths.ssh_key}\n  IdentitiesOnly yes\n"
               "  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n"
-              f"  ControlPath {paths.root}/cp-%C\n")
+              f"  ControlPath {paths.root}/cp-%n\n")
     write_text(paths.ssh_config, "".join(blocks) + common)
 
 
-def ssh(paths: LabPaths, node: str, command: Sequence[str], timeout: float = 30) -> subprocess.CompletedProcess[str]:
+def wait_ssh(paths: LabPaths, names: Sequence[str], timeout: float = 60) -> None:
+    """Wait until every node accepts this lab's key over SSH (what Ansible needs next)."""
+    deadline = time.monotonic() + timeout
+    for name in names:
+        while True:
+            proc = ssh(paths, name, ["true"], timeout=10, control=False)
+            if proc.returncode == 0:
+                break
+            if time.monotonic() > deadline:
+                raise ClusterforgeError(Problem(f"cannot log in to {name} over SSH: {proc.stderr.strip()[-200:]}",
+                                                str(paths.ssh_config)))
+            time.sleep(0.3)
+
+
+def ssh(paths: LabPaths, node: str, command: Sequence[str], timeout: float = 30,
+        control: bool = True) -> subprocess.CompletedProcess[str]:
+    options = [] if control else ["-o", "ControlPath=none"]
     return subprocess.run(["ssh", "-F", str(paths.ssh_config), "-o", "BatchMode=yes", "-o", "ConnectTimeout=5",
-                           node, *command], capture_output=True, text=True, timeout=timeout, check=False)
+                           *options, node, *command], capture_output=True, text=True, timeout=timeout, check=False)
 
 
 def close_ssh(paths: LabPaths, nodes: Sequence[str]) -> None:
