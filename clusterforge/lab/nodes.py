@@ -1,7 +1,8 @@
 """Node containers: systemd as PID 1 on a podman network, reached over SSH with a key made for this lab.
 
-Compute nodes run privileged with a private cgroup namespace (SLURM's cgroup plugins need writable cgroups);
-the others run unprivileged. Every container and the network carry the lab's label, so `down` finds them all.
+Compute nodes get CAP_SYS_ADMIN and a private cgroup namespace, so that a boot unit of the image can make their
+own cgroup controllers writable for SLURM's cgroup plugins; they are not privileged (no host devices, no
+kernel modules, no clock). Every node runs systemd as PID 1. Every container and the network carry the lab's label, so `down` finds them all.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from clusterforge.lab.paths import LABEL, LabPaths
 from clusterforge.lab.repo import MOUNT
 from clusterforge.lab.state import Node
 
-PRIVILEGED_GROUPS = ("slurm_compute",)
+CGROUP_WRITERS = ("slurm_compute",)
 
 
 FIRST_HOST = 10  # node addresses start at .10 of the lab network (the gateway is .1)
@@ -62,13 +63,13 @@ def start(paths: LabPaths, specs: Sequence[NodeSpec], image: str, repo: str) -> 
     """Start one container per node (about 0.2 s each); systemd boots in the background."""
     pubkey = paths.ssh_key.with_suffix(".pub")
     for spec in specs:
-        privileged = any(g in PRIVILEGED_GROUPS for g in spec.groups)
+        cgroups = any(g in CGROUP_WRITERS for g in spec.groups)
         podman.run([
             "run", "--detach", "--name", paths.container(spec.name), "--hostname", spec.name,
             "--network", paths.network, "--ip", spec.ip, "--network-alias", spec.name, "--no-hosts",
             "--systemd=always",
             "--label", f"{LABEL}={paths.name}", "--label", f"{LABEL}.node={spec.name}",
-            *(["--privileged", "--cgroupns=private"] if privileged else []),
+            *(["--cap-add", "SYS_ADMIN", "--cgroupns=private"] if cgroups else []),
             "--volume", f"{repo}:{MOUNT}:ro", "--volume", f"{pubkey}:/root/.ssh/authorized_keys:ro",
             image,
         ])
