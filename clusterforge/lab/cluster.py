@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import shlex
 import shutil
 import subprocess
 import time
@@ -88,14 +89,15 @@ def ensure_baked(paths: LabPaths, node_image: str, rendered: Path, say: Say, on_
     podman.run(["rm", "--force", "--time", "0", paths.container("bake")], check=False)
     nodes.start(paths, [spec], node_image, str(repo.repo_root()))
     try:
-        nodes.wait_booted(paths, [spec])
         nodes.write_ssh_config(paths, [Node(spec.name, paths.container(spec.name), spec.ip, spec.groups)])
-        nodes.wait_ssh(paths, [spec.name])
+        nodes.wait_booted(paths, [spec.name])
         outcome = _run(paths, bake_dir / "inventory/hosts.yml", on_event, tags="install")
         if not outcome.summary.ok:
             raise ClusterforgeError(outcome.problem("the install steps on the bake node"))
-        podman.exec_(paths.container("bake"), ["sh", "-c", "rm -f /etc/ssh/ssh_host_* /etc/munge/munge.key "
-                                                           "&& : > /etc/machine-id && apt-get clean"])
+        cleanup = nodes.ssh(paths, "bake", ["sh", "-c", "rm -f /etc/ssh/ssh_host_* /etc/munge/munge.key "
+                                                         "&& : > /etc/machine-id && apt-get clean"], control=False)
+        if cleanup.returncode != 0:
+            raise ClusterforgeError(Problem(f"cleaning the bake node failed: {cleanup.stderr.strip()}", "bake"))
         nodes.close_ssh(paths, ["bake"])
         podman.run(["stop", "--time", "10", paths.container("bake")])
         podman.run(["commit", "--quiet", paths.container("bake"), tag])
@@ -135,8 +137,7 @@ def up(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: int | 
     state.save(paths, lab)
     nodes.start(paths, specs, run_image, str(lab_repo.root))
     nodes.write_ssh_config(paths, lab.nodes)
-    nodes.wait_booted(paths, specs)
-    nodes.wait_ssh(paths, [s.name for s in specs])
+    nodes.wait_booted(paths, [s.name for s in specs])
     timings.mark("containers booted")
     say(f"{len(specs)} nodes up ({', '.join(n.name for n in lab.nodes)}); running site.yml over SSH")
     outcome = _run(paths, paths.render / "inventory/hosts.yml", on_event)
@@ -159,9 +160,8 @@ def smoke(paths: LabPaths, lab: LabState, timeout: float = 60) -> str:
     """Run `srun -N<computes> hostname` on the controller once every compute node is idle; its output."""
     computes = len(lab.in_group(COMPUTE))
     deadline = time.monotonic() + timeout
-    controller = paths.container(lab.controller)
     while True:
-        proc = podman.exec_(controller, ["srun", f"-N{computes}", "--time=1", "hostname"], check=False, timeout=timeout)
+        proc = nodes.ssh(paths, lab.controller, ["srun", f"-N{computes}", "--time=1", "hostname"], timeout=timeout)
         if proc.returncode == 0:
             return proc.stdout
         if time.monotonic() > deadline:
@@ -171,11 +171,12 @@ def smoke(paths: LabPaths, lab: LabState, timeout: float = 60) -> str:
 
 
 def exec_(paths: LabPaths, node: str, command: Sequence[str]) -> int:
-    """Run a command in a node with the terminal attached; its exit status."""
+    """Run a command in a node over SSH with the terminal attached (as root, like Ansible); its exit status."""
     lab = state.require(paths)
     target = lab.node(node)
-    tty = ["-it"] if _interactive() else ["-i"]
-    return subprocess.run(["podman", "exec", *tty, target.container, *command], check=False).returncode
+    tty = ["-t"] if _interactive() else []
+    return subprocess.run(["ssh", "-F", str(paths.ssh_config), *tty, "-o", "LogLevel=ERROR", target.name,
+                           shlex.join(command)], check=False).returncode
 
 
 def _interactive() -> bool:

@@ -2,12 +2,13 @@
 
 Compute nodes get CAP_SYS_ADMIN and a private cgroup namespace, so that a boot unit of the image can make their
 own cgroup controllers writable for SLURM's cgroup plugins; they are not privileged (no host devices, no
-kernel modules, no clock). Every node runs systemd as PID 1. Every container and the network carry the lab's label, so `down` finds them all.
+kernel modules, no clock). Every container and the network carry the lab's label, so `down` finds them all.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import shlex
 import subprocess
 import time
 from collections.abc import Sequence
@@ -75,26 +76,6 @@ def start(paths: LabPaths, specs: Sequence[NodeSpec], image: str, repo: str) -> 
         ])
 
 
-def wait_booted(paths: LabPaths, specs: Sequence[NodeSpec], timeout: float = 90) -> None:
-    """Wait until systemd in every node has finished booting (all nodes at once) and sshd is active."""
-    probe = "systemctl is-system-running --wait >/dev/null; systemctl is-active --quiet ssh"
-    deadline = time.monotonic() + timeout
-    pending = [paths.container(s.name) for s in specs]
-    while pending:
-        procs = {c: subprocess.Popen(["podman", "exec", c, "sh", "-c", probe], stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL) for c in pending}
-        try:
-            pending = [c for c, p in procs.items() if p.wait(timeout=max(1.0, deadline - time.monotonic())) != 0]
-        except subprocess.TimeoutExpired:
-            for p in procs.values():
-                p.kill()
-            pending = [c for c, p in procs.items() if p.returncode != 0]
-        if pending and time.monotonic() > deadline:
-            raise ClusterforgeError(Problem(f"{', '.join(pending)} did not boot within {timeout:.0f} s",
-                                            hint=f"podman logs {pending[0]}"))
-        if pending:
-            time.sleep(0.2)
-
 def write_ssh_config(paths: LabPaths, nodes: Sequence[Node]) -> None:
     """An ssh_config naming every node: `ssh -F <lab>/ssh_config <node>` works for people too."""
     blocks = [f"Host {n.name}\n  HostName {n.ip}\n" for n in nodes]
@@ -104,23 +85,29 @@ def write_ssh_config(paths: LabPaths, nodes: Sequence[Node]) -> None:
     write_text(paths.ssh_config, "".join(blocks) + common)
 
 
-def wait_ssh(paths: LabPaths, names: Sequence[str], timeout: float = 60) -> None:
-    """Wait until every node accepts this lab's key over SSH (what Ansible needs next)."""
+def wait_booted(paths: LabPaths, names: Sequence[str], timeout: float = 90) -> None:
+    """Wait until every node accepts this lab's key over SSH and systemd has finished booting it.
+
+    Everything after boot goes over SSH, as on servers: `podman exec` into a node with a private cgroup
+    namespace stops working once its systemd has moved into the host's name=systemd tree (docs/lab.md).
+    """
     deadline = time.monotonic() + timeout
     for name in names:
         while True:
-            proc = ssh(paths, name, ["true"], timeout=10, control=False)
-            if proc.returncode == 0:
+            proc = ssh(paths, name, ["systemctl", "is-system-running", "--wait"], timeout=timeout, control=False)
+            if proc.stdout.strip() in ("running", "degraded"):
                 break
             if time.monotonic() > deadline:
-                raise ClusterforgeError(Problem(f"cannot log in to {name} over SSH: {proc.stderr.strip()[-200:]}",
-                                                str(paths.ssh_config)))
+                raise ClusterforgeError(Problem(
+                    f"{name} did not boot within {timeout:.0f} s: {(proc.stdout + proc.stderr).strip()[-200:]}",
+                    str(paths.ssh_config), hint=f"podman logs {paths.container(name)}"))
             time.sleep(0.3)
 
 
-def ssh(paths: LabPaths, node: str, command: Sequence[str], timeout: float = 30,
+def ssh(paths: LabPaths, node: str, command: Sequence[str], timeout: float | None = 30,
         control: bool = True) -> subprocess.CompletedProcess[str]:
     options = [] if control else ["-o", "ControlPath=none"]
+    command = [shlex.join(command)] if len(command) > 1 else list(command)
     return subprocess.run(["ssh", "-F", str(paths.ssh_config), "-o", "BatchMode=yes", "-o", "ConnectTimeout=5",
                            *options, node, *command], capture_output=True, text=True, timeout=timeout, check=False)
 

@@ -51,8 +51,3 @@ def labelled(kind: str, label: str) -> list[str]:
     else:
         out = run([kind, "ls", "--filter", f"label={label}", "--format", "{{.Name}}"]).stdout
     return [line for line in out.split() if line]
-
-
-def exec_(container: str, command: Sequence[str], *, check: bool = True,
-          timeout: float | None = 600) -> subprocess.CompletedProcess[str]:
-    return run(["exec", container, *command], check=check, timeout=timeout)

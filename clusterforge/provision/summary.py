@@ -66,9 +66,9 @@ class RunSummary:
             task = data.get("task", "?")
             self.host(host).errors.append(f"{task}: {message.splitlines()[0] if message else 'failed'}")
         elif name == "runner_on_ok" and data.get("task_action") in ("debug", "ansible.builtin.debug"):
-            message = (data.get("res") or {}).get("msg")
-            if isinstance(message, str) and message.startswith("skipped"):
-                self.skipped.setdefault(message, []).append(data.get("host", "?"))
+            note = (data.get("res") or {}).get("msg")
+            if isinstance(note, str) and note.startswith("skipped"):
+                self.skipped.setdefault(note, []).append(data.get("host", "?"))
         elif name == "playbook_on_stats":
             self.finished = True
             counts = {key: data.get(key) or {} for key in COUNTERS}

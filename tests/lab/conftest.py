@@ -47,9 +47,15 @@ class Lab:
     def node_cli(self, command: str, *args: str) -> subprocess.CompletedProcess[str]:
         return clusterforge("lab", command, "--name", self.name, *args)
 
+    def run(self, node: str, script: str) -> subprocess.CompletedProcess[str]:
+        """A shell script on a node, over SSH as Ansible reaches it."""
+        from clusterforge.lab.paths import LabPaths
+
+        return subprocess.run(["ssh", "-F", str(LabPaths.of(self.name).ssh_config), "-o", "BatchMode=yes", node,
+                               script], capture_output=True, text=True, timeout=120, check=False)
+
     def sh(self, node: str, script: str, check: bool = True) -> str:
-        proc = subprocess.run(["podman", "exec", f"{self.name}-{node}", "sh", "-c", script], capture_output=True,
-                              text=True, timeout=120, check=False)
+        proc = self.run(node, script)
         if check and proc.returncode != 0:
             raise AssertionError(f"{node}: {script!r} exited {proc.returncode}: {proc.stdout}{proc.stderr}")
         return proc.stdout.strip()
