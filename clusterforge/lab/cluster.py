@@ -58,15 +58,16 @@ def _run(paths: LabPaths, inventory: Path, on_event: EventHandler | None, *, che
              "ANSIBLE_SSH_CONTROL_PATH": f"{paths.root}/cp-%%n"}), on_event)
 
 
-def _bake_inputs(node_image: str, rendered: Path) -> str:
-    """What the baked image depends on: the node image, the roles' install steps and defaults, the pins, the repo."""
+def _bake_inputs(node_image: str, pins: repo.Pins) -> str:
+    """What the baked image depends on: the node image, the roles' install steps and defaults, the pins and the
+    repository (not the node count or names: every lab size shares one baked image)."""
     root = project_root()
     digest = hashlib.sha256(podman.inspect("image", node_image)["Id"].encode())
     inputs = [root / "site.yml", *root.glob("roles/*/tasks/install.yml"), *root.glob("roles/*/defaults/main.yml"),
               *root.glob("roles/*/vars/main.yml"), *root.glob("filter_plugins/*.py")]
     for path in sorted(inputs):
         digest.update(path.relative_to(root).as_posix().encode() + path.read_bytes())
-    digest.update((rendered / "inventory/group_vars/all.yml").read_bytes())
+    digest.update(repr(pins).encode())
     digest.update((repo.repo_root() / "Packages").read_bytes())
     return digest.hexdigest()[:12]
 
@@ -74,7 +75,7 @@ def _bake_inputs(node_image: str, rendered: Path) -> str:
 def ensure_baked(paths: LabPaths, node_image: str, rendered: Path, say: Say, on_event: EventHandler | None) -> str:
     """The node image with every package the roles install already installed, made by running the roles'
     `install`-tagged steps on one node that is in every group (once per change of those steps)."""
-    tag = f"{BAKED_REPO}:{_bake_inputs(node_image, rendered)}"
+    tag = f"{BAKED_REPO}:{_bake_inputs(node_image, _pins(rendered))}"
     if podman.exists("image", tag):
         return tag
     say(f"baking {tag}: the roles' install steps on one node (once, about a minute)")
