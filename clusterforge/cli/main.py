@@ -9,8 +9,10 @@ from clusterforge.cli import (  # noqa: F401  (commands register on import)
     blueprint_cmds,
     catalog_cmds,
     check_cmds,
+    lab_cmds,
     new_cmds,
     plan_cmds,
+    provision_cmds,
     report_cmds,
     rules_cmds,
 )

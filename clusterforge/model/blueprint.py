@@ -98,6 +98,8 @@ class Slurm(Strict):
     partitions: list[Partition] = []
     private_data: list[Literal["accounts", "jobs", "nodes", "partitions", "reservations", "usage", "users"]] = [
         "jobs", "usage", "users", "accounts"]
+    # Seconds without an answer before slurmctld marks a node DOWN (SLURM's default: 300).
+    slurmd_timeout_s: Annotated[int, Field(ge=10, le=65533)] | None = None
 
 
 class Software(Strict):

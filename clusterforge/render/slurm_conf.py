@@ -6,6 +6,7 @@ from clusterforge.plan.model import SlurmPlan
 from clusterforge.render.context import RenderContext, conf_lines
 
 STATE_SAVE_LOCATION = "/var/spool/slurmctld"
+HEALTH_CHECK_PROGRAM = "/usr/local/sbin/clusterforge-health"  # health_script in roles/health/defaults/main.yml
 
 # Settings every clusterforge cluster gets: cgroup process tracking and task containment (GPU isolation
 # through ConstrainDevices), consumable trackable resources for GRES, unlimited locked memory for RDMA.
@@ -28,6 +29,11 @@ _FIXED = [
     ("MpiDefault", "none"),
     ("ReturnToService", "1"),
     ("PropagateResourceLimitsExcept", "MEMLOCK"),
+    # The health role's script (roles/health): checks GPUs, driver, NCCL and fabric, drains a failing node
+    # with the reason and resumes the nodes it drained once they pass.
+    ("HealthCheckProgram", HEALTH_CHECK_PROGRAM),
+    ("HealthCheckInterval", "300"),
+    ("HealthCheckNodeState", "ANY,CYCLE"),
 ]
 
 
@@ -42,6 +48,9 @@ def settings(ctx: RenderContext, slurm: SlurmPlan) -> list[str]:
         lines.append("GresTypes=gpu")
     if slurm.switches:
         lines.append("TopologyPlugin=topology/tree")
+    timeout = ctx.loaded.cluster.slurm.slurmd_timeout_s
+    if timeout is not None:
+        lines.append(f"SlurmdTimeout={timeout}")
     private = ctx.loaded.cluster.slurm.private_data
     if private:
         lines.append(f"PrivateData={','.join(private)}")

@@ -1,0 +1,163 @@
+"""`lab up|status|exec|provision|down`: a SLURM cluster in local podman containers, provisioned by site.yml."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from clusterforge.cli.app import EXIT_POLICY, app, format_option
+from clusterforge.cli.run_view import console, with_progress
+from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.lab.paths import PREFIX, LabPaths
+from clusterforge.provision.runner import EventHandler, Outcome
+
+if TYPE_CHECKING:
+    from clusterforge.lab.cluster import Timings
+    from clusterforge.lab.state import LabState
+
+name_option = click.option("--name", default=PREFIX, show_default=True,
+                           help="Lab name: prefix of its containers and network (several labs can coexist).")
+
+
+@app.group("lab")
+def lab_group() -> None:
+    """A multi-node SLURM cluster in local podman containers, made by the same roles as bare metal.
+
+    \b
+    clusterforge lab up             3 nodes: 1 controller + 2 compute, then `srun -N2 hostname`
+    clusterforge lab status         nodes, addresses, groups
+    clusterforge lab exec NODE -- sinfo
+    clusterforge lab provision      re-run site.yml (a second run changes nothing)
+    clusterforge lab down           remove every container, network and volume of the lab
+
+    Needs root, podman with runc and debootstrap: scripts/lab-host-setup installs and configures them.
+    """
+
+
+def _finish(outcome: Outcome, what: str) -> None:
+    if not outcome.summary.ok:
+        failed = ", ".join(outcome.summary.failed_hosts) or f"ansible-playbook exited {outcome.rc}"
+        click.echo(f"{what} failed: {failed}", err=True)
+        raise click.exceptions.Exit(EXIT_POLICY)
+
+
+@lab_group.command("up")
+@click.option("--nodes", "-n", "count", type=click.IntRange(2, 64), help="Nodes in all (default: the blueprint's).")
+@click.option("--blueprint", "-b", type=click.Path(path_type=Path, dir_okay=False),
+              help="Lab blueprint (default: the bundled one, 1 controller + 2 compute).")
+@click.option("--catalog", "catalogs", multiple=True, type=click.Path(path_type=Path, dir_okay=False),
+              help="Extra catalog YAML (the bundled lab-node catalog is always loaded).")
+@click.option("--bare", is_flag=True, help="Start from the plain node image: every package installed by the roles.")
+@name_option
+def up(count: int | None, blueprint: Path | None, catalogs: tuple[Path, ...], bare: bool, name: str) -> None:
+    """Build the images (once), start the nodes, run site.yml over SSH, then run a job on every compute node."""
+    from clusterforge.lab import cluster
+    from clusterforge.lab.render import DEFAULT_BLUEPRINT, DEFAULT_CATALOG, data_file
+
+    paths = LabPaths.of(name)
+    view = console()
+    started = time.monotonic()
+    bp = blueprint or data_file(DEFAULT_BLUEPRINT)
+    lab_catalog = data_file(DEFAULT_CATALOG)
+    all_catalogs = [lab_catalog, *[c for c in catalogs if c.resolve() != lab_catalog.resolve()]]
+    result: list[tuple[LabState, Timings]] = []
+
+    def bring_up(handler: EventHandler) -> Outcome:
+        lab, outcome, timings = cluster.up(paths, bp, all_catalogs, count, bare, view.print, handler)
+        result.append((lab, timings))
+        return outcome
+
+    _finish(with_progress(view, bring_up), "provisioning")
+    lab, timings = result[0]
+    view.print(f"== srun on {len(lab.in_group(cluster.COMPUTE))} compute nodes, from {lab.controller}")
+    output = cluster.smoke(paths, lab)
+    timings.mark("first srun")
+    view.print(output.rstrip())
+    steps = ", ".join(f"{step} {seconds:.1f}s" for step, seconds in timings.steps)
+    view.print(f"lab {name} is up in {time.monotonic() - started:.1f}s ({steps})")
+    view.print(f"next: clusterforge lab exec {lab.controller} -- sinfo   |   clusterforge lab down")
+
+
+@lab_group.command("status")
+@format_option("text", "json")
+@name_option
+def status(fmt: str, name: str) -> None:
+    """Nodes of the lab with their addresses, groups and whether they run."""
+    from clusterforge.lab import cluster
+
+    info = cluster.status(LabPaths.of(name))
+    if fmt == "json":
+        click.echo(json.dumps(info, indent=2))
+        return
+    from rich.table import Table
+
+    table = Table(title=f"lab {info['name']} (controller {info['controller']}, network {info['network']})",
+                  title_justify="left")
+    for column in ("node", "address", "groups", "running", "container"):
+        table.add_column(column)
+    nodes = info["nodes"]
+    assert isinstance(nodes, list)
+    for node in nodes:
+        table.add_row(node["name"], node["ip"], ", ".join(g for g in node["groups"] if g.startswith("slurm_")),
+                      "yes" if node["running"] else "[red]no[/red]", node["container"])
+    console().print(table)
+    click.echo(f"ssh: ssh -F {info['ssh_config']} NODE")
+
+
+@lab_group.command("exec", context_settings={"ignore_unknown_options": True})
+@click.argument("node")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@name_option
+def exec_command(node: str, command: tuple[str, ...], name: str) -> None:
+    """Run COMMAND in NODE (e.g. `clusterforge lab exec ctl-0001 -- srun -N2 hostname`)."""
+    from clusterforge.lab import cluster
+
+    raise click.exceptions.Exit(cluster.exec_(LabPaths.of(name), node, list(command)))
+
+
+@lab_group.command("provision")
+@click.option("--check", is_flag=True, help="Dry run: report what would change.")
+@click.option("--tags", "-t", help="Only tasks with these tags.")
+@click.option("--limit", "-l", help="Only these nodes or groups.")
+@click.option("--fast/--linear", default=True, show_default=True,
+              help="Mitogen's strategy (fast) or Ansible's own linear strategy, as `clusterforge provision` runs.")
+@click.option("--extra-vars", "-e", "extra", multiple=True, metavar="KEY=VALUE",
+              help="Extra variable for site.yml (repeatable), e.g. -e efa_enabled=true to run the EFA role too.")
+@name_option
+def provision(check: bool, tags: str | None, limit: str | None, fast: bool, extra: tuple[str, ...],
+              name: str) -> None:
+    """Run site.yml against the lab again and print the play recap (a second run changes nothing)."""
+    from clusterforge.lab import cluster
+    from clusterforge.provision.summary import recap
+
+    paths = LabPaths.of(name)
+    extra_vars = {}
+    for item in extra:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ClusterforgeError(Problem(f"expected KEY=VALUE, got {item!r}", path="--extra-vars"))
+        extra_vars[key] = value
+    view = console()
+    started = time.monotonic()
+    outcome = with_progress(view, lambda handler: cluster.provision(
+        paths, handler, check=check, tags=tags, limit=limit, fast=fast, extra_vars=extra_vars))
+    view.print(recap(outcome.stdout))
+    view.print(f"changed={outcome.summary.changed} in {time.monotonic() - started:.1f}s")
+    _finish(outcome, "provisioning")
+
+
+@lab_group.command("down")
+@name_option
+def down(name: str) -> None:
+    """Remove every container, network and volume the lab made, and its state."""
+    from clusterforge.lab import cluster
+
+    removed = cluster.down(LabPaths.of(name))
+    for item in removed:
+        click.echo(f"removed {item}")
+    if not removed:
+        click.echo(f"nothing to remove: no lab named {name}")

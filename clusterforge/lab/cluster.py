@@ -1,0 +1,217 @@
+"""Lab lifecycle: up (images, repo, render, containers, site.yml, a job), provision, status, exec, down."""
+
+from __future__ import annotations
+
+import hashlib
+import shlex
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.lab import host, image, labvars, nodes, podman, repo, state
+from clusterforge.lab.paths import LABEL, LabPaths, project_root
+from clusterforge.lab.render import group_vars, inventory_hosts, render
+from clusterforge.lab.state import LabState, Node
+from clusterforge.provision.runner import EventHandler, Outcome, Run, execute
+
+Say = Callable[[str], None]
+BAKED_REPO = "localhost/cf-lab-baked"
+CONTROLLER = "slurm_controller"
+COMPUTE = "slurm_compute"
+
+
+@dataclass
+class Timings:
+    steps: list[tuple[str, float]] = field(default_factory=list)
+    _last: float = field(default_factory=time.monotonic)
+
+    def mark(self, step: str) -> None:
+        now = time.monotonic()
+        self.steps.append((step, now - self._last))
+        self._last = now
+
+    @property
+    def total(self) -> float:
+        return sum(t for _, t in self.steps)
+
+
+def _pins(rendered: Path) -> repo.Pins:
+    gv = group_vars(rendered)
+    return repo.Pins(nccl=str(gv["nccl_version"]), cuda=str(gv["nvidia_driver_cuda_version"]),
+                     nvidia_driver=str(gv["nvidia_driver_version"]), efa_installer=str(gv["efa_installer_version"]),
+                     aws_ofi_nccl=str(gv["efa_aws_ofi_nccl_version"]),
+                     lustre_client=str(gv.get("lustre_client_version", "2.15.6")))
+
+
+def _run(paths: LabPaths, inventory: Path, on_event: EventHandler | None, *, check: bool = False,
+         tags: str | None = None, limit: str | None = None, fast: bool = True,
+         extra_vars: dict[str, str] | None = None) -> Outcome:
+    return execute(Run(
+        project=project_root(), inventories=[inventory], private_dir=paths.runner_dir, check=check, tags=tags,
+        limit=limit, extra_vars_files=[paths.extra_vars], extra_vars=extra_vars or {}, fast=fast,
+        # Lab nodes make new host keys every `up`; ssh_config keeps them out of known_hosts.
+        env={"ANSIBLE_CACHE_PLUGIN_CONNECTION": str(paths.facts), "ANSIBLE_HOST_KEY_CHECKING": "False",
+             "ANSIBLE_SSH_CONTROL_PATH": f"{paths.root}/cp-%%n"}), on_event)
+
+
+def _bake_inputs(node_image: str, pins: repo.Pins) -> str:
+    """What the baked image depends on: the node image, the roles' install steps and defaults, the pins and the
+    repository (not the node count or names: every lab size shares one baked image)."""
+    root = project_root()
+    digest = hashlib.sha256(podman.inspect("image", node_image)["Id"].encode())
+    inputs = [root / "site.yml", *root.glob("roles/*/tasks/install.yml"), *root.glob("roles/*/defaults/main.yml"),
+              *root.glob("roles/*/vars/main.yml"), *root.glob("filter_plugins/*.py")]
+    for path in sorted(inputs):
+        digest.update(path.relative_to(root).as_posix().encode() + path.read_bytes())
+    digest.update(repr(pins).encode())
+    digest.update((repo.repo_root() / "Packages").read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def ensure_baked(paths: LabPaths, node_image: str, rendered: Path, say: Say, on_event: EventHandler | None) -> str:
+    """The node image with every package the roles install already installed, made by running the roles'
+    `install`-tagged steps on one node that is in every group (once per change of those steps)."""
+    tag = f"{BAKED_REPO}:{_bake_inputs(node_image, _pins(rendered))}"
+    if podman.exists("image", tag):
+        return tag
+    say(f"baking {tag}: the roles' install steps on one node (once, about a minute)")
+    subnet = nodes.ensure_network(paths)
+    spec = nodes.specs_for({"bake": (CONTROLLER, COMPUTE, "slurm_login")}, subnet)[0]
+    bake_dir = paths.root / "bake"
+    shutil.rmtree(bake_dir, ignore_errors=True)
+    (bake_dir / "inventory/group_vars").mkdir(parents=True)
+    shutil.copy(rendered / "inventory/group_vars/all.yml", bake_dir / "inventory/group_vars/all.yml")
+    (bake_dir / "inventory/hosts.yml").write_text(
+        "all:\n  children:\n" + "".join(f"    {g}:\n      hosts:\n        bake: {{}}\n" for g in spec.groups))
+    podman.run(["rm", "--force", "--time", "0", paths.container("bake")], check=False)
+    nodes.start(paths, [spec], node_image, str(repo.repo_root()))
+    try:
+        nodes.write_ssh_config(paths, [Node(spec.name, paths.container(spec.name), spec.ip, spec.groups)])
+        nodes.wait_booted(paths, [spec.name])
+        outcome = _run(paths, bake_dir / "inventory/hosts.yml", on_event, tags="install")
+        if not outcome.summary.ok:
+            raise ClusterforgeError(outcome.problem("the install steps on the bake node"))
+        cleanup = nodes.ssh(paths, "bake", ["sh", "-c", "rm -f /etc/ssh/ssh_host_* /etc/munge/munge.key "
+                                                         "&& : > /etc/machine-id && apt-get clean"], control=False)
+        if cleanup.returncode != 0:
+            raise ClusterforgeError(Problem(f"cleaning the bake node failed: {cleanup.stderr.strip()}", "bake"))
+        nodes.close_ssh(paths, ["bake"])
+        podman.run(["stop", "--time", "10", paths.container("bake")])
+        podman.run(["commit", "--quiet", paths.container("bake"), tag])
+    finally:
+        podman.run(["rm", "--force", "--time", "0", paths.container("bake")], check=False)
+        shutil.rmtree(bake_dir, ignore_errors=True)
+    return tag
+
+
+def up(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: int | None, bare: bool, say: Say,
+       on_event: EventHandler | None) -> tuple[LabState, Outcome, Timings]:
+    """Bring a lab up and provision it; the caller runs the smoke job."""
+    if state.load(paths) is not None or podman.labelled("container", f"{LABEL}={paths.name}"):
+        raise ClusterforgeError(Problem(
+            f"lab {paths.name} is already up", str(paths.state),
+            hint="`clusterforge lab provision` to re-run, `clusterforge lab down` to remove it"))
+    timings = Timings()
+    host.require(need_debootstrap=not podman_image_exists(image.BASE_IMAGE))
+    paths.root.mkdir(parents=True, exist_ok=True)
+    render(blueprint, catalogs, count, paths.render)
+    hosts = inventory_hosts(paths.render / "inventory/hosts.yml")
+    if not any(CONTROLLER in g for g in hosts.values()):
+        raise ClusterforgeError(Problem("the rendered inventory has no slurm_controller host", str(blueprint)))
+    timings.mark("render")
+    node_image = image.ensure_node(say)
+    lab_repo = repo.ensure(_pins(paths.render), say)
+    nodes.ensure_ssh_key(paths)
+    labvars.write(paths, lab_repo)
+    subnet = nodes.ensure_network(paths)
+    timings.mark("images and repository")
+    run_image = node_image if bare else ensure_baked(paths, node_image, paths.render, say, on_event)
+    timings.mark("baked image")
+    specs = nodes.specs_for(hosts, subnet)
+    controller = next(name for name, groups in hosts.items() if CONTROLLER in groups)
+    lab = LabState(paths.name, str(blueprint), tuple(str(c) for c in catalogs), run_image, paths.network, controller,
+                   tuple(Node(s.name, paths.container(s.name), s.ip, s.groups) for s in specs))
+    state.save(paths, lab)
+    nodes.start(paths, specs, run_image, str(lab_repo.root))
+    nodes.write_ssh_config(paths, lab.nodes)
+    nodes.wait_booted(paths, [s.name for s in specs])
+    timings.mark("containers booted")
+    say(f"{len(specs)} nodes up ({', '.join(n.name for n in lab.nodes)}); running site.yml over SSH")
+    outcome = _run(paths, paths.render / "inventory/hosts.yml", on_event)
+    timings.mark("site.yml")
+    return lab, outcome, timings
+
+
+def podman_image_exists(name: str) -> bool:
+    return podman.exists("image", name) if shutil.which("podman") else False
+
+
+def provision(paths: LabPaths, on_event: EventHandler | None, check: bool = False, tags: str | None = None,
+              limit: str | None = None, fast: bool = True, extra_vars: dict[str, str] | None = None) -> Outcome:
+    state.require(paths)
+    return _run(paths, paths.render / "inventory/hosts.yml", on_event, check=check, tags=tags, limit=limit,
+                fast=fast, extra_vars=extra_vars)
+
+
+def smoke(paths: LabPaths, lab: LabState, timeout: float = 60) -> str:
+    """Run `srun -N<computes> hostname` on the controller once every compute node is idle; its output."""
+    computes = len(lab.in_group(COMPUTE))
+    deadline = time.monotonic() + timeout
+    while True:
+        proc = nodes.ssh(paths, lab.controller, ["srun", f"-N{computes}", "--time=1", "hostname"], timeout=timeout)
+        if proc.returncode == 0:
+            return proc.stdout
+        if time.monotonic() > deadline:
+            raise ClusterforgeError(Problem(f"srun -N{computes} hostname failed: {proc.stderr.strip()[-300:]}",
+                                            lab.controller, hint=f"clusterforge lab exec {lab.controller} -- sinfo"))
+        time.sleep(1)
+
+
+def exec_(paths: LabPaths, node: str, command: Sequence[str]) -> int:
+    """Run a command in a node over SSH with the terminal attached (as root, like Ansible); its exit status."""
+    lab = state.require(paths)
+    target = lab.node(node)
+    tty = ["-t"] if _interactive() else []
+    return subprocess.run(["ssh", "-F", str(paths.ssh_config), *tty, "-o", "LogLevel=ERROR", target.name,
+                           shlex.join(command)], check=False).returncode
+
+
+def _interactive() -> bool:
+    import sys
+
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def status(paths: LabPaths) -> dict[str, object]:
+    lab = state.require(paths)
+    running = {name for name in podman.labelled("container", f"{LABEL}={paths.name}")
+               if podman.inspect("container", name)["State"]["Running"]}
+    return {"name": lab.name, "controller": lab.controller, "network": lab.network, "image": lab.image,
+            "blueprint": lab.blueprint, "ssh_config": str(paths.ssh_config),
+            "nodes": [{"name": n.name, "container": n.container, "ip": n.ip, "groups": list(n.groups),
+                       "running": n.container in running} for n in lab.nodes]}
+
+
+def down(paths: LabPaths) -> list[str]:
+    """Remove every container, network and volume labelled for this lab, then its state; what was removed."""
+    lab = state.load(paths)
+    if lab is not None:
+        nodes.close_ssh(paths, [n.name for n in lab.nodes])
+    label = f"{LABEL}={paths.name}"
+    removed: list[str] = []
+    containers = podman.labelled("container", label)
+    if containers:
+        podman.run(["rm", "--force", "--volumes", "--time", "0", *containers])
+        removed += [f"container {c}" for c in containers]
+    for kind in ("network", "volume"):
+        for name in podman.labelled(kind, label):
+            podman.run([kind, "rm", "--force", name])
+            removed.append(f"{kind} {name}")
+    if paths.root.exists():
+        shutil.rmtree(paths.root)
+        removed.append(f"state {paths.root}")
+    return removed

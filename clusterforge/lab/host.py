@@ -1,0 +1,105 @@
+"""Host prerequisites: podman (rootful, runc, netavark), debootstrap, and the containers.conf the lab needs.
+
+Every missing piece becomes one Problem naming what to install or configure; `scripts/lab-host-setup` does
+all of it. Nothing here changes the host.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import subprocess
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from clusterforge.errors import ClusterforgeError, Problem
+
+SETUP = "scripts/lab-host-setup"
+CONF_FILES = (Path("/usr/share/containers/containers.conf"), Path("/etc/containers/containers.conf"))
+PODMAN_DEFAULT_NOFILE = 1048576
+TOOLS = ("podman", "runc", "debootstrap", "iptables", "ssh", "ssh-keygen")
+CONF = "/etc/containers/containers.conf"
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    """What the checks look at, gathered once (tests build this directly)."""
+
+    euid: int
+    tools: dict[str, bool]
+    podman_info: dict[str, object] | None
+    ulimits: list[str]
+    hard_nofile: int
+
+
+def gather(which: Callable[[str], str | None] = shutil.which) -> HostFacts:
+    tools = {name: which(name) is not None for name in TOOLS}
+    info = None
+    if tools["podman"]:
+        proc = subprocess.run(["podman", "info", "--format", "json"], capture_output=True, text=True, check=False)
+        if proc.returncode == 0:
+            info = json.loads(proc.stdout)
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    return HostFacts(os.geteuid(), tools, info, configured_ulimits(),
+                     PODMAN_DEFAULT_NOFILE if hard == resource.RLIM_INFINITY else hard)
+
+
+def configured_ulimits(files: tuple[Path, ...] = CONF_FILES) -> list[str]:
+    """`default_ulimits` of the last containers.conf that sets it."""
+    found: list[str] = []
+    for path in files:
+        try:
+            data = tomllib.loads(path.read_text())
+        except (OSError, tomllib.TOMLDecodeError):
+            continue
+        value = data.get("containers", {}).get("default_ulimits")
+        if isinstance(value, list):
+            found = [str(v) for v in value]
+    return found
+
+
+def problems(facts: HostFacts, need_debootstrap: bool) -> list[Problem]:
+    """Everything that stops the lab on this host, each with the fix."""
+    out: list[Problem] = []
+    fix = f"run {SETUP}"
+    if facts.euid != 0:
+        out.append(Problem("the lab needs rootful podman (privileged nodes with private cgroup namespaces)",
+                           "host", hint="run as root or with sudo"))
+    missing = [t for t in ("podman", "runc", "iptables", "ssh", "ssh-keygen") if not facts.tools.get(t)]
+    if need_debootstrap and not facts.tools.get("debootstrap"):
+        missing.append("debootstrap")
+    if missing:
+        packages = " ".join("openssh-client" if m.startswith("ssh") else m for m in dict.fromkeys(missing))
+        out.append(Problem(f"missing {', '.join(missing)}", "host",
+                           hint=f"apt-get install {' '.join(dict.fromkeys(packages.split()))} (or {fix})"))
+    if facts.tools.get("podman") and facts.podman_info is None:
+        out.append(Problem("`podman info` failed", "host", hint=f"check the podman installation ({fix})"))
+    if facts.podman_info is not None:
+        host = facts.podman_info.get("host", {})
+        assert isinstance(host, dict)
+        runtime = host.get("ociRuntime", {}).get("name")
+        if runtime != "runc":
+            out.append(Problem(f"podman uses the {runtime} runtime; the lab needs runc", CONF,
+                               hint=f'set [engine] runtime = "runc" ({fix}); crun 1.8 fails on cgroup-v1 hybrid hosts'))
+        backend = host.get("networkBackend")
+        if backend != "netavark":
+            out.append(Problem(f"podman's network backend is {backend}; the lab needs netavark", CONF,
+                               hint='apt-get install netavark aardvark-dns and set [network] network_backend = '
+                                    f'"netavark" ({fix})'))
+    if facts.hard_nofile < PODMAN_DEFAULT_NOFILE and not any(u.startswith("nofile=") for u in facts.ulimits):
+        out.append(Problem(f"the hard open-files limit is {facts.hard_nofile}, below podman's default "
+                           f"{PODMAN_DEFAULT_NOFILE}, and containers.conf sets no default_ulimits",
+                           CONF, hint=f'set [containers] default_ulimits = ["nofile={facts.hard_nofile}:'
+                                      f'{facts.hard_nofile}", "nproc=32768:32768"] ({fix})'))
+    return out
+
+
+def require(need_debootstrap: bool, facts: HostFacts | None = None) -> None:
+    """Raise with every problem found, or return when the host can run the lab."""
+    found = problems(facts or gather(), need_debootstrap)
+    if found:
+        raise ClusterforgeError(found)

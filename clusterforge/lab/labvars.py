@@ -1,0 +1,47 @@
+"""The lab's extra variables: how Ansible reaches the containers, and where the vendor packages come from.
+
+Everything else comes from the rendered inventory, exactly as on bare metal.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from clusterforge.atomic import write_text
+from clusterforge.lab.paths import LabPaths
+from clusterforge.lab.repo import APT_LINE, MOUNT, Repo
+
+REPO_FILE = "clusterforge-lab"
+ON_COMPUTE = "{{ inventory_hostname in groups['slurm_compute'] | default([]) }}"
+
+
+def lab_vars(paths: LabPaths, repo: Repo) -> dict[str, Any]:
+    local: dict[str, Any] = {}
+    for role in ("nvidia_driver", "nccl", "lustre_client"):
+        local |= {f"{role}_apt_repository": APT_LINE, f"{role}_apt_repository_filename": REPO_FILE,
+                  f"{role}_apt_key_url": ""}
+    return {
+        "ansible_user": "root",
+        "ansible_ssh_common_args": f"-F {paths.ssh_config}",
+        "munge_key_file": str(paths.root / "munge.key"),
+        # The lab's nodes have no GPUs; the driver and NCCL roles install and configure on compute nodes anyway
+        # and skip only the device steps. The health check then checks NCCL but not GPUs or fabric ports.
+        "nvidia_driver_enabled": ON_COMPUTE,
+        "nccl_enabled": ON_COMPUTE,
+        "health_check_nccl": True,
+        "health_check_infiniband": False,
+        "health_check_efa": False,
+        # The controller stands in for a subnet-manager host so the opensm path runs too.
+        "infiniband_opensm_hosts": "{{ groups['slurm_controller'] | default([]) }}",
+        "nccl_aws_ofi_nccl_apt_repository": APT_LINE,
+        "efa_installer_url": f"file://{MOUNT}/{repo.efa_installer}",
+        "efa_installer_sha256": repo.efa_installer_sha256,
+        **local,
+    }
+
+
+def write(paths: LabPaths, repo: Repo) -> None:
+    text = "# written by clusterforge lab; extra variables for site.yml against this lab\n"
+    write_text(paths.extra_vars, text + yaml.safe_dump(lab_vars(paths, repo), sort_keys=True, width=120))

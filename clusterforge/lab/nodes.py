@@ -1,0 +1,121 @@
+"""Node containers: systemd as PID 1 on a podman network, reached over SSH with a key made for this lab.
+
+Compute nodes get CAP_SYS_ADMIN and a private cgroup namespace, so that a boot unit of the image can make their
+own cgroup controllers writable for SLURM's cgroup plugins; they are not privileged (no host devices, no
+kernel modules, no clock). Every container and the network carry the lab's label, so `down` finds them all.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import shlex
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from clusterforge.atomic import write_text
+from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.lab import podman
+from clusterforge.lab.paths import LABEL, LabPaths
+from clusterforge.lab.repo import MOUNT
+from clusterforge.lab.state import Node
+
+CGROUP_WRITERS = ("slurm_compute",)
+
+
+FIRST_HOST = 10  # node addresses start at .10 of the lab network (the gateway is .1)
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    name: str
+    groups: tuple[str, ...]
+    ip: str
+
+
+def ensure_ssh_key(paths: LabPaths) -> None:
+    if paths.ssh_key.exists():
+        return
+    paths.root.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"clusterforge-lab-{paths.name}",
+                    "-f", str(paths.ssh_key)], check=True)
+
+
+def ensure_network(paths: LabPaths) -> ipaddress.IPv4Network:
+    """The lab's network (podman picks a free subnet); its subnet."""
+    if not podman.exists("network", paths.network):
+        podman.run(["network", "create", "--label", f"{LABEL}={paths.name}", paths.network])
+    subnets = podman.inspect("network", paths.network)["subnets"]
+    return ipaddress.IPv4Network(subnets[0]["subnet"])
+
+
+def specs_for(hosts: dict[str, tuple[str, ...]], subnet: ipaddress.IPv4Network) -> list[NodeSpec]:
+    """One spec per inventory host with a fixed address, so a restarted container keeps it (as a server would)."""
+    capacity = subnet.num_addresses - FIRST_HOST - 1
+    if len(hosts) > capacity:
+        raise ClusterforgeError(Problem(f"{len(hosts)} nodes do not fit in {subnet}", path="--nodes",
+                                        hint=f"at most {capacity}"))
+    return [NodeSpec(name, groups, str(subnet.network_address + FIRST_HOST + index))
+            for index, (name, groups) in enumerate(hosts.items())]
+
+
+def start(paths: LabPaths, specs: Sequence[NodeSpec], image: str, repo: str) -> None:
+    """Start one container per node (about 0.2 s each); systemd boots in the background."""
+    pubkey = paths.ssh_key.with_suffix(".pub")
+    for spec in specs:
+        cgroups = any(g in CGROUP_WRITERS for g in spec.groups)
+        podman.run([
+            "run", "--detach", "--name", paths.container(spec.name), "--hostname", spec.name,
+            "--network", paths.network, "--ip", spec.ip, "--network-alias", spec.name, "--no-hosts",
+            "--systemd=always",
+            "--label", f"{LABEL}={paths.name}", "--label", f"{LABEL}.node={spec.name}",
+            *(["--cap-add", "SYS_ADMIN", "--cgroupns=private"] if cgroups else []),
+            "--volume", f"{repo}:{MOUNT}:ro", "--volume", f"{pubkey}:/root/.ssh/authorized_keys:ro",
+            image,
+        ])
+
+
+def write_ssh_config(paths: LabPaths, nodes: Sequence[Node]) -> None:
+    """An ssh_config naming every node: `ssh -F <lab>/ssh_config <node>` works for people too."""
+    blocks = [f"Host {n.name}\n  HostName {n.ip}\n" for n in nodes]
+    common = (f"Host *\n  User root\n  IdentityFile {paths.ssh_key}\n  IdentitiesOnly yes\n"
+              "  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n"
+              f"  ControlPath {paths.root}/cp-%n\n")
+    write_text(paths.ssh_config, "".join(blocks) + common)
+
+
+def wait_booted(paths: LabPaths, names: Sequence[str], timeout: float = 90) -> None:
+    """Wait until every node accepts this lab's key over SSH and systemd has finished booting it.
+
+    Everything after boot goes over SSH, as on servers: `podman exec` into a node with a private cgroup
+    namespace stops working once its systemd has moved into the host's name=systemd tree (docs/lab.md).
+    """
+    deadline = time.monotonic() + timeout
+    for name in names:
+        while True:
+            proc = ssh(paths, name, ["systemctl", "is-system-running", "--wait"], timeout=timeout, control=False)
+            if proc.stdout.strip() in ("running", "degraded"):
+                break
+            if time.monotonic() > deadline:
+                raise ClusterforgeError(Problem(
+                    f"{name} did not boot within {timeout:.0f} s: {(proc.stdout + proc.stderr).strip()[-200:]}",
+                    str(paths.ssh_config), hint=f"podman logs {paths.container(name)}"))
+            time.sleep(0.3)
+
+
+def ssh(paths: LabPaths, node: str, command: Sequence[str], timeout: float | None = 30,
+        control: bool = True) -> subprocess.CompletedProcess[str]:
+    options = [] if control else ["-o", "ControlPath=none"]
+    command = [shlex.join(command)] if len(command) > 1 else list(command)
+    return subprocess.run(["ssh", "-F", str(paths.ssh_config), "-o", "BatchMode=yes", "-o", "ConnectTimeout=5",
+                           *options, node, *command], capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def close_ssh(paths: LabPaths, nodes: Sequence[str]) -> None:
+    """Stop the SSH master connections Ansible left open to these nodes."""
+    if not paths.ssh_config.exists():
+        return
+    for node in nodes:
+        subprocess.run(["ssh", "-F", str(paths.ssh_config), "-O", "exit", node], capture_output=True, timeout=10,
+                       check=False)

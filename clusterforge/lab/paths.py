@@ -1,0 +1,89 @@
+"""Where the lab keeps its cache (images are in podman storage; the apt repo and keys are here) and its state."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from clusterforge.errors import ClusterforgeError, Problem
+
+PREFIX = "cf-lab"
+LABEL = "io.clusterforge.lab"
+NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,30}$")
+
+
+def cache_root() -> Path:
+    """`$CLUSTERFORGE_CACHE`, else `$XDG_CACHE_HOME/clusterforge`, else `~/.cache/clusterforge`."""
+    explicit = os.environ.get("CLUSTERFORGE_CACHE")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "clusterforge"
+
+
+def project_root() -> Path:
+    """The checkout holding `site.yml` and `roles/` (the package lives one level below it)."""
+    explicit = os.environ.get("CLUSTERFORGE_ANSIBLE_DIR")
+    root = Path(explicit) if explicit else Path(__file__).resolve().parents[2]
+    if not (root / "site.yml").is_file() or not (root / "roles").is_dir():
+        raise ClusterforgeError(Problem(
+            "site.yml and roles/ not found", str(root),
+            hint="run from a clusterforge checkout (pip install -e .) or set CLUSTERFORGE_ANSIBLE_DIR"))
+    return root
+
+
+@dataclass(frozen=True)
+class LabPaths:
+    """Files of one named lab. Containers and the network are `<prefix>-<node>` and `<prefix>-net`."""
+
+    name: str
+    root: Path
+
+    @classmethod
+    def of(cls, name: str = PREFIX) -> LabPaths:
+        if not NAME_RE.match(name):
+            raise ClusterforgeError(Problem(f"invalid lab name {name!r}", path="--name",
+                                            hint="lowercase letters, digits and dashes, starting with a letter"))
+        return cls(name, cache_root() / "lab" / "instances" / name)
+
+    @property
+    def state(self) -> Path:
+        return self.root / "state.json"
+
+    @property
+    def render(self) -> Path:
+        return self.root / "render"
+
+    @property
+    def ssh_key(self) -> Path:
+        return self.root / "id_ed25519"
+
+    @property
+    def ssh_config(self) -> Path:
+        return self.root / "ssh_config"
+
+    @property
+    def extra_vars(self) -> Path:
+        return self.root / "lab-vars.yml"
+
+    @property
+    def runner_dir(self) -> Path:
+        return self.root / "runner"
+
+    @property
+    def facts(self) -> Path:
+        return self.root / "facts"
+
+    @property
+    def network(self) -> str:
+        return f"{self.name}-net"
+
+    def container(self, node: str) -> str:
+        return f"{self.name}-{node}"
+
+
+def shared_cache() -> Path:
+    """Cache shared by every lab: the local apt repository and downloaded wheels."""
+    return cache_root() / "lab" / "shared"

@@ -1,0 +1,218 @@
+"""The lab's local apt repository: the vendor packages the hardware roles install, which no Debian mirror has.
+
+NCCL is real: `libnccl2` carries the `libnccl.so.2` from PyPI's nvidia-nccl-cu12 wheel of the pinned version, so
+the nccl role's ncclGetVersion check tests the real library. The driver, Fabric Manager, Lustre client,
+aws-ofi-nccl and the EFA installer are stand-ins with the real names and versions and no payload: they let the
+roles' install paths (repository, pin, packages, checksum) run on machines without the vendors' repositories.
+The repository is mounted read-only into every node at MOUNT and served as a flat `file:` repository.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.lab.paths import shared_cache
+
+MOUNT = "/srv/clusterforge-repo"
+APT_LINE = f"deb [trusted=yes] file:{MOUNT} ./"
+LIBDIR = "usr/lib/x86_64-linux-gnu"
+STANDIN = "clusterforge lab stand-in: the real package's name and version, none of its files"
+
+
+@dataclass(frozen=True)
+class Pins:
+    """The versions to serve, from the rendered group_vars (the blueprint's software pins)."""
+
+    nccl: str
+    cuda: str
+    nvidia_driver: str
+    efa_installer: str
+    aws_ofi_nccl: str
+    lustre_client: str
+
+    @property
+    def driver_branch(self) -> str:
+        return self.nvidia_driver.split(".")[0]
+
+
+@dataclass(frozen=True)
+class Repo:
+    root: Path
+    efa_installer: str  # file name of the installer tarball inside the repository
+    efa_installer_sha256: str
+
+
+def repo_root() -> Path:
+    return shared_cache() / "repo"
+
+
+@contextmanager
+def _locked(root: Path) -> Iterator[None]:
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root.parent / ".repo.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def ensure(pins: Pins, say: Callable[[str], None] | None = None) -> Repo:
+    """Build what is missing for these pins (NCCL needs PyPI once) and refresh the index."""
+    root = repo_root()
+    with _locked(root):
+        built = False
+        for name, version, build in _packages(pins):
+            deb = root / f"{name}_{version}_amd64.deb"
+            if not deb.exists():
+                if say:
+                    say(f"adding {name} {version} to the lab's apt repository")
+                build(deb)
+                built = True
+        tarball = root / f"aws-efa-installer-{pins.efa_installer}.tar.gz"
+        if not tarball.exists():
+            _efa_installer(tarball, pins.efa_installer)
+            built = True
+        if built or not (root / "Packages").exists():
+            _index(root)
+        digest = hashlib.sha256(tarball.read_bytes()).hexdigest()
+    return Repo(root, tarball.name, digest)
+
+
+def _packages(pins: Pins) -> list[tuple[str, str, Callable[[Path], None]]]:
+    nccl_version = f"{pins.nccl}-1+cuda{pins.cuda}"
+    driver = f"{pins.nvidia_driver}-1"
+    lustre = f"{pins.lustre_client}-1"
+    return [
+        ("libnccl2", nccl_version, lambda deb: _nccl(deb, pins, dev=False)),
+        ("libnccl-dev", nccl_version, lambda deb: _nccl(deb, pins, dev=True)),
+        (f"cuda-drivers-{pins.driver_branch}", driver,
+         lambda deb: _standin(deb, f"cuda-drivers-{pins.driver_branch}", driver, "NVIDIA driver metapackage")),
+        (f"nvidia-fabricmanager-{pins.driver_branch}", driver,
+         lambda deb: _standin(deb, f"nvidia-fabricmanager-{pins.driver_branch}", driver, "NVIDIA Fabric Manager")),
+        ("lustre-client-utils", lustre,
+         lambda deb: _standin(deb, "lustre-client-utils", lustre, "Lustre client utilities")),
+        ("lustre-client-modules-dkms", lustre,
+         lambda deb: _standin(deb, "lustre-client-modules-dkms", lustre, "Lustre client kernel modules (DKMS)")),
+        ("aws-ofi-nccl", f"{pins.aws_ofi_nccl}-1",
+         lambda deb: _standin(deb, "aws-ofi-nccl", f"{pins.aws_ofi_nccl}-1", "NCCL plugin for libfabric (EFA)")),
+    ]
+
+
+def _control(name: str, version: str, description: str, extra: str = "") -> str:
+    return (f"Package: {name}\nVersion: {version}\nArchitecture: amd64\n"
+            f"Maintainer: clusterforge lab <lab@localhost>\nSection: misc\nPriority: optional\n"
+            f"{extra}Description: {description}\n")
+
+
+def _build(tree: Path, deb: Path, compress: str = "gzip") -> None:
+    tmp = deb.with_suffix(".tmp")
+    proc = subprocess.run(["dpkg-deb", "--root-owner-group", f"-Z{compress}", "--build", str(tree), str(tmp)],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise ClusterforgeError(Problem(f"dpkg-deb failed: {proc.stderr.strip()}", str(deb)))
+    tmp.replace(deb)
+
+
+def _standin(deb: Path, name: str, version: str, what: str) -> None:
+    with tempfile.TemporaryDirectory(dir=deb.parent) as tmp:
+        tree = Path(tmp)
+        (tree / "DEBIAN").mkdir()
+        (tree / "DEBIAN/control").write_text(_control(name, version, f"{what} ({STANDIN})"))
+        doc = tree / "usr/share/doc" / name
+        doc.mkdir(parents=True)
+        (doc / "README.clusterforge-lab").write_text(f"{what} {version}: {STANDIN}.\n")
+        _build(tree, deb)
+
+
+def _nccl_wheel(pins: Pins) -> Path:
+    wheels = shared_cache() / "wheels"
+    found = sorted(wheels.glob(f"nvidia_nccl_cu12-{pins.nccl}-*.whl"))
+    if found:
+        return found[0]
+    wheels.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
+                           "--platform", "manylinux2014_x86_64", "--python-version", "3.11", "--dest", str(wheels),
+                           f"nvidia-nccl-cu12=={pins.nccl}"], capture_output=True, text=True, check=False)
+    found = sorted(wheels.glob(f"nvidia_nccl_cu12-{pins.nccl}-*.whl"))
+    if proc.returncode != 0 or not found:
+        raise ClusterforgeError(Problem(
+            f"cannot download nvidia-nccl-cu12=={pins.nccl} from PyPI: {proc.stderr.strip()[-300:]}",
+            "software.nccl", hint="pin an NCCL version that PyPI's nvidia-nccl-cu12 has, or check the network"))
+    return found[0]
+
+
+def _nccl(deb: Path, pins: Pins, dev: bool) -> None:
+    wheel = _nccl_wheel(pins)
+    version = f"{pins.nccl}-1+cuda{pins.cuda}"
+    with tempfile.TemporaryDirectory(dir=deb.parent) as tmp, zipfile.ZipFile(wheel) as zf:
+        tree = Path(tmp)
+        (tree / "DEBIAN").mkdir()
+        lib = tree / LIBDIR
+        lib.mkdir(parents=True)
+        if dev:
+            include = tree / "usr/include"
+            include.mkdir(parents=True)
+            (include / "nccl.h").write_bytes(zf.read("nvidia/nccl/include/nccl.h"))
+            (lib / "libnccl.so").symlink_to("libnccl.so.2")
+            control = _control("libnccl-dev", version, "NVIDIA NCCL development files (nccl.h)",
+                               f"Depends: libnccl2 (= {version})\n")
+        else:
+            with zf.open("nvidia/nccl/lib/libnccl.so.2") as src, open(lib / f"libnccl.so.{pins.nccl}", "wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+            (lib / "libnccl.so.2").symlink_to(f"libnccl.so.{pins.nccl}")
+            control = _control("libnccl2", version, f"NVIDIA NCCL {pins.nccl} (libnccl.so.2 from PyPI's {wheel.name})",
+                               "Depends: libc6, libstdc++6\n")
+        (tree / "DEBIAN/control").write_text(control)
+        _build(tree, deb, compress="none" if not dev else "gzip")
+
+
+_EFA_INSTALLER = """#!/bin/sh
+# clusterforge lab stand-in for aws-efa-installer {version}: records the installation the way the real installer
+# does (/opt/amazon/efa_installed_packages) and installs nothing else.
+set -e
+mkdir -p /opt/amazon/efa
+printf '# EFA installer version: {version}\\n# Debug packages installed: no\\n# Packages installed:\\n' \\
+  > /opt/amazon/efa_installed_packages
+echo "EFA installer {version} (clusterforge lab stand-in): done"
+"""
+
+
+def _efa_installer(tarball: Path, version: str) -> None:
+    with tempfile.TemporaryDirectory(dir=tarball.parent) as tmp:
+        script = Path(tmp) / "efa_installer.sh"
+        script.write_text(_EFA_INSTALLER.format(version=version))
+        tmp_tar = tarball.with_suffix(".tmp")
+        with tarfile.open(tmp_tar, "w:gz") as tar:
+            info = tar.gettarinfo(str(script), "aws-efa-installer/efa_installer.sh")
+            info.mode, info.uid, info.gid, info.uname, info.gname, info.mtime = 0o755, 0, 0, "root", "root", 0
+            with open(script, "rb") as handle:
+                tar.addfile(info, handle)
+        tmp_tar.replace(tarball)
+
+
+def _index(root: Path) -> None:
+    """Write Packages and Release for a flat repository (what dpkg-scanpackages would, without dpkg-dev)."""
+    stanzas = []
+    for deb in sorted(root.glob("*.deb")):
+        control = subprocess.run(["dpkg-deb", "--field", str(deb)], capture_output=True, text=True,
+                                 check=True).stdout.strip()
+        data = deb.read_bytes()
+        stanzas.append(f"{control}\nFilename: ./{deb.name}\nSize: {len(data)}\n"
+                       f"MD5sum: {hashlib.md5(data).hexdigest()}\nSHA256: {hashlib.sha256(data).hexdigest()}\n")
+    packages = "\n".join(stanzas).encode()
+    (root / "Packages.tmp").write_bytes(packages)
+    (root / "Packages.tmp").replace(root / "Packages")
+    release = (f"Origin: clusterforge-lab\nLabel: clusterforge-lab\nArchitectures: amd64 all\nSHA256:\n"
+               f" {hashlib.sha256(packages).hexdigest()} {len(packages)} Packages\n")
+    (root / "Release.tmp").write_text(release)
+    (root / "Release.tmp").replace(root / "Release")

@@ -1,0 +1,115 @@
+"""Real-container lab tests. They need rootful podman (scripts/lab-host-setup). Elsewhere they are skipped with
+the reason, unless CLUSTERFORGE_REQUIRE_LAB=1 (set by .ci/run), where a host that cannot run them fails."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import pytest
+
+from tests.conftest import ROOT
+
+LABEL = "io.clusterforge.lab"
+
+
+def host_problems() -> list[str]:
+    from clusterforge.lab import host, image, podman
+
+    facts = host.gather()
+    need = not (facts.tools.get("podman") and podman.exists("image", image.BASE_IMAGE))
+    return [p.render() for p in host.problems(facts, need_debootstrap=need)]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def lab_host() -> None:
+    problems = host_problems()
+    if problems:
+        message = "lab tests need rootful podman, runc and debootstrap: " + "; ".join(problems)
+        if os.environ.get("CLUSTERFORGE_REQUIRE_LAB") == "1":
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+
+
+@dataclass
+class Lab:
+    name: str
+    up_output: str
+
+    def cli(self, *args: str, check: bool = True, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+        return clusterforge("lab", *args, "--name", self.name, check=check, timeout=timeout)
+
+    def node_cli(self, command: str, *args: str) -> subprocess.CompletedProcess[str]:
+        return clusterforge("lab", command, "--name", self.name, *args)
+
+    def run(self, node: str, script: str) -> subprocess.CompletedProcess[str]:
+        """A shell script on a node, over SSH as Ansible reaches it."""
+        from clusterforge.lab.paths import LabPaths
+
+        return subprocess.run(["ssh", "-F", str(LabPaths.of(self.name).ssh_config), "-o", "BatchMode=yes", node,
+                               script], capture_output=True, text=True, timeout=120, check=False)
+
+    def sh(self, node: str, script: str, check: bool = True) -> str:
+        proc = self.run(node, script)
+        if check and proc.returncode != 0:
+            raise AssertionError(f"{node}: {script!r} exited {proc.returncode}: {proc.stdout}{proc.stderr}")
+        return proc.stdout.strip()
+
+    def status(self) -> dict:
+        return json.loads(self.cli("status", "--format", "json").stdout)
+
+    def wait(self, what: str, predicate: Callable[[], bool], timeout: float) -> float:
+        started = time.monotonic()
+        while not predicate():
+            if time.monotonic() - started > timeout:
+                raise AssertionError(f"{what}: not within {timeout:.0f} s")
+            time.sleep(2)
+        return time.monotonic() - started
+
+
+def clusterforge(*args: str, check: bool = True, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([sys.executable, "-m", "clusterforge", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout, check=False)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"clusterforge {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def leftovers(name: str) -> dict[str, list[str]]:
+    """Everything podman still has with this lab's label."""
+    label = f"label={LABEL}={name}"
+    found = {
+        "containers": subprocess.run(["podman", "ps", "-a", "--filter", label, "--format", "{{.Names}}"],
+                                     capture_output=True, text=True, check=True).stdout.split(),
+        "networks": subprocess.run(["podman", "network", "ls", "--filter", label, "--format", "{{.Name}}"],
+                                   capture_output=True, text=True, check=True).stdout.split(),
+        "volumes": subprocess.run(["podman", "volume", "ls", "--filter", label, "--format", "{{.Name}}"],
+                                  capture_output=True, text=True, check=True).stdout.split(),
+    }
+    return {kind: names for kind, names in found.items() if names}
+
+
+def job_hosts(up_output: str) -> list[str]:
+    """The hostnames `lab up` printed from its srun job."""
+    lines = up_output.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("== srun"))
+    out = []
+    for line in lines[start + 1:]:
+        if line.startswith("lab "):
+            break
+        out.append(line.strip())
+    return out
+
+
+def bring_up(name: str, *args: str) -> Iterator[Lab]:
+    clusterforge("lab", "down", "--name", name, check=False)
+    try:
+        proc = clusterforge("lab", "up", "--name", name, *args)
+        yield Lab(name, proc.stdout)
+    finally:
+        clusterforge("lab", "down", "--name", name, check=False)

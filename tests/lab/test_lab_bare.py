@@ -1,0 +1,43 @@
+"""Two nodes from the plain node image: every package comes from the roles themselves, as on a fresh server.
+Then the EFA path (installer checksum, aws-ofi-nccl) on the same nodes, twice: the second run changes nothing."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+
+import pytest
+
+from tests.lab.conftest import Lab, bring_up, job_hosts, leftovers
+
+pytestmark = pytest.mark.lab
+NAME = f"cf-labbare-{os.getpid()}"
+
+
+@pytest.fixture(scope="module")
+def lab() -> Iterator[Lab]:
+    yield from bring_up(NAME, "--bare", "--nodes", "2")
+
+
+def test_bare_nodes_get_every_package_from_the_roles(lab: Lab) -> None:
+    assert job_hosts(lab.up_output) == ["node-0001"], lab.up_output
+    changed = dict(re.findall(r"│ (\S+-\d+)\s+│\s+\d+\s+│\s+(\d+)", lab.up_output))
+    assert int(changed["node-0001"]) > 20, lab.up_output  # packages, files, services: all made by this run
+    assert lab.sh("node-0001", "dpkg-query -W -f '${Version}' libnccl2") == "2.26.2-1+cuda12.8"
+
+
+def test_efa_role_installs_the_pinned_installer_once(lab: Lab) -> None:
+    efa = ("provision", "-e", "efa_enabled=true", "-e", "fabric_kind=efa")
+    first = lab.cli(*efa).stdout
+    assert "EFA installer version: 1.41.0" in lab.sh("node-0001", "cat /opt/amazon/efa_installed_packages")
+    assert lab.sh("node-0001", "dpkg-query -W -f '${Version}' aws-ofi-nccl") == "1.14.2-1"
+    assert "FI_PROVIDER=efa" in lab.sh("node-0001", "cat /etc/profile.d/clusterforge-nccl.sh")
+    assert "skipped fi_info -p efa: this host is a container" in first
+    again = lab.cli(*efa).stdout
+    assert "changed=0 in" in again, again
+
+
+def test_bare_lab_down_leaves_nothing(lab: Lab) -> None:
+    lab.cli("down")
+    assert leftovers(lab.name) == {}

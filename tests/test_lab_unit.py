@@ -1,0 +1,215 @@
+"""The lab without containers: host prerequisites, CLI error paths, resizing, inventory parsing, the package filter."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+import yaml
+
+from clusterforge.catalog import load_catalog
+from clusterforge.errors import ClusterforgeError
+from clusterforge.lab import host
+from clusterforge.lab.paths import LabPaths
+from clusterforge.lab.render import DEFAULT_BLUEPRINT, DEFAULT_CATALOG, data_file, inventory_hosts, render, resized
+from clusterforge.load import load_blueprint
+from tests.conftest import ROOT
+
+GOOD_INFO = {"host": {"ociRuntime": {"name": "runc"}, "networkBackend": "netavark"}}
+ALL_TOOLS = dict.fromkeys(host.TOOLS, True)
+
+
+def facts(**changes: object) -> host.HostFacts:
+    base: dict[str, object] = {"euid": 0, "tools": ALL_TOOLS, "podman_info": GOOD_INFO,
+                               "ulimits": ["nofile=20000:20000", "nproc=32768:32768"], "hard_nofile": 20000}
+    return host.HostFacts(**(base | changes))  # type: ignore[arg-type]
+
+
+def messages(found: list) -> str:
+    return "\n".join(p.render() for p in found)
+
+
+def test_a_prepared_host_has_no_problems() -> None:
+    assert host.problems(facts(), need_debootstrap=True) == []
+
+
+@pytest.mark.parametrize(("changes", "expected"), [
+    ({"euid": 1000}, "the lab needs rootful podman"),
+    ({"tools": ALL_TOOLS | {"podman": False}, "podman_info": None}, "missing podman (apt-get install podman"),
+    ({"tools": ALL_TOOLS | {"runc": False}}, "missing runc (apt-get install runc"),
+    ({"tools": ALL_TOOLS | {"iptables": False}}, "missing iptables"),
+    ({"podman_info": {"host": {"ociRuntime": {"name": "crun"}, "networkBackend": "netavark"}}},
+     'podman uses the crun runtime; the lab needs runc (set [engine] runtime = "runc"'),
+    ({"podman_info": {"host": {"ociRuntime": {"name": "runc"}, "networkBackend": "cni"}}},
+     "network backend is cni; the lab needs netavark"),
+    ({"ulimits": []}, 'default_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]'),
+])
+def test_each_missing_prerequisite_says_what_to_do(changes: dict, expected: str) -> None:
+    text = messages(host.problems(facts(**changes), need_debootstrap=True))
+    assert expected in text
+    assert "scripts/lab-host-setup" in text or "run as root" in text
+
+
+def test_debootstrap_is_needed_only_to_build_the_base_image() -> None:
+    without = facts(tools=ALL_TOOLS | {"debootstrap": False})
+    assert host.problems(without, need_debootstrap=False) == []
+    assert "missing debootstrap" in messages(host.problems(without, need_debootstrap=True))
+
+
+def test_ulimits_are_read_from_the_last_containers_conf(tmp_path) -> None:
+    first, second = tmp_path / "a.conf", tmp_path / "b.conf"
+    first.write_text('[containers]\ndefault_ulimits = ["nofile=1:1"]\n')
+    second.write_text('[engine]\nruntime = "runc"\n[containers]\ndefault_ulimits = ["nofile=2:2", "nproc=3:3"]\n')
+    assert host.configured_ulimits((first, second)) == ["nofile=2:2", "nproc=3:3"]
+    assert host.configured_ulimits((first, tmp_path / "missing.conf")) == ["nofile=1:1"]
+
+
+def test_lab_up_on_an_unprepared_host_exits_2_with_the_fix(cli, monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("CLUSTERFORGE_CACHE", str(tmp_path))
+    monkeypatch.setattr(host, "gather", lambda: facts(tools=ALL_TOOLS | {"podman": False, "runc": False},
+                                                      podman_info=None))
+    monkeypatch.setattr("clusterforge.lab.cluster.podman_image_exists", lambda name: False)
+    monkeypatch.setattr("clusterforge.lab.podman.labelled", lambda kind, label: [])
+    result = cli("lab", "up", "--name", "cf-unit")
+    assert result.exit_code == 2
+    assert "host: missing podman, runc (apt-get install podman runc" in result.stderr
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("args", [("status",), ("exec", "node-0001", "--", "true"), ("provision",)])
+def test_commands_on_a_lab_that_is_not_up_exit_2(cli, monkeypatch, tmp_path, args) -> None:
+    monkeypatch.setenv("CLUSTERFORGE_CACHE", str(tmp_path))
+    result = cli("lab", args[0], "--name", "cf-unit", *args[1:])
+    assert result.exit_code == 2
+    assert "no lab named cf-unit is up (start one with `clusterforge lab up`)" in result.stderr
+
+
+def test_exec_on_an_unknown_node_names_the_nodes(cli, monkeypatch, tmp_path) -> None:
+    from clusterforge.lab import state
+
+    monkeypatch.setenv("CLUSTERFORGE_CACHE", str(tmp_path))
+    paths = LabPaths.of("cf-unit")
+    state.save(paths, state.LabState("cf-unit", "bp.yaml", (), "img", "net", "ctl-0001",
+                                     (state.Node("ctl-0001", "cf-unit-ctl-0001", "10.0.0.10", ("slurm_controller",)),)))
+    result = cli("lab", "exec", "--name", "cf-unit", "nope", "--", "true")
+    assert result.exit_code == 2 and "no node 'nope' in lab cf-unit (nodes: ctl-0001)" in result.stderr
+
+
+def test_state_round_trips_through_json(tmp_path) -> None:
+    from clusterforge.lab import state
+
+    lab = state.LabState("n", "bp", ("c.yaml",), "img", "net", "a",
+                         (state.Node("a", "n-a", "10.0.0.10", ("slurm_controller", "pool_a")),))
+    assert state.LabState.from_json(lab.to_json()) == lab
+
+
+def test_invalid_lab_name(cli) -> None:
+    result = cli("lab", "down", "--name", "Bad_Name")
+    assert result.exit_code == 2 and "invalid lab name 'Bad_Name'" in result.stderr
+
+
+def test_down_with_nothing_to_remove(cli, monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("CLUSTERFORGE_CACHE", str(tmp_path))
+    monkeypatch.setattr("clusterforge.lab.podman.labelled", lambda kind, label: [])
+    result = cli("lab", "down", "--name", "cf-unit")
+    assert result.exit_code == 0 and "nothing to remove: no lab named cf-unit" in result.output
+
+
+def test_provision_extra_vars_must_be_key_value(cli, monkeypatch, tmp_path) -> None:
+    monkeypatch.setenv("CLUSTERFORGE_CACHE", str(tmp_path))
+    result = cli("lab", "provision", "-e", "novalue", "--name", "cf-unit")
+    assert result.exit_code == 2 and "expected KEY=VALUE, got 'novalue'" in result.stderr
+
+
+def lab_loaded():
+    return load_blueprint(data_file(DEFAULT_BLUEPRINT), load_catalog([data_file(DEFAULT_CATALOG)]))
+
+
+def test_resize_keeps_other_pools_and_refuses_no_compute() -> None:
+    cluster = lab_loaded().cluster
+    bigger = resized(cluster, 9)
+    assert [(p.name, p.count) for p in bigger.pools] == [("ctl", 1), ("node", 8)]
+    with pytest.raises(ClusterforgeError, match="--nodes 1 leaves no compute node"):
+        resized(cluster, 1)
+
+
+def test_lab_render_is_the_production_render(tmp_path) -> None:
+    out = tmp_path / "render"
+    render(data_file(DEFAULT_BLUEPRINT), [data_file(DEFAULT_CATALOG)], 4, out)
+    hosts = inventory_hosts(out / "inventory" / "hosts.yml")
+    assert list(hosts) == ["ctl-0001", "node-0001", "node-0002", "node-0003"]
+    assert "slurm_controller" in hosts["ctl-0001"] and "slurm_compute" not in hosts["ctl-0001"]
+    assert set(hosts["node-0003"]) >= {"slurm_compute", "pool_node"}
+    conf = (out / "slurm" / "slurm.conf").read_text()
+    assert "NodeName=node-[0001-0003]" in conf and "SlurmctldHost=ctl-0001" in conf
+    assert "SlurmdTimeout=30" in conf and "HealthCheckProgram=/usr/local/sbin/clusterforge-health" in conf
+    group_vars = yaml.safe_load((out / "inventory" / "group_vars" / "all.yml").read_text())
+    assert group_vars["slurm_config_dir"] == "{{ inventory_dir }}/../slurm"
+
+
+def test_slurmd_timeout_is_rendered_only_when_set(tmp_path, cli, write) -> None:
+    text = data_file(DEFAULT_BLUEPRINT).read_text().replace("  slurmd_timeout_s: 30", "")
+    result = cli("render", write(text), "--catalog", data_file(DEFAULT_CATALOG), "-o", tmp_path / "o")
+    assert result.exit_code == 0, result.output
+    assert "SlurmdTimeout" not in (tmp_path / "o" / "slurm" / "slurm.conf").read_text()
+
+
+def test_lab_blueprint_passes_check(cli) -> None:
+    result = cli("check", data_file(DEFAULT_BLUEPRINT), "--catalog", data_file(DEFAULT_CATALOG))
+    assert result.exit_code == 0, result.output
+
+
+def load_filter():
+    spec = importlib.util.spec_from_file_location("packages", ROOT / "filter_plugins" / "packages.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(("specs", "lines", "missing"), [
+    (["slurmd=22.05*"], ["slurmd 22.05.8-4+deb12u3 installed"], []),
+    (["slurmd=22.05*"], ["slurmd 23.02.1-1 installed"], ["slurmd=22.05*"]),
+    (["slurmd=22.05*"], ["slurmd 22.05.8-4 config-files"], ["slurmd=22.05*"]),
+    (["munge"], [], ["munge"]),
+    (["libnccl2=2.26.2-*+cuda12.8"], ["libnccl2 2.26.2-1+cuda12.8 installed"], []),
+    (["libnccl2=2.26.2-*+cuda12.8"], ["libnccl2 2.26.2-1+cuda12.9 installed"], ["libnccl2=2.26.2-*+cuda12.8"]),
+    (["a", "b=1*"], ["a 3 installed", "b 1.2 installed"], []),
+])
+def test_missing_packages_filter(specs, lines, missing) -> None:
+    assert load_filter().missing_packages(specs, lines) == missing
+
+
+def test_status_json_has_controller_and_nodes(cli, monkeypatch, tmp_path) -> None:
+    from clusterforge.lab import state
+
+    monkeypatch.setenv("CLUSTERFORGE_CACHE", str(tmp_path))
+    paths = LabPaths.of("cf-unit")
+    state.save(paths, state.LabState("cf-unit", "bp.yaml", (), "img", "net", "ctl-0001", (
+        state.Node("ctl-0001", "cf-unit-ctl-0001", "10.0.0.10", ("slurm_controller",)),
+        state.Node("node-0001", "cf-unit-node-0001", "10.0.0.11", ("slurm_compute",)))))
+    monkeypatch.setattr("clusterforge.lab.podman.labelled", lambda kind, label: ["cf-unit-ctl-0001"])
+    monkeypatch.setattr("clusterforge.lab.podman.inspect", lambda kind, name: {"State": {"Running": True}})
+    result = cli("lab", "status", "--format", "json", "--name", "cf-unit")
+    data = json.loads(result.stdout)
+    assert data["controller"] == "ctl-0001"
+    assert [(n["name"], n["ip"], n["running"]) for n in data["nodes"]] == [
+        ("ctl-0001", "10.0.0.10", True), ("node-0001", "10.0.0.11", False)]
+
+
+def test_repo_index_lists_stand_ins(tmp_path, monkeypatch) -> None:
+    import shutil
+
+    if shutil.which("dpkg-deb") is None:
+        pytest.skip("dpkg-deb is not installed (Debian/Ubuntu only)")
+    from clusterforge.lab import repo
+
+    deb = tmp_path / "lustre-client-utils_2.15.6-1_amd64.deb"
+    repo._standin(deb, "lustre-client-utils", "2.15.6-1", "Lustre client utilities")
+    repo._index(tmp_path)
+    packages = (tmp_path / "Packages").read_text()
+    assert "Package: lustre-client-utils\nVersion: 2.15.6-1\n" in packages
+    assert f"Filename: ./{deb.name}\nSize: {deb.stat().st_size}\n" in packages
+    assert "clusterforge lab stand-in" in packages
+    assert "Packages" in (tmp_path / "Release").read_text()
