@@ -151,12 +151,15 @@ def provision(check: bool, tags: str | None, limit: str | None, fast: bool, extr
 
 
 @lab_group.command("down")
+@click.option("--purge", is_flag=True, help="Also remove the cached images, apt repository and wheels.")
 @name_option
-def down(name: str) -> None:
+def down(purge: bool, name: str) -> None:
     """Remove every container, network and volume the lab made, and its state."""
     from clusterforge.lab import cluster
 
     removed = cluster.down(LabPaths.of(name))
+    if purge:
+        removed += cluster.purge()
     for item in removed:
         click.echo(f"removed {item}")
     if not removed:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from clusterforge.errors import ClusterforgeError, Problem
 from clusterforge.lab import host, image, labvars, nodes, podman, repo, state
-from clusterforge.lab.paths import LABEL, LabPaths, project_root
+from clusterforge.lab.paths import LABEL, LabPaths, project_root, shared_cache
 from clusterforge.lab.render import group_vars, inventory_hosts, render
 from clusterforge.lab.state import LabState, Node
 from clusterforge.provision.runner import EventHandler, Outcome, Run, execute
@@ -102,6 +102,7 @@ def ensure_baked(paths: LabPaths, node_image: str, rendered: Path, say: Say, on_
         nodes.close_ssh(paths, ["bake"])
         podman.run(["stop", "--time", "10", paths.container("bake")])
         podman.run(["commit", "--quiet", paths.container("bake"), tag])
+        image.prune(BAKED_REPO, tag)
     finally:
         podman.run(["rm", "--force", "--time", "0", paths.container("bake")], check=False)
         shutil.rmtree(bake_dir, ignore_errors=True)
@@ -214,4 +215,22 @@ def down(paths: LabPaths) -> list[str]:
     if paths.root.exists():
         shutil.rmtree(paths.root)
         removed.append(f"state {paths.root}")
+    return removed
+
+
+def purge() -> list[str]:
+    """Remove the lab's images and shared cache (base image, node and baked images, apt repository, wheels)
+    when no lab uses them; the next `lab up` builds them again."""
+    in_use = podman.labelled("container", LABEL)
+    if in_use:
+        raise ClusterforgeError(Problem(f"labs are still up ({', '.join(in_use[:5])})", "--purge",
+                                        hint="`clusterforge lab down --name NAME` for each first"))
+    removed = []
+    for tag in image.lab_images():
+        podman.run(["rmi", tag])
+        removed.append(f"image {tag}")
+    cache = shared_cache()
+    if cache.exists():
+        shutil.rmtree(cache)
+        removed.append(f"cache {cache}")
     return removed
