@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from clusterforge.errors import ClusterforgeError
+from clusterforge.validation import closest
 from clusterforge.yamlsource import PathKey, Source
 
 _RANGE = re.compile(r"^(?P<pre>[^\[\]]*)\[(?P<lo>\d+)-(?P<hi>\d+)\](?P<post>[^\[\]]*)$")
@@ -69,6 +70,40 @@ def _racks(row: dict[str, Any], row_name: str, row_path: PathKey, new_row_path: 
     return out
 
 
+def apply_placements(source: Source) -> Source:
+    """Put a team blueprint's `placement` entries into the racks of its (shared) site, located at the entry."""
+    data = source.data
+    placements = data.get("placement") if isinstance(data, dict) else None
+    site = data.get("site") if isinstance(data, dict) else None
+    if not placements or not isinstance(placements, list) or not isinstance(site, dict):
+        return source
+    listed = site.get("rows")
+    rows: list[Any] = listed if isinstance(listed, list) else []
+    where: dict[str, tuple[int, int]] = {}
+    for ri, row in enumerate(rows):
+        racks = row.get("racks") if isinstance(row, dict) else None
+        for ki, rack in enumerate(racks if isinstance(racks, list) else []):
+            if isinstance(rack, dict) and isinstance(rack.get("name"), str):
+                where.setdefault(rack["name"], (ri, ki))
+    new_rows = [dict(row) if isinstance(row, dict) else row for row in rows]
+    aliases = dict(source.aliases)
+    for i, entry in enumerate(placements):
+        if not isinstance(entry, dict) or not isinstance(entry.get("rack"), str):
+            continue  # the model reports the shape
+        if entry["rack"] not in where:
+            suggestion = closest(entry["rack"], where)
+            raise ClusterforgeError(source.problem(("placement", i, "rack"), f"no rack {entry['rack']!r} in the site",
+                                                   f"did you mean {suggestion}?" if suggestion else ""))
+        ri, ki = where[entry["rack"]]
+        racks = new_rows[ri]["racks"] = list(new_rows[ri]["racks"])
+        rack = racks[ki] = dict(racks[ki])
+        devices = rack["devices"] = list(rack.get("devices") or [])
+        aliases[("site", "rows", ri, "racks", ki, "devices", len(devices))] = ("placement", i)
+        devices.append({k: v for k, v in entry.items() if k != "rack"})
+    out = {**data, "site": {**site, "rows": new_rows}}
+    return Source(out, source.file, source.lines, aliases, source.includes)
+
+
 def needs_expansion(data: Any) -> bool:
     site = data.get("site") if isinstance(data, dict) else None
     rows = site.get("rows") if isinstance(site, dict) else None
@@ -79,7 +114,8 @@ def needs_expansion(data: Any) -> bool:
             continue
         if "count" in row or "[" in str(row.get("name", "")):
             return True
-        for rack in row.get("racks") or []:
+        racks = row.get("racks")
+        for rack in racks if isinstance(racks, list) else []:
             if isinstance(rack, dict) and ("count" in rack or "[" in str(rack.get("name", ""))
                                            or "{row}" in str(rack.get("name", ""))):
                 return True
@@ -109,4 +145,4 @@ def expand(source: Source) -> Source:
                          "racks": _racks(row, str(name), path, new_path, source, aliases)})
     site["rows"] = rows
     data["site"] = site
-    return Source(data, source.file, source.lines, {**source.aliases, **aliases})
+    return Source(data, source.file, source.lines, {**source.aliases, **aliases}, source.includes)

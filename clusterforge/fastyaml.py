@@ -11,12 +11,15 @@ from __future__ import annotations
 import bisect
 import contextlib
 import ctypes
+import functools
 import json
 import os
 import re
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
+
+import yaml
 
 from clusterforge.yamlsource import PathKey, Source
 
@@ -25,25 +28,62 @@ try:
 except ImportError:  # pragma: no cover - the dependency is declared; this keeps a broken install usable
     ryml = None
 
-_VALUE = r"(?:[\[{,][ \t]*|:[ \t]+|^[ \t]*(?:-[ \t]+)+|\?[ \t]+)"
-_KEY = r"(?:^[ \t]*(?:-[ \t]+)*|[\[{,][ \t]*)"
-_END = r"(?=[ \t]*(?:$|[,\]}#]))"
-_RISKY_TOKENS = [  # whole plain scalars that YAML 1.1 (PyYAML) and rapidyaml's JSON would read differently
-    r"(?:[yY]es|YES|[nN]o|NO|[oO]n|ON|[oO]ff|OFF|True|TRUE|False|FALSE|Null|NULL|~)",
-    r"[-+]?\.(?:inf|Inf|INF|nan|NaN|NAN)",
-    r"\+[0-9.][0-9a-zA-Z_.:+-]*",               # an explicit plus sign
-    r"-?0[0-9bBoOxX_][0-9a-fA-F_.:xXoObB]*",     # octal, hex, binary, leading zeros
-    r"-?[0-9][0-9_]*_[0-9_.]*",                  # digit separators
-    r"-?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?",  # sexagesimal
-    r"-?[0-9]*\.[0-9.]*\.[0-9.]*",               # several dots: a float PyYAML cannot build
-    r"-?[0-9]+\.",                               # a trailing dot
-    r"-?\.[0-9]+",                               # a leading dot
-    r"-?[0-9.]+[eE][-+]?[0-9]+",                 # exponents (YAML 1.1 needs a dot and a sign)
-    r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}[^,\]}#\n]*",  # timestamps
-    r"=",                                         # the YAML 1.1 value key
-]
-_TOKENS = "(?:" + "|".join(_RISKY_TOKENS) + ")"
-_RISKY = re.compile(f"{_VALUE}(?:{_TOKENS}{_END}|!)|{_KEY}{_TOKENS}[ \\t]*:(?:\\s|$)", re.MULTILINE)
+_TAG = re.compile(r"(?:^|[\s\[{,:-])![^\s=]", re.MULTILINE)  # tags such as !include: PyYAML's job
+_JSON_LITERAL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null")
+_RESOLVERS = yaml.resolver.Resolver.yaml_implicit_resolvers
+_STR = "tag:yaml.org,2002:str"
+_PYYAML_FLOAT = re.compile(r"[-+]?(?:[0-9][0-9_]*)?\.[0-9_]*(?:[eE][-+][0-9]+)?")
+
+
+@functools.lru_cache(maxsize=4096)  # keys and short values repeat across thousands of racks
+def _special_key(text: str) -> bool:
+    """A key YAML 1.1 resolves to a non-string (true, 12, null...): PyYAML's key differs from rapidyaml's."""
+    return any(tag != _STR and pattern.match(text) for tag, pattern in _RESOLVERS.get(text[:1], ()))
+
+
+@functools.lru_cache(maxsize=4096)
+def _read_differently(text: str) -> bool:
+    """Would PyYAML read this plain scalar as something other than the string rapidyaml gave?
+
+    rapidyaml emits a plain scalar that looks like a JSON number, true, false or null as that JSON value, so a
+    JSON string of that form was quoted in the YAML and both read it as text. Any other string that one of
+    YAML 1.1's implicit resolvers (bool, int, float, null, timestamp, merge, value) claims may have been plain.
+    """
+    for tag, pattern in _RESOLVERS.get(text[:1], ()):
+        if tag != _STR and pattern.match(text):
+            return _JSON_LITERAL.fullmatch(text) is None
+    return False
+
+
+def _float(text: str) -> float:
+    """A JSON number with a fraction or exponent; YAML 1.1 reads exponents only with a dot and a sign."""
+    if ("e" in text or "E" in text) and not _PYYAML_FLOAT.fullmatch(text):
+        raise _Duplicate
+    return float(text)
+
+
+def _plain_everywhere(node: Any) -> bool:
+    """True when no key or string value in the data is one PyYAML would resolve differently."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, value in item.items():
+                if _special_key(key):
+                    return False
+                if isinstance(value, str):
+                    if value and _read_differently(value):
+                        return False
+                elif isinstance(value, dict | list):
+                    stack.append(value)
+        elif isinstance(item, list):
+            for value in item:
+                if isinstance(value, str):
+                    if value and _read_differently(value):
+                        return False
+                elif isinstance(value, dict | list):
+                    stack.append(value)
+    return True
 
 
 _NEXT_TEXT = re.compile(rb"[^\s:,\]}-]")
@@ -53,9 +93,12 @@ class _Duplicate(Exception):
     pass
 
 
+_SPECIAL_KEYS = frozenset({"", ".inf", "-.inf", "+.inf", ".nan"})  # rapidyaml renames inf/nan keys, even quoted
+
+
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out = dict(pairs)
-    if len(out) != len(pairs):
+    if len(out) != len(pairs) or not _SPECIAL_KEYS.isdisjoint(out):  # duplicates, or keys read differently
         raise _Duplicate
     return out
 
@@ -125,16 +168,36 @@ class RymlLines:
             return bracket if bracket >= 0 else first
         return first
 
+    def _scalar_end(self, offset: int, length: int, quoted: bool) -> int:
+        """Just past a scalar in the original text; a quoted one ends at its closing quote (in-place parsing
+        shortens escaped text, so the parsed length says nothing about the source span)."""
+        if not quoted or offset == 0:
+            return offset + length
+        quote = self._text[offset - 1:offset]
+        i = offset
+        while i < len(self._text):
+            char = self._text[i:i + 1]
+            if quote == b'"' and char == b"\\":
+                i += 2
+                continue
+            if char == quote:
+                if quote == b"'" and self._text[i + 1:i + 2] == b"'":
+                    i += 2
+                    continue
+                return i + 1
+            i += 1
+        return offset + length
+
     def _end(self, node: int) -> int | None:
         """Offset just past the last text of a subtree (an empty value counts by its bracket or quote)."""
         tree = self._tree
         ends = []
         if tree.has_key(node) and (key := self._offset(tree.key(node))) is not None:
-            ends.append(key + len(tree.key(node)) + (1 if tree.is_key_quoted(node) else 0))
+            ends.append(self._scalar_end(key, len(tree.key(node)), tree.is_key_quoted(node)))
         if tree.is_container(node) and tree.num_children(node):
             ends += [e for c in ryml.children(tree, node) if (e := self._end(c)) is not None]
         elif tree.has_val(node) and (val := self._offset(tree.val(node))) is not None:
-            ends.append(val + len(tree.val(node)) + (1 if tree.is_val_quoted(node) else 0))
+            ends.append(self._scalar_end(val, len(tree.val(node)), tree.is_val_quoted(node)))
         elif (empty := self._empty_offset(node)) is not None:
             ends.append(empty + 2 if self._text[empty:empty + 1] in (b"'", b'"') else empty + 1)  # '' or ""
         return max(ends) if ends else None
@@ -143,7 +206,7 @@ class RymlLines:
         """Where the text of a node can begin: after its key, its previous sibling, or its parent's start."""
         tree = self._tree
         if tree.has_key(node) and (key := self._offset(tree.key(node))) is not None:
-            return key + len(tree.key(node)) + (1 if tree.is_key_quoted(node) else 0)
+            return self._scalar_end(key, len(tree.key(node)), tree.is_key_quoted(node))
         before = tree.prev_sibling(node)
         if before != ryml.NONE:
             return self._end(before)
@@ -187,7 +250,8 @@ class RymlLines:
         found: int | None = None
         merges: list[int] = []
         for child in ryml.children(tree, node):
-            name = bytes(tree.key(child)).decode()
+            view = tree.key(child)
+            name = bytes(view).decode() if view is not None else ""
             if name == key:
                 found = int(child)  # the last explicit one wins, as in PyYAML
             elif name == "<<":
@@ -252,16 +316,19 @@ def _quiet_stderr() -> Iterator[None]:
 
 def parse_fast(text: str, file: str, fallback: Callable[[str, str], Source]) -> Source:
     """Parse with rapidyaml when the document is safe for it; otherwise hand it to `fallback` (PyYAML)."""
-    if ryml is None or not text.strip() or _RISKY.search(text):
+    if ryml is None or not text.strip() or ("!" in text and _TAG.search(text)):
         return fallback(text, file)
     raw = text.encode("utf-8")
     try:
         with _quiet_stderr():
             tree = ryml.parse_in_arena(raw)
-        tree.resolve()
-        if not tree.is_map(tree.root_id()):
-            return fallback(text, file)
-        data = json.loads(ryml.emit_json_malloc(tree, tree.root_id()), object_pairs_hook=_no_duplicates)
+            tree.resolve()
+            if not tree.is_map(tree.root_id()):
+                return fallback(text, file)
+            emitted = ryml.emit_json_malloc(tree, tree.root_id())
+        data = json.loads(emitted, object_pairs_hook=_no_duplicates, parse_float=_float)
     except Exception:  # any disagreement or parse error: PyYAML decides and explains
+        return fallback(text, file)
+    if not _plain_everywhere(data):
         return fallback(text, file)
     return Source(data, file, RymlLines(raw))

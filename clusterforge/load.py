@@ -7,7 +7,7 @@ from pathlib import Path
 
 from clusterforge.catalog import Catalog, load_catalog
 from clusterforge.errors import ClusterforgeError
-from clusterforge.expand import expand
+from clusterforge.expand import apply_placements, expand
 from clusterforge.model import Cluster
 from clusterforge.model.references import catalog_problems, reference_problems
 from clusterforge.validation import validate
@@ -32,7 +32,7 @@ def from_source(source: Source, catalog: Catalog | None = None) -> Loaded:
     catalog = catalog if catalog is not None else load_catalog()
     if not isinstance(source.data, dict):
         raise ClusterforgeError(source.problem((), "a blueprint must be a mapping (apiVersion, kind, name, ...)"))
-    source = expand(source)
+    source = apply_placements(expand(source))
     cluster = validate(Cluster, source)
     problems = reference_problems(cluster, source) + catalog_problems(cluster, catalog, source)
     if problems:

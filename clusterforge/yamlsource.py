@@ -49,6 +49,7 @@ class Source:
     file: str
     lines: LineIndex = field(default_factory=lambda: dict[PathKey, int]())
     aliases: dict[PathKey, PathKey] = field(default_factory=dict)  # expanded entry -> the group that wrote it
+    includes: dict[PathKey, tuple[Source, PathKey]] = field(default_factory=dict)  # subtree -> another file
 
     def _written(self, path: PathKey) -> PathKey:
         """The path as written in the file: an expanded group member maps to its group."""
@@ -58,31 +59,63 @@ class Source:
                 return target + path[cut:]
         return path
 
-    def line_of(self, path: Sequence[str | int]) -> int:
-        """Line of the deepest prefix of `path` that exists in the document (1-based; 0 if unknown)."""
+    def locate(self, path: Sequence[str | int]) -> tuple[str, int]:
+        """(file, line) of `path`: the deepest existing prefix, followed into included files."""
         key = self._written(tuple(path)) if self.aliases else tuple(path)
+        if self.includes:
+            for cut in range(len(key), -1, -1):
+                inner = self.includes.get(key[:cut])
+                if inner is not None:
+                    other, base = inner
+                    return other.locate(base + key[cut:])
         while key:
             line = self.lines.get(key)
             if line is not None:
-                return line
+                return self.file, line
             key = key[:-1]
-        return self.lines.get(()) or 0
+        return self.file, self.lines.get(()) or 0
+
+    def line_of(self, path: Sequence[str | int]) -> int:
+        """Line of the deepest prefix of `path` that exists in the document (1-based; 0 if unknown)."""
+        return self.locate(path)[1]
 
     def problem(self, path: Sequence[str | int], message: str, hint: str = "") -> Problem:
-        """A Problem located at `path` in this document."""
-        return Problem(message, self.file, self.line_of(path), format_path(path), hint)
+        """A Problem located at `path` in this document (or the file it included there)."""
+        file, line = self.locate(path)
+        return Problem(message, file, line, format_path(path), hint)
 
 
 class _Builder:
     """Turns a composed node tree into plain data while recording lines and rejecting duplicate keys."""
 
-    def __init__(self, file: str) -> None:
+    def __init__(self, file: str, chain: tuple[str, ...] = ()) -> None:
         self.file = file
+        self.chain = (*chain, file)
         self.lines: dict[PathKey, int] = {}
+        self.includes: dict[PathKey, tuple[Source, PathKey]] = {}
         self.constructor = yaml.constructor.SafeConstructor()
+
+    def _include(self, node: yaml.ScalarNode, path: PathKey) -> Any:
+        """`!include other.yaml`: the other file's data here, its lines kept for messages about it."""
+        target = (Path(self.file).parent / str(node.value)).resolve()
+        line = node.start_mark.line + 1
+        if str(target) in self.chain or len(self.chain) > 8:
+            raise ClusterforgeError(Problem(f"!include {node.value} includes itself", self.file, line,
+                                            format_path(path)))
+        if not target.is_file():
+            raise ClusterforgeError(Problem(f"!include {node.value}: no such file ({target})", self.file, line,
+                                            format_path(path)))
+        included = parse_text(read_text(target), str(target), self.chain)
+        data = included.data
+        if isinstance(data, dict):  # a shared file may say what it is; those keys are not part of the section
+            data = {k: v for k, v in data.items() if k not in ("apiVersion", "kind")}
+        self.includes[path] = (included, ())
+        return data
 
     def build(self, node: yaml.Node, path: PathKey) -> Any:
         self.lines.setdefault(path, node.start_mark.line + 1)
+        if isinstance(node, yaml.ScalarNode) and node.tag == "!include":
+            return self._include(node, path)
         if isinstance(node, yaml.MappingNode):
             return self._mapping(node, path)
         if isinstance(node, yaml.SequenceNode):
@@ -135,6 +168,9 @@ class _Builder:
 def _yaml_problem(exc: yaml.YAMLError, file: str, text: str = "") -> ClusterforgeError:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     line = mark.line + 1 if mark is not None else 0
+    if isinstance(exc, yaml.reader.ReaderError):  # bad characters: the reader knows only a position
+        line = text[: exc.position].count("\n") + 1 if text else 1
+        mark = None
     reason = getattr(exc, "problem", None) or str(exc)
     context = getattr(exc, "context", None)
     message = f"invalid YAML: {reason}" + (f" ({context})" if context else "")
@@ -146,20 +182,20 @@ def _yaml_problem(exc: yaml.YAMLError, file: str, text: str = "") -> Clusterforg
     return ClusterforgeError(Problem(message, file, line, hint=hint))
 
 
-def parse_text(text: str, file: str = "<input>") -> Source:
-    """Parse one YAML document held in `text`."""
+def parse_text(text: str, file: str = "<input>", chain: tuple[str, ...] = ()) -> Source:
+    """Parse one YAML document held in `text` (`chain`: the files including this one, against cycles)."""
     try:
         root = yaml.compose(text, Loader=_Loader)
     except yaml.YAMLError as exc:
         raise _yaml_problem(exc, file, text) from None
     if root is None:
         raise ClusterforgeError(Problem("the file is empty; expected a blueprint mapping", file, 1))
-    builder = _Builder(file)
+    builder = _Builder(file, chain)
     try:
         data = builder.build(root, ())
     except yaml.YAMLError as exc:  # bad scalar values, e.g. an invalid timestamp
         raise _yaml_problem(exc, file) from None
-    return Source(data, file, builder.lines)
+    return Source(data, file, builder.lines, includes=builder.includes)
 
 
 def read_text(path: Path) -> str:

@@ -72,7 +72,8 @@ def test_merge_keys_anchors_and_aliases() -> None:
 
 @pytest.mark.parametrize("text", [
     "a: yes\n", "a: on\n", "a: ~\n", "a: 0x1F\n", "a: 010\n", "a: 1e3\n", "a: 1_000\n", "a: .inf\n",
-    "a: 2027-01-31\n", "a: +5\n", "a: 1.2.3\n", "a: True\n", "a: !include x.yaml\n", "a: [1, 0o17]\n",
+    "a: 2027-01-31\n", "a: +5\n", "inf: 1\n", "a: nan\n", "a: -Infinity\n", "a: [null,\n  inf]\n",
+    "a: 1.2.3\n", "a: True\n", "a: !include x.yaml\n", "a: [1, 0o17]\n",
     "list:\n  - no\n", "a: 1:30\n",
 ])
 def test_yaml11_scalars_match_pyyaml(text: str) -> None:

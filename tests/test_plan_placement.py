@@ -7,7 +7,11 @@ A DGX H100 is 8U, 10.2 kW, 130.45 kg, air-cooled. Each test starts from racks wh
 from __future__ import annotations
 
 import pytest
+import yaml
 
+from clusterforge.catalog import load_catalog
+from clusterforge.load import load_text
+from clusterforge.plan import build_plan
 from clusterforge.policies.config import Cooling, Electrical, PolicyConfig
 from tests.plan_builders import big_rack, feed, onprem, per_rack, plan_of, rack, site, unplaced_pool
 from tests.policies.builders import found
@@ -91,6 +95,22 @@ def test_liquid_hardware_only_in_liquid_racks() -> None:
     assert plan.placement is not None and plan.placement.bounds["pool nvl"] == 2
 
 
+def test_hybrid_hardware_needs_a_liquid_rack_even_without_liquid_heat(tmp_path) -> None:
+    # a site catalog's hybrid chassis that sends nothing to liquid: capacity alone would let it into air racks
+    catalog = tmp_path / "site.yaml"
+    catalog.write_text(yaml.safe_dump({"hardware": {"hybrid-2u": {
+        "kind": "server", "description": "test chassis", "max_power_kw": 2.0, "u_height": 2, "weight_kg": 30,
+        "depth_mm": 800, "cooling": "hybrid", "liquid_heat_fraction": 0.0, "psus": {"count": 2, "required": 1},
+        "max_inlet_c": 35, "sources": {k: "test" for k in ("max_power_kw", "u_height", "weight_kg", "depth_mm",
+                                                              "cooling", "liquid_heat_fraction", "psus",
+                                                              "max_inlet_c")}}}}))
+    liquid = big_rack("l02", cooling={"kind": "liquid", "liquid_kw": 50})
+    data = site([big_rack("a01"), liquid], [unplaced_pool(2, "hybrid-2u", "hyb")])
+    loaded = load_text(yaml.safe_dump(data), "bp.yaml", load_catalog([catalog]))
+    plan = build_plan(loaded.cluster, loaded.catalog)
+    assert per_rack(plan, "hyb") == [0, 2]
+
+
 def test_liquid_capacity_binds() -> None:
     liquid = big_rack("l01", u_height=48, tare_weight_kg=0, cooling={"kind": "liquid", "liquid_kw": 100})
     data = site([liquid], [unplaced_pool(1, "gb200-nvl72", "nvl")])
@@ -99,12 +119,13 @@ def test_liquid_capacity_binds() -> None:
 
 def test_rack_scale_systems_take_an_empty_rack_each() -> None:
     def liquid(name: str, **extra: object) -> dict:
-        return big_rack(name, u_height=48, tare_weight_kg=0,
+        return big_rack(name, u_height=60, tare_weight_kg=0,
                         cooling={"kind": "liquid", "liquid_kw": 400, "air_kw": 100}, **extra)
 
     racks = [liquid("l01", devices=[{"pool": "gpu", "count": 1}]), liquid("l02"), liquid("l03")]
     plan = plan_of(site(racks, [unplaced_pool(1), unplaced_pool(3, "gb200-nvl72", "nvl")]))
-    # l01 holds an explicit DGX, so only l02 and l03 take an NVL72 (one each, though power would allow more)
+    # l01 holds an explicit DGX, so only l02 and l03 take an NVL72 (one each), though every limit of l01
+    # (52U free, 172.5 kW, 3 t, 400 kW liquid) would take one more
     assert per_rack(plan, "nvl") == [0, 1, 1]
     assert plan.unplaced == {"nvl": 1}
 
@@ -121,24 +142,60 @@ def test_adds_to_what_is_explicitly_placed() -> None:
 
 def test_row_cooling_n_plus_one_binds() -> None:
     # CRAHs 20 + 20 + 20 kW, one held in reserve: 40 kW for the row → three DGX (30.6 kW) over two racks
-    data = site([big_rack("a01"), big_rack("a02")], 6)
+    racks = [big_rack(f"a0{i}", cooling={"kind": "containment", "air_kw": 200}) for i in (1, 2)]
+    data = site(racks, 6)
     data["site"]["rows"][0]["cooling"] = {"crah_kw": [20, 20, 20]}
     plan = plan_of(data)
     assert per_rack(plan) == [3, 0]
     assert plan.unplaced == {"gpu": 3}
 
 
-def test_panel_binds() -> None:
-    # both feeds of both racks on a 415 V 3φ 50 A panel: 28.8 kW usable → two DGX in total
-    data = site([big_rack(f"a0{i}", feeds=[feed(f"a0{i}-a", "A", amps=300, panel="p1"),
-                                          feed(f"a0{i}-b", "B", amps=300, panel="p1")]) for i in (1, 2)], 4)
-    data["site"]["panels"] = [{"name": "p1", "voltage": 415, "amps": 50, "phase": 3}]
+def test_rear_doors_keep_heat_from_the_row_crahs() -> None:
+    # the same row with 200 kW rear doors: the doors take the heat, the CRAHs see none of it
+    data = site([big_rack("a01"), big_rack("a02")], 6)
+    data["site"]["rows"][0]["cooling"] = {"crah_kw": [20, 20, 20]}
+    assert per_rack(plan_of(data)) == [6, 0]
+
+
+def test_heat_past_a_rear_door_reaches_the_row() -> None:
+    # a01's 20 kW door under three explicit DGX (30.6 kW) passes 10.6 kW to the row's 40 kW of CRAHs
+    # (CLG-001 flags a01 itself): 29.4 kW are left, two DGX for a02
+    racks = [big_rack("a01", cooling={"kind": "rdhx", "air_kw": 20}, devices=[{"pool": "old", "count": 3}]),
+             big_rack("a02", cooling={"kind": "containment", "air_kw": 200})]
+    data = site(racks, [unplaced_pool(3, name="old"), unplaced_pool(6)])
+    data["site"]["rows"][0]["cooling"] = {"crah_kw": [20, 20, 20]}
+    assert per_rack(plan_of(data)) == [0, 2]
+
+
+def test_row_liquid_n_plus_one_binds() -> None:
+    # two NVL72 need 224.4 kW of liquid; CDUs 150 + 150 give 150 kW with one in reserve → one rack
+    def liquid(name: str) -> dict:
+        return big_rack(name, u_height=48, tare_weight_kg=0, cooling={"kind": "liquid", "liquid_kw": 130})
+
+    data = site([liquid("l01"), liquid("l02")], [unplaced_pool(2, "gb200-nvl72", "nvl")])
+    data["site"]["rows"][0]["cooling"] = {"cdu_kw": [150, 150]}
+    assert per_rack(plan_of(data), "nvl") == [1, 0]
+    data["site"]["rows"][0]["cooling"] = {}  # no CDU listed: no liquid heat at all (CLG-004)
+    assert per_rack(plan_of(data), "nvl") == [0, 0]
+
+
+def test_panel_binds_after_the_other_side_fails() -> None:
+    # A feeds on a 415 V 3φ 50 A panel (28.8 kW usable): when B fails it carries every rack → two DGX in total
+    def racked(name: str) -> dict:
+        return big_rack(name, feeds=[feed(f"{name}-a", "A", amps=300, panel="pa"),
+                                     feed(f"{name}-b", "B", amps=300, panel="pb")])
+
+    data = site([racked("a01"), racked("a02")], 4)
+    data["site"]["panels"] = [{"name": "pa", "voltage": 415, "amps": 50, "phase": 3},
+                              {"name": "pb", "voltage": 415, "amps": 1000, "phase": 3}]
     assert per_rack(plan_of(data)) == [2, 0]
 
 
-def test_site_it_budget_binds() -> None:
-    plan = plan_of(site([big_rack("a01"), big_rack("a02")], 4, contracted_it_kw=25))
-    assert per_rack(plan) == [2, 0]
+def test_unbalanced_feeds_bind_in_normal_operation() -> None:
+    # side A: 60 A + 10 A feeds, side B: 100 A. Either side carries 40+ kW, but split over three feeds the
+    # 10 A feed (5.75 kW) limits the rack to 17.2 kW (PWR-001): one DGX
+    feeds = [feed("a01-a1", "A", amps=60), feed("a01-a2", "A", amps=10), feed("a01-b", "B", amps=100)]
+    assert per_rack(plan_of(site([big_rack("a01", feeds=feeds)], 3))) == [1]
 
 
 @pytest.mark.parametrize("change", [{"airflow": "rear-to-front"}, {"mounting_depth_mm": 800}])
@@ -175,12 +232,19 @@ def test_lower_bound_is_none_when_no_rack_fits() -> None:
 
 def test_placed_devices_pass_the_policy_check() -> None:
     # what the planner places, the rules accept: a tight site filled by auto-placement has no errors
-    racks = [rack(f"a0{i}", count=0) for i in range(1, 5)]
-    data = onprem(racks, pools=[unplaced_pool(10)], contracted_it_kw=200)
+    racks = [rack(f"a0{i}", count=0, cooling={"kind": "containment", "air_kw": 40}) for i in range(1, 5)]
+    data = onprem(racks, pools=[unplaced_pool(10)], panels=[{"name": "pa", "voltage": 415, "amps": 150}])
+    for r in data["site"]["rows"][0]["racks"]:
+        r["feeds"][0]["panel"] = "pa"
     data["site"]["rows"][0]["cooling"] = {"crah_kw": [50, 50, 50]}
     plan = plan_of(data)
-    assert sum(per_rack(plan)) == 9  # 100 kW of N+1 CRAH: nine DGX (91.8 kW)
+    assert sum(per_rack(plan)) == 8  # panel pa: 86.3 kW usable → eight DGX (81.6 kW), under the CRAHs' 100 kW
     assert found(data) == []
+    # one more DGX than the planner placed puts panel pa over its rating
+    for r, count in zip(data["site"]["rows"][0]["racks"], (3, 3, 3, 0), strict=True):
+        r["devices"] = [{"pool": "gpu", "count": count}] if count else []
+    data["pools"][0]["count"] = 9
+    assert found(data) == ["PWR-006"]
 
 
 def test_nodes_are_numbered_in_rack_order_and_stacked_around_explicit_positions() -> None:

@@ -77,6 +77,8 @@ def test_refuses_to_replace_a_directory_it_did_not_write(cli, tmp_path) -> None:
     assert snapshot(home) == {"notes.txt": b"mine"}
     (tmp_path / "file").write_text("x")
     assert cli("render", ONPREM, "-o", tmp_path / "file").exit_code == 2
+    result = cli("render", ONPREM, "-o", tmp_path / "file" / "sub")  # a parent that is a file
+    assert result.exit_code == 2 and "cannot write the render" in result.stderr
 
 
 def test_renders_into_an_existing_empty_directory(cli, tmp_path) -> None:

@@ -144,7 +144,9 @@ def test_slurm_conf_uses_only_known_keys(rendered, example: str) -> None:
     settings = {fields[0][0]: fields[0][1] for fields in lines if len(fields) == 1}
     assert settings["SelectType"] == "select/cons_tres" and settings["GresTypes"] == "gpu"
     assert settings["ProctrackType"] == "proctrack/cgroup" and "task/cgroup" in settings["TaskPlugin"]
-    assert settings["SlurmctldHost"] == "gpu-0001" and settings["StateSaveLocation"]
+    # on AWS a blueprint without a controller pool gets the stack's own controller, not a GPU node
+    controller = {"onprem-dgx-h100": "gpu-0001", "aws-p5": "controller-0001"}[example]
+    assert settings["SlurmctldHost"] == controller and settings["StateSaveLocation"]
     assert ("TopologyPlugin" in settings) == (example == "onprem-dgx-h100")
 
 
@@ -192,7 +194,8 @@ def test_12500_nodes_compress_to_a_handful_of_lines(cli, write, tmp_path) -> Non
     text = (out / "slurm" / "slurm.conf").read_text()
     node_lines = re.findall(r"^NodeName=.*$", text, re.M)
     assert len(node_lines) < 10
-    assert node_lines[0] == "NodeName=gpu-[00001-12500] Gres=gpu:h100:8 State=UNKNOWN"
+    assert node_lines[0] == ("NodeName=gpu-[00001-12500] Sockets=2 CoresPerSocket=56 ThreadsPerCore=2 "
+                             "RealMemory=1992294 Gres=gpu:h100:8 State=UNKNOWN")
     assert "PartitionName=train Nodes=gpu-[00001-12500] Default=YES" in text
     assert sum(len(expand(line.split()[0].split("=", 1)[1])) for line in node_lines) == 13_000
     hosts = yaml.load((out / "inventory" / "hosts.yml").read_text(), Loader=yaml.CSafeLoader)["all"]["children"]

@@ -43,6 +43,10 @@ def policies_md_ids() -> list[str]:
     return rows
 
 
+# Rules this project adds beyond POLICIES.md: the security defaults of the AWS stack (reliability issue).
+ADDITIONS = ("SEC-001", "SEC-002", "SEC-003", "SEC-004")
+
+
 def test_every_policies_md_id_is_registered_and_documented() -> None:
     ids = policies_md_ids()
     text = DOC.read_text(encoding="utf-8")
@@ -50,12 +54,15 @@ def test_every_policies_md_id_is_registered_and_documented() -> None:
     for rule_id in ids:
         assert rule_id in REGISTRY, f"{rule_id} is in POLICIES.md but not registered"
         assert f'<a id="{rule_id.lower()}"></a>{rule_id}: {REGISTRY[rule_id].title}' in text, rule_id
-    assert sorted(REGISTRY) == sorted(ids), "registered rules missing from POLICIES.md"
+    extra = sorted(set(REGISTRY) - set(ids))
+    assert extra == sorted(ADDITIONS), f"rules beyond POLICIES.md must be listed in ADDITIONS: {extra}"
+    for rule_id in ADDITIONS:
+        assert f'<a id="{rule_id.lower()}"></a>{rule_id}: {REGISTRY[rule_id].title}' in text, rule_id
 
 
 def test_rules_follow_policies_md_order() -> None:
     ids = policies_md_ids()
-    assert [r.id for r in rules()] == ids
+    assert [r.id for r in rules() if r.id not in ADDITIONS] == ids
 
 
 def test_every_rule_lists_its_inputs() -> None:

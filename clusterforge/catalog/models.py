@@ -36,6 +36,18 @@ class Psus(_Frozen):
         return f"{self.required}+{self.count - self.required}"
 
 
+class Cpus(_Frozen):
+    """Host CPUs as SLURM counts them (Sockets × CoresPerSocket × ThreadsPerCore)."""
+
+    sockets: PositiveInt
+    cores_per_socket: PositiveInt
+    threads_per_core: PositiveInt = 1
+
+    @property
+    def threads(self) -> int:
+        return self.sockets * self.cores_per_socket * self.threads_per_core
+
+
 class Nics(_Frozen):
     """Compute-fabric NICs (one per rail on rail-optimized designs)."""
 
@@ -84,6 +96,8 @@ class Server(_Physical):
     max_inlet_c: float
     max_supply_water_c: float | None = None
     nics: Nics | None = None
+    cpus: Cpus | None = None
+    memory_gib: PositiveFloat | None = None
 
     @model_validator(mode="after")
     def _liquid_needs_fraction(self) -> Server:
@@ -118,6 +132,8 @@ class Instance(_Sourced):
     efa_bandwidth_gbps: Annotated[int, Field(ge=0)]
     placement_group: bool = True
     root_volume_gib: PositiveInt = 200
+    cpus: Cpus | None = None
+    memory_gib: PositiveFloat | None = None
 
     @property
     def gpu_count(self) -> int:

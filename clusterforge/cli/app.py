@@ -43,6 +43,8 @@ def app() -> None:
     Typical flow:
       clusterforge validate cluster.yaml      shape, names and hardware keys
       clusterforge check cluster.yaml         physical and cloud policy verdict
+      clusterforge plan cluster.yaml          rack placement, fabric bill of materials, node names
+      clusterforge render cluster.yaml -o out inventory, SLURM configs, Pulumi stack config
       clusterforge catalog list               the hardware the checks know
 
     Exit codes: 0 ok, 1 policy failure, 2 unreadable or invalid input.

@@ -7,10 +7,8 @@ from pathlib import Path
 
 import click
 
-from clusterforge.catalog import load_catalog
 from clusterforge.cli.app import EXIT_INPUT, app, catalog_option, print_problems
 from clusterforge.errors import ClusterforgeError
-from clusterforge.load import load_blueprint
 
 
 @app.command()
@@ -22,6 +20,9 @@ def validate(files: tuple[Path, ...], catalog: tuple[Path, ...]) -> None:
     Physics (power, space, cooling, fabric) is `check`'s job. Every problem prints as
     `file:line: path: message`; exit 0 when every file is valid, 2 when any is not.
     """
+    from clusterforge.catalog import load_catalog
+    from clusterforge.load import load_blueprint
+
     cat = load_catalog(catalog)
     failed = False
     for path in files:

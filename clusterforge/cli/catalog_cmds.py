@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from clusterforge.catalog import Catalog, Entry, Instance, Server, Switch, load_catalog
 from clusterforge.cli.app import app, catalog_option, format_option
+
+if TYPE_CHECKING:
+    from clusterforge.catalog import Catalog, Entry
 
 
 @app.group("catalog")
@@ -19,6 +21,8 @@ def catalog_group() -> None:
 
 def _summary(entry: Entry) -> tuple[str, str, str, str]:
     """(gpus, power, space, network) columns for the list table."""
+    from clusterforge.catalog import Instance, Server, Switch
+
     if isinstance(entry, Server):
         gpus = f"{entry.gpus.count}x {entry.gpus.model}" if entry.gpus else "-"
         nics = f"{entry.nics.compute}x {entry.nics.speed_gbps}G" if entry.nics else "-"
@@ -42,6 +46,8 @@ def _as_json(key: str, entry: Entry, catalog: Catalog) -> dict[str, Any]:
 @catalog_option
 def list_entries(fmt: str, kind: str | None, catalog: tuple[Path, ...]) -> None:
     """List every catalog key, one per row, with its headline figures."""
+    from clusterforge.catalog import load_catalog
+
     cat = load_catalog(catalog)
     items = [(k, e) for k, e in cat.items() if kind is None or e.kind == kind]
     if fmt == "json":
@@ -64,6 +70,8 @@ def list_entries(fmt: str, kind: str | None, catalog: tuple[Path, ...]) -> None:
 @catalog_option
 def show(key: str, fmt: str, catalog: tuple[Path, ...]) -> None:
     """Show every figure of the entry KEY (e.g. dgx-h100, p5.48xlarge) with its source."""
+    from clusterforge.catalog import load_catalog
+
     cat = load_catalog(catalog)
     entry = cat.get(key)
     if fmt == "json":

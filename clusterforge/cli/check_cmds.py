@@ -8,7 +8,6 @@ from pathlib import Path
 
 import click
 
-from clusterforge.catalog import load_catalog
 from clusterforge.cli.app import EXIT_INPUT, EXIT_POLICY, app, catalog_option, print_problems
 from clusterforge.errors import ClusterforgeError
 from clusterforge.formats import FORMATS
@@ -45,6 +44,7 @@ def check(files: tuple[Path, ...], fmt: str, policy_config: Path | None, waivers
       clusterforge check cluster.yaml --format github --waivers waivers.yaml
     """
     import clusterforge.policies.rules  # noqa: F401
+    from clusterforge.catalog import load_catalog
     from clusterforge.load import load_blueprint
     from clusterforge.policies import evaluate, load_policy_config, load_waivers
     from clusterforge.policies.engine import merge
@@ -56,18 +56,31 @@ def check(files: tuple[Path, ...], fmt: str, policy_config: Path | None, waivers
     cat = load_catalog(catalog)
     config = load_policy_config(policy_config)
     waiver_list = load_waivers(waivers)
-    verdicts, broken = [], False
+    loadeds, broken = [], False
     for path in files:
         try:
-            loaded = load_blueprint(path, cat)
+            loadeds.append(load_blueprint(path, cat))
         except ClusterforgeError as error:
             print_problems(error)
             broken = True
-            continue
-        verdicts.append(evaluate(loaded, config=config, skip=skip, fail_level=fail_level,
-                                 today=today.date() if today else None))
     if broken:
         raise click.exceptions.Exit(EXIT_INPUT)
+    from clusterforge.compose import combine, groups
+
+    site_rules = {r.id for r in REGISTRY.values() if r.needs_site}
+    shared = groups(loadeds)
+    in_a_group = {id(loaded) for group in shared for loaded in group}
+    day = today.date() if today else None
+    verdicts = []
+    for loaded in loadeds:  # facility rules of teams on a shared site run once, on the combined load
+        extra = site_rules if id(loaded) in in_a_group else set()
+        verdicts.append(evaluate(loaded, config=config, skip=[*skip, *extra], fail_level=fail_level, today=day))
+    for group in shared:
+        combined = combine(group)
+        verdicts.append(evaluate(combined, config=config, skip=[*skip, *(set(REGISTRY) - site_rules)],
+                                 fail_level=fail_level, today=day))
+        click.echo(f"{combined.file}: shared by {', '.join(g.file for g in group)}: facility rules check "
+                   "their combined load", err=True)
     verdict = merge(verdicts, waiver_list, today.date() if today else None)
     _emit(verdict, fmt, output, len(files), show_info)
     if verdict.failed:

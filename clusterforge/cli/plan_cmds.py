@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from clusterforge.catalog import load_catalog
 from clusterforge.cli.app import EXIT_POLICY, app, catalog_option, format_option
-from clusterforge.load import Loaded, load_blueprint
-from clusterforge.plan import Plan, build_plan
-from clusterforge.policies.config import PolicyConfig, load_policy_config
+from clusterforge.errors import ClusterforgeError, Problem
+
+if TYPE_CHECKING:
+    from clusterforge.aws.outputs import StackOutputs
+    from clusterforge.load import Loaded
+    from clusterforge.plan import Plan
+    from clusterforge.policies.config import PolicyConfig
 
 policy_config_option = click.option(
     "--policy-config", "policy_config", type=click.Path(path_type=Path, dir_okay=False),
@@ -19,10 +23,25 @@ policy_config_option = click.option(
 
 
 def load_and_plan(file: Path, catalog: tuple[Path, ...], policy_config: Path | None,
-                  ) -> tuple[Loaded, PolicyConfig, Plan]:
+                  controller_type: str | None = None) -> tuple[Loaded, PolicyConfig, Plan]:
+    """Everything `plan` and `render` share; the engine is imported here so `--help` stays instant.
+
+    An AWS cluster is planned as the stack builds it: without a controller pool it gets a SLURM controller
+    of its own (`controller_type`, else the stack's default), so slurm.conf names the node the stack makes.
+    """
+    from clusterforge.aws.design import with_controller
+    from clusterforge.aws.settings import DEFAULT_CONTROLLER_TYPE
+    from clusterforge.catalog import load_catalog
+    from clusterforge.load import load_blueprint
+    from clusterforge.plan import build_plan
+    from clusterforge.policies.config import load_policy_config
+
     loaded = load_blueprint(file, load_catalog(catalog))
     config = load_policy_config(policy_config)
-    return loaded, config, build_plan(loaded.cluster, loaded.catalog, config)
+    cluster = loaded.cluster
+    if cluster.target == "aws":
+        cluster, _ = with_controller(cluster, controller_type or DEFAULT_CONTROLLER_TYPE)
+    return loaded, config, build_plan(cluster, loaded.catalog, config)
 
 
 @app.command()
@@ -57,14 +76,19 @@ def plan(file: Path, fmt: str, catalog: tuple[Path, ...], policy_config: Path | 
 @catalog_option
 @policy_config_option
 @click.option("--waivers", type=click.Path(path_type=Path, dir_okay=False), help="Waivers YAML for the check.")
+@click.option("--from-stack", "from_stack", type=click.Path(path_type=Path, dir_okay=False),
+              help="`pulumi stack output --json` of the deployed AWS stack: each host gets its address.")
 def render(file: Path, out: Path, force: bool, catalog: tuple[Path, ...], policy_config: Path | None,
-           waivers: Path | None) -> None:
+           waivers: Path | None, from_stack: Path | None) -> None:
     """Write the Ansible inventory, SLURM configs and (aws) the Pulumi stack config for blueprint FILE.
 
     \b
     OUT/inventory/hosts.yml, OUT/inventory/group_vars/all.yml
     OUT/slurm/slurm.conf, gres.conf, cgroup.conf, topology.conf (switched fabrics)
     OUT/pulumi/Pulumi.<cluster>.yaml (target aws)
+
+    With --from-stack (target aws, after `pulumi up`), the inventory also carries every host's private IP and
+    instance id, the controller's address and where FSx is mounted from.
 
     Refuses (exit 1) while the policy check has unwaived errors, unless --force. OUT is replaced only when
     every file is written: a failed render leaves it as it was.
@@ -73,7 +97,11 @@ def render(file: Path, out: Path, force: bool, catalog: tuple[Path, ...], policy
     from clusterforge.render import RenderContext, write
 
     waiver_list = load_waivers(waivers)
-    loaded, config, result = load_and_plan(file, catalog, policy_config)
+    stack = _stack_outputs(from_stack)
+    loaded, config, result = load_and_plan(file, catalog, policy_config, stack.controller_type if stack else None)
+    if stack is not None and stack.cluster != loaded.cluster.name:
+        raise ClusterforgeError(Problem(f"the stack outputs are of cluster {stack.cluster}, the blueprint is "
+                                        f"{loaded.cluster.name}", str(from_stack), hint="export the right stack"))
     verdict = evaluate(loaded, result, config, waiver_list)
     if verdict.failed:
         errors = verdict.errors
@@ -84,5 +112,13 @@ def render(file: Path, out: Path, force: bool, catalog: tuple[Path, ...], policy
             click.echo("render refused: fix the design, waive the findings (--waivers) or use --force", err=True)
             raise click.exceptions.Exit(EXIT_POLICY)
         click.echo("rendering anyway (--force)", err=True)
-    written = write(RenderContext(loaded, result, Path.cwd() / "stacks" / "aws"), out)
+    written = write(RenderContext(loaded, result, Path.cwd() / "stacks" / "aws", stack), out)
     click.echo(f"wrote {len(written)} files to {out}", err=True)
+
+
+def _stack_outputs(path: Path | None) -> StackOutputs | None:
+    if path is None:
+        return None
+    from clusterforge.aws.inventory import read_outputs
+
+    return read_outputs(path)

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from clusterforge.policies import Verdict
+if TYPE_CHECKING:
+    from clusterforge.policies import Verdict
 
 FORMATS = ("text", "json", "sarif", "junit", "github")
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def render(verdict: Verdict, fmt: str) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from clusterforge.formats.text import plural
+from clusterforge.formats import plural
 from clusterforge.policies import Verdict
 
 _COMMAND = {"error": "error", "warning": "warning", "info": "notice"}

@@ -8,13 +8,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from clusterforge.formats import plural
 from clusterforge.policies import Finding, Verdict
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def console_for_stdout() -> Console:

@@ -12,7 +12,7 @@ from clusterforge.model.blueprint import (
     SwitchedFabric,
     Workload,
 )
-from clusterforge.model.cloud import Aws, CapacityBlock, FsxLustre, Odcr, OnDemand
+from clusterforge.model.cloud import Aws, AwsSecurity, CapacityBlock, FsxLustre, Ingress, Odcr, OnDemand
 from clusterforge.model.site import (
     AirCooling,
     ContainmentCooling,
@@ -28,7 +28,8 @@ from clusterforge.model.site import (
 )
 
 __all__ = [
-    "AirCooling", "Aws", "CapacityBlock", "Cluster", "ContainmentCooling", "EfaFabric", "Feed", "FsxLustre",
+    "AirCooling", "Aws", "AwsSecurity", "CapacityBlock", "Cluster", "ContainmentCooling", "EfaFabric", "Feed",
+    "FsxLustre", "Ingress",
     "LiquidCooling", "Odcr", "OnDemand", "OnPremLustre", "Panel", "Partition", "Placement", "Pool", "Rack",
     "RdhxCooling", "Row", "RowCooling", "Site", "Slurm", "Software", "Storage", "SwitchedFabric", "Workload",
 ]

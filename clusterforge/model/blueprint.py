@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Discriminator, Field, StringConstraints, Tag
+from pydantic import BaseModel, Discriminator, Field, StringConstraints, Tag
 
 from clusterforge.model.base import Count, Kw, Name, Strict
 from clusterforge.model.cloud import Aws, FsxLustre
@@ -68,7 +68,12 @@ _FSX_KEYS = {"capacity_gib", "deployment_type", "throughput_mb_s_per_tib", "stor
 
 def _lustre_variant(value: Any) -> str:
     """FSx when any FSx-only key is present; otherwise an existing on-prem file system."""
-    keys = set(value) if isinstance(value, dict) else set(type(value).model_fields_set) if value else set()
+    if isinstance(value, dict):
+        keys = set(value)
+    elif isinstance(value, BaseModel):
+        keys = set(value.model_fields_set)
+    else:
+        return "onprem"  # not a mapping: the on-prem model reports the wrong type
     return "fsx" if keys & _FSX_KEYS else "onprem"
 
 
@@ -114,6 +119,15 @@ class Workload(Strict):
     bytes_per_param: Annotated[float, Field(gt=0, le=64)] = 14
 
 
+class TeamPlacement(Strict):
+    """Devices of this blueprint's pool in a rack of a shared site file (`site: !include site.yaml`)."""
+
+    rack: str
+    pool: Name
+    count: Count = 1
+    position: Annotated[int, Field(ge=1, le=100)] | None = None
+
+
 class Cluster(Strict):
     """A GPU training cluster. Field names are a public contract: add freely, rename with deprecation."""
 
@@ -130,6 +144,7 @@ class Cluster(Strict):
     software: Software = Software()
     aws: Aws | None = None
     workload: Workload | None = None
+    placement: list[TeamPlacement] = []
 
     def pool(self, name: str) -> Pool:
         return next(p for p in self.pools if p.name == name)

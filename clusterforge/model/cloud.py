@@ -33,6 +33,25 @@ class CapacityBlock(Strict):
 Capacity = Annotated[OnDemand | Odcr | CapacityBlock, Field(discriminator="type")]
 
 
+class Ingress(Strict):
+    """Traffic let in to the nodes from outside the cluster (say, SSH from a VPN range to the login node)."""
+
+    cidr: Annotated[str, StringConstraints(pattern=r"^[0-9a-fA-F:.]+/\d{1,3}$")]
+    from_port: Annotated[int, Field(ge=0, le=65535)]
+    to_port: Annotated[int, Field(ge=0, le=65535)]
+    protocol: Literal["tcp", "udp"] = "tcp"
+    description: str = ""
+
+
+class AwsSecurity(Strict):
+    """Overrides of the stack's secure defaults; the SEC rules report every weakening in the PR check."""
+
+    imds_tokens: Literal["required", "optional"] = "required"
+    encrypt_root_volumes: bool = True
+    ingress: list[Ingress] = []
+    node_policies: list[Annotated[str, StringConstraints(pattern=r"^arn:aws[a-z-]*:iam::(aws|\d{12}):policy/.+$")]] = []
+
+
 class Aws(Strict):
     region: Annotated[str, StringConstraints(pattern=r"^[a-z]{2}(-[a-z]+)+-[0-9]$")]
     availability_zones: Annotated[list[AzId], Field(min_length=1)]
@@ -40,6 +59,7 @@ class Aws(Strict):
     capacity: Capacity = OnDemand(type="on-demand")
     ami: Annotated[str, StringConstraints(pattern=r"^ami-[0-9a-f]{8,17}$")] | None = None
     data_bucket: str | None = None
+    security: AwsSecurity = AwsSecurity()
 
 
 DeploymentType = Literal["SCRATCH_1", "SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2"]

@@ -49,6 +49,9 @@ def reference_problems(cluster: Cluster, source: Source) -> list[Problem]:
         if pool.efa_interfaces is not None and cluster.target != "aws":
             out.append(source.problem(("pools", i, "efa_interfaces"), "efa_interfaces applies to target: aws only"))
     out += _target_problems(cluster, source)
+    if cluster.placement and cluster.site is None:
+        out.append(source.problem(("placement",), "placement needs a site to place into",
+                                  "add site: !include your-site.yaml (or a site: section)"))
     if cluster.site is not None:
         out += _site_problems(cluster, source, pool_names)
     return out

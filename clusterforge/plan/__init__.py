@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-from clusterforge.catalog import Catalog, Server
+from typing import TYPE_CHECKING
+
+from clusterforge.catalog import Catalog, Server, Switch
 from clusterforge.model import Cluster, SwitchedFabric
 from clusterforge.plan.capacity import rack_limits
 from clusterforge.plan.elevation import elevation
 from clusterforge.plan.fabric import size_fat_tree
 from clusterforge.plan.loads import rack_loads
-from clusterforge.plan.model import FatTree, PlacedDevices, Plan, RackLimits, RackLoad, RackPlan
+from clusterforge.plan.model import FatTree, PlacedDevices, PlacementReport, Plan, RackLimits, RackLoad, RackPlan
 from clusterforge.plan.nodes import pool_nodes
-from clusterforge.plan.placement import auto_place, explicit_racks
+from clusterforge.plan.placement import auto_place, explicit_racks, pools_to_place
 from clusterforge.plan.slurm import slurm_plan
 from clusterforge.plan.topology import fabric_nics, wire
-from clusterforge.policies.config import PolicyConfig
+
+if TYPE_CHECKING:
+    from clusterforge.policies.config import PolicyConfig
 
 __all__ = ["FatTree", "PlacedDevices", "Plan", "RackLimits", "RackLoad", "RackPlan", "build_plan",
            "fabric_endpoints"]
@@ -31,15 +35,18 @@ def size_fabric(cluster: Cluster, catalog: Catalog) -> FatTree | None:
     endpoints = fabric_endpoints(cluster, catalog)
     if not endpoints:
         return None
-    switch = catalog.get(cluster.fabric.switch)
-    radix = getattr(switch, "ports", 64)
+    radix = catalog.of(cluster.fabric.switch, Switch).ports
     return size_fat_tree(endpoints, radix, cluster.fabric.oversubscription, cluster.fabric.tiers)
 
 
-def build_plan(cluster: Cluster, catalog: Catalog, config: PolicyConfig | None = None) -> Plan:
+def build_plan(cluster: Cluster, catalog: Catalog, config: PolicyConfig | None = None, detail: bool = True) -> Plan:
     """Place, name, size and wire the cluster. `config` supplies the derating and cooling defaults the
-    policies use, so the planner never places what a check would reject."""
-    config = config if config is not None else PolicyConfig()
+    policies use, so the planner never places what a check would reject. `detail=False` stops after placement
+    and fabric sizing, which is all the rules read (node names, wiring and the SLURM model are for render)."""
+    if config is None:
+        from clusterforge.policies.config import PolicyConfig  # imported here: the policies import the planner
+
+        config = PolicyConfig()
     racks = explicit_racks(cluster)
     loads = rack_loads(racks, cluster, catalog)
     limits: tuple[RackLimits, ...] = ()
@@ -48,16 +55,23 @@ def build_plan(cluster: Cluster, catalog: Catalog, config: PolicyConfig | None =
     elevations: tuple[tuple[tuple[int | None, ...], ...], ...] = ()
     if cluster.site is not None:
         site_racks = [rack for _, _, _, rack in cluster.site.racks()]
-        limits = tuple(rack_limits(rack, cluster.site, config) for rack in site_racks)
-        racks, unplaced, report = auto_place(cluster, catalog, racks, loads, limits, config)
+        heights = {p.name: catalog.of(p.hardware, Server).u_height for p in cluster.pools}
+        if detail or pools_to_place(cluster):  # the rules need no limits when everything is placed by hand
+            limits = tuple(rack_limits(rack, cluster.site, config) for rack in site_racks)
+            racks, unplaced, report = auto_place(cluster, catalog, racks, loads, limits, heights, config)
+        else:
+            report = PlacementReport({}, 0, 0, {})
         if any(report.auto_placed.values()):
             loads = rack_loads(racks, cluster, catalog)
-        heights = {p.name: catalog.of(p.hardware, Server).u_height for p in cluster.pools}
-        elevations = tuple(elevation(plan, heights, rack.u_height, rack.reserved_u)
-                           for plan, rack in zip(racks, site_racks, strict=True))
+        if detail:
+            elevations = tuple(elevation(plan, heights, rack.u_height, rack.reserved_u)
+                               for plan, rack in zip(racks, site_racks, strict=True))
     fabric = size_fabric(cluster, catalog)
+    if not detail:
+        return Plan(racks, loads, unplaced, fabric, limits, report)
     nodes = pool_nodes(cluster, catalog, racks, elevations)
     topology = None
     if fabric is not None and isinstance(cluster.fabric, SwitchedFabric):
         topology = wire(fabric, nodes, cluster.fabric.rail_optimized)
-    return Plan(racks, loads, unplaced, fabric, limits, report, nodes, topology, slurm_plan(cluster, nodes, topology))
+    slurm = slurm_plan(cluster, catalog, nodes, topology)
+    return Plan(racks, loads, unplaced, fabric, limits, report, nodes, topology, slurm)

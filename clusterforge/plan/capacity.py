@@ -1,19 +1,22 @@
 """Rack limits and device demands in the same units, so placement is arithmetic on counts.
 
-The limits use the same formulas and settings as the policies (PWR-002 A/B, RCK-001/002/003, CLG-001/002),
+The limits use the same formulas and settings as the policies (PWR-001/002/006, RCK-001..005, CLG-001..004),
 so whatever the planner places passes those checks.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from clusterforge.catalog import Server
-from clusterforge.model import LiquidCooling, Pool, Rack, Site
+from clusterforge.model import LiquidCooling, Pool, Rack, RdhxCooling, Site
 from clusterforge.plan.electrical import usable_kw
 from clusterforge.plan.loads import device_power_kw
 from clusterforge.plan.model import RackLimits
-from clusterforge.policies.config import PolicyConfig
+
+if TYPE_CHECKING:  # the planner sits below the policies; it only needs the settings' shape
+    from clusterforge.policies.config import PolicyConfig
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,16 @@ def side_kw(rack: Rack, side: str, config: PolicyConfig) -> float:
     return sum(usable_kw(f, electrical.power_factor, electrical.derate) for f in rack.feeds if f.side == side)
 
 
+def rack_kw(rack: Rack, config: PolicyConfig) -> float:
+    """Most a rack may draw: either side alone carries it (PWR-002), and in normal operation its load, split
+    evenly over its feeds, stays within the weakest feed (PWR-001)."""
+    if not rack.feeds:
+        return 0.0
+    electrical = config.electrical
+    weakest = min(usable_kw(f, electrical.power_factor, electrical.derate) for f in rack.feeds)
+    return min(side_kw(rack, "A", config), side_kw(rack, "B", config), weakest * len(rack.feeds))
+
+
 def rack_limits(rack: Rack, site: Site, config: PolicyConfig) -> RackLimits:
     """The rack's budget in every dimension the planner packs against."""
     kg = rack.max_weight_kg
@@ -48,7 +61,7 @@ def rack_limits(rack: Rack, site: Site, config: PolicyConfig) -> RackLimits:
     liquid = isinstance(cooling, LiquidCooling)
     return RackLimits(
         u=rack.u_height - rack.reserved_u,
-        kw=min(side_kw(rack, "A", config), side_kw(rack, "B", config)),
+        kw=rack_kw(rack, config),
         kg=kg,
         tare_kg=rack.tare_weight_kg,
         air_kw=config.cooling.air_capacity_kw(cooling.kind, cooling.air_kw),
@@ -57,9 +70,28 @@ def rack_limits(rack: Rack, site: Site, config: PolicyConfig) -> RackLimits:
     )
 
 
-def n_plus_one_kw(units: list[float]) -> float | None:
-    """Capacity of a plant with one unit held in reserve (Σ − largest); None when no units are listed."""
-    return sum(units) - max(units) if units else None
+def n_plus_one_kw(units: list[float]) -> float:
+    """Capacity of a plant with one unit held in reserve: Σ − largest (0 when none are listed)."""
+    return sum(units) - max(units, default=0.0)
+
+
+def room_heat_kw(air_heat_kw: float, rack: Rack) -> float:
+    """Heat a rack leaves to its row's CRAHs: a rear door removes up to its rating first (as CLG-004 counts)."""
+    if isinstance(rack.cooling, RdhxCooling):
+        return max(0.0, air_heat_kw - rack.cooling.air_kw)
+    return air_heat_kw
+
+
+def panel_shares(rack: Rack) -> dict[str, float]:
+    """Share of the rack's load each panel carries after the other side fails (as PWR-006 counts): a feed
+    carries the rack split over the feeds of its side (over all feeds when the rack is not A/B)."""
+    both = {f.side for f in rack.feeds} == {"A", "B"}
+    shares: dict[str, float] = {}
+    for feed in rack.feeds:
+        if feed.panel is not None:
+            split = sum(1 for f in rack.feeds if f.side == feed.side) if both else len(rack.feeds)
+            shares[feed.panel] = shares.get(feed.panel, 0.0) + 1 / split
+    return shares
 
 
 def suits(server: Server, rack: Rack, limits: RackLimits) -> bool:

@@ -176,6 +176,21 @@ class SlurmNodes:
     hostlist: str
     gpu_type: str | None  # GRES type, e.g. h100
     gpu_count: int
+    sockets: int | None = None  # from the catalog's cpus, when it has them
+    cores_per_socket: int | None = None
+    threads_per_core: int | None = None
+    real_memory_mib: int | None = None  # the catalog's memory less what the OS keeps (MEMORY_FOR_JOBS)
+
+    @property
+    def hardware_fields(self) -> str:
+        """` Sockets=2 CoresPerSocket=56 ThreadsPerCore=2 RealMemory=1992294`, or nothing when unknown."""
+        out = ""
+        if self.sockets:
+            out += (f" Sockets={self.sockets} CoresPerSocket={self.cores_per_socket}"
+                    f" ThreadsPerCore={self.threads_per_core}")
+        if self.real_memory_mib:
+            out += f" RealMemory={self.real_memory_mib}"
+        return out
 
     @property
     def gres(self) -> str | None:

@@ -2,21 +2,24 @@
 
 Packing works on counts: for each pool (largest first) and each rack (blueprint order) it computes how many
 devices still fit from the rack's free U, kW (A/B), kg, air and liquid heat and the shared budgets (row
-cooling N+1, panels, site kW), and places that many at once. That is pools × racks steps, never nodes × racks.
+cooling N+1, panels), and places that many at once. That is pools × racks steps, never nodes × racks.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from clusterforge.catalog import Catalog, Server
 from clusterforge.model import Cluster, Pool, Rack, Site
-from clusterforge.plan.capacity import Demand, device_demand, n_plus_one_kw, suits
+from clusterforge.plan.capacity import Demand, device_demand, n_plus_one_kw, panel_shares, room_heat_kw, suits
 from clusterforge.plan.electrical import usable_kw
 from clusterforge.plan.elevation import free_runs
 from clusterforge.plan.model import PlacedDevices, PlacementReport, RackLimits, RackLoad, RackPlan
-from clusterforge.policies.config import PolicyConfig
+
+if TYPE_CHECKING:  # the planner sits below the policies; it only needs the settings' shape
+    from clusterforge.policies.config import PolicyConfig
 
 _EPS = 1e-9
 _DIMENSIONS = ("u", "kw", "kg", "air_kw", "liquid_kw")  # U first: it is packed by gaps, the rest by amount
@@ -55,36 +58,27 @@ class _Room:
 
 
 def _shared_budgets(site: Site, loads: tuple[RackLoad, ...], config: PolicyConfig) -> dict[str, float]:
-    """What is left of each budget racks share: row cooling (N+1), panels (derated) and the site's IT kW."""
+    """What is left of each budget racks share: row CRAHs (N+1, when listed), row CDUs (N+1; none listed
+    means no liquid heat) and panels (derated), after the blueprint's own placements."""
     budgets: dict[str, float] = {}
-    for ri, row in enumerate(site.rows):
-        row_loads = [load for load in loads if load.rack.row_index == ri]
-        for kind, units, used in (("air_kw", row.cooling.crah_kw, sum(x.air_heat_kw for x in row_loads)),
-                                  ("liquid_kw", row.cooling.cdu_kw, sum(x.liquid_heat_kw for x in row_loads))):
-            capacity = n_plus_one_kw(units)
-            if capacity is not None:
-                budgets[f"row {row.name} {kind}"] = capacity - used
+    for row in site.rows:
+        if row.cooling.crah_kw:
+            budgets[f"row {row.name} air_kw"] = n_plus_one_kw(row.cooling.crah_kw)
+        budgets[f"row {row.name} liquid_kw"] = n_plus_one_kw(row.cooling.cdu_kw)
     electrical = config.electrical
     for panel in site.panels:
         budgets[f"panel {panel.name}"] = usable_kw(panel, electrical.power_factor, electrical.derate)
-    site_kw = [kw for kw in (site.contracted_it_kw,
-                             site.utility_kw / site.pue if site.utility_kw and site.pue else None) if kw]
-    if site_kw:
-        budgets["site"] = min(site_kw) - sum(x.power_kw for x in loads)
-    racks = [rack for _, _, _, rack in site.racks()]
-    for rack, load in zip(racks, loads, strict=True):
+    for (_, _, row, rack), load in zip(site.racks(), loads, strict=True):
+        if f"row {row.name} air_kw" in budgets:
+            budgets[f"row {row.name} air_kw"] -= room_heat_kw(load.air_heat_kw, rack)
+        budgets[f"row {row.name} liquid_kw"] -= load.liquid_heat_kw
         for key, _, share in _panel_draws(rack):
             budgets[key] -= load.power_kw * share
     return budgets
 
 
 def _panel_draws(rack: Rack) -> list[tuple[str, str, float]]:
-    """In normal operation a rack's load splits evenly over its feeds, so a panel carries its feeds' share."""
-    out: dict[str, int] = {}
-    for feed in rack.feeds:
-        if feed.panel is not None:
-            out[feed.panel] = out.get(feed.panel, 0) + 1
-    return [(f"panel {name}", "kw", n / len(rack.feeds)) for name, n in out.items()]
+    return [(f"panel {name}", "kw", share) for name, share in panel_shares(rack).items()]
 
 
 def _capacity(limit: RackLimits) -> dict[str, float]:
@@ -101,10 +95,9 @@ def _rooms(site: Site, racks: tuple[RackPlan, ...], loads: tuple[RackLoad, ...],
                 "liquid_kw": load.liquid_heat_kw}
         free = {dim: room - used[dim] for dim, room in _capacity(limit).items() if dim != "u"}
         gaps = free_runs(plan, heights, rack.u_height, rack.reserved_u)
-        draws = [(key, kind, 1.0) for kind in ("air_kw", "liquid_kw") if (key := f"row {row.name} {kind}") in budgets]
-        draws += _panel_draws(rack)
-        if "site" in budgets:
-            draws.append(("site", "kw", 1.0))
+        draws = [(f"row {row.name} liquid_kw", "liquid_kw", 1.0), *_panel_draws(rack)]
+        if f"row {row.name} air_kw" in budgets and rack.cooling.kind != "rdhx":  # a door keeps it from the room
+            draws.append((f"row {row.name} air_kw", "air_kw", 1.0))
         rooms.append(_Room(gaps, free, load.device_count == 0, draws))
     return rooms
 
@@ -176,21 +169,22 @@ def _order(items: list[Item], limits: tuple[RackLimits, ...]) -> list[Item]:
 
 
 def auto_place(cluster: Cluster, catalog: Catalog, racks: tuple[RackPlan, ...], loads: tuple[RackLoad, ...],
-               limits: tuple[RackLimits, ...], config: PolicyConfig,
+               limits: tuple[RackLimits, ...], heights: dict[str, int], config: PolicyConfig,
                ) -> tuple[tuple[RackPlan, ...], dict[str, int], PlacementReport]:
     """Place every pool without explicit placements on top of what the blueprint placed.
 
-    Returns the racks with the planner's devices appended, the nodes per pool that fit nowhere, and a report
-    with the lower bound on racks those pools need.
+    `heights` is the U of each pool's hardware. Returns the racks with the planner's devices appended, the
+    nodes per pool that fit nowhere, and a report with the lower bound on racks those pools need.
     """
     site = cluster.site
     assert site is not None
     items = [(pool, server := catalog.of(pool.hardware, Server), device_demand(pool, server))
              for pool in pools_to_place(cluster)]
+    if not items:  # everything is placed by hand: nothing to pack
+        return racks, {}, PlacementReport({}, 0, 0, {})
     site_racks = [rack for _, _, _, rack in site.racks()]
     bound, bounds = lower_bound(items, site_racks, limits)
     budgets = _shared_budgets(site, loads, config)
-    heights = {p.name: catalog.of(p.hardware, Server).u_height for p in cluster.pools}
     rooms = _rooms(site, racks, loads, limits, budgets, heights)
     added: list[list[PlacedDevices]] = [[] for _ in racks]
     unplaced: dict[str, int] = {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from clusterforge.catalog import Catalog
 from clusterforge.hostlist import compress
 from clusterforge.model import Cluster, SwitchedFabric
 from clusterforge.plan.model import PoolNodes, SlurmNodes, SlurmPartition, SlurmPlan, SlurmSwitch, Topology
@@ -74,11 +75,26 @@ def switches(topology: Topology | None, rail_optimized: bool) -> tuple[SlurmSwit
     return tuple(out)
 
 
-def slurm_plan(cluster: Cluster, pools: tuple[PoolNodes, ...], topology: Topology | None) -> SlurmPlan:
+MEMORY_FOR_JOBS = 0.95  # RealMemory above what slurmd finds drains the node: leave the OS its share
+
+
+def node_line(pool: PoolNodes, catalog: Catalog) -> SlurmNodes:
+    """A pool's NodeName entry: GRES from the GPUs, sockets/cores/threads and memory from the catalog."""
+    entry = catalog.get(pool.hardware)
+    cpus = getattr(entry, "cpus", None)
+    memory = getattr(entry, "memory_gib", None)
+    return SlurmNodes(pool.pool, pool.hostlist, gres_type(pool.gpu_model) if pool.gpu_model else None,
+                      pool.gpu_count, cpus.sockets if cpus else None, cpus.cores_per_socket if cpus else None,
+                      cpus.threads_per_core if cpus else None,
+                      int(memory * 1024 * MEMORY_FOR_JOBS) if memory else None)
+
+
+def slurm_plan(
+    cluster: Cluster, catalog: Catalog, pools: tuple[PoolNodes, ...], topology: Topology | None
+) -> SlurmPlan:
     host, reason = controller(pools)
     fabric = cluster.fabric
     rail_optimized = isinstance(fabric, SwitchedFabric) and fabric.rail_optimized
-    nodes = tuple(SlurmNodes(p.pool, p.hostlist, gres_type(p.gpu_model) if p.gpu_model else None, p.gpu_count)
-                  for p in pools if p.role == "compute")
+    nodes = tuple(node_line(p, catalog) for p in pools if p.role == "compute")
     return SlurmPlan(cluster.slurm.cluster_name or cluster.name, host, reason, nodes,
                      partitions(cluster, pools), switches(topology, rail_optimized))

@@ -56,8 +56,10 @@ def _upper_tiers(fabric: FatTree, leaves: list[str]) -> list[FabricSwitch]:
            for s, name in enumerate(spines)]
     cores = switch_names("core", fabric.cores)
     for c, name in enumerate(cores):
-        planes = {c % per_pod} if len(cores) >= per_pod else {p for p in range(per_pod) if p % len(cores) == c}
-        out.append(FabricSwitch(name, "core", children=tuple(s for i, s in enumerate(spines) if i % per_pod in planes)))
+        # the spines at one position (plane) of every pod; with fewer cores than planes, every len(cores)-th
+        planes = [c % per_pod] if len(cores) >= per_pod else range(c, per_pod, len(cores))
+        members = sorted(i for plane in planes for i in range(plane, len(spines), per_pod))
+        out.append(FabricSwitch(name, "core", children=tuple(spines[i] for i in members)))
     return out
 
 

@@ -9,6 +9,7 @@ from clusterforge.catalog import Catalog, Instance, Server
 from clusterforge.load import Loaded
 from clusterforge.model import Cluster, Pool, Rack, Site
 from clusterforge.plan import Plan, RackLoad
+from clusterforge.plan.capacity import side_kw as capacity_side_kw
 from clusterforge.plan.electrical import usable_kw
 from clusterforge.plan.loads import device_power_kw
 from clusterforge.policies.config import PolicyConfig
@@ -68,9 +69,7 @@ class Context:
         key = (id(rack), side)
         cached = self._sides.get(key)
         if cached is None:
-            e = self.config.electrical
-            cached = sum(usable_kw(f, e.power_factor, e.derate) for f in rack.feeds if f.side == side)
-            self._sides[key] = cached
+            cached = self._sides[key] = capacity_side_kw(rack, side, self.config)
         return cached
 
     def feed_kw(self, rack: Rack, index: int) -> float:
@@ -86,5 +85,7 @@ def group_of(load: RackLoad) -> str:
 def from_loaded(loaded: Loaded, config: PolicyConfig | None = None, plan: Plan | None = None) -> Context:
     from clusterforge.plan import build_plan
 
-    return Context(loaded, plan if plan is not None else build_plan(loaded.cluster, loaded.catalog),
-                   config or PolicyConfig())
+    config = config or PolicyConfig()
+    if plan is None:
+        plan = build_plan(loaded.cluster, loaded.catalog, config, detail=False)
+    return Context(loaded, plan, config)

@@ -6,8 +6,7 @@ from collections.abc import Iterator
 
 from pydantic import Field
 
-from clusterforge.model import Rack
-from clusterforge.plan import RackLoad
+from clusterforge.plan.capacity import n_plus_one_kw, room_heat_kw
 from clusterforge.policies.config import Settings
 from clusterforge.policies.context import Context, group_of
 from clusterforge.policies.findings import Draft
@@ -76,13 +75,6 @@ def hybrid_split(ctx: Context, settings: Settings) -> Iterator[Draft]:
                         "rear-door heat exchanger", load.air_heat_kw, air_capacity, "kW", group=group_of(load))
 
 
-def room_heat_kw(load: RackLoad, rack: Rack) -> float:
-    """Heat left for the room's CRAHs: a rear door removes its rating before the room sees it."""
-    if rack.cooling.kind == "rdhx":
-        return max(0.0, load.air_heat_kw - rack.cooling.air_kw)
-    return load.air_heat_kw
-
-
 @rule("CLG-004", "error", "cooling", "Row cooling N+1", "N+1 practice: capacity counted = total − largest unit",
       needs_site=True)
 def row_redundancy(ctx: Context, settings: Settings) -> Iterator[Draft]:
@@ -90,14 +82,14 @@ def row_redundancy(ctx: Context, settings: Settings) -> Iterator[Draft]:
     room: dict[int, float] = {}
     liquid: dict[int, float] = {}
     for load, rack in ctx.racks():
-        room[load.rack.row_index] = room.get(load.rack.row_index, 0.0) + room_heat_kw(load, rack)
+        room[load.rack.row_index] = room.get(load.rack.row_index, 0.0) + room_heat_kw(load.air_heat_kw, rack)
         liquid[load.rack.row_index] = liquid.get(load.rack.row_index, 0.0) + load.liquid_heat_kw
     for ri, row in enumerate(ctx.site.rows):
         for heat, units, key, what in ((room.get(ri, 0.0), row.cooling.crah_kw, "crah_kw", "air (CRAH)"),
                                        (liquid.get(ri, 0.0), row.cooling.cdu_kw, "cdu_kw", "liquid (CDU)")):
             if not heat or (not units and key == "crah_kw"):
                 continue
-            n_plus_1 = sum(units) - max(units, default=0.0)
+            n_plus_1 = n_plus_one_kw(units)
             if heat > n_plus_1:
                 detail = (f"{len(units)} units of {', '.join(f'{u:g}' for u in units)} kW give {n_plus_1:g} kW "
                           "with the largest out") if units else "no units are listed"

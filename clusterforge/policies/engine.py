@@ -39,8 +39,9 @@ def _locate(rule: Rule, draft: Draft, ctx: Context, level: str) -> Finding:
     source = ctx.loaded.source
     own = draft.level or rule.level
     final = level if own == rule.level else own
+    file, line = source.locate(draft.path)
     return Finding(rule.id, final, draft.path_text, draft.message, draft.hint, draft.measured, draft.limit,
-                   draft.unit, source.file, source.line_of(draft.path), draft.group, draft.minimum)
+                   draft.unit, file, line, draft.group, draft.minimum)
 
 
 def _run_rule(rule: Rule, ctx: Context) -> Iterable[Finding]:

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pydantic import Field
 
 from clusterforge.model import Rack
+from clusterforge.plan.capacity import panel_shares
 from clusterforge.plan.electrical import describe, usable_kw
 from clusterforge.policies.config import Settings
 from clusterforge.policies.context import Context, group_of
@@ -112,8 +113,8 @@ def psu_redundancy(ctx: Context, settings: Settings) -> Iterator[Draft]:
             yield Draft(
                 ("pools", i, "hardware"),
                 f"{pool.hardware} has {server.psus.redundancy} PSUs split {per_side}/{server.psus.count - per_side} "
-                f"over A/B: a feed loss leaves {per_side} < {server.psus.required} needed, so the "
-                f"{racks_by_pool[pool.name]} racks of pool {pool.name} run degraded",
+                f"over A/B: a feed loss leaves {per_side} < {server.psus.required} needed, so pool {pool.name} runs "
+                f"degraded in {racks_by_pool[pool.name]} rack{'s' if racks_by_pool[pool.name] != 1 else ''}",
                 "accept reduced performance during a feed outage, or feed the PSUs from three sources",
                 per_side, server.psus.required, "PSUs", minimum=True)
 
@@ -190,12 +191,9 @@ def panel_aggregate(ctx: Context, settings: Settings) -> Iterator[Draft]:
     """The feeds on a panel, each at its load after the other side fails, stay within the panel's usable rating."""
     loads: dict[str, float] = defaultdict(float)
     for load, rack in ctx.racks():
-        for feed in rack.feeds:
-            if feed.panel is None or not load.power_kw:
-                continue
-            same_side = sum(1 for f in rack.feeds if f.side == feed.side)
-            both = {f.side for f in rack.feeds} == {"A", "B"}
-            loads[feed.panel] += load.power_kw / (same_side if both else len(rack.feeds))
+        if load.power_kw:
+            for name, share in panel_shares(rack).items():
+                loads[name] += load.power_kw * share
     e = ctx.config.electrical
     for i, panel in enumerate(ctx.site.panels):
         usable = usable_kw(panel, e.power_factor, e.derate)

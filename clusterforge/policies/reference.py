@@ -83,6 +83,10 @@ INPUTS: dict[str, Inputs] = {
     "SW-002": Inputs((SOFTWARE,)),
     "SLM-001": Inputs(("pools[].{name,role,partition}", "slurm.partitions[].{name,pools,default}")),
     "SLM-002": Inputs(("pools[].{hardware,gres}",), ("gpus",)),
+    "SEC-001": Inputs(("aws.security.imds_tokens",)),
+    "SEC-002": Inputs(("aws.security.encrypt_root_volumes",)),
+    "SEC-003": Inputs(("aws.security.ingress[].{cidr,protocol,from_port,to_port}",)),
+    "SEC-004": Inputs(("aws.security.node_policies",)),
 }
 SHARED: dict[str, type[BaseModel]] = {"electrical": Electrical, "cooling": Cooling}
 

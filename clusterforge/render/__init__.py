@@ -1,6 +1,8 @@
 """Renderers: the plan as files (Ansible inventory and vars, SLURM configs, the Pulumi stack config).
 
-Each module renders its own files from a RenderContext (pure); `write` puts them all in place at once.
+Each module's `render(ctx)` returns its files by relative path (pure); `write` stages them one module at a
+time and puts the whole directory in place at once. Modules are looked up at call time, so a test can make
+one fail halfway.
 """
 
 from __future__ import annotations
@@ -21,19 +23,11 @@ from clusterforge.render import (
 )
 from clusterforge.render.context import RenderContext
 
-__all__ = ["OUTPUTS", "RenderContext", "render_files", "write"]
+__all__ = ["OUTPUTS", "RenderContext", "write"]
 
 OUTPUTS: tuple[ModuleType, ...] = (inventory, group_vars, slurm_conf, gres_conf, topology_conf, cgroup_conf,
                                    pulumi_stack)
 MARKER = ".clusterforge-render"
-
-
-def render_files(ctx: RenderContext) -> dict[str, str]:
-    """Every rendered file by relative path (the modules are looked up at call time, so tests can swap one)."""
-    files: dict[str, str] = {}
-    for module in OUTPUTS:
-        files.update(module.render(ctx))
-    return files
 
 
 def _check_target(out: Path) -> None:
@@ -50,10 +44,14 @@ def write(ctx: RenderContext, out: Path) -> list[str]:
     """Render into a staging directory that replaces `out` only when every file is written."""
     _check_target(out)
     written = []
-    with replace_directory(out) as staging:
-        write_text(staging / MARKER, ctx.header())
-        for module in OUTPUTS:
-            for relative, text in sorted(module.render(ctx).items()):
-                write_text(staging / relative, text)
-                written.append(relative)
+    try:
+        with replace_directory(out) as staging:
+            write_text(staging / MARKER, ctx.header())
+            for module in OUTPUTS:
+                for relative, text in sorted(module.render(ctx).items()):
+                    write_text(staging / relative, text)
+                    written.append(relative)
+    except OSError as exc:  # the place given to -o, not a bug: say so without a traceback
+        where = f": {exc.filename}" if exc.filename else ""
+        raise ClusterforgeError(Problem(f"cannot write the render: {exc.strerror or exc}{where}", str(out))) from None
     return written

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from clusterforge.load import Loaded
 from clusterforge.plan import Plan
+
+if TYPE_CHECKING:
+    from clusterforge.aws.outputs import StackOutputs
 
 
 @dataclass(frozen=True)
@@ -14,6 +18,7 @@ class RenderContext:
     loaded: Loaded
     plan: Plan
     stack_dir: Path  # the Pulumi project directory the stack config's blueprint path is relative to
+    stack: StackOutputs | None = None  # a deployed AWS stack's outputs: the hosts' addresses
 
     @property
     def source(self) -> str:

@@ -64,4 +64,9 @@ def inventory(plan: Plan) -> dict[str, Any]:
 
 
 def render(ctx: RenderContext) -> dict[str, str]:
-    return {"inventory/hosts.yml": ctx.header() + dump(inventory(ctx.plan))}
+    hosts = inventory(ctx.plan)
+    if ctx.stack is not None:
+        from clusterforge.aws.inventory import overlay
+
+        hosts = overlay(hosts, ctx.stack)
+    return {"inventory/hosts.yml": ctx.header() + dump(hosts)}

@@ -25,8 +25,6 @@ _FIXED = [
     ("TaskPlugin", "task/cgroup,task/affinity"),
     ("JobAcctGatherType", "jobacct_gather/cgroup"),
     ("SelectType", "select/cons_tres"),
-    # CR_Core, not CR_Core_Memory: the catalog has no node memory yet, and RealMemory would default to 1 MB
-    ("SelectTypeParameters", "CR_Core"),
     ("SchedulerType", "sched/backfill"),
     ("MpiDefault", "none"),
     ("ReturnToService", "1"),
@@ -44,6 +42,8 @@ def settings(ctx: RenderContext, slurm: SlurmPlan) -> list[str]:
     if slurm.controller:
         lines.append(f"SlurmctldHost={slurm.controller}")
     lines += [f"{key}={value}" for key, value in _FIXED]
+    # memory is a consumable only when every node's RealMemory is known; otherwise it would default to 1 MB
+    lines.append(f"SelectTypeParameters={'CR_Core_Memory' if memory_known(slurm) else 'CR_Core'}")
     if any(n.gres for n in slurm.nodes):
         lines.append("GresTypes=gpu")
     if slurm.switches:
@@ -57,8 +57,12 @@ def settings(ctx: RenderContext, slurm: SlurmPlan) -> list[str]:
     return lines
 
 
+def memory_known(slurm: SlurmPlan) -> bool:
+    return bool(slurm.nodes) and all(n.real_memory_mib for n in slurm.nodes)
+
+
 def node_lines(slurm: SlurmPlan) -> list[str]:
-    return [f"NodeName={n.hostlist}" + (f" Gres={n.gres}" if n.gres else "") + " State=UNKNOWN"
+    return [f"NodeName={n.hostlist}{n.hardware_fields}" + (f" Gres={n.gres}" if n.gres else "") + " State=UNKNOWN"
             for n in slurm.nodes]
 
 
@@ -78,6 +82,6 @@ def partition_lines(slurm: SlurmPlan) -> list[str]:
 def render(ctx: RenderContext) -> dict[str, str]:
     slurm = ctx.plan.slurm
     assert slurm is not None
-    body = [*settings(ctx, slurm), "", "# CPUs and RealMemory are not set: the hardware catalog does not carry them",
-            *node_lines(slurm), "", *partition_lines(slurm)]
+    note = [] if memory_known(slurm) else ["# RealMemory is left out where the catalog has no memory figure"]
+    body = [*settings(ctx, slurm), "", *note, *node_lines(slurm), "", *partition_lines(slurm)]
     return {"slurm/slurm.conf": ctx.header() + conf_lines(body)}

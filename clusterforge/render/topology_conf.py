@@ -12,7 +12,7 @@ def render(ctx: RenderContext) -> dict[str, str]:
     lines: list[str] = []
     for switch in slurm.switches:
         if switch.leaves:
-            lines.append(f"# {switch.name}: rail group on {switch.leaves} (each node has one NIC on each of them)")
+            lines.append(f"# {switch.name}: rail group on {switch.leaves} (its nodes have NICs on every one of them)")
         child = f"Nodes={switch.nodes}" if switch.nodes else f"Switches={switch.switches}"
         lines.append(f"SwitchName={switch.name} {child}")
     return {"slurm/topology.conf": ctx.header() + conf_lines(lines)}

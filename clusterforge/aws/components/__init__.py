@@ -1,0 +1,1 @@
+"""Pulumi components of the AWS stack, one concern per module (needs the `aws` extra)."""

@@ -1,0 +1,50 @@
+"""The stack's outputs (`pulumi stack output --json`): the contract between the Pulumi program and the
+inventory. The program builds them with these field names; `inventory` reads them back with this model."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+OUTPUTS_VERSION = 1
+
+
+class _Output(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)  # newer stacks may add outputs
+
+
+class NodeOutput(_Output):
+    name: str
+    pool: str
+    role: str
+    instance_type: str
+    instance_id: str
+    private_ip: str
+
+
+class ControllerOutput(_Output):
+    name: str
+    private_ip: str
+
+
+class LustreOutput(_Output):
+    file_system_id: str
+    dns_name: str
+    mount_name: str
+    mount: str
+    data_path: str | None = None  # where the data repository appears under the mount
+    checkpoint_path: str | None = None
+
+
+class StackOutputs(_Output):
+    outputs_version: int
+    cluster: str
+    region: str
+    nodes: list[NodeOutput]
+    controller: ControllerOutput
+    lustre: LustreOutput | None = None
+    checkpoint_bucket: str | None = None
+
+    @property
+    def controller_type(self) -> str | None:
+        """The controller's instance type, so a render plans the controller the stack actually built."""
+        return next((n.instance_type for n in self.nodes if n.name == self.controller.name), None)

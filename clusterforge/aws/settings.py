@@ -1,0 +1,28 @@
+"""What the stack reads from its Pulumi config, as one typed value (the program never reads config itself)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+PROJECT = "clusterforge-aws"
+# AWS Deep Learning Base OSS AMI (NVIDIA driver, CUDA, EFA, NCCL, aws-ofi-nccl preinstalled) for x86_64.
+# Resolved at deploy time; pin `aws.ami` in the blueprint for production so replacement nodes match.
+DLAMI_PARAMETER = "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
+# A catalog key, not a figure: the SLURM controller a blueprint without a `role: controller` pool gets.
+DEFAULT_CONTROLLER_TYPE = "m7i.4xlarge"
+DEFAULT_CONTROLLER_POOL = "controller"
+
+
+@dataclass(frozen=True)
+class StackSettings:
+    """Stack config (namespace `clusterforge-aws`); paths are resolved against the Pulumi project directory."""
+
+    blueprint: Path
+    policy_config: Path | None = None
+    waivers: Path | None = None
+    nat_gateway: bool = False  # endpoints only by default: see docs/aws.md "Network egress"
+    kms_key_arn: str | None = None  # customer-managed key for EBS, FSx and the checkpoint bucket
+    controller_instance_type: str = DEFAULT_CONTROLLER_TYPE
+    ami_parameter: str = DLAMI_PARAMETER
+    protect_data: bool = True  # `protect` the file system and the checkpoint bucket against `pulumi destroy`

@@ -1,0 +1,114 @@
+"""`new`: start a blueprint from a team template that already passes `check`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from clusterforge.cli.app import EXIT_POLICY, app
+from clusterforge.errors import ClusterforgeError
+
+
+def _pairs(values: tuple[str, ...]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{item!r} is not key=value", param_hint="--set")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _ask(template: object, given: dict[str, str]) -> dict[str, str]:
+    """Prompt for every parameter with its default; ask again until the value is allowed."""
+    from clusterforge.templating import Template
+
+    assert isinstance(template, Template)
+    answers = dict(given)
+    for key, spec in template.spec.params.items():
+        if key in given:
+            continue
+        while True:
+            answers[key] = click.prompt(f"{key} — {spec.help} [{spec.allowed()}]", default=str(spec.default),
+                                        show_default=True, err=True)
+            try:
+                template.parameters({key: answers[key]})
+                break
+            except ClusterforgeError as error:
+                for problem in error.problems:
+                    click.echo(f"  {problem.message} ({problem.hint})", err=True)
+    return answers
+
+
+@app.command()
+@click.argument("template", required=False)
+@click.option("--list", "list_", is_flag=True, help="List the templates, one per line: name, then description.")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Set a parameter (repeatable).")
+@click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write the blueprint here (atomically) instead of stdout.")
+@click.option("--interactive", "-i", is_flag=True, help="Ask for each parameter, showing its default.")
+@click.option("--params", "show_params", is_flag=True, help="Show the template's parameters and exit.")
+@click.option("--templates", "templates_dir", type=click.Path(path_type=Path, file_okay=False),
+              help="Also look for templates in this folder (or set CLUSTERFORGE_TEMPLATES).")
+def new(template: str | None, list_: bool, sets: tuple[str, ...], output: Path | None, interactive: bool,
+        show_params: bool, templates_dir: Path | None) -> None:
+    """Write a blueprint from TEMPLATE with its defaults or the parameters you set.
+
+    \b
+    Examples:
+      clusterforge new --list
+      clusterforge new dgx-h100-superpod --params
+      clusterforge new dgx-h100-superpod --set scalable_units=8 -o hall.yaml
+      clusterforge new aws-p5-capacity-block -i -o cluster.yaml
+
+    The blueprint is validated and checked; exit 2 for a parameter outside its range, 1 when the
+    result fails the policy check (the file is still written, so you can adjust it).
+    """
+    from clusterforge.templating import discover, get
+
+    if list_:
+        for name, found in discover(templates_dir).items():
+            click.echo(f"{name:<26} {found.description}")
+        return
+    if template is None:
+        raise click.UsageError("give a TEMPLATE (see --list)")
+    chosen = get(template, templates_dir)
+    if show_params:
+        for key, spec in chosen.spec.params.items():
+            click.echo(f"{key:<24} default {spec.default!s:<22} {spec.allowed():<34} {spec.help}")
+        return
+    given = _pairs(sets)
+    if interactive:
+        given = _ask(chosen, given)
+    text = chosen.render(given)
+    _write_checked(text, output, template)
+
+
+def _write_checked(text: str, output: Path | None, template: str) -> None:
+    from clusterforge.load import load_text
+    from clusterforge.policies import evaluate
+
+    file = str(output) if output else f"<{template}>"
+    try:
+        loaded = load_text(text, file)
+    except ClusterforgeError as error:
+        raise ClusterforgeError([*error.problems, *ClusterforgeError(
+            f"template {template} produced an invalid blueprint for these parameters").problems]) from None
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        from clusterforge.atomic import write_text
+
+        write_text(output, text)
+    verdict = evaluate(loaded)
+    summary = f"{verdict.count('error')} errors, {verdict.count('warning')} warnings"
+    where = f"wrote {output}: " if output else ""
+    if verdict.failed:
+        for finding in verdict.errors[:10]:
+            click.echo(f"{finding.render()}", err=True)
+        if len(verdict.errors) > 10:
+            click.echo(f"… and {len(verdict.errors) - 10} more (clusterforge check {file})", err=True)
+        click.echo(f"{where}check FAILS ({summary}); adjust the parameters or the file", err=True)
+        raise click.exceptions.Exit(EXIT_POLICY)
+    click.echo(f"{where}check passes ({summary}); next: clusterforge check {output or 'FILE'}", err=True)

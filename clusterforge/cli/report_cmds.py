@@ -1,0 +1,63 @@
+"""`report`: a page a reviewer would rather look at than read — racks, power and heat, fabric, findings."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import click
+
+from clusterforge.cli.app import app, catalog_option
+
+
+@app.command()
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False), required=True,
+              help="Where to write the report (report.html, or elevations.png with --format png).")
+@click.option("--format", "-f", "fmt", type=click.Choice(["html", "png"]), default="html", show_default=True,
+              help="html: the whole self-contained page; png: the rack elevations, for PR comments.")
+@click.option("--max-racks", type=click.IntRange(1, 100_000), default=1000, show_default=True,
+              help="Draw at most this many racks (the rows table still sums them all).")
+@click.option("--policy-config", type=click.Path(path_type=Path, dir_okay=False), help="As for `check`.")
+@click.option("--waivers", type=click.Path(path_type=Path, dir_okay=False), help="As for `check`.")
+@catalog_option
+def report(file: Path, output: Path, fmt: str, max_racks: int, policy_config: Path | None, waivers: Path | None,
+           catalog: tuple[Path, ...]) -> None:
+    """Write a visual report of the blueprint FILE: rack elevations, power and heat bars, the fabric,
+    the findings (linked to their racks) and the bill of materials. Viewing it needs no network.
+
+    \b
+    Examples:
+      clusterforge report cluster.yaml -o report.html
+      clusterforge report cluster.yaml -f png -o elevations.png
+    """
+    from clusterforge.atomic import write_text
+    from clusterforge.catalog import load_catalog
+    from clusterforge.load import load_blueprint
+    from clusterforge.plan import build_plan
+    from clusterforge.policies import evaluate, load_policy_config, load_waivers
+    from clusterforge.report import build
+
+    loaded = load_blueprint(file, load_catalog(catalog))
+    config = load_policy_config(policy_config)
+    plan = build_plan(loaded.cluster, loaded.catalog)
+    verdict = evaluate(loaded, plan=plan, config=config, waivers=load_waivers(waivers))
+    page = build(loaded, verdict, plan, config, max_racks)
+    if fmt == "html":
+        write_text(output, page)
+    else:
+        from clusterforge.report.browser import screenshot
+
+        racks = min(len(plan.loads), max_racks) or 1
+        height = 420 + 520 * math.ceil(racks / 6)
+        screenshot(_elevations_only(page), output, 1300, min(height, 16000))
+    state = "FAIL" if verdict.failed else "PASS"
+    click.echo(f"wrote {output} ({state}: {verdict.count('error')} errors, {verdict.count('warning')} warnings, "
+               f"{len(plan.loads)} racks)", err=True)
+
+
+def _elevations_only(page: str) -> str:
+    """The page with only the header and the elevations, for a compact image."""
+    import re
+
+    return re.sub(r'<section id="(summary|rows|fabric|cloud|findings|bom)">.*?</section>', "", page, flags=re.S)

@@ -1,0 +1,170 @@
+"""The visual report: one self-contained HTML page of racks, power and heat, fabric, findings and materials.
+
+It draws the numbers the policies use (the same plan, loads, feed capacities and cooling defaults), so a
+reviewer sees on the rack what the check says about it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from markupsafe import Markup
+
+from clusterforge.catalog import Instance, Server
+from clusterforge.load import Loaded
+from clusterforge.plan import Plan, build_plan
+from clusterforge.plan.capacity import n_plus_one_kw, room_heat_kw
+from clusterforge.policies import PolicyConfig, Verdict
+from clusterforge.policies.context import Context
+from clusterforge.report.elevation import pool_colours, rack_svg
+from clusterforge.report.fabric import fabric_svg
+
+
+@dataclass(frozen=True)
+class Bar:
+    label: str
+    used: float
+    limit: float
+    unit: str = "kW"
+
+    @property
+    def share(self) -> float:
+        return self.used / self.limit if self.limit else (1.0 if self.used else 0.0)
+
+    @property
+    def css(self) -> str:
+        return "bad" if self.share > 1 else "warn" if self.share >= 0.8 else "ok"
+
+    @property
+    def text(self) -> str:
+        return f"{self.used:.1f} / {self.limit:.1f} {self.unit}" if self.limit else f"{self.used:.1f} {self.unit}"
+
+
+def _bar(b: Bar) -> Markup:
+    width = min(100.0, b.share * 100)
+    html = '<div class="bar" title="{}: {} ({:.0%})"><span class="{}" style="width:{:.1f}%"></span></div>'
+    return Markup(html).format(b.label, b.text, b.share, b.css, width)
+
+
+def _rack_of(group: str) -> str | None:
+    return group.split(" / rack ", 1)[1] if " / rack " in group else None
+
+
+def build(loaded: Loaded, verdict: Verdict, plan: Plan | None = None, config: PolicyConfig | None = None,
+          max_racks: int = 1000) -> str:
+    """The whole page as a string (the CLI writes it atomically)."""
+    from jinja2 import Environment
+
+    cluster = loaded.cluster
+    plan = plan or build_plan(cluster, loaded.catalog)
+    ctx = Context(loaded, plan, config or PolicyConfig())
+    hardware = {p.name: p.hardware for p in cluster.pools}
+    colours = pool_colours([p.name for p in cluster.pools])
+    errors_by_rack = Counter(_rack_of(f.group) for f in verdict.findings if f.level == "error")
+    racks_view: dict[str, list[dict[str, Any]]] = {}
+    rows_view = []
+    shown = 0
+    if cluster.site is not None:
+        cooling = ctx.config.cooling
+        for load, rack in ctx.racks():
+            if shown >= max_racks:
+                break
+            shown += 1
+            a, b = ctx.side_kw(rack, "A"), ctx.side_kw(rack, "B")
+            air_cap = cooling.air_capacity_kw(rack.cooling.kind, rack.cooling.air_kw)
+            bars = [Bar("power vs side A", load.power_kw, a), Bar("power vs side B", load.power_kw, b),
+                    Bar(f"air heat vs {rack.cooling.kind}", load.air_heat_kw, air_cap)]
+            if rack.cooling.kind == "liquid":
+                bars.append(Bar("liquid heat vs loop", load.liquid_heat_kw, rack.cooling.liquid_kw))
+            racks_view.setdefault(load.rack.row, []).append({
+                "name": rack.name, "bars": bars, "errors": errors_by_rack.get(rack.name, 0),
+                "svg": rack_svg(load, rack, colours, hardware, errors_by_rack.get(rack.name, 0) > 0),
+                "u": f"{load.u_used + rack.reserved_u}/{rack.u_height}U",
+                "kg": f"{rack.tare_weight_kg + load.weight_kg:.0f}/{rack.max_weight_kg:g} kg"})
+        for ri, row in enumerate(cluster.site.rows):
+            loads = [(ld, rk) for ld, rk in ctx.racks() if ld.rack.row_index == ri]
+            crah, cdu = row.cooling.crah_kw, row.cooling.cdu_kw
+            rows_view.append({
+                "name": row.name, "racks": len(row.racks), "kw": sum(ld.power_kw for ld, _ in loads),
+                "room": Bar("air", sum(room_heat_kw(ld.air_heat_kw, rk) for ld, rk in loads), n_plus_one_kw(crah)),
+                "liquid": Bar("liquid", sum(ld.liquid_heat_kw for ld, _ in loads), n_plus_one_kw(cdu))})
+    total_racks = len(plan.loads)
+    it_kw = sum(ctx.device_kw(p) * p.count for p in cluster.pools)
+    fabric = plan.fabric
+    switch = getattr(cluster.fabric, "switch", "")
+    switch_kw = getattr(loaded.catalog.get(switch), "max_power_kw", 0.0) if fabric and switch else 0.0
+    gpus = sum(p.count * _gpus(loaded, p.hardware) for p in cluster.pools)
+    cards = [{"label": "nodes", "value": f"{sum(p.count for p in cluster.pools):,}"},
+             {"label": "GPUs", "value": f"{gpus:,}"}]
+    if cluster.site is not None:
+        site = cluster.site
+        total_kw = it_kw + (fabric.switches * switch_kw if fabric else 0.0)
+        contract = f"of {site.contracted_it_kw:,.0f} kW contracted" if site.contracted_it_kw else ""
+        cards += [{"label": "IT load (nameplate)", "value": f"{total_kw:,.0f} kW", "note": contract},
+                  {"label": "racks", "value": f"{total_racks:,}", "note": f"in {len(site.rows)} rows"}]
+        if site.pue:
+            cards.append({"label": "facility load (× PUE)", "value": f"{total_kw * site.pue:,.0f} kW"})
+    findings = [{
+        "level": "waived" if f.waiver else f.level, "css": "waived" if f.waiver else f.level, "id": f.id,
+        "where": f"{f.file}:{f.line}", "message": f.message, "hint": f.hint,
+        "rack": _rack_of(f.group)} for f in (*verdict.findings, *verdict.waived) if f.level != "info"]
+    env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
+    template = env.from_string(
+        (resources.files("clusterforge.report") / "page.html.j2").read_text(encoding="utf-8"))
+    return template.render(
+        name=cluster.name, target=cluster.target, source=loaded.file, failed=verdict.failed,
+        counts={"error": verdict.count("error"), "warning": verdict.count("warning"), "waived": len(verdict.waived)},
+        cards=cards, rows=rows_view, rack_rows=[{"name": k, "racks": v} for k, v in racks_view.items()],
+        colours=colours, shown_racks=shown, hidden_racks=max(0, total_racks - shown),
+        fabric_svg=fabric_svg(fabric, switch, sum(p.count for p in cluster.pools if p.role == "compute"))
+        if fabric else "",
+        fabric_note=_fabric_note(fabric, switch) if fabric else "",
+        cloud=_cloud(loaded) if cluster.target == "aws" else [],
+        findings=findings, bom=_bom(loaded, plan, switch, switch_kw), bar=_bar)
+
+
+def _gpus(loaded: Loaded, key: str) -> int:
+    entry = loaded.catalog.get(key)
+    return entry.gpu_count if isinstance(entry, Server | Instance) else 0
+
+
+def _fabric_note(fabric: Any, switch: str) -> str:
+    return (f"{fabric.tiers}-tier fat tree of {fabric.radix}-port {switch} switches at "
+            f"{fabric.oversubscription:g}:1; carries up to {fabric.capacity:,} endpoints.")
+
+
+def _cloud(loaded: Loaded) -> list[dict[str, Any]]:
+    out = []
+    for pool in loaded.cluster.pools:
+        entry = loaded.catalog.get(pool.hardware)
+        if isinstance(entry, Instance):
+            efa = pool.efa_interfaces if pool.efa_interfaces is not None else entry.efa_max_interfaces
+            network = f"{efa} EFA interfaces, {entry.efa_bandwidth_gbps:,} Gbps" if efa else "ENA"
+            out.append({"name": pool.name, "hardware": pool.hardware, "count": pool.count,
+                        "gpus": pool.count * entry.gpu_count, "network": network})
+    return out
+
+
+def _bom(loaded: Loaded, plan: Plan, switch: str, switch_kw: float) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    for pool in loaded.cluster.pools:
+        entry = loaded.catalog.get(pool.hardware)
+        kw = f"{entry.max_power_kw:g}" if isinstance(entry, Server) else ""
+        items.append({"item": f"pool {pool.name}", "what": entry.description, "count": pool.count, "kw": kw})
+    fabric = plan.fabric
+    if fabric:
+        for tier, count in (("leaf switches", fabric.leaves), ("spine switches", fabric.spines),
+                            ("core switches", fabric.cores)):
+            if count:
+                items.append({"item": tier, "what": switch, "count": count, "kw": f"{switch_kw:g}"})
+        for name, count in fabric.cables.items():
+            items.append({"item": "cables", "what": name, "count": count, "kw": ""})
+    site = loaded.cluster.site
+    if site is not None:
+        items.append({"item": "racks", "what": f"{len(site.rows)} rows", "count": len(plan.loads), "kw": ""})
+        feeds = sum(len(r.feeds) for _, _, _, r in site.racks())
+        items.append({"item": "power feeds", "what": "A and B sides", "count": feeds, "kw": ""})
+    return items

@@ -1,0 +1,71 @@
+"""Rack elevation drawings (SVG): every rack, devices at their U positions, coloured by pool."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from html import escape
+
+from clusterforge.model import Rack
+from clusterforge.plan import RackLoad
+from clusterforge.plan.elevation import elevation
+
+U_PX = 9  # pixels per rack unit
+WIDTH = 150
+PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#edc948", "#76b7b2", "#ff9da7", "#9c755f", "#e15759"]
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One device drawn in a rack: its pool, lowest U and height."""
+
+    pool: str
+    bottom: int
+    height: int
+    hardware: str
+
+
+def pool_colours(pools: list[str]) -> dict[str, str]:
+    return {pool: PALETTE[i % len(PALETTE)] for i, pool in enumerate(pools)}
+
+
+def slots(load: RackLoad, rack: Rack, hardware: dict[str, str]) -> tuple[list[Slot], int]:
+    """Devices at the U positions the planner gives them, and how many found no room (RCK-001 reports it)."""
+    heights = {placed.pool: server.u_height for placed, server in load.servers}
+    positions = elevation(load.rack, heights, rack.u_height, rack.reserved_u)
+    out: list[Slot] = []
+    homeless = 0
+    for placed, starts in zip(load.rack.devices, positions, strict=True):
+        for start in starts:
+            if start is None:
+                homeless += 1
+            else:
+                out.append(Slot(placed.pool, start, heights[placed.pool], hardware[placed.pool]))
+    return out, homeless
+
+
+def rack_svg(load: RackLoad, rack: Rack, colours: dict[str, str], hardware: dict[str, str],
+             failing: bool) -> str:
+    """One rack: a frame of u_height units, reserved units hatched at the top, devices as labelled boxes."""
+    height = rack.u_height * U_PX
+    parts = [f'<svg class="rack" role="img" aria-label="rack {escape(rack.name)}" width="{WIDTH + 30}" '
+             f'height="{height + 24}" viewBox="0 0 {WIDTH + 30} {height + 24}" xmlns="http://www.w3.org/2000/svg">',
+             f'<rect x="24" y="2" width="{WIDTH}" height="{height}" class="frame{" failing" if failing else ""}"/>']
+    for u in range(1, rack.u_height + 1, 5):
+        y = 2 + height - u * U_PX
+        parts.append(f'<text x="20" y="{y + U_PX - 1}" class="u">{u}</text>')
+    if rack.reserved_u:
+        y = 2
+        parts.append(f'<rect x="24" y="{y}" width="{WIDTH}" height="{rack.reserved_u * U_PX}" class="reserved">'
+                     f'<title>{rack.reserved_u}U reserved</title></rect>')
+    drawn, homeless = slots(load, rack, hardware)
+    for slot in drawn:
+        y = 2 + height - (slot.bottom + slot.height - 1) * U_PX
+        label = f"{slot.pool} · {slot.hardware}"
+        parts.append(
+            f'<g class="device"><rect x="25" y="{y + 0.5}" width="{WIDTH - 2}" height="{slot.height * U_PX - 1}" '
+            f'rx="2" fill="{colours.get(slot.pool, "#999")}"><title>{escape(label)} at U{slot.bottom}'
+            f'</title></rect><text x="{24 + WIDTH / 2}" y="{y + slot.height * U_PX / 2 + 3}" '
+            f'class="label">{escape(label)}</text></g>')
+    name = escape(rack.name) + (f" (+{homeless} without room)" if homeless else "")
+    parts.append(f'<text x="{24 + WIDTH / 2}" y="{height + 18}" class="name">{name}</text></svg>')
+    return "".join(parts)

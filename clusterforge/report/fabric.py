@@ -1,0 +1,37 @@
+"""The fabric diagram: tiers of switches with their counts and the cables between them."""
+
+from __future__ import annotations
+
+from html import escape
+
+from clusterforge.plan import FatTree
+
+
+def fabric_svg(tree: FatTree, switch: str, nodes: int) -> str:
+    tiers = [("nodes", nodes, f"{tree.endpoints:,} endpoints")]
+    tiers.append(("leaves", tree.leaves, f"{tree.leaf_downlinks} down / {tree.leaf_uplinks} up each"))
+    if tree.tiers >= 2:
+        tiers.append(("spines", tree.spines, f"{switch}"))
+    if tree.tiers >= 3:
+        tiers.append(("cores", tree.cores, f"{switch}"))
+    cables = list(tree.cables.items())
+    width, row_h = 560, 70
+    height = row_h * len(tiers) + 10
+    parts = [f'<svg class="fabric" role="img" aria-label="fabric" width="{width}" height="{height}" '
+             f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">']
+    for i, (name, count, note) in enumerate(reversed(tiers)):
+        y = 10 + i * row_h
+        shown = min(count, 12)
+        box_w = (width - 40) / max(shown, 1)
+        for b in range(shown):
+            parts.append(f'<rect x="{20 + b * box_w + 2}" y="{y}" width="{box_w - 4}" height="26" rx="3" '
+                         f'class="tier {name}"/>')
+        more = f" (+{count - shown} more)" if count > shown else ""
+        parts.append(f'<text x="{width / 2}" y="{y + 42}" class="tierlabel">{count:,} {escape(name)}{more} · '
+                     f'{escape(note)}</text>')
+        if i < len(tiers) - 1:
+            cable_name, cable_count = cables[len(tiers) - 2 - i]
+            parts.append(f'<text x="{width - 10}" y="{y + 62}" class="cables">{cable_count:,} cables '
+                         f'({escape(cable_name)})</text>')
+    parts.append("</svg>")
+    return "".join(parts)

@@ -1,0 +1,159 @@
+"""Team blueprint templates: jinja2 text plus a parameter schema (types, ranges, defaults, help) kept beside it.
+
+A template is a folder with `params.yaml` (the schema, read into a pydantic model) and `blueprint.yaml.j2`.
+Rendering validates the parameters first (exit 2 names the parameter and its allowed range), then the
+blueprint that comes out, so a template that renders always yields a loadable blueprint.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.validation import closest, validate
+from clusterforge.yamlsource import load_file
+
+ENV_VAR = "CLUSTERFORGE_TEMPLATES"
+
+
+class ParamSpec(BaseModel):
+    """One template parameter as written in params.yaml."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    type: Literal["int", "float", "str", "bool", "choice"]
+    default: Any
+    help: str
+    ge: float | None = None
+    le: float | None = None
+    choices: list[str | int] | None = None
+    pattern: str | None = None
+
+    def annotation(self) -> Any:
+        if self.type == "choice":
+            if not self.choices:
+                raise ValueError("a choice parameter needs choices")
+            return Literal[tuple(self.choices)]
+        return {"int": int, "float": float, "str": str, "bool": bool}[self.type]
+
+    def allowed(self) -> str:
+        """The allowed values in words, for error messages and --help."""
+        if self.choices:
+            return "one of " + ", ".join(str(c) for c in self.choices)
+        if self.ge is not None or self.le is not None:
+            lo = "" if self.ge is None else f"{self.ge:g}"
+            hi = "" if self.le is None else f"{self.le:g}"
+            return f"{self.type} in {lo}..{hi}"
+        if self.pattern:
+            return f"{self.type} matching {self.pattern}"
+        return self.type
+
+
+class TemplateFile(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    description: str
+    params: dict[str, ParamSpec]
+
+
+@dataclass(frozen=True)
+class Template:
+    name: str
+    folder: Path
+
+    @cached_property
+    def spec(self) -> TemplateFile:
+        return validate(TemplateFile, load_file(self.folder / "params.yaml"))
+
+    @property
+    def description(self) -> str:
+        return self.spec.description
+
+    @cached_property
+    def model(self) -> type[BaseModel]:
+        fields: dict[str, Any] = {}
+        for key, p in self.spec.params.items():
+            fields[key] = (p.annotation(), Field(p.default, description=p.help, ge=p.ge, le=p.le, pattern=p.pattern))
+        return create_model(f"{self.name}-params", __config__=ConfigDict(extra="forbid"), **fields)
+
+    def parameters(self, given: dict[str, str]) -> dict[str, Any]:
+        """Validate `--set` values (strings) against the schema; errors name the parameter and its range."""
+        specs = self.spec.params
+        problems = []
+        for key in given:
+            if key not in specs:
+                suggestion = closest(key, specs)
+                problems.append(Problem(f"unknown parameter {key!r}", f"template {self.name}", hint=(
+                    f"did you mean {suggestion}?" if suggestion else "parameters: " + ", ".join(specs))))
+        if problems:
+            raise ClusterforgeError(problems)
+        try:
+            values = self.model.model_validate({k: _coerce(v, specs[k]) for k, v in given.items()})
+        except ValidationError as exc:
+            raise ClusterforgeError([
+                Problem(f"parameter {err['loc'][0]}={given.get(str(err['loc'][0]))!r}: "
+                        f"{err['msg'].removeprefix('Value error, ')}", f"template {self.name}",
+                        hint=f"allowed: {specs[str(err['loc'][0])].allowed()}")
+                for err in exc.errors(include_url=False)]) from None
+        return values.model_dump()
+
+    def render(self, given: dict[str, str]) -> str:
+        from jinja2 import StrictUndefined, TemplateError
+        from jinja2.sandbox import SandboxedEnvironment
+
+        env = SandboxedEnvironment(undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                                   keep_trailing_newline=True)
+        try:
+            template = env.from_string((self.folder / "blueprint.yaml.j2").read_text(encoding="utf-8"))
+            return template.render(**self.parameters(given))
+        except TemplateError as exc:
+            raise ClusterforgeError(Problem(f"template error: {exc}", str(self.folder / "blueprint.yaml.j2"),
+                                            getattr(exc, "lineno", 0) or 0)) from None
+
+
+def _coerce(value: str, spec: ParamSpec) -> Any:
+    """`--set` gives strings: booleans and numbers in lax form, pydantic checks the rest."""
+    if spec.type == "bool":
+        return value.lower() in ("1", "true", "yes", "on") if value.lower() in (
+            "1", "0", "true", "false", "yes", "no", "on", "off") else value
+    if spec.type == "choice" and spec.choices and all(isinstance(c, int) for c in spec.choices):
+        try:
+            return int(value)
+        except ValueError:
+            return value
+    return value
+
+
+def template_dirs(extra: Path | None = None) -> list[Path]:
+    """Where templates are found: --templates, $CLUSTERFORGE_TEMPLATES, the checkout, the installed share."""
+    candidates = [extra] if extra else []
+    if os.environ.get(ENV_VAR):
+        candidates.append(Path(os.environ[ENV_VAR]))
+    candidates.append(Path(__file__).resolve().parent.parent / "templates")
+    candidates.append(Path(sys.prefix) / "share" / "clusterforge" / "templates")
+    return [c for c in candidates if c.is_dir()]
+
+
+def discover(extra: Path | None = None) -> dict[str, Template]:
+    found: dict[str, Template] = {}
+    for folder in template_dirs(extra):
+        for child in sorted(folder.iterdir()):
+            if (child / "params.yaml").is_file() and (child / "blueprint.yaml.j2").is_file():
+                found.setdefault(child.name, Template(child.name, child))
+    return found
+
+
+def get(name: str, extra: Path | None = None) -> Template:
+    templates = discover(extra)
+    if name not in templates:
+        suggestion = closest(name, templates)
+        raise ClusterforgeError(Problem(f"unknown template {name!r}", hint=(
+            f"did you mean {suggestion}?" if suggestion else "see `clusterforge new --list`")))
+    return templates[name]

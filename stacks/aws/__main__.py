@@ -1,0 +1,35 @@
+"""clusterforge-aws: read the stack config, refuse a blueprint with policy errors, compose the cluster."""
+
+from pathlib import Path
+
+import pulumi
+
+from clusterforge.aws import guard
+from clusterforge.aws.program import build
+from clusterforge.aws.settings import PROJECT, StackSettings
+from clusterforge.errors import ClusterforgeError
+
+HERE = Path(__file__).resolve().parent  # relative config paths are relative to this project
+config = pulumi.Config(PROJECT)
+
+
+def path(key: str) -> Path | None:
+    value = config.get(key)
+    return HERE / value if value else None
+
+
+settings = StackSettings(
+    blueprint=HERE / config.require("blueprint"), policy_config=path("policyConfig"), waivers=path("waivers"),
+    nat_gateway=config.get_bool("natGateway") or False, kms_key_arn=config.get("kmsKeyArn") or None,
+    controller_instance_type=config.get("controllerInstanceType") or StackSettings.controller_instance_type,
+    ami_parameter=config.get("amiParameter") or StackSettings.ami_parameter,
+    protect_data=config.get_bool("protectData") is not False)
+try:
+    checked = guard.check(settings)
+    built = build(checked.loaded, settings)
+except ClusterforgeError as error:  # a user's mistake: the findings, not a traceback
+    raise pulumi.RunError(f"clusterforge refuses to deploy {settings.blueprint.name}:\n{error}") from None
+for finding in checked.warnings:
+    pulumi.log.warn(finding.render())
+for key, value in built.outputs.items():
+    pulumi.export(key, value)

@@ -1,0 +1,199 @@
+"""Compute as the engine sees it: launch templates, placement groups, capacity, instances, the node role."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from clusterforge.catalog import Instance, load_catalog
+from tests.aws.blueprints import example, lowered_p5, p4d, write
+from tests.aws.conftest import DLAMI, PINNED, ROOT_DEVICE, Recorder, Registered, Run, build_blueprint, build_example
+
+LT = "aws:ec2/launchTemplate:LaunchTemplate"
+PG = "aws:ec2/placementGroup:PlacementGroup"
+INSTANCE = "aws:ec2/instance:Instance"
+CATALOG = load_catalog()
+
+Stack = Callable[..., Run]
+
+
+def gpu_template(rec: Recorder) -> dict[str, Any]:
+    return rec.one(LT, "compute-gpu-lt").inputs
+
+
+def expect_layout(template: dict[str, Any], cards: int) -> None:
+    nics = template["networkInterfaces"]
+    assert [n["networkCardIndex"] for n in nics] == list(range(cards))
+    assert (nics[0]["interfaceType"], nics[0]["deviceIndex"]) == ("efa", 0)
+    assert all((n["interfaceType"], n["deviceIndex"]) == ("efa-only", 1) for n in nics[1:])
+    assert all(n["securityGroups"] == ["network-cluster-sg-id"] for n in nics)
+    assert all(n["subnetId"] == nics[0]["subnetId"] for n in nics)
+    assert "vpcSecurityGroupIds" not in template  # per-NIC groups only (the two cannot be combined)
+
+
+@pytest.mark.parametrize(("example_name", "instance_type"), [
+    ("aws-p5", "p5.48xlarge"), ("aws-p5en", "p5en.48xlarge"), ("aws-p6-b200", "p6-b200.48xlarge")])
+def test_full_efa_layout(stack: Stack, example_name: str, instance_type: str) -> None:
+    template = gpu_template(stack(build_example(example_name)).recorder)
+    assert template["instanceType"] == instance_type
+    expect_layout(template, CATALOG.of(instance_type, Instance).efa_max_interfaces)
+
+
+def test_p5_has_32_cards(stack: Stack) -> None:
+    """The issue's figure, stated once: 32 interfaces on cards 0-31."""
+    expect_layout(gpu_template(stack(build_example("aws-p5")).recorder), 32)
+
+
+def test_p4d_layout(stack: Stack, tmp_path: Path) -> None:
+    template = gpu_template(stack(build_blueprint(write(tmp_path, p4d()))).recorder)
+    assert template["instanceType"] == "p4d.24xlarge"
+    expect_layout(template, 4)
+
+
+def test_a_pool_may_use_fewer_interfaces(stack: Stack, tmp_path: Path) -> None:
+    expect_layout(gpu_template(stack(build_blueprint(write(tmp_path, lowered_p5(12)))).recorder), 12)
+
+
+def test_the_controller_has_one_standard_interface(stack: Stack) -> None:
+    rec = stack(build_example("aws-p5")).recorder
+    [nic] = rec.one(LT, "compute-controller-lt").inputs["networkInterfaces"]
+    assert (nic["networkCardIndex"], nic["deviceIndex"]) == (0, 0) and "interfaceType" not in nic
+
+
+def test_imdsv2_is_required_everywhere(stack: Stack) -> None:
+    templates = stack(build_example("aws-p5en")).recorder.of_type(LT)
+    assert len(templates) == 2
+    for template in templates:
+        assert template.inputs["metadataOptions"] == {"httpEndpoint": "enabled", "httpTokens": "required",
+                                                      "httpPutResponseHopLimit": 1}
+
+
+def test_root_volume_is_encrypted_on_the_amis_root_device(stack: Stack, tmp_path: Path) -> None:
+    data = lowered_p5(32)
+    data["pools"][0]["root_volume_gib"] = 1024
+    rec = stack(build_blueprint(write(tmp_path, data))).recorder
+    [gpu] = gpu_template(rec)["blockDeviceMappings"]
+    assert gpu["deviceName"] == ROOT_DEVICE
+    assert gpu["ebs"] == {"volumeSize": 1024, "volumeType": "gp3", "encrypted": "true",
+                          "deleteOnTermination": "true"}
+    [controller] = rec.one(LT, "compute-controller-lt").inputs["blockDeviceMappings"]
+    assert controller["ebs"]["volumeSize"] == CATALOG.of("m7i.4xlarge", Instance).root_volume_gib
+    assert controller["ebs"]["encrypted"] == "true"
+
+
+def test_a_customer_key_encrypts_the_root_volumes(stack: Stack) -> None:
+    key = "arn:aws:kms:us-east-1:111122223333:key/abcd"
+    rec = stack(build_example("aws-p5", kms_key_arn=key)).recorder
+    assert all(t.inputs["blockDeviceMappings"][0]["ebs"]["kmsKeyId"] == key for t in rec.of_type(LT))
+
+
+def test_image_from_the_dlami_parameter_or_the_blueprint(stack: Stack, tmp_path: Path) -> None:
+    rec = stack(build_example("aws-p5")).recorder
+    assert {t.inputs["imageId"] for t in rec.of_type(LT)} == {DLAMI}
+    assert ("aws:ssm/getParameter:getParameter",
+            {"name": "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"}
+            ) in [(t, {k: v for k, v in a.items() if k == "name"}) for t, a in rec.calls]
+    data = example("aws-p5")
+    data["aws"]["ami"] = PINNED
+    pinned = stack(build_blueprint(write(tmp_path, data))).recorder
+    assert {t.inputs["imageId"] for t in pinned.of_type(LT)} == {PINNED}
+    assert "aws:ssm/getParameter:getParameter" not in [t for t, _ in pinned.calls]
+
+
+def test_one_cluster_placement_group_per_efa_pool(stack: Stack) -> None:
+    rec = stack(build_example("aws-p5")).recorder
+    group = rec.one(PG)
+    assert group.inputs["strategy"] == "cluster" and group.inputs["name"] == "nlp-p5-gpu"
+    assert gpu_template(rec)["placement"] == {"groupName": "nlp-p5-gpu"}
+    assert "placement" not in rec.one(LT, "compute-controller-lt").inputs
+
+
+def test_capacity_block_is_targeted_not_bought(stack: Stack) -> None:
+    rec = stack(build_example("aws-p5")).recorder
+    template = gpu_template(rec)
+    assert template["instanceMarketOptions"] == {"marketType": "capacity-block"}
+    assert template["capacityReservationSpecification"] == {
+        "capacityReservationTarget": {"capacityReservationId": "cr-0123456789abcdef0"}}
+    assert not rec.of_type("aws:ec2/capacityBlockReservation:CapacityBlockReservation")
+    controller = rec.one(LT, "compute-controller-lt").inputs
+    assert "instanceMarketOptions" not in controller and "capacityReservationSpecification" not in controller
+
+
+def test_odcr_is_targeted_without_a_market(stack: Stack) -> None:
+    template = gpu_template(stack(build_example("aws-p5en")).recorder)
+    assert template["capacityReservationSpecification"] == {
+        "capacityReservationTarget": {"capacityReservationId": "cr-0fedcba9876543210"}}
+    assert "instanceMarketOptions" not in template
+
+
+def test_on_demand_has_no_capacity_settings(stack: Stack) -> None:
+    template = gpu_template(stack(build_example("aws-p6-b200")).recorder)
+    assert "capacityReservationSpecification" not in template and "instanceMarketOptions" not in template
+
+
+def instances(rec: Recorder) -> list[Registered]:
+    return rec.of_type(INSTANCE)
+
+
+@pytest.mark.parametrize(("example_name", "gpu_nodes", "controllers"), [
+    ("aws-p5", 64, 1), ("aws-p5en", 32, 1), ("aws-p6-b200", 16, 1)])
+def test_one_instance_per_node(stack: Stack, example_name: str, gpu_nodes: int, controllers: int) -> None:
+    rec = stack(build_example(example_name)).recorder
+    by_pool: dict[str, int] = {}
+    for instance in instances(rec):
+        by_pool[instance.inputs["tags"]["clusterforge:pool"]] = by_pool.get(
+            instance.inputs["tags"]["clusterforge:pool"], 0) + 1
+    assert by_pool.pop("gpu") == gpu_nodes
+    assert sum(by_pool.values()) == controllers
+    assert len(rec.of_type(LT)) == 2
+
+
+def test_instances_are_the_planners_nodes_from_their_pools_template(stack: Stack) -> None:
+    rec = stack(build_example("aws-p5")).recorder
+    names = sorted(i.inputs["tags"]["Name"] for i in instances(rec))  # registration order is not creation order
+    assert names == ["controller-0001", *(f"gpu-{n:04d}" for n in range(1, 65))]
+    assert all(i.name == f"compute-{i.inputs['tags']['Name']}" for i in instances(rec))
+    first = rec.named("compute-gpu-0001")
+    assert first.inputs["launchTemplate"] == {"id": "compute-gpu-lt-id", "version": "1"}
+    assert rec.named("compute-controller-0001").inputs["launchTemplate"]["id"] == "compute-controller-lt-id"
+    assert first.ignore_changes == ["launchTemplate", "userData"]  # an edit never terminates GPU nodes
+    assert "subnetId" not in first.inputs and "vpcSecurityGroupIds" not in first.inputs  # all in the template
+
+
+def test_user_data_joins_each_node_to_the_controller(stack: Stack) -> None:
+    rec = stack(build_example("aws-p5")).recorder
+    controller_ip = "10.0.0.14"  # the recorder's first instance address: the controller is built first
+    document = yaml.safe_load(rec.named("compute-gpu-0042").inputs["userData"])
+    assert document["hostname"] == "gpu-0042"
+    assert f"SLURM_CONTROLLER_ADDR={controller_ip}\n" in document["write_files"][0]["content"]
+    assert "SLURM_CONTROLLER=controller-0001\n" in document["write_files"][0]["content"]
+    own = yaml.safe_load(rec.named("compute-controller-0001").inputs["userData"])
+    assert own["hostname"] == "controller-0001" and "bootcmd" not in own
+
+
+def test_node_role_is_ssm_plus_this_clusters_buckets(stack: Stack, tmp_path: Path) -> None:
+    data = example("aws-p5")
+    data["aws"]["data_bucket"] = "s3://team-datasets/imagenet"
+    rec = stack(build_blueprint(write(tmp_path, data))).recorder
+    role = rec.one("aws:iam/role:Role").inputs
+    assert role["path"] == "/clusterforge/"  # the deploy role's PassRole is scoped to this path
+    trust = json.loads(role["assumeRolePolicy"])
+    assert trust["Statement"][0]["Principal"] == {"Service": "ec2.amazonaws.com"}
+    [attachment] = rec.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+    assert attachment.inputs["policyArn"] == "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
+    policy = json.loads(rec.one("aws:iam/rolePolicy:RolePolicy").inputs["policy"])
+    resources = {r for s in policy["Statement"] for r in ([s["Resource"]] if isinstance(s["Resource"], str)
+                                                          else s["Resource"])}
+    bucket = rec.one("aws:s3/bucket:Bucket").inputs["bucketPrefix"] + "20261121"
+    assert resources == {f"arn:aws:s3:::{bucket}", f"arn:aws:s3:::{bucket}/*", "arn:aws:s3:::team-datasets",
+                         "arn:aws:s3:::team-datasets/imagenet/*"}
+    assert all("*" not in s["Action"] for s in policy["Statement"])
+    profile = rec.one("aws:iam/instanceProfile:InstanceProfile")
+    assert profile.inputs["role"] == "compute-nodes-role-auto" and profile.inputs["path"] == "/clusterforge/"
+    arn = "arn:aws:mock:::aws:iam/instanceProfile:InstanceProfile/compute-nodes-profile-id"  # the mock's ARN
+    assert [t.inputs["iamInstanceProfile"] for t in rec.of_type(LT)] == [{"arn": arn}] * 2

@@ -1,0 +1,76 @@
+"""The CrossGuard pack (`pulumi preview --policy-pack policies/`) over what the stack program registers:
+the stack passes the same rules that would stop a hand-written one, and a broken resource is caught."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pulumi_policy import (
+    PolicyCustomTimeouts,
+    PolicyResource,
+    PolicyResourceOptions,
+    ResourceValidationArgs,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+from pulumi_policy.proxy import unknown_checking_proxy
+
+from clusterforge.crossguard.pack import policies
+from tests.aws.conftest import EXAMPLES, ROOT, Recorder, Run, build_example
+
+Stack = Callable[..., Run]
+PACK = ROOT / "policies"
+
+
+def policy_resources(rec: Recorder, change: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None
+                     ) -> list[PolicyResource]:
+    """The recorded resources as a stack policy sees them after `up`: outputs (ids included) by type."""
+    opts = PolicyResourceOptions(False, [], None, [], PolicyCustomTimeouts(0, 0, 0), [])
+    out = []
+    for r in rec.resources:
+        props = change(r.name, dict(r.outputs)) if change else r.outputs
+        out.append(PolicyResource(r.typ, unknown_checking_proxy(props), f"urn:pulumi:test::clusterforge-aws::{r.typ}::"
+                                  f"{r.name}", r.name, opts, None, None, [], {}))
+    return out
+
+
+def violations(resources: list[PolicyResource], blueprint: Path) -> list[str]:
+    found: list[str] = []
+    for policy in policies(base=PACK):
+        def report(message: str, urn: str | None = None, name: str = policy.name) -> None:
+            found.append(f"{name}: {message}")
+
+        if isinstance(policy, StackValidationPolicy):
+            policy.validate(StackValidationArgs(resources, {"blueprint": str(blueprint)}), report)
+            continue
+        for r in resources:
+            policy.validate(ResourceValidationArgs(r.resource_type, r.props, r.urn, r.name, r.opts, None), report)
+    return found
+
+
+@pytest.mark.parametrize("example", ["aws-p5", "aws-p5en", "aws-p6-b200"])
+def test_the_stack_passes_the_pack(stack: Stack, example: str) -> None:
+    rec = stack(build_example(example)).recorder
+    assert violations(policy_resources(rec), EXAMPLES / f"{example}.yaml") == []
+
+
+def test_the_pack_sees_a_broken_stack(stack: Stack) -> None:
+    rec = stack(build_example("aws-p5")).recorder
+
+    def spread(name: str, props: dict[str, Any]) -> dict[str, Any]:
+        return props | {"strategy": "spread"} if name == "compute-gpu-pg" else props
+
+    def one_card_too_many(name: str, props: dict[str, Any]) -> dict[str, Any]:
+        if name != "compute-gpu-lt":
+            return props
+        nics = props["networkInterfaces"]
+        return props | {"networkInterfaces": [*nics, {**nics[-1], "networkCardIndex": float(len(nics))}]}
+
+    found = violations(policy_resources(rec, spread), EXAMPLES / "aws-p5.yaml")
+    assert len(found) == 1 and found[0].startswith("NET-006: placement group compute-gpu-pg uses strategy 'spread'")
+    found = violations(policy_resources(rec, one_card_too_many), EXAMPLES / "aws-p5.yaml")
+    assert {f.split(":")[0] for f in found} == {"NET-005"}
+    assert any("33 EFA interfaces exceed p5.48xlarge's maximum of 32" in f for f in found)

@@ -1,0 +1,48 @@
+"""`clusterforge render --from-stack`: the planner's inventory and SLURM files with the deployed addresses."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import Result
+
+from tests.aws.conftest import EXAMPLES, Run, run_main
+
+Stack = Callable[..., Run]
+
+
+@pytest.mark.parametrize(("example", "controller"), [("aws-p5", "controller-0001"), ("aws-p5en", "head-0001")])
+def test_render_from_the_stack_outputs(stack: Stack, cli: Callable[..., Result], tmp_path: Path, example: str,
+                                       controller: str) -> None:
+    exports = stack(run_main({"blueprint": str(EXAMPLES / f"{example}.yaml")})).exports
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps(exports, indent=2))  # as `pulumi stack output --json` prints it
+    result = cli("render", EXAMPLES / f"{example}.yaml", "-o", tmp_path / "out", "--from-stack", outputs)
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "out"
+    inventory = yaml.safe_load((out / "inventory" / "hosts.yml").read_text())["all"]
+    ips = {n["name"]: n["private_ip"] for n in exports["nodes"]}
+    gpus = inventory["children"]["pool_gpu"]
+    assert {name: host["ansible_host"] for name, host in gpus["hosts"].items()} == {
+        name: ip for name, ip in ips.items() if name.startswith("gpu-")}
+    assert gpus["vars"]["gres"] == ("gpu:h200:8" if example == "aws-p5en" else "gpu:h100:8")  # the plan's facts
+    assert list(inventory["children"]["slurm_controller"]["hosts"]) == [controller]
+    assert inventory["vars"]["slurm_controller_addr"] == ips[controller]
+    assert inventory["vars"]["lustre_client_fsx_mount_name"] == exports["lustre"]["mount_name"]
+    # slurm.conf and group_vars name the controller the stack built
+    assert f"SlurmctldHost={controller}\n" in (out / "slurm" / "slurm.conf").read_text()
+    group_vars = yaml.safe_load((out / "inventory" / "group_vars" / "all.yml").read_text())
+    assert group_vars["slurm_controller_host"] == controller
+
+
+def test_render_refuses_another_clusters_outputs(stack: Stack, cli: Callable[..., Result], tmp_path: Path) -> None:
+    exports = stack(run_main({"blueprint": str(EXAMPLES / "aws-p5en.yaml")})).exports
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps(exports))
+    result = cli("render", EXAMPLES / "aws-p5.yaml", "-o", tmp_path / "out", "--from-stack", outputs)
+    assert result.exit_code == 2 and "outputs are of cluster vision-p5en, the blueprint is nlp-p5" in result.output
+    assert not (tmp_path / "out").exists()

@@ -1,0 +1,59 @@
+"""An interrupted render (SIGINT or SIGTERM in the middle of writing) leaves the previous output exactly as it
+was and no temporary files behind."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import EXAMPLES
+
+# Runs the real CLI, with one renderer slowed down after the staging directory holds some files.
+SLOW_RENDER = """
+import sys, time
+from pathlib import Path
+import clusterforge.render.cgroup_conf as slow
+original = slow.render
+def render(ctx):
+    Path(sys.argv[-1] + ".started").write_text("x")
+    time.sleep(60)
+    return original(ctx)
+slow.render = render
+from clusterforge.cli.main import main
+sys.argv = ["clusterforge", "render", sys.argv[1], "-o", sys.argv[2]]
+main()
+"""
+
+
+def _tree(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_interrupted_render_keeps_the_old_output(cli, tmp_path: Path, sig: signal.Signals) -> None:
+    out = tmp_path / "out"
+    assert cli("render", EXAMPLES / "onprem-dgx-h100.yaml", "-o", out).exit_code == 0
+    before = _tree(out)
+    marker = Path(str(out) + ".started")
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_RENDER, str(EXAMPLES / "onprem-dgx-h100-hall.yaml"),
+                             str(out), str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not marker.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    os.kill(proc.pid, sig)
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode != 0
+    assert b"Traceback" not in stderr
+    marker.unlink()
+    assert _tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no staging or .old directories left

@@ -1,0 +1,87 @@
+"""Team templates: every one renders with its defaults into a blueprint that passes `check`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from clusterforge.templating import discover
+
+TEMPLATES = sorted(discover())
+
+
+def test_at_least_the_five_team_templates() -> None:
+    assert {"dgx-h100-superpod", "gb200-nvl72-row", "aws-p5-capacity-block", "aws-p6-b200", "onprem-dev"} <= set(
+        TEMPLATES)
+
+
+def test_list_is_one_per_line_name_first(cli) -> None:
+    lines = cli("new", "--list").stdout.splitlines()
+    assert [line.split()[0] for line in lines] == TEMPLATES
+    assert all(len(line.split(maxsplit=1)) == 2 for line in lines)
+
+
+@pytest.mark.parametrize("name", TEMPLATES)
+def test_defaults_pass_check(cli, tmp_path, name: str) -> None:
+    out = tmp_path / f"{name}.yaml"
+    result = cli("new", name, "-o", out)
+    assert result.exit_code == 0, result.stderr
+    assert "check passes" in result.stderr
+    verdict = json.loads(cli("check", out, "-f", "json").stdout)
+    assert verdict["verdict"] == "pass" and verdict["summary"]["error"] == 0
+
+
+@pytest.mark.parametrize(("name", "sets"), [
+    ("dgx-h100-superpod", ["scalable_units=64"]),   # 2,048 nodes, 16,384 endpoints: three tiers
+    ("dgx-h100-superpod", ["scalable_units=1", "feed_amps=63"]),
+    ("gb200-nvl72-row", ["racks=16", "facility_water_class=W40"]),
+    ("aws-p5-capacity-block", ["instance_type=p5en.48xlarge", "nodes=256", "fsx_capacity_gib=48000"]),
+    ("aws-p6-b200", ["capacity=odcr", "reservation_id=cr-0abcdef0123456789"]),
+    ("onprem-dev", ["nodes=3", "hardware=hgx-h100-8gpu", "fabric=roce"]),
+])
+def test_the_range_ends_pass_too(cli, tmp_path, name: str, sets: list[str]) -> None:
+    args = [a for s in sets for a in ("--set", s)]
+    result = cli("new", name, *args, "-o", tmp_path / "bp.yaml")
+    assert result.exit_code == 0, result.stderr
+
+
+@pytest.mark.parametrize(("name", "setting", "fragment"), [
+    ("dgx-h100-superpod", "scalable_units=65", "allowed: int in 1..64"),
+    ("dgx-h100-superpod", "scalable_units=many", "scalable_units='many'"),
+    ("gb200-nvl72-row", "facility_water_class=W99", "one of W17, W27, W32, W40"),
+    ("aws-p5-capacity-block", "reservation_id=xyz", "reservation_id"),
+    ("onprem-dev", "nodes=4", "int in 1..3"),
+    ("onprem-dev", "node=2", "did you mean nodes?"),
+])
+def test_bad_parameters_exit_2_naming_the_parameter(cli, tmp_path, name: str, setting: str, fragment: str) -> None:
+    out = tmp_path / "bp.yaml"
+    result = cli("new", name, "--set", setting, "-o", out)
+    assert result.exit_code == 2
+    assert fragment in result.stderr and "Traceback" not in result.output
+    assert not out.exists()
+
+
+def test_unknown_template(cli) -> None:
+    result = cli("new", "dgx-h100-superpd")
+    assert result.exit_code == 2 and "did you mean dgx-h100-superpod?" in result.stderr
+
+
+def test_interactive_asks_with_defaults_and_reasks_on_bad_values(tmp_path) -> None:
+    from click.testing import CliRunner
+
+    from clusterforge.cli.main import app
+
+    out = tmp_path / "dev.yaml"
+    answers = "\n\n\n9\n3\n\n"  # name, team, hardware: defaults; nodes: 9 is refused, then 3; fabric: default
+    result = CliRunner().invoke(app, ["new", "onprem-dev", "-i", "-o", str(out)], input=answers)
+    assert result.exit_code == 0, result.output
+    assert "int in 1..3" in result.stderr
+    assert "count: 3" in out.read_text()
+
+
+def test_a_design_that_fails_is_written_and_exits_1(cli, tmp_path) -> None:
+    out = tmp_path / "bp.yaml"
+    result = cli("new", "dgx-h100-superpod", "--set", "rear_door_kw=30", "-o", out)
+    assert result.exit_code == 1 and out.exists()
+    assert "CLG-001" in result.stderr and "check FAILS" in result.stderr
