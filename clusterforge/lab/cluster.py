@@ -6,10 +6,13 @@ import hashlib
 import shlex
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import yaml
 
 from clusterforge.errors import ClusterforgeError, Problem
 from clusterforge.lab import host, image, labvars, nodes, podman, repo, state
@@ -34,17 +37,20 @@ class Timings:
         self.steps.append((step, now - self._last))
         self._last = now
 
-    @property
-    def total(self) -> float:
-        return sum(t for _, t in self.steps)
-
 
 def _pins(rendered: Path) -> repo.Pins:
+    """The versions the repository serves: the blueprint's pins; the Lustre client's is the role's default (the
+    blueprint has no Lustre client pin)."""
     gv = group_vars(rendered)
+    lustre = gv.get("lustre_client_version") or role_default("lustre_client", "lustre_client_version")
     return repo.Pins(nccl=str(gv["nccl_version"]), cuda=str(gv["nvidia_driver_cuda_version"]),
                      nvidia_driver=str(gv["nvidia_driver_version"]), efa_installer=str(gv["efa_installer_version"]),
-                     aws_ofi_nccl=str(gv["efa_aws_ofi_nccl_version"]),
-                     lustre_client=str(gv.get("lustre_client_version", "2.15.6")))
+                     aws_ofi_nccl=str(gv["efa_aws_ofi_nccl_version"]), lustre_client=str(lustre))
+
+
+def role_default(role: str, variable: str) -> object:
+    defaults = yaml.safe_load((project_root() / "roles" / role / "defaults" / "main.yml").read_text())
+    return defaults[variable]
 
 
 def _run(paths: LabPaths, inventory: Path, on_event: EventHandler | None, *, check: bool = False,
@@ -176,15 +182,9 @@ def exec_(paths: LabPaths, node: str, command: Sequence[str]) -> int:
     """Run a command in a node over SSH with the terminal attached (as root, like Ansible); its exit status."""
     lab = state.require(paths)
     target = lab.node(node)
-    tty = ["-t"] if _interactive() else []
+    tty = ["-t"] if sys.stdin.isatty() and sys.stdout.isatty() else []
     return subprocess.run(["ssh", "-F", str(paths.ssh_config), *tty, "-o", "LogLevel=ERROR", target.name,
                            shlex.join(command)], check=False).returncode
-
-
-def _interactive() -> bool:
-    import sys
-
-    return sys.stdin.isatty() and sys.stdout.isatty()
 
 
 def status(paths: LabPaths) -> dict[str, object]:
