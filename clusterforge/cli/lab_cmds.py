@@ -38,10 +38,12 @@ def lab_group() -> None:
     """
 
 
-def _finish(outcome: Outcome, what: str) -> None:
+def _finish(outcome: Outcome, what: str, name: str) -> None:
     if not outcome.summary.ok:
-        failed = ", ".join(outcome.summary.failed_hosts) or f"ansible-playbook exited {outcome.rc}"
+        failed = ", ".join(outcome.summary.failed_hosts) or outcome.problem("site.yml").message
         click.echo(f"{what} failed: {failed}", err=True)
+        click.echo(f"the lab stays up: fix, then `clusterforge lab provision --name {name}`, "
+                   f"or remove it with `clusterforge lab down --name {name}`", err=True)
         raise click.exceptions.Exit(EXIT_POLICY)
 
 
@@ -71,7 +73,7 @@ def up(count: int | None, blueprint: Path | None, catalogs: tuple[Path, ...], ba
         result.append((lab, timings))
         return outcome
 
-    _finish(with_progress(view, bring_up), "provisioning")
+    _finish(with_progress(view, bring_up), "provisioning", name)
     lab, timings = result[0]
     view.print(f"== srun on {len(lab.in_group(cluster.COMPUTE))} compute nodes, from {lab.controller}")
     output = cluster.smoke(paths, lab)
@@ -147,16 +149,19 @@ def provision(check: bool, tags: str | None, limit: str | None, fast: bool, extr
         paths, handler, check=check, tags=tags, limit=limit, fast=fast, extra_vars=extra_vars))
     view.print(recap(outcome.stdout))
     view.print(f"changed={outcome.summary.changed} in {time.monotonic() - started:.1f}s")
-    _finish(outcome, "provisioning")
+    _finish(outcome, "provisioning", name)
 
 
 @lab_group.command("down")
+@click.option("--purge", is_flag=True, help="Also remove the cached images, apt repository and wheels.")
 @name_option
-def down(name: str) -> None:
+def down(purge: bool, name: str) -> None:
     """Remove every container, network and volume the lab made, and its state."""
     from clusterforge.lab import cluster
 
     removed = cluster.down(LabPaths.of(name))
+    if purge:
+        removed += cluster.purge()
     for item in removed:
         click.echo(f"removed {item}")
     if not removed:

@@ -6,14 +6,17 @@ import hashlib
 import shlex
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import yaml
+
 from clusterforge.errors import ClusterforgeError, Problem
 from clusterforge.lab import host, image, labvars, nodes, podman, repo, state
-from clusterforge.lab.paths import LABEL, LabPaths, project_root
+from clusterforge.lab.paths import LABEL, LabPaths, project_root, shared_cache
 from clusterforge.lab.render import group_vars, inventory_hosts, render
 from clusterforge.lab.state import LabState, Node
 from clusterforge.provision.runner import EventHandler, Outcome, Run, execute
@@ -34,17 +37,20 @@ class Timings:
         self.steps.append((step, now - self._last))
         self._last = now
 
-    @property
-    def total(self) -> float:
-        return sum(t for _, t in self.steps)
-
 
 def _pins(rendered: Path) -> repo.Pins:
+    """The versions the repository serves: the blueprint's pins; the Lustre client's is the role's default (the
+    blueprint has no Lustre client pin)."""
     gv = group_vars(rendered)
+    lustre = gv.get("lustre_client_version") or role_default("lustre_client", "lustre_client_version")
     return repo.Pins(nccl=str(gv["nccl_version"]), cuda=str(gv["nvidia_driver_cuda_version"]),
                      nvidia_driver=str(gv["nvidia_driver_version"]), efa_installer=str(gv["efa_installer_version"]),
-                     aws_ofi_nccl=str(gv["efa_aws_ofi_nccl_version"]),
-                     lustre_client=str(gv.get("lustre_client_version", "2.15.6")))
+                     aws_ofi_nccl=str(gv["efa_aws_ofi_nccl_version"]), lustre_client=str(lustre))
+
+
+def role_default(role: str, variable: str) -> object:
+    defaults = yaml.safe_load((project_root() / "roles" / role / "defaults" / "main.yml").read_text())
+    return defaults[variable]
 
 
 def _run(paths: LabPaths, inventory: Path, on_event: EventHandler | None, *, check: bool = False,
@@ -102,6 +108,7 @@ def ensure_baked(paths: LabPaths, node_image: str, rendered: Path, say: Say, on_
         nodes.close_ssh(paths, ["bake"])
         podman.run(["stop", "--time", "10", paths.container("bake")])
         podman.run(["commit", "--quiet", paths.container("bake"), tag])
+        image.prune(BAKED_REPO, tag)
     finally:
         podman.run(["rm", "--force", "--time", "0", paths.container("bake")], check=False)
         shutil.rmtree(bake_dir, ignore_errors=True)
@@ -175,15 +182,9 @@ def exec_(paths: LabPaths, node: str, command: Sequence[str]) -> int:
     """Run a command in a node over SSH with the terminal attached (as root, like Ansible); its exit status."""
     lab = state.require(paths)
     target = lab.node(node)
-    tty = ["-t"] if _interactive() else []
+    tty = ["-t"] if sys.stdin.isatty() and sys.stdout.isatty() else []
     return subprocess.run(["ssh", "-F", str(paths.ssh_config), *tty, "-o", "LogLevel=ERROR", target.name,
                            shlex.join(command)], check=False).returncode
-
-
-def _interactive() -> bool:
-    import sys
-
-    return sys.stdin.isatty() and sys.stdout.isatty()
 
 
 def status(paths: LabPaths) -> dict[str, object]:
@@ -214,4 +215,22 @@ def down(paths: LabPaths) -> list[str]:
     if paths.root.exists():
         shutil.rmtree(paths.root)
         removed.append(f"state {paths.root}")
+    return removed
+
+
+def purge() -> list[str]:
+    """Remove the lab's images and shared cache (base image, node and baked images, apt repository, wheels)
+    when no lab uses them; the next `lab up` builds them again."""
+    in_use = podman.labelled("container", LABEL)
+    if in_use:
+        raise ClusterforgeError(Problem(f"labs are still up ({', '.join(in_use[:5])})", "--purge",
+                                        hint="`clusterforge lab down --name NAME` for each first"))
+    removed = []
+    for tag in image.lab_images():
+        podman.run(["rmi", tag])
+        removed.append(f"image {tag}")
+    cache = shared_cache()
+    if cache.exists():
+        shutil.rmtree(cache)
+        removed.append(f"cache {cache}")
     return removed

@@ -95,6 +95,19 @@ def node_image_tag() -> str:
     return f"{NODE_IMAGE_REPO}:{SUITE}-{digest.hexdigest()[:12]}"
 
 
+def prune(repository: str, keep: str) -> None:
+    """Remove the other tags of a lab image repository (earlier builds); images a container uses stay."""
+    tags = podman.run(["images", "--format", "{{.Repository}}:{{.Tag}}", repository]).stdout.split()
+    for tag in tags:
+        if tag != keep:
+            podman.run(["rmi", tag], check=False)
+
+
+def lab_images() -> list[str]:
+    out = podman.run(["images", "--format", "{{.Repository}}:{{.Tag}}"]).stdout.split()
+    return [tag for tag in out if tag.startswith("localhost/cf-lab-")]
+
+
 def ensure_node(say: Callable[[str], None] | None = None) -> str:
     """The node image (base + per-node identity), built when missing (seconds)."""
     ensure_base(say)
@@ -104,4 +117,5 @@ def ensure_node(say: Callable[[str], None] | None = None) -> str:
             say(f"building {tag}")
         podman.run(["build", "--network=none", "--build-arg", f"BASE={BASE_IMAGE}", "-t", tag,
                     "-f", str(containerfile()), str(containerfile().parent)])
+        prune(NODE_IMAGE_REPO, tag)
     return tag

@@ -107,9 +107,9 @@ def wait_booted(paths: LabPaths, names: Sequence[str], timeout: float = 90) -> N
 def ssh(paths: LabPaths, node: str, command: Sequence[str], timeout: float | None = 30,
         control: bool = True) -> subprocess.CompletedProcess[str]:
     options = [] if control else ["-o", "ControlPath=none"]
-    command = [shlex.join(command)] if len(command) > 1 else list(command)
     return subprocess.run(["ssh", "-F", str(paths.ssh_config), "-o", "BatchMode=yes", "-o", "ConnectTimeout=5",
-                           *options, node, *command], capture_output=True, text=True, timeout=timeout, check=False)
+                           *options, node, shlex.join(command)], capture_output=True, text=True, timeout=timeout,
+                          check=False)
 
 
 def close_ssh(paths: LabPaths, nodes: Sequence[str]) -> None:

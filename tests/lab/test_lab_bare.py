@@ -27,6 +27,16 @@ def test_bare_nodes_get_every_package_from_the_roles(lab: Lab) -> None:
     assert lab.sh("node-0001", "dpkg-query -W -f '${Version}' libnccl2") == "2.26.2-1+cuda12.8"
 
 
+def test_efa_installer_with_a_wrong_checksum_never_runs(lab: Lab) -> None:
+    bad = lab.cli("provision", "-e", "efa_enabled=true", "-e", "fabric_kind=efa",
+                  "-e", f"efa_installer_sha256={'0' * 64}", check=False)
+    text = " ".join(bad.stdout.split())
+    assert bad.returncode == 1, bad.stdout
+    assert "FAILED node-0001: The installer tarball is downloaded and its checksum verified" in text, text
+    assert "did not match" in text, text
+    assert lab.run("node-0001", "test -e /opt/amazon/efa_installed_packages").returncode == 1
+
+
 def test_efa_role_installs_the_pinned_installer_once(lab: Lab) -> None:
     efa = ("provision", "-e", "efa_enabled=true", "-e", "fabric_kind=efa")
     first = lab.cli(*efa).stdout
