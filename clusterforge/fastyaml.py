@@ -35,6 +35,10 @@ _STR = "tag:yaml.org,2002:str"
 _PYYAML_FLOAT = re.compile(r"[-+]?(?:[0-9][0-9_]*)?\.[0-9_]*(?:[eE][-+][0-9]+)?")
 
 
+class _Decline(Exception):
+    """rapidyaml's reading may differ from PyYAML's (duplicate keys, YAML 1.1 numbers): PyYAML decides."""
+
+
 @functools.lru_cache(maxsize=4096)  # keys and short values repeat across thousands of racks
 def _special_key(text: str) -> bool:
     """A key YAML 1.1 resolves to a non-string (true, 12, null...): PyYAML's key differs from rapidyaml's."""
@@ -58,7 +62,7 @@ def _read_differently(text: str) -> bool:
 def _float(text: str) -> float:
     """A JSON number with a fraction or exponent; YAML 1.1 reads exponents only with a dot and a sign."""
     if ("e" in text or "E" in text) and not _PYYAML_FLOAT.fullmatch(text):
-        raise _Duplicate
+        raise _Decline
     return float(text)
 
 
@@ -89,17 +93,13 @@ def _plain_everywhere(node: Any) -> bool:
 _NEXT_TEXT = re.compile(rb"[^\s:,\]}-]")
 
 
-class _Duplicate(Exception):
-    pass
-
-
 _SPECIAL_KEYS = frozenset({"", ".inf", "-.inf", "+.inf", ".nan"})  # rapidyaml renames inf/nan keys, even quoted
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out = dict(pairs)
     if len(out) != len(pairs) or not _SPECIAL_KEYS.isdisjoint(out):  # duplicates, or keys read differently
-        raise _Duplicate
+        raise _Decline
     return out
 
 
