@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
-from clusterforge.provision.runner import Outcome, Run
+import pytest
+
+from clusterforge.provision.runner import Outcome, Run, execute
 from clusterforge.provision.summary import RunSummary, recap, summarize
 
 
@@ -65,10 +69,31 @@ def test_outcome_problem_falls_back_to_the_output() -> None:
 
 
 def test_command_line() -> None:
-    run = Run(project=Path("/p"), inventories=[Path("/i")], private_dir=Path("/d"), check=True, tags="install",
-              extra_vars_files=[Path("/v.yml")], extra_vars={"clusterforge_serial": "10%"}, forks=200)
-    assert run.cmdline() == ["-e", "@/v.yml", "-e", '{"clusterforge_serial": "10%"}', "--check", "--tags",
-                             "install", "--forks", "200"]
+    run = Run(project=Path("/p"), inventories=[Path("/i")], private_dir=Path("/d"), check=True, diff=True,
+              tags="install", extra_vars_files=[Path("/v.yml")], extra_vars={"clusterforge_serial": "10%"},
+              forks=200)
+    assert run.cmdline() == ["-e", "@/v.yml", "-e", '{"clusterforge_serial": "10%"}', "--check", "--diff",
+                             "--tags", "install", "--forks", "200"]
+
+
+def test_a_real_run_keeps_no_credential_of_the_caller_on_disk(tmp_path, monkeypatch) -> None:
+    """ansible-runner records the whole environment of each run; a cloud token there would outlive the run."""
+    pytest.importorskip("ansible_runner")
+    token = "cf-test-token-" + "7" * 24
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", token)
+    (tmp_path / "ansible.cfg").write_text("[defaults]\nretry_files_enabled = false\n")
+    (tmp_path / "play.yml").write_text("- hosts: all\n  gather_facts: false\n  tasks:\n"
+                                       "    - ansible.builtin.debug: {msg: ran}\n")
+    (tmp_path / "hosts.yml").write_text("all:\n  hosts:\n    here: {ansible_connection: local, "
+                                        f"ansible_python_interpreter: {sys.executable}}}\n")
+    private = tmp_path / "private"
+    outcome = execute(Run(project=tmp_path, inventories=[tmp_path / "hosts.yml"], private_dir=private,
+                          playbook="play.yml"))
+    assert outcome.summary.ok and outcome.summary.hosts["here"].ok == 1, outcome.stdout
+    records = list(private.glob("artifacts/*/command"))
+    assert records and all(json.loads(r.read_text())["command"][0].endswith("ansible-playbook") for r in records)
+    leaking = [str(f) for f in private.rglob("*") if f.is_file() and token.encode() in f.read_bytes()]
+    assert leaking == []
 
 
 def test_provision_without_inventory_is_an_input_error(cli, tmp_path) -> None:

@@ -161,3 +161,26 @@ def test_hook_entry_is_a_real_command(hook: dict[str, Any]) -> None:
 ])
 def test_hook_runs_on_blueprints_only(hook: dict[str, Any], path: str, matched: bool) -> None:
     assert bool(re.search(hook["files"], path)) is matched
+
+
+AUDIT = ROOT / ".github" / "workflows" / "dependency-audit.yml"
+
+
+def test_dependency_audit_covers_the_lock_with_a_pinned_pip_audit() -> None:
+    audit = yaml.safe_load(AUDIT.read_text())
+    triggers = audit.get("on", audit.get(True))
+    assert "requirements/lock.txt" in triggers["pull_request"]["paths"] and triggers["schedule"]
+    assert audit["permissions"] == {"contents": "read"}
+    [job] = audit["jobs"].values()
+    commands = " ".join(step.get("run", "") for step in job["steps"])
+    assert re.search(r"pip install pip-audit==\d+\.\d+\.\d+", commands)
+    audit_args = shlex.split(commands[commands.index("pip-audit --requirement"):])
+    lock = audit_args[audit_args.index("--requirement") + 1]
+    assert (ROOT / lock).is_file() and {"--no-deps", "--disable-pip", "--strict"} <= set(audit_args)
+
+
+def test_the_lock_pins_every_package_as_the_audit_needs() -> None:
+    """pip-audit --disable-pip audits only `name==version` lines; anything else would go unaudited or fail."""
+    lines = [line.split("#")[0].strip() for line in (ROOT / "requirements/lock.txt").read_text().splitlines()]
+    unpinned = [line for line in lines if line and not re.fullmatch(r"[A-Za-z0-9._-]+(\[[a-z,]+\])?==[\w.+-]+", line)]
+    assert unpinned == []

@@ -32,6 +32,8 @@ def lab_group() -> None:
     clusterforge lab status         nodes, addresses, groups
     clusterforge lab exec NODE -- sinfo
     clusterforge lab provision      re-run site.yml (a second run changes nothing)
+    clusterforge lab stop NODE      power a node off (fault drills); `lab start` powers it on
+    clusterforge lab replace NODE   re-image a node (a new container); `lab provision` configures it
     clusterforge lab down           remove every container, network and volume of the lab
 
     Needs root, podman with runc and debootstrap: scripts/lab-host-setup installs and configures them.
@@ -40,11 +42,27 @@ def lab_group() -> None:
 
 def _finish(outcome: Outcome, what: str, name: str) -> None:
     if not outcome.summary.ok:
-        failed = ", ".join(outcome.summary.failed_hosts) or outcome.problem("site.yml").message
-        click.echo(f"{what} failed: {failed}", err=True)
+        hosts = outcome.summary.hosts
+        failed = ", ".join(f"{host} ({hosts[host].status})" for host in outcome.summary.failed_hosts)
+        click.echo(f"{what} failed: {failed or outcome.problem('site.yml').message}", err=True)
+        stopped = _stopped_nodes(name)
+        if stopped:
+            click.echo(f"stopped: {', '.join(stopped)}: `clusterforge lab start --name {name}` powers them on",
+                       err=True)
         click.echo(f"the lab stays up: fix, then `clusterforge lab provision --name {name}`, "
                    f"or remove it with `clusterforge lab down --name {name}`", err=True)
         raise click.exceptions.Exit(EXIT_POLICY)
+
+
+def _stopped_nodes(name: str) -> list[str]:
+    from clusterforge.lab import cluster, state
+
+    paths = LabPaths.of(name)
+    lab = state.load(paths)
+    if lab is None:
+        return []
+    running = cluster.running_containers(paths)
+    return [n.name for n in lab.nodes if n.container not in running]
 
 
 @lab_group.command("up")
@@ -123,14 +141,17 @@ def exec_command(node: str, command: tuple[str, ...], name: str) -> None:
 
 @lab_group.command("provision")
 @click.option("--check", is_flag=True, help="Dry run: report what would change.")
+@click.option("--diff", is_flag=True, help="Show the changes to files (never the munge key's).")
 @click.option("--tags", "-t", help="Only tasks with these tags.")
 @click.option("--limit", "-l", help="Only these nodes or groups.")
 @click.option("--fast/--linear", default=True, show_default=True,
               help="Mitogen's strategy (fast) or Ansible's own linear strategy, as `clusterforge provision` runs.")
-@click.option("--extra-vars", "-e", "extra", multiple=True, metavar="KEY=VALUE",
-              help="Extra variable for site.yml (repeatable), e.g. -e efa_enabled=true to run the EFA role too.")
+@click.option("--extra-vars", "-e", "extra", multiple=True, metavar="KEY=VALUE|@FILE",
+              help="Extra variable for site.yml (repeatable), e.g. -e efa_enabled=true to run the EFA role too; "
+                   "@FILE reads a YAML file of them (secrets such as munge_key go there, ansible-vault "
+                   "encrypted: a KEY=VALUE is kept in the run's record).")
 @name_option
-def provision(check: bool, tags: str | None, limit: str | None, fast: bool, extra: tuple[str, ...],
+def provision(check: bool, diff: bool, tags: str | None, limit: str | None, fast: bool, extra: tuple[str, ...],
               name: str) -> None:
     """Run site.yml against the lab again and print the play recap (a second run changes nothing)."""
     from clusterforge.lab import cluster
@@ -138,18 +159,67 @@ def provision(check: bool, tags: str | None, limit: str | None, fast: bool, extr
 
     paths = LabPaths.of(name)
     extra_vars = {}
+    vars_files = []
     for item in extra:
+        if item.startswith("@"):
+            vars_file = Path(item[1:])
+            if not vars_file.is_file():
+                raise ClusterforgeError(Problem("no such file", path="--extra-vars", file=str(vars_file)))
+            vars_files.append(vars_file.resolve())
+            continue
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise ClusterforgeError(Problem(f"expected KEY=VALUE, got {item!r}", path="--extra-vars"))
         extra_vars[key] = value
     view = console()
+    stopped = _stopped_nodes(name)
+    if stopped:
+        view.print(f"[yellow]stopped: {', '.join(stopped)} (they will be unreachable; "
+                   f"`clusterforge lab start --name {name}` powers them on)[/yellow]")
     started = time.monotonic()
     outcome = with_progress(view, lambda handler: cluster.provision(
-        paths, handler, check=check, tags=tags, limit=limit, fast=fast, extra_vars=extra_vars))
+        paths, handler, check=check, diff=diff, tags=tags, limit=limit, fast=fast, extra_vars=extra_vars,
+        vars_files=vars_files))
     view.print(recap(outcome.stdout))
     view.print(f"changed={outcome.summary.changed} in {time.monotonic() - started:.1f}s")
     _finish(outcome, "provisioning", name)
+
+
+@lab_group.command("stop")
+@click.argument("nodes", nargs=-1, required=True)
+@name_option
+def stop(nodes: tuple[str, ...], name: str) -> None:
+    """Power NODES off at once, as a failed server goes (fault drills: SLURM marks them down, provisioning
+    reports them unreachable and finishes the rest). `lab start` powers them on again."""
+    from clusterforge.lab import cluster
+
+    for node in cluster.power(LabPaths.of(name), nodes, on=False, say=click.echo):
+        click.echo(f"stopped {node}")
+
+
+@lab_group.command("start")
+@click.argument("nodes", nargs=-1)
+@name_option
+def start(nodes: tuple[str, ...], name: str) -> None:
+    """Power NODES on (default: every stopped node) and wait until they have booted; their daemons start as
+    after a reboot. Run `lab provision` afterwards to bring anything they missed up to date."""
+    from clusterforge.lab import cluster
+
+    for node in cluster.power(LabPaths.of(name), nodes, on=True, say=click.echo):
+        click.echo(f"started {node}")
+
+
+@lab_group.command("replace")
+@click.argument("node")
+@name_option
+def replace(node: str, name: str) -> None:
+    """Re-image NODE: remove its container and start a new one from the lab's image (same name and address),
+    as after a disk swap. The controller's StateSaveLocation is on a volume and is kept. `lab provision`
+    makes it a member of the cluster again."""
+    from clusterforge.lab import cluster
+
+    replaced = cluster.replace(LabPaths.of(name), node)
+    click.echo(f"replaced {replaced.name}: next `clusterforge lab provision --name {name}`")
 
 
 @lab_group.command("down")

@@ -54,11 +54,12 @@ def role_default(role: str, variable: str) -> object:
 
 
 def _run(paths: LabPaths, inventory: Path, on_event: EventHandler | None, *, check: bool = False,
-         tags: str | None = None, limit: str | None = None, fast: bool = True,
-         extra_vars: dict[str, str] | None = None) -> Outcome:
+         diff: bool = False, tags: str | None = None, limit: str | None = None, fast: bool = True,
+         extra_vars: dict[str, str] | None = None, vars_files: Sequence[Path] = ()) -> Outcome:
     return execute(Run(
-        project=project_root(), inventories=[inventory], private_dir=paths.runner_dir, check=check, tags=tags,
-        limit=limit, extra_vars_files=[paths.extra_vars], extra_vars=extra_vars or {}, fast=fast,
+        project=project_root(), inventories=[inventory], private_dir=paths.runner_dir, check=check, diff=diff,
+        tags=tags, limit=limit, extra_vars_files=[paths.extra_vars, *vars_files], extra_vars=extra_vars or {},
+        fast=fast,
         # Lab nodes make new host keys every `up`; ssh_config keeps them out of known_hosts.
         env={"ANSIBLE_CACHE_PLUGIN_CONNECTION": str(paths.facts), "ANSIBLE_HOST_KEY_CHECKING": "False",
              "ANSIBLE_SSH_CONTROL_PATH": f"{paths.root}/cp-%%n"}), on_event)
@@ -94,7 +95,7 @@ def ensure_baked(paths: LabPaths, node_image: str, rendered: Path, say: Say, on_
     (bake_dir / "inventory/hosts.yml").write_text(
         "all:\n  children:\n" + "".join(f"    {g}:\n      hosts:\n        bake: {{}}\n" for g in spec.groups))
     podman.run(["rm", "--force", "--time", "0", paths.container("bake")], check=False)
-    nodes.start(paths, [spec], node_image, str(repo.repo_root()))
+    nodes.start(paths, [spec], node_image, str(repo.repo_root()), keep_state=False)
     try:
         nodes.write_ssh_config(paths, [Node(spec.name, paths.container(spec.name), spec.ip, spec.groups)])
         nodes.wait_booted(paths, [spec.name])
@@ -157,11 +158,12 @@ def podman_image_exists(name: str) -> bool:
     return podman.exists("image", name) if shutil.which("podman") else False
 
 
-def provision(paths: LabPaths, on_event: EventHandler | None, check: bool = False, tags: str | None = None,
-              limit: str | None = None, fast: bool = True, extra_vars: dict[str, str] | None = None) -> Outcome:
+def provision(paths: LabPaths, on_event: EventHandler | None, check: bool = False, diff: bool = False,
+              tags: str | None = None, limit: str | None = None, fast: bool = True,
+              extra_vars: dict[str, str] | None = None, vars_files: Sequence[Path] = ()) -> Outcome:
     state.require(paths)
-    return _run(paths, paths.render / "inventory/hosts.yml", on_event, check=check, tags=tags, limit=limit,
-                fast=fast, extra_vars=extra_vars)
+    return _run(paths, paths.render / "inventory/hosts.yml", on_event, check=check, diff=diff, tags=tags,
+                limit=limit, fast=fast, extra_vars=extra_vars, vars_files=vars_files)
 
 
 def smoke(paths: LabPaths, lab: LabState, timeout: float = 60) -> str:
@@ -178,6 +180,46 @@ def smoke(paths: LabPaths, lab: LabState, timeout: float = 60) -> str:
         time.sleep(1)
 
 
+def running_containers(paths: LabPaths) -> set[str]:
+    return {name for name in podman.labelled("container", f"{LABEL}={paths.name}")
+            if podman.inspect("container", name)["State"]["Running"]}
+
+
+def power(paths: LabPaths, names: Sequence[str], on: bool, say: Say) -> list[str]:
+    """Power nodes off (`podman stop`, no grace: a failed server does not shut down cleanly) or on (`podman start`,
+    then wait until they boot); the nodes acted on. No names: every node of the lab."""
+    lab = state.require(paths)
+    targets = [lab.node(name) for name in names] if names else list(lab.nodes)
+    running = running_containers(paths)
+    acted = [n for n in targets if (n.container in running) != on]
+    for node in targets:
+        if node not in acted:
+            say(f"{node.name} is already {'running' if on else 'stopped'}")
+    if not acted:
+        return []
+    if on:
+        podman.run(["start", *(n.container for n in acted)])
+        nodes.wait_booted(paths, [n.name for n in acted])
+    else:
+        nodes.close_ssh(paths, [n.name for n in acted])
+        podman.run(["stop", "--time", "0", *(n.container for n in acted)])
+    return [n.name for n in acted]
+
+
+def replace(paths: LabPaths, name: str) -> Node:
+    """Make a node's container again from the lab's image, as a server re-imaged after a disk swap: same name
+    and address, nothing of the old system disk; the controller's state volume is kept. `lab provision`
+    configures it again."""
+    lab = state.require(paths)
+    node = lab.node(name)
+    nodes.close_ssh(paths, [node.name])
+    # an orderly shutdown first: slurmctld writes its state as it stops (a power cut loses the last seconds)
+    podman.run(["rm", "--force", "--time", "20", node.container])
+    nodes.start(paths, [nodes.NodeSpec(node.name, node.groups, node.ip)], lab.image, str(repo.repo_root()))
+    nodes.wait_booted(paths, [node.name])
+    return node
+
+
 def exec_(paths: LabPaths, node: str, command: Sequence[str]) -> int:
     """Run a command in a node over SSH with the terminal attached (as root, like Ansible); its exit status."""
     lab = state.require(paths)
@@ -189,8 +231,7 @@ def exec_(paths: LabPaths, node: str, command: Sequence[str]) -> int:
 
 def status(paths: LabPaths) -> dict[str, object]:
     lab = state.require(paths)
-    running = {name for name in podman.labelled("container", f"{LABEL}={paths.name}")
-               if podman.inspect("container", name)["State"]["Running"]}
+    running = running_containers(paths)
     return {"name": lab.name, "controller": lab.controller, "network": lab.network, "image": lab.image,
             "blueprint": lab.blueprint, "ssh_config": str(paths.ssh_config),
             "nodes": [{"name": n.name, "container": n.container, "ip": n.ip, "groups": list(n.groups),

@@ -20,8 +20,10 @@ from clusterforge.lab import podman
 from clusterforge.lab.paths import LABEL, LabPaths
 from clusterforge.lab.repo import MOUNT
 from clusterforge.lab.state import Node
+from clusterforge.render.slurm_conf import STATE_SAVE_LOCATION
 
 CGROUP_WRITERS = ("slurm_compute",)
+STATE_HOLDER = "slurm_controller"
 
 
 FIRST_HOST = 10  # node addresses start at .10 of the lab network (the gateway is .1)
@@ -60,8 +62,20 @@ def specs_for(hosts: dict[str, tuple[str, ...]], subnet: ipaddress.IPv4Network) 
             for index, (name, groups) in enumerate(hosts.items())]
 
 
-def start(paths: LabPaths, specs: Sequence[NodeSpec], image: str, repo: str) -> None:
-    """Start one container per node (about 0.2 s each); systemd boots in the background."""
+def state_volume(paths: LabPaths, spec: NodeSpec) -> list[str]:
+    """The controller's StateSaveLocation on a volume of its own, as on a server's persistent disk: jobs and
+    node states survive the container being restarted or replaced (the fault drill in docs/lab.md)."""
+    if STATE_HOLDER not in spec.groups:
+        return []
+    volume = f"{paths.container(spec.name)}-state"
+    if not podman.exists("volume", volume):
+        podman.run(["volume", "create", "--label", f"{LABEL}={paths.name}", volume])
+    return ["--volume", f"{volume}:{STATE_SAVE_LOCATION}"]
+
+
+def start(paths: LabPaths, specs: Sequence[NodeSpec], image: str, repo: str, keep_state: bool = True) -> None:
+    """Start one container per node (about 0.2 s each); systemd boots in the background. Without keep_state
+    (the bake node, committed as an image) nothing is on a volume."""
     pubkey = paths.ssh_key.with_suffix(".pub")
     for spec in specs:
         cgroups = any(g in CGROUP_WRITERS for g in spec.groups)
@@ -72,7 +86,7 @@ def start(paths: LabPaths, specs: Sequence[NodeSpec], image: str, repo: str) -> 
             "--label", f"{LABEL}={paths.name}", "--label", f"{LABEL}.node={spec.name}",
             *(["--cap-add", "SYS_ADMIN", "--cgroupns=private"] if cgroups else []),
             "--volume", f"{repo}:{MOUNT}:ro", "--volume", f"{pubkey}:/root/.ssh/authorized_keys:ro",
-            image,
+            *(state_volume(paths, spec) if keep_state else []), image,
         ])
 
 

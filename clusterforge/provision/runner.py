@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from clusterforge.atomic import write_text
 from clusterforge.errors import ClusterforgeError, Problem
 from clusterforge.provision.summary import RunSummary
 
@@ -28,6 +29,7 @@ class Run:
     playbook: str = "site.yml"
     limit: str | None = None
     check: bool = False
+    diff: bool = False  # show file changes; tasks with no_log (the munge key) show none
     tags: str | None = None
     skip_tags: str | None = None
     extra_vars_files: Sequence[Path] = ()
@@ -44,6 +46,8 @@ class Run:
             args += ["-e", json.dumps(self.extra_vars, sort_keys=True)]
         if self.check:
             args.append("--check")
+        if self.diff:
+            args.append("--diff")
         if self.tags:
             args += ["--tags", self.tags]
         if self.skip_tags:
@@ -98,7 +102,6 @@ def execute(run: Run, on_event: EventHandler | None = None) -> Outcome:
     except ImportError:
         raise ClusterforgeError(Problem("ansible-runner is not installed", "ansible",
                                         hint="pip install 'clusterforge[ansible]'")) from None
-    binaries = _binaries()
     summary = RunSummary()
 
     def handle(event: dict[str, Any]) -> bool:
@@ -108,6 +111,27 @@ def execute(run: Run, on_event: EventHandler | None = None) -> Outcome:
         return False  # events are folded in memory; nothing per event is written to disk
 
     run.private_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        return _execute(ansible_runner, run, handle, summary)
+    finally:
+        forget_environment(run.private_dir / "artifacts")
+
+
+def forget_environment(artifacts: Path) -> None:
+    """Drop the environment ansible-runner records in each run's `command` file: it is this process's whole
+    environment, cloud credentials and tokens included. The command line and directory stay."""
+    for record in artifacts.glob("*/command"):
+        try:
+            data = json.loads(record.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and isinstance(data.get("env"), dict):
+            data["env"] = "not kept: it held the caller's environment, credentials included"
+            write_text(record, json.dumps(data))
+
+
+def _execute(ansible_runner: Any, run: Run, handle: Callable[[dict[str, Any]], bool], summary: RunSummary) -> Outcome:
+    binaries = _binaries()
     strategy = mitogen_env() if run.fast else {}
     # ansible-runner turns host key checking off unless told otherwise; ansible.cfg's setting stands.
     env = {"ANSIBLE_CONFIG": str(run.project / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1",

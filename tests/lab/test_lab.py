@@ -1,16 +1,20 @@
 """A 3-node lab from the baked image: a job across the compute nodes, observable state of every role, a second
-run that changes nothing, check mode, health drain, a killed slurmd marked down, a restart that recovers, and
-a teardown that leaves nothing behind."""
+run that changes nothing, check mode, health drain, no key material written anywhere, a restart that recovers,
+and a teardown that leaves nothing behind. The fault drills are in test_fault_drills.py."""
 
 from __future__ import annotations
 
+import base64
 import os
 import re
+import secrets
 import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
 
+from tests.conftest import ROOT
 from tests.lab.conftest import Lab, bring_up, job_hosts, leftovers
 
 pytestmark = pytest.mark.lab
@@ -121,12 +125,46 @@ def test_health_check_drains_a_failing_node_and_resumes_it(lab: Lab) -> None:
         "ctl-0001", f"sinfo --noheader --Node --nodes {node} --format '%T|%E'") == "idle|none", timeout=60)
 
 
-def test_killed_slurmd_is_marked_down(lab: Lab) -> None:
-    node = COMPUTE[0]
-    lab.sh(node, "systemctl kill --signal=KILL slurmd")
-    waited = lab.wait(f"{node} marked down", lambda: lab.sh(
-        "ctl-0001", f"sinfo --noheader --Node --nodes {node} --format '%T'").startswith("down"), timeout=150)
-    print(f"{node} was marked down {waited:.0f} s after slurmd was killed")
+def test_no_key_material_in_rendered_files_run_records_or_output(lab: Lab, tmp_path) -> None:
+    """The munge key, from the control host's file or from a vault variable, and the caller's cloud credentials
+    appear nowhere clusterforge or Ansible write: rendered files, ansible-runner's records, the output, even
+    with --diff (which prints the content of every changed file whose task lacks no_log)."""
+    from clusterforge.lab.paths import LabPaths
+
+    root = LabPaths.of(lab.name).root
+    key_file = root / "munge.key"
+    file_key = key_file.read_bytes()
+    assert lab.sh(COMPUTE[0], "base64 -w0 /etc/munge/munge.key") == base64.b64encode(file_key).decode()
+    vault_key = "cf-vault-" + secrets.token_hex(24)
+    token = "cf-token-" + secrets.token_hex(16)
+    (tmp_path / "vault.yml").write_text(f"munge_key: {vault_key}\n")
+
+    env = {**os.environ, "AWS_SECRET_ACCESS_KEY": token}
+    runs = [subprocess.run([sys.executable, "-m", "clusterforge", "lab", "provision", "--name", lab.name, "--diff",
+                            *extra], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=True)
+            for extra in (["-e", f"@{tmp_path / 'vault.yml'}"], [])]
+    assert recap_changed(runs[0].stdout)[COMPUTE[0]] >= 1 and recap_changed(runs[1].stdout)[COMPUTE[0]] >= 1
+    assert lab.sh(COMPUTE[0], "base64 -w0 /etc/munge/munge.key") == base64.b64encode(file_key).decode()
+
+    written = [f for f in root.rglob("*") if f.is_file() and f != key_file]
+    assert any("artifacts" in f.parts for f in written)  # the scan covers the run records
+    texts = {str(f): f.read_bytes() for f in written}
+    texts.update({f"output of run {i}": (r.stdout + r.stderr).encode() for i, r in enumerate(runs)})
+    needles = {"vault key": [vault_key.encode()], "token": [token.encode()], "key file": key_windows(file_key)}
+    found = [(what, name) for name, data in texts.items() for what, forms in needles.items()
+             if any(form in data for form in forms)]
+    assert found == []
+
+
+def key_windows(key: bytes, width: int = 12) -> list[bytes]:
+    """Every run of `width` bytes of a binary key as raw bytes, hex and base64 (at each alignment): how a key
+    would appear if a task printed or diffed it."""
+    forms = [key[i:i + width] for i in range(len(key) - width)]
+    forms += [key[i:i + width].hex().encode() for i in range(len(key) - width)]
+    for shift in range(3):
+        encoded = base64.b64encode(key[shift:])
+        forms += [encoded[i:i + 16] for i in range(0, len(encoded) - 16, 4)]
+    return forms
 
 
 def test_container_restart_brings_the_node_back(lab: Lab) -> None:

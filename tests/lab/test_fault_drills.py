@@ -1,0 +1,139 @@
+"""Fault drills on a 4-node lab (1 controller + 3 compute), the failures a cluster of thousands sees daily:
+a node that dies while it is being provisioned, a dead slurmd, and a controller re-imaged while jobs run.
+What each drill shows and cannot show is in docs/lab.md ("Fault drills"). The fourth drill, a node drained by
+the health check, is in test_lab.py."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.lab.conftest import Lab, bring_up
+
+pytestmark = pytest.mark.lab
+NAME = f"cf-drill-{os.getpid()}"
+CONTROLLER = "ctl-0001"
+COMPUTE = ["node-0001", "node-0002", "node-0003"]
+ALL = [CONTROLLER, *COMPUTE]
+RECAP = re.compile(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
+
+
+@pytest.fixture(scope="module")
+def lab() -> Iterator[Lab]:
+    yield from bring_up(NAME, "--nodes", "4")
+
+
+def recap(output: str) -> dict[str, tuple[int, int, int]]:
+    """changed, unreachable, failed per host."""
+    return {m[1]: (int(m[2]), int(m[3]), int(m[4])) for m in RECAP.finditer(output)}
+
+
+def node_state(lab: Lab, node: str) -> str:
+    return lab.sh(CONTROLLER, f"sinfo --noheader --Node --nodes {node} --format '%T'", check=False)
+
+
+def job(lab: Lab, job_id: str) -> dict[str, str]:
+    text = lab.sh(CONTROLLER, f"scontrol show job {job_id}")
+    return dict(re.findall(r"(\w+)=(\S*)", text))
+
+
+def munge_keys(lab: Lab) -> dict[str, str]:
+    return {node: lab.sh(node, "md5sum < /etc/munge/munge.key") for node in ALL}
+
+
+def wait_for_task(lab: Lab, since: float, prefix: str, timeout: float = 60) -> None:
+    """Until the running playbook prints a task header starting with `prefix` (ansible-runner writes its output
+    as it goes)."""
+    from clusterforge.lab.paths import LabPaths
+
+    artifacts = LabPaths.of(lab.name).runner_dir / "artifacts"
+
+    def started() -> bool:
+        runs = [d for d in artifacts.glob("*") if d.stat().st_mtime >= since and (d / "stdout").exists()]
+        return any(f"TASK [{prefix}" in (d / "stdout").read_text(errors="replace") for d in runs)
+
+    lab.wait(f"the playbook reached {prefix}", started, timeout)
+
+
+def test_a_node_lost_during_provision_others_finish_and_a_rerun_converges(lab: Lab) -> None:
+    keys = munge_keys(lab)
+    for node in COMPUTE[:2]:  # drift that provisioning must repair on both, the lost node included
+        lab.sh(node, "rm /etc/nccl.conf")
+    since = time.time() - 1
+    run = subprocess.Popen([sys.executable, "-m", "clusterforge", "lab", "provision", "--name", lab.name],
+                           cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for_task(lab, since, "munge")
+    lab.cli("stop", COMPUTE[1])
+    stdout, stderr = run.communicate(timeout=300)
+
+    assert run.returncode == 1, stdout + stderr
+    assert f"provisioning failed: {COMPUTE[1]} (unreachable)" in stderr
+    assert f"stopped: {COMPUTE[1]}: `clusterforge lab start --name {lab.name}`" in stderr
+    counts = recap(stdout)
+    assert counts[COMPUTE[1]][1] == 1, stdout
+    assert all(counts[n][1:] == (0, 0) for n in ALL if n != COMPUTE[1]), stdout
+    assert "NCCL_IB_DISABLE=0" in lab.sh(COMPUTE[0], "cat /etc/nccl.conf")  # the others finished their work
+    lab.wait(f"{COMPUTE[1]} marked down", lambda: node_state(lab, COMPUTE[1]).startswith("down"), timeout=90)
+
+    assert f"started {COMPUTE[1]}" in lab.cli("start").stdout
+    again = lab.cli("provision")
+    counts = recap(again.stdout)
+    assert counts[COMPUTE[1]][0] >= 1 and counts[COMPUTE[1]][1:] == (0, 0), again.stdout
+    assert all(counts[n] == (0, 0, 0) for n in ALL if n != COMPUTE[1]), again.stdout
+    assert "NCCL_IB_DISABLE=0" in lab.sh(COMPUTE[1], "cat /etc/nccl.conf")
+    assert munge_keys(lab) == keys  # nothing lost: the same key everywhere
+    lab.wait("every node idle", lambda: all(node_state(lab, n) == "idle" for n in COMPUTE), timeout=90)
+    assert sorted(lab.sh(CONTROLLER, "srun -N3 hostname").split()) == COMPUTE
+
+
+def test_a_dead_slurmd_is_marked_down_its_job_runs_on_the_others_and_provision_brings_it_back(lab: Lab) -> None:
+    dead = COMPUTE[0]
+    lab.sh(dead, "systemctl kill --signal=KILL slurmd")
+    job_id = lab.sh(CONTROLLER, "sbatch --parsable -N2 --time=2 --wrap 'srun hostname'")
+    waited = lab.wait(f"{dead} marked down", lambda: node_state(lab, dead).startswith("down"), timeout=120)
+    print(f"{dead} was marked down {waited:.0f} s after slurmd was killed (SlurmdTimeout=30)")
+    lab.wait(f"job {job_id} completed", lambda: job(lab, job_id)["JobState"] == "COMPLETED", timeout=120)
+    finished = job(lab, job_id)
+    assert finished["ExitCode"] == "0:0"
+    assert lab.sh(CONTROLLER, f"scontrol show hostnames {finished['NodeList']}").split() == COMPUTE[1:]
+
+    out = lab.cli("provision").stdout
+    assert recap(out)[dead][0] >= 1, out  # slurmd started again
+    lab.wait(f"{dead} back", lambda: node_state(lab, dead) == "idle", timeout=90)
+    assert sorted(lab.sh(CONTROLLER, "srun -N3 hostname").split()) == COMPUTE
+
+
+def test_the_controller_replaced_during_a_job_keeps_the_running_and_queued_jobs(lab: Lab) -> None:
+    assert re.search(r"volumes/\S+-ctl-0001-state/", lab.sh(CONTROLLER, "findmnt -n -o SOURCE /var/spool/slurmctld"))
+    running = lab.sh(CONTROLLER, "sbatch --parsable -N3 --time=3 --wrap 'srun sleep 45'")
+    queued = lab.sh(CONTROLLER, "sbatch --parsable -N3 --time=2 --wrap 'srun hostname'")
+    lab.wait(f"job {running} running", lambda: job(lab, running)["JobState"] == "RUNNING", timeout=60)
+    started = job(lab, running)["StartTime"]
+
+    lab.cli("replace", CONTROLLER)
+    # a new system disk: no munge key, no slurmctld until provisioning
+    assert lab.sh(CONTROLLER, "test -e /etc/munge/munge.key && echo key; systemctl is-active slurmctld; true") \
+        == "inactive"
+    out = lab.cli("provision").stdout
+    assert recap(out)[CONTROLLER][0] > 0 and all(c[1:] == (0, 0) for c in recap(out).values()), out
+
+    during = job(lab, running)
+    assert during["JobState"] in ("RUNNING", "COMPLETED") and during["StartTime"] == started
+    assert job(lab, queued)["JobState"] in ("PENDING", "RUNNING", "COMPLETED")
+    lab.wait("both jobs completed", lambda: job(lab, queued)["JobState"] == "COMPLETED", timeout=120)
+    first, second = job(lab, running), job(lab, queued)
+    assert first["JobState"] == "COMPLETED" and first["Restarts"] == "0" and first["ExitCode"] == "0:0"
+    assert second["ExitCode"] == "0:0" and second["StartTime"] >= first["EndTime"]
+
+
+def test_drills_left_the_cluster_whole(lab: Lab) -> None:
+    assert lab.sh(CONTROLLER, "sinfo --noheader --Node --format '%N %T'").splitlines() == [
+        f"{node} idle" for node in COMPUTE]
+    assert sorted(lab.sh(CONTROLLER, "srun -N3 hostname").split()) == COMPUTE
