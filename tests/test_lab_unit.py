@@ -77,7 +77,8 @@ def test_lab_up_on_an_unprepared_host_exits_2_with_the_fix(cli, monkeypatch, tmp
     assert "Traceback" not in result.output
 
 
-@pytest.mark.parametrize("args", [("status",), ("exec", "node-0001", "--", "true"), ("provision",)])
+@pytest.mark.parametrize("args", [("status",), ("exec", "node-0001", "--", "true"), ("provision",),
+                                  ("stop", "node-0001"), ("start",), ("replace", "node-0001")])
 def test_commands_on_a_lab_that_is_not_up_exit_2(cli, monkeypatch, tmp_path, args) -> None:
     monkeypatch.setenv("CLUSTERFORGE_CACHE", str(tmp_path))
     result = cli("lab", args[0], "--name", "cf-unit", *args[1:])
@@ -120,6 +121,20 @@ def test_provision_extra_vars_must_be_key_value(cli, monkeypatch, tmp_path) -> N
     monkeypatch.setenv("CLUSTERFORGE_CACHE", str(tmp_path))
     result = cli("lab", "provision", "-e", "novalue", "--name", "cf-unit")
     assert result.exit_code == 2 and "expected KEY=VALUE, got 'novalue'" in result.stderr
+    result = cli("lab", "provision", "-e", f"@{tmp_path / 'vault.yml'}", "--name", "cf-unit")
+    assert result.exit_code == 2 and f"{tmp_path / 'vault.yml'}: --extra-vars: no such file" in result.stderr
+
+
+def test_stop_and_replace_name_the_lab_nodes_when_one_is_unknown(cli, monkeypatch, tmp_path) -> None:
+    from clusterforge.lab import state
+
+    monkeypatch.setenv("CLUSTERFORGE_CACHE", str(tmp_path))
+    monkeypatch.setattr("clusterforge.lab.podman.labelled", lambda kind, label: [])
+    state.save(LabPaths.of("cf-unit"), state.LabState("cf-unit", "bp.yaml", (), "img", "net", "ctl-0001", (
+        state.Node("ctl-0001", "cf-unit-ctl-0001", "10.0.0.10", ("slurm_controller",)),)))
+    for command in ("stop", "replace"):
+        result = cli("lab", command, "--name", "cf-unit", "node-9")
+        assert result.exit_code == 2 and "no node 'node-9' in lab cf-unit (nodes: ctl-0001)" in result.stderr
 
 
 def lab_loaded():

@@ -50,6 +50,15 @@ def test_munge_key_is_one_key_0400_owned_by_munge(lab: Lab) -> None:
     assert len({s.splitlines()[1] for s in sums.values()}) == 1, sums
 
 
+def test_slurm_files_and_settings_that_guard_users_from_each_other(lab: Lab) -> None:
+    modes = lab.sh("ctl-0001", "stat -c '%a %U' /etc/slurm/slurm.conf /etc/slurm/cgroup.conf /var/spool/slurmctld")
+    assert modes.splitlines() == ["644 root", "644 root", "700 slurm"]
+    config = dict(re.findall(r"^(\w+)\s+= (.*)$", lab.sh("ctl-0001", "scontrol show config"), re.M))
+    assert set(config["PrivateData"].split(",")) >= {"jobs", "usage", "users", "accounts"}, config["PrivateData"]
+    assert config["ProctrackType"] == "proctrack/cgroup" and "task/cgroup" in config["TaskPlugin"]
+    assert config["AuthType"] == "auth/munge"
+
+
 def test_each_daemon_enabled_only_where_it_belongs(lab: Lab) -> None:
     state = "systemctl is-enabled {0} 2>/dev/null; systemctl is-active {0} 2>/dev/null; true"
     assert lab.sh("ctl-0001", state.format("slurmctld")).split() == ["enabled", "active"]
