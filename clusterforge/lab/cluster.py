@@ -192,10 +192,13 @@ def power(paths: LabPaths, names: Sequence[str], on: bool, say: Say) -> list[str
     targets = [lab.node(name) for name in names] if names else list(lab.nodes)
     running = running_containers(paths)
     acted = [n for n in targets if (n.container in running) != on]
-    for node in targets:
+    already = "running" if on else "stopped"
+    for node in targets if names else []:
         if node not in acted:
-            say(f"{node.name} is already {'running' if on else 'stopped'}")
+            say(f"{node.name} is already {already}")
     if not acted:
+        if not names:
+            say(f"every node is already {already}")
         return []
     if on:
         podman.run(["start", *(n.container for n in acted)])
