@@ -14,13 +14,12 @@ from clusterforge.aws.settings import DEFAULT_CONTROLLER_POOL, StackSettings
 from clusterforge.catalog import Instance
 from clusterforge.errors import ClusterforgeError, Problem
 from clusterforge.load import Loaded
-from clusterforge.model import Aws, AwsSecurity, CapacityBlock, Cluster, FsxLustre, Odcr, Pool
+from clusterforge.model import Aws, AwsSecurity, Cluster, FsxLustre, Pool
 from clusterforge.plan import build_plan
-from clusterforge.plan.efa import availability_zone, efa_interfaces, placement_group
+from clusterforge.plan.efa import RESERVED_ROLE, availability_zone, efa_interfaces, placement_group, reservation
 from clusterforge.policies.network import Interface
 
 CONTROLLER_ROLE = "controller"
-RESERVED_ROLE = "compute"  # reservations and Capacity Blocks hold the training instance type
 
 
 @dataclass(frozen=True)
@@ -115,8 +114,8 @@ def with_controller(cluster: Cluster, instance_type: str) -> tuple[Cluster, bool
 
 def capacity_for(aws: Aws, pool: Pool) -> CapacityTarget:
     """The blueprint's reservation applies to compute pools; controller and login nodes run on demand."""
-    capacity = aws.capacity
-    if pool.role != RESERVED_ROLE or not isinstance(capacity, Odcr | CapacityBlock):
+    capacity = reservation(aws, pool)
+    if capacity is None:
         return CapacityTarget("on-demand")
     return CapacityTarget(capacity.type, capacity.reservation_id)
 

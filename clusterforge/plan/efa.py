@@ -3,7 +3,18 @@
 from __future__ import annotations
 
 from clusterforge.catalog import Instance
-from clusterforge.model import Cluster, Pool
+from clusterforge.model import Aws, CapacityBlock, Cluster, Odcr, Pool
+
+RESERVED_ROLE = "compute"  # reservations and Capacity Blocks hold the training instance type
+
+
+def reservation(aws: Aws, pool: Pool) -> Odcr | CapacityBlock | None:
+    """The blueprint's ODCR or Capacity Block when this pool launches into it: compute pools only (controller
+    and login nodes run on demand). AWS fixed such capacity's placement when it was reserved."""
+    capacity = aws.capacity
+    if pool.role != RESERVED_ROLE or not isinstance(capacity, Odcr | CapacityBlock):
+        return None
+    return capacity
 
 
 def efa_interfaces(pool: Pool, instance: Instance) -> int:

@@ -10,6 +10,7 @@ from pydantic import Field
 
 from clusterforge.catalog import Instance
 from clusterforge.model import SwitchedFabric
+from clusterforge.plan.efa import reservation
 from clusterforge.plan.fabric import capacity, leaf_split, tiers_needed
 from clusterforge.policies.config import Settings
 from clusterforge.policies.context import Context
@@ -164,7 +165,9 @@ def efa_interfaces(ctx: Context, settings: Settings) -> Iterator[Draft]:
 @rule("NET-006", "error", "network", "EFA placement",
       "AWS placement group docs; ParallelCluster EfaMultiAz / EfaPlacementGroup validators", targets="aws")
 def efa_placement(ctx: Context, settings: Settings) -> Iterator[Draft]:
-    """The EFA nodes of one pool share one cluster placement group in one AZ and one subnet."""
+    """The EFA nodes of one pool share one cluster placement group in one AZ and one subnet. A pool that launches
+    into an ODCR or a Capacity Block may go without a group of its own: AWS placed that capacity when it was
+    reserved (ParallelCluster does the same; the CrossGuard policy agrees)."""
     aws = ctx.cluster.aws
     if aws is None:
         return
@@ -172,7 +175,7 @@ def efa_placement(ctx: Context, settings: Settings) -> Iterator[Draft]:
         instance = ctx.instance(pool)
         if instance is None or not instance.efa_max_interfaces or pool.efa_interfaces == 0:
             continue
-        if pool.placement != "cluster":
+        if pool.placement != "cluster" and reservation(aws, pool) is None:
             yield Draft(("pools", i, "placement"), f"pool {pool.name} uses EFA without a cluster placement group",
                         "set placement: cluster", group=f"pool {pool.name}")
         if pool.availability_zone is not None and pool.availability_zone not in aws.availability_zones:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from pulumi_policy import (
     PolicyCustomTimeouts,
     PolicyResource,
@@ -19,7 +20,7 @@ from pulumi_policy import (
 from pulumi_policy.proxy import unknown_checking_proxy
 
 from clusterforge.crossguard.pack import policies
-from tests.aws.conftest import EXAMPLES, ROOT, Recorder, Run, build_example
+from tests.aws.conftest import EXAMPLES, ROOT, Recorder, Run, build_blueprint, build_example
 
 Stack = Callable[..., Run]
 PACK = ROOT / "policies"
@@ -55,6 +56,19 @@ def violations(resources: list[PolicyResource], blueprint: Path) -> list[str]:
 def test_the_stack_passes_the_pack(stack: Stack, example: str) -> None:
     rec = stack(build_example(example)).recorder
     assert violations(policy_resources(rec), EXAMPLES / f"{example}.yaml") == []
+
+
+def test_the_pack_and_the_blueprint_rule_agree_on_a_capacity_block_without_a_group(stack: Stack, tmp_path: Path
+                                                                                      ) -> None:
+    """NET-006 in the PR check and at preview: reserved capacity needs no placement group of its own."""
+    data = yaml.safe_load((EXAMPLES / "aws-p5.yaml").read_text())
+    assert data["aws"]["capacity"]["type"] == "capacity-block"
+    data["pools"][0]["placement"] = "none"
+    blueprint = tmp_path / "reserved.yaml"
+    blueprint.write_text(yaml.safe_dump(data))
+    rec = stack(build_blueprint(blueprint)).recorder  # the stack refuses unwaived blueprint errors
+    assert not rec.of_type("aws:ec2/placementGroup:PlacementGroup")
+    assert violations(policy_resources(rec), blueprint) == []
 
 
 def test_the_pack_sees_a_broken_stack(stack: Stack) -> None:

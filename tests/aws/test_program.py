@@ -74,17 +74,28 @@ def test_a_program_that_registers_before_failing_is_seen(stack: Stack) -> None:
 
 def test_a_waived_error_deploys(stack: Stack, tmp_path: Path) -> None:
     data = example("aws-p5")
+    data["aws"]["capacity"] = {"type": "on-demand"}
     data["pools"][0]["placement"] = "none"
     path = write(tmp_path, data)
     waivers = tmp_path / "waivers.yaml"
     waivers.write_text(yaml.safe_dump({"waivers": [{
-        "rule": "NET-006", "target": "pools[0].placement", "reason": "the block is not in a placement group",
+        "rule": "NET-006", "target": "pools[0].placement", "reason": "spread on purpose for a failure-domain test",
         "expires": "2999-01-01", "approver": "platform"}]}))
     unwaived = stack(run_main({"blueprint": str(path)}), expect_error=True)
     assert "NET-006" in str(unwaived.error) and unwaived.recorder.resources == []
     rec = stack(run_main({"blueprint": str(path), "waivers": str(waivers)})).recorder
     assert not rec.of_type("aws:ec2/placementGroup:PlacementGroup")
     assert all("placement" not in t.inputs for t in rec.of_type("aws:ec2/launchTemplate:LaunchTemplate"))
+
+
+def test_a_capacity_block_without_a_group_of_its_own_deploys_unwaived(stack: Stack, tmp_path: Path) -> None:
+    """The blueprint rule and the CrossGuard policy agree: reserved capacity was placed when it was reserved."""
+    data = example("aws-p5")
+    data["pools"][0]["placement"] = "none"
+    rec = stack(run_main({"blueprint": str(write(tmp_path, data))})).recorder
+    assert not rec.of_type("aws:ec2/placementGroup:PlacementGroup")
+    templates = rec.of_type("aws:ec2/launchTemplate:LaunchTemplate")
+    assert templates and all("placement" not in t.inputs for t in templates)
 
 
 def test_a_design_that_cannot_be_built_is_refused_before_any_resource(stack: Stack, tmp_path: Path) -> None:

@@ -104,9 +104,21 @@ def test_net005_layout_shared_with_crossguard() -> None:
     ({}, ["use1-az4", "use1-az5"], True),
     ({"availability_zone": "use1-az5"}, ["use1-az4", "use1-az5"], False),
     ({"availability_zone": "use1-az6"}, ["use1-az4", "use1-az5"], True),
-    ({"placement": "none"}, ["use1-az4"], True),
 ])
 def test_net006_placement(pool_extra: dict, zones: list[str], fails: bool) -> None:
     data = aws(pools=[{"name": "gpu", "hardware": "p5.48xlarge", "count": 2, "partition": "train", **pool_extra}])
     data["aws"]["availability_zones"] = zones
+    assert found(data) == (["NET-006"] if fails else [])
+
+
+@pytest.mark.parametrize(("capacity", "fails"), [
+    ({"type": "on-demand"}, True),
+    ({"type": "odcr", "reservation_id": "cr-0123456789abcdef0"}, False),
+    ({"type": "capacity-block", "reservation_id": "cr-0123456789abcdef0"}, False),
+])
+def test_net006_reserved_capacity_needs_no_group_of_its_own(capacity: dict, fails: bool) -> None:
+    """AWS placed reserved capacity when it was reserved; the CrossGuard policy accepts it too."""
+    data = aws(pools=[{"name": "gpu", "hardware": "p5.48xlarge", "count": 2, "partition": "train",
+                       "placement": "none"}])
+    data["aws"]["capacity"] = capacity
     assert found(data) == (["NET-006"] if fails else [])
