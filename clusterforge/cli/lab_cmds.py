@@ -42,27 +42,18 @@ def lab_group() -> None:
 
 def _finish(outcome: Outcome, what: str, name: str) -> None:
     if not outcome.summary.ok:
+        from clusterforge.lab import cluster
+
         hosts = outcome.summary.hosts
         failed = ", ".join(f"{host} ({hosts[host].status})" for host in outcome.summary.failed_hosts)
         click.echo(f"{what} failed: {failed or outcome.problem('site.yml').message}", err=True)
-        stopped = _stopped_nodes(name)
+        stopped = cluster.stopped_nodes(LabPaths.of(name))
         if stopped:
             click.echo(f"stopped: {', '.join(stopped)}: `clusterforge lab start --name {name}` powers them on",
                        err=True)
         click.echo(f"the lab stays up: fix, then `clusterforge lab provision --name {name}`, "
                    f"or remove it with `clusterforge lab down --name {name}`", err=True)
         raise click.exceptions.Exit(EXIT_POLICY)
-
-
-def _stopped_nodes(name: str) -> list[str]:
-    from clusterforge.lab import cluster, state
-
-    paths = LabPaths.of(name)
-    lab = state.load(paths)
-    if lab is None:
-        return []
-    running = cluster.running_containers(paths)
-    return [n.name for n in lab.nodes if n.container not in running]
 
 
 @lab_group.command("up")
@@ -172,7 +163,7 @@ def provision(check: bool, diff: bool, tags: str | None, limit: str | None, fast
             raise ClusterforgeError(Problem(f"expected KEY=VALUE, got {item!r}", path="--extra-vars"))
         extra_vars[key] = value
     view = console()
-    stopped = _stopped_nodes(name)
+    stopped = cluster.stopped_nodes(paths)
     if stopped:
         view.print(f"[yellow]stopped: {', '.join(stopped)} (they will be unreachable; "
                    f"`clusterforge lab start --name {name}` powers them on)[/yellow]")

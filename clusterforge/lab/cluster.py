@@ -185,6 +185,15 @@ def running_containers(paths: LabPaths) -> set[str]:
             if podman.inspect("container", name)["State"]["Running"]}
 
 
+def stopped_nodes(paths: LabPaths) -> list[str]:
+    """Nodes of the lab whose container is not running (none when no lab of that name is up)."""
+    lab = state.load(paths)
+    if lab is None:
+        return []
+    running = running_containers(paths)
+    return [n.name for n in lab.nodes if n.container not in running]
+
+
 def power(paths: LabPaths, names: Sequence[str], on: bool, say: Say) -> list[str]:
     """Power nodes off (`podman stop`, no grace: a failed server does not shut down cleanly) or on (`podman start`,
     then wait until they boot); the nodes acted on. No names: every node of the lab."""
@@ -193,12 +202,13 @@ def power(paths: LabPaths, names: Sequence[str], on: bool, say: Say) -> list[str
     running = running_containers(paths)
     acted = [n for n in targets if (n.container in running) != on]
     already = "running" if on else "stopped"
-    for node in targets if names else []:
-        if node not in acted:
-            say(f"{node.name} is already {already}")
+    if names:
+        for node in targets:
+            if node not in acted:
+                say(f"{node.name} is already {already}")
+    elif not acted:
+        say(f"every node is already {already}")
     if not acted:
-        if not names:
-            say(f"every node is already {already}")
         return []
     if on:
         podman.run(["start", *(n.container for n in acted)])

@@ -111,10 +111,27 @@ def execute(run: Run, on_event: EventHandler | None = None) -> Outcome:
         return False  # events are folded in memory; nothing per event is written to disk
 
     run.private_dir.mkdir(parents=True, exist_ok=True)
+    binaries = _binaries()
+    strategy = mitogen_env() if run.fast else {}
+    # ansible-runner turns host key checking off unless told otherwise; ansible.cfg's setting stands.
+    env = {"ANSIBLE_CONFIG": str(run.project / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1",
+           "ANSIBLE_HOST_KEY_CHECKING": "True",
+           "PATH": f"{binaries}{os.pathsep}{os.environ.get('PATH', '')}", **strategy, **run.env}
     try:
-        return _execute(ansible_runner, run, handle, summary)
-    finally:
+        result = ansible_runner.run(
+            private_data_dir=str(run.private_dir), project_dir=str(run.project), playbook=run.playbook,
+            inventory=[str(i) for i in run.inventories], limit=run.limit, cmdline=shlex.join(run.cmdline()),
+            envvars=env, quiet=True, event_handler=handle, rotate_artifacts=3, suppress_env_files=True,
+            # Facts are cached where ansible.cfg (or run.env) says, shared with plain ansible-playbook runs;
+            # any type but "jsonfile" keeps ansible-runner from moving the cache into its per-run artifacts.
+            fact_cache_type="ansible.cfg",
+        )
+    finally:  # also after a failure or Ctrl-C
         forget_environment(run.private_dir / "artifacts")
+    stdout = ""
+    if result.stdout is not None:
+        stdout = result.stdout.read()
+    return Outcome(summary, int(result.rc or 0), stdout)
 
 
 def forget_environment(artifacts: Path) -> None:
@@ -128,24 +145,3 @@ def forget_environment(artifacts: Path) -> None:
         if isinstance(data, dict) and isinstance(data.get("env"), dict):
             data["env"] = "not kept: it held the caller's environment, credentials included"
             write_text(record, json.dumps(data))
-
-
-def _execute(ansible_runner: Any, run: Run, handle: Callable[[dict[str, Any]], bool], summary: RunSummary) -> Outcome:
-    binaries = _binaries()
-    strategy = mitogen_env() if run.fast else {}
-    # ansible-runner turns host key checking off unless told otherwise; ansible.cfg's setting stands.
-    env = {"ANSIBLE_CONFIG": str(run.project / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1",
-           "ANSIBLE_HOST_KEY_CHECKING": "True",
-           "PATH": f"{binaries}{os.pathsep}{os.environ.get('PATH', '')}", **strategy, **run.env}
-    result = ansible_runner.run(
-        private_data_dir=str(run.private_dir), project_dir=str(run.project), playbook=run.playbook,
-        inventory=[str(i) for i in run.inventories], limit=run.limit, cmdline=shlex.join(run.cmdline()),
-        envvars=env, quiet=True, event_handler=handle, rotate_artifacts=3, suppress_env_files=True,
-        # Facts are cached where ansible.cfg (or run.env) says, shared with plain ansible-playbook runs;
-        # any type but "jsonfile" keeps ansible-runner from moving the cache into its per-run artifacts.
-        fact_cache_type="ansible.cfg",
-    )
-    stdout = ""
-    if result.stdout is not None:
-        stdout = result.stdout.read()
-    return Outcome(summary, int(result.rc or 0), stdout)
