@@ -2,7 +2,26 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from typing import Any
+
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def shown(value: Any, limit: int = 60) -> str:
+    """A value from the input as it may appear in a message: repr'd, on one line, at most `limit` characters.
+
+    Input is untrusted: a message must not carry a file's contents, forge a line of CI output or flood a log.
+    """
+    text = one_line(repr(value) if isinstance(value, str) else str(value))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def one_line(text: str) -> str:
+    """`text` with control characters, line separators and lone surrogates escaped, so it stays one line."""
+    return _UNPRINTABLE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                            else f"\\u{ord(m.group()):04x}", text)
 
 
 @dataclass(frozen=True)
@@ -19,7 +38,7 @@ class Problem:
         """Format as `file:line: path: message (hint)`, the shape editors and CI annotate."""
         where = f"{self.file}:{self.line}" if self.line else self.file
         text = f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
-        return f"{text} ({self.hint})" if self.hint else text
+        return one_line(f"{text} ({self.hint})" if self.hint else text)
 
 
 class ClusterforgeError(Exception):

@@ -11,6 +11,8 @@ from clusterforge.model.cloud import Aws, FsxLustre
 from clusterforge.model.site import Site
 
 Role = Literal["compute", "login", "controller", "storage"]
+# One line of free text: no control characters or line separators; it is never evaluated as a template.
+FreeText = Annotated[str, StringConstraints(pattern=r"^[^\x00-\x1f\x7f-\x9f\u2028\u2029]{1,200}$")]
 VersionPin = Annotated[str, StringConstraints(min_length=1, max_length=40)]
 
 
@@ -135,6 +137,7 @@ class Cluster(Strict):
     kind: Literal["Cluster"]
     name: Name
     team: Name | None = None
+    description: FreeText | None = None  # for people (the login banner); reaches nodes only as data
     target: Literal["onprem", "aws"]
     pools: Annotated[list[Pool], Field(min_length=1)]
     site: Site | None = None

@@ -1,0 +1,221 @@
+"""Run one hostile input through every command as a separate process and check what must always hold.
+
+A case is a small file tree (the blueprint and anything it includes, links, FIFOs) plus what each command
+must answer. Whatever a case asks, every run must: exit 0, 1 or 2 (or the case's own set), print no
+traceback, stay under the memory ceiling and the hang timeout, leave every file outside its output untouched,
+and carry no byte of the secret planted outside the blueprint's tree in any output.
+
+Times are recorded (`RUNS`) for `benchmarks/hostile.py`; the 2-second target is measured there, not asserted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SECRET = "CLUSTERFORGE-SECRET-0f3a9c"  # planted outside the tree: must never appear in any output
+MAX_RSS_MIB = 256
+HANG_S = 30  # a run still going after this has hung: the case fails
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Link:
+    """A symbolic link; `{outside}` in the target stands for the folder holding the secret."""
+
+    target: str
+
+
+@dataclass(frozen=True)
+class Fifo:
+    """A named pipe (reading it would block forever)."""
+
+
+Entry = str | bytes | Link | Fifo
+
+# Command recipes: name -> argv after `clusterforge`, given the entry file and the output folder.
+Recipe = Callable[[str, Path], list[str]]
+RECIPES: dict[str, Recipe] = {
+    "validate": lambda f, out: ["validate", f],
+    "check": lambda f, out: ["check", f],
+    "check-json": lambda f, out: ["check", f, "-f", "json", "-o", str(out / "check.json")],
+    "check-sarif": lambda f, out: ["check", f, "-f", "sarif", "-o", str(out / "check.sarif")],
+    "check-junit": lambda f, out: ["check", f, "-f", "junit", "-o", str(out / "check.xml")],
+    "check-github": lambda f, out: ["check", f, "-f", "github"],
+    "plan": lambda f, out: ["plan", f],
+    "plan-json": lambda f, out: ["plan", f, "-f", "json"],
+    "render": lambda f, out: ["render", f, "-o", str(out / "render")],
+    "report": lambda f, out: ["report", f, "-o", str(out / "report.html")],
+}
+BLUEPRINT_COMMANDS = tuple(RECIPES)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One hostile input and what the commands must answer.
+
+    `exits` maps a recipe name (or "*" for the rest) to the exit codes allowed; `says` maps a recipe name to
+    text its output must contain. `argv` replaces the recipes for commands that take no blueprint (`new`,
+    `inventory`): a list of argument lists with `{tree}` and `{out}` placeholders.
+    """
+
+    name: str
+    problem: str  # the attack, in a few words
+    files: Mapping[str, Entry] = field(default_factory=dict)
+    entry: str = "cluster.yaml"  # relative to the tree, or an absolute path such as /dev/zero
+    commands: Sequence[str] = BLUEPRINT_COMMANDS
+    exits: Mapping[str, frozenset[int]] = field(default_factory=dict)
+    says: Mapping[str, str] = field(default_factory=dict)
+    argv: Sequence[Sequence[str]] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    check: Callable[[Path, Path], None] | None = None  # extra assertions on (tree, out) after every run
+
+
+@dataclass
+class Run:
+    case: str
+    command: str
+    exit: int
+    seconds: float
+    rss_mib: float
+    output: str
+
+
+RUNS: list[Run] = []
+
+
+def build(case: Case, base: Path) -> tuple[Path, Path, Path]:
+    """Materialise the case: tree/ (the blueprint's folder), outside/ (the secret), out/ (outputs)."""
+    tree, outside, out = base / "tree", base / "outside", base / "out"
+    for folder in (tree, outside, out):
+        folder.mkdir(parents=True, exist_ok=True)
+    (outside / "secret.yaml").write_text(f"{SECRET}: {SECRET}\n")
+    (outside / "id_rsa").write_text(f"-----BEGIN OPENSSH PRIVATE KEY-----\n{SECRET}\n")
+    for relative, entry in case.files.items():
+        path = tree / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(entry, Link):
+            path.symlink_to(entry.target.replace("{outside}", str(outside)))
+        elif isinstance(entry, Fifo):
+            os.mkfifo(path)
+        elif isinstance(entry, bytes):
+            path.write_bytes(entry)
+        else:
+            path.write_text(entry, encoding="utf-8", errors="surrogatepass")
+    return tree, outside, out
+
+
+def snapshot(*folders: Path) -> dict[str, tuple[int, int, str]]:
+    """Every path below the folders with its mode, size and (regular files) content hash; never opens a FIFO."""
+    seen: dict[str, tuple[int, int, str]] = {}
+    for folder in folders:
+        for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+            for name in dirnames + filenames:
+                path = Path(dirpath) / name
+                info = path.lstat()
+                digest = ""
+                if stat.S_ISREG(info.st_mode):
+                    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+                seen[str(path)] = (info.st_mode, info.st_size, digest)
+    return seen
+
+
+def run(case: Case, argv: list[str], command: str, cwd: Path) -> Run:
+    """One command in its own process: exit code, wall time and peak RSS of that process alone."""
+    env = {**os.environ, "PYTHONHASHSEED": "0", "COLUMNS": "120", **case.env}
+    log = cwd / f".log-{command}"
+    with open(log, "wb") as sink:
+        start = time.monotonic()
+        proc = subprocess.Popen([sys.executable, "-m", "clusterforge", *argv], cwd=cwd, env=env,
+                                stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT)
+        deadline = start + HANG_S
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > deadline:
+                proc.kill()
+                _, status, usage = os.wait4(proc.pid, 0)
+                break
+            time.sleep(0.01)
+        seconds = time.monotonic() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    output = log.read_bytes().decode("utf-8", "replace")
+    log.unlink()
+    result = Run(case.name, command, proc.returncode, seconds, usage.ru_maxrss / 1024, output)
+    RUNS.append(result)
+    return result
+
+
+def outputs_text(out: Path) -> str:
+    """Everything the commands wrote below out/, as text, for the secret search."""
+    parts = []
+    for path in sorted(out.rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            parts.append(path.read_bytes().decode("utf-8", "replace"))
+    return "\n".join(parts)
+
+
+def commands_of(case: Case, tree: Path, out: Path) -> list[tuple[str, list[str]]]:
+    if case.argv:
+        return [(" ".join(a[:1]) + f"#{i}", [s.replace("{tree}", str(tree)).replace("{out}", str(out)) for s in a])
+                for i, a in enumerate(case.argv)]
+    entry = case.entry if os.path.isabs(case.entry) else str(tree / case.entry)
+    return [(name, RECIPES[name](entry, out)) for name in case.commands]
+
+
+def exercise(case: Case, base: Path) -> list[str]:
+    """Run every command of the case; returns the broken guarantees (empty when all hold)."""
+    tree, outside, out = build(case, base)
+    broken: list[str] = []
+    for command, argv in commands_of(case, tree, out):
+        before = snapshot(tree, outside)
+        result = run(case, argv, command, base)
+        allowed = case.exits.get(command, case.exits.get("*", frozenset({0, 1, 2})))
+        where = f"{case.name} / {command}"
+        if result.seconds >= HANG_S:
+            broken.append(f"{where}: still running after {HANG_S} s")
+        if result.exit not in allowed:
+            broken.append(f"{where}: exit {result.exit}, expected one of {sorted(allowed)}\n{result.output[-2000:]}")
+        if "Traceback (most recent call last)" in result.output:
+            broken.append(f"{where}: printed a traceback\n{result.output[-2000:]}")
+        if result.rss_mib > MAX_RSS_MIB:
+            broken.append(f"{where}: peak RSS {result.rss_mib:.0f} MiB > {MAX_RSS_MIB} MiB")
+        if SECRET in result.output or SECRET in outputs_text(out):
+            broken.append(f"{where}: a byte of a file outside the blueprint's tree reached the output")
+        if "BEGIN OPENSSH" in result.output:
+            broken.append(f"{where}: echoed a private key's first line")
+        if command in case.says and case.says[command] not in result.output:
+            broken.append(f"{where}: output lacks {case.says[command]!r}\n{result.output[-2000:]}")
+        after = snapshot(tree, outside)
+        if after != before:
+            changed = sorted(set(after.items()) ^ set(before.items()))
+            broken.append(f"{where}: touched files outside its output: {[c[0] for c in changed][:5]}")
+        if case.check is not None:
+            try:
+                case.check(tree, out)
+            except AssertionError as exc:
+                broken.append(f"{where}: {exc}")
+    return broken
+
+
+def all_cases() -> list[Case]:
+    """Every CASES list of the tests/hostile/cases_*.py modules."""
+    import importlib
+
+    found: list[Case] = []
+    for module_file in sorted(Path(__file__).parent.glob("cases_*.py")):
+        module = importlib.import_module(f"tests.hostile.{module_file.stem}")
+        found.extend(module.CASES)
+    names = [c.name for c in found]
+    duplicates = {n for n in names if names.count(n) > 1}
+    assert not duplicates, f"hostile case names must be unique: {sorted(duplicates)}"
+    return found
