@@ -36,10 +36,11 @@ def test_hand_worked_verdicts(cli, example: str, warnings: set[str]) -> None:
 
 
 def _break_rack_a02_power(write) -> Path:
-    """Rack a02 gets 208 V 3φ 30 A feeds (8.65 kW per side) for its 30.6 kW: PWR-002 on its line, nothing else."""
+    """Rack a02 gets 208 V 3φ 60 A feeds (17.3 kW each) for its 30.6 kW: 15.3 kW a feed with both sides up is
+    fine, one side alone is not: PWR-002 on its line, nothing else."""
     text = HALL.read_text().replace(
         "{name: a02-a, side: A, voltage: 415, amps: 60, phase: 3}, {name: a02-b, side: B, voltage: 415, amps: 60",
-        "{name: a02-a, side: A, voltage: 208, amps: 30, phase: 3}, {name: a02-b, side: B, voltage: 208, amps: 30")
+        "{name: a02-a, side: A, voltage: 208, amps: 60, phase: 3}, {name: a02-b, side: B, voltage: 208, amps: 60")
     assert "voltage: 208" in text
     return write(text, "broken.yaml")
 
@@ -92,7 +93,7 @@ def test_junit_one_testcase_per_rule_and_target(cli, write) -> None:
 def test_text_output_groups_by_rack_with_utilisation(cli, write) -> None:
     result = cli("check", _break_rack_a02_power(write))
     assert result.exit_code == 1
-    assert "row a / rack a02" in result.stdout and "354%" in result.stdout   # 30.6 / 8.65
+    assert "row a / rack a02" in result.stdout and "177%" in result.stdout   # 30.6 / 17.3
     assert "FAIL: 1 error, 1 warning" in result.stdout
 
 

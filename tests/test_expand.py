@@ -24,7 +24,7 @@ def test_compact_and_full_describe_the_same_hall() -> None:
 
 
 def test_findings_match_and_point_at_the_group_line() -> None:
-    broken = generated(20_000, compact=True).replace("voltage: 415, amps: 60", "voltage: 208, amps: 30", 2)
+    broken = generated(20_000, compact=True).replace("voltage: 415, amps: 60", "voltage: 208, amps: 60", 2)
     verdict = evaluate(load_text(broken, "c.yaml"))
     errors = [f for f in verdict.findings if f.level == "error"]
     group_line = next(i for i, line in enumerate(broken.splitlines(), 1) if "208" in line)

@@ -41,6 +41,7 @@ class PoolDesign:
     placement_group: str | None  # the planner's name for the pool's cluster placement group
     zone: str  # AZ id
     capacity: CapacityTarget
+    placement_opt_out: bool = False  # the blueprint said `placement: none` (NET-006 warns; preview lets it pass)
 
     @property
     def efa(self) -> bool:
@@ -145,7 +146,8 @@ def _pool(cluster: Cluster, aws: Aws, loaded: Loaded, pool: Pool, nodes: tuple[s
         name=pool.name, role=pool.role, instance_type=pool.hardware, nodes=nodes,
         interfaces=pool_layout(pool.name, pool.hardware, instance, efa_interfaces(pool, instance)),
         root_volume_gib=pool.root_volume_gib or instance.root_volume_gib,
-        placement_group=placement_group(cluster, pool, instance), zone=zone, capacity=capacity_for(aws, pool))
+        placement_group=placement_group(cluster, pool, instance), zone=zone, capacity=capacity_for(aws, pool),
+        placement_opt_out=pool.placement == "none")
 
 
 def design(loaded: Loaded, settings: StackSettings) -> ClusterDesign:

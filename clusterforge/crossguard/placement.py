@@ -17,6 +17,7 @@ from clusterforge.crossguard.tokens import (
     LAUNCH_TEMPLATE,
     LEGACY_RULE,
     PLACEMENT_GROUP,
+    PLACEMENT_OPT_OUT_TAG,
     SECURITY_GROUP,
 )
 
@@ -50,6 +51,12 @@ def _reserved(resource: StackResource) -> bool:
     return (isinstance(target, Mapping) and any(read(target, key) for key in target)) or market == "capacity-block"
 
 
+def _opted_out(template: StackResource) -> bool:
+    """The blueprint opted this pool out of a placement group on purpose: NET-006 warns in the PR check (as
+    ParallelCluster's validator does for an explicit opt-out), so preview does not block it."""
+    return read(template.props, "tags", PLACEMENT_OPT_OUT_TAG) == "none"
+
+
 def placement_problems(template: StackResource, users: Sequence[StackResource],
                        resources: Sequence[StackResource]) -> list[Violation]:
     """Cluster strategy for every placement group the template's instances use; one where none is reserved."""
@@ -66,7 +73,7 @@ def placement_problems(template: StackResource, users: Sequence[StackResource],
                 problems[group.urn] = Violation(
                     f"placement group {group.name} uses strategy {strategy!r}; EFA instances from launch template "
                     f"{template.name} need strategy 'cluster'", group.urn)
-    if not declared and not any(_reserved(r) for r in (template, *users)):
+    if not declared and not any(_reserved(r) for r in (template, *users)) and not _opted_out(template):
         problems[template.urn] = Violation(
             f"EFA launch template {template.name} launches outside a cluster placement group: set "
             "placement.groupName (or placementGroup on its auto scaling group)", template.urn)

@@ -12,6 +12,8 @@ LEGACY_RULE = "aws:ec2/securityGroupRule:SecurityGroupRule"
 AUTOSCALING_GROUP = "aws:autoscaling/group:Group"
 INSTANCE = "aws:ec2/instance:Instance"
 
+PLACEMENT_OPT_OUT_TAG = "clusterforge:placement"  # "none" on a launch template whose pool opted out on purpose
+
 PACK_NAME = "clusterforge"
 BLUEPRINT_POLICY = "clusterforge-blueprint"
 

@@ -13,6 +13,10 @@ def device_power_kw(pool: Pool, server: Server) -> float:
 
 
 def rack_load(rack: RackPlan, cluster: Cluster, catalog: Catalog, pools: dict[str, Pool]) -> RackLoad:
+    """The rack's aggregates. Liquid-cooled hardware sends its liquid share to the rack's loop only where the
+    rack has one (cooling kind `liquid`); in any other rack there is no loop, so all of its heat goes to air."""
+    site_rack = cluster.site.rows[rack.row_index].racks[rack.rack_index] if cluster.site is not None else None
+    has_loop = site_rack is None or site_rack.cooling.kind == "liquid"
     servers = []
     u = 0
     kg = power = air = liquid = 0.0
@@ -24,8 +28,9 @@ def rack_load(rack: RackPlan, cluster: Cluster, catalog: Catalog, pools: dict[st
         u += server.u_height * placed.count
         kg += server.weight_kg * placed.count
         power += kw
-        liquid += kw * server.liquid_heat_fraction
-        air += kw * (1.0 - server.liquid_heat_fraction)
+        fraction = server.liquid_heat_fraction if has_loop else 0.0
+        liquid += kw * fraction
+        air += kw * (1.0 - fraction)
     return RackLoad(rack, tuple(servers), u, kg, power, air, liquid)
 
 

@@ -167,7 +167,8 @@ def efa_interfaces(ctx: Context, settings: Settings) -> Iterator[Draft]:
 def efa_placement(ctx: Context, settings: Settings) -> Iterator[Draft]:
     """The EFA nodes of one pool share one cluster placement group in one AZ and one subnet. A pool that launches
     into an ODCR or a Capacity Block may go without a group of its own: AWS placed that capacity when it was
-    reserved (ParallelCluster does the same; the CrossGuard policy agrees)."""
+    reserved; an explicit `placement: none` on on-demand capacity is a warning (ParallelCluster does the same;
+    the CrossGuard policy agrees)."""
     aws = ctx.cluster.aws
     if aws is None:
         return
@@ -176,8 +177,11 @@ def efa_placement(ctx: Context, settings: Settings) -> Iterator[Draft]:
         if instance is None or not instance.efa_max_interfaces or pool.efa_interfaces == 0:
             continue
         if pool.placement != "cluster" and reservation(aws, pool) is None:
-            yield Draft(("pools", i, "placement"), f"pool {pool.name} uses EFA without a cluster placement group",
-                        "set placement: cluster", group=f"pool {pool.name}")
+            # an explicit opt-out is the user's call, as in ParallelCluster's validator: warn, don't block
+            yield Draft(("pools", i, "placement"), f"pool {pool.name} uses EFA on on-demand capacity without a "
+                        "cluster placement group: its nodes may land far apart and lose EFA bandwidth and latency",
+                        "set placement: cluster unless the spread is intended", level="warning",
+                        group=f"pool {pool.name}")
         if pool.availability_zone is not None and pool.availability_zone not in aws.availability_zones:
             yield Draft(("pools", i, "availability_zone"), f"pool {pool.name} names AZ {pool.availability_zone}, "
                         f"not one of {', '.join(aws.availability_zones)}", "use one of aws.availability_zones")

@@ -25,15 +25,12 @@ def redundant(ctx: Context, rack: Rack) -> bool:
     return bool(ctx.side_kw(rack, "A") and ctx.side_kw(rack, "B"))
 
 
-def over_one_side(ctx: Context, rack: Rack, power_kw: float) -> bool:
-    return redundant(ctx, rack) and power_kw > min(ctx.side_kw(rack, "A"), ctx.side_kw(rack, "B"))
-
-
 @rule("PWR-001", "error", "power", "Feed not overloaded in normal operation", SOURCE_NEC, needs_site=True)
 def feed_normal_load(ctx: Context, settings: Settings) -> Iterator[Draft]:
     """Each feed carries its share of the rack (split evenly over its feeds) within its usable rating.
 
-    On an A/B rack an overloaded feed implies the rack fails PWR-002 too; PWR-002 then reports the rack alone.
+    Decided from the design alone: an A/B rack whose feed is overloaded with both sides up also fails PWR-002,
+    and both findings stand (the views group them by rack), so skipping or waiving one never hides the other.
     """
     unfed: list[str] = []
     e = ctx.config.electrical
@@ -46,7 +43,7 @@ def feed_normal_load(ctx: Context, settings: Settings) -> Iterator[Draft]:
         share = load.power_kw / len(rack.feeds)
         index = min(range(len(rack.feeds)), key=lambda i: ctx.feed_kw(rack, i))
         feed, usable = rack.feeds[index], ctx.feed_kw(rack, index)
-        if share > usable and not over_one_side(ctx, rack, load.power_kw):
+        if share > usable:
             yield Draft(
                 (*load.rack.path, "feeds", index),
                 f"rack {rack.name} draws {load.power_kw:.1f} kW over {len(rack.feeds)} feeds ({share:.1f} kW each); "

@@ -71,6 +71,30 @@ def test_the_pack_and_the_blueprint_rule_agree_on_a_capacity_block_without_a_gro
     assert violations(policy_resources(rec), blueprint) == []
 
 
+def test_the_pack_and_the_blueprint_rule_agree_on_an_explicit_opt_out_on_demand(stack: Stack, tmp_path: Path
+                                                                                  ) -> None:
+    """On demand, `placement: none` is a NET-006 warning in the PR check; preview does not block it either, but a
+    launch template that lost its group without the blueprint saying so is still a violation."""
+    data = yaml.safe_load((EXAMPLES / "aws-p5.yaml").read_text())
+    data["aws"]["capacity"] = {"type": "on-demand"}
+    data["pools"][0]["placement"] = "none"
+    blueprint = tmp_path / "spread.yaml"
+    blueprint.write_text(yaml.safe_dump(data))
+    rec = stack(build_blueprint(blueprint)).recorder
+    assert not rec.of_type("aws:ec2/placementGroup:PlacementGroup")
+    assert violations(policy_resources(rec), blueprint) == []
+
+    def untagged(name: str, props: dict[str, Any]) -> dict[str, Any]:
+        tags = props.get("tags")
+        if not isinstance(tags, dict) or "clusterforge:placement" not in tags:
+            return props
+        return props | {"tags": {k: v for k, v in tags.items() if k != "clusterforge:placement"}}
+
+    found = violations(policy_resources(rec, untagged), blueprint)
+    assert [v for v in found if v.startswith("NET-006: EFA launch template") and "outside a cluster placement group"
+            in v] == found and len(found) == 1
+
+
 def test_the_pack_sees_a_broken_stack(stack: Stack) -> None:
     rec = stack(build_example("aws-p5")).recorder
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.policies.builders import feed, found, onprem, rack
+from tests.policies.builders import evaluate_data, feed, found, messages, onprem, rack
 
 AIR = {"kind": "air"}
 
@@ -43,7 +43,17 @@ def test_gb200_in_a_liquid_rack_passes() -> None:
 
 
 def test_clg002_liquid_hardware_in_an_air_rack() -> None:
-    assert found(gb200({"kind": "rdhx", "air_kw": 50})) == ["CLG-002"]
+    # no loop in the rack: all of the NVL72's heat goes to air, so the 50 kW door is over its ceiling too
+    data = gb200({"kind": "rdhx", "air_kw": 50})
+    assert found(data) == ["CLG-001", "CLG-002"]
+    [message] = messages(data, "CLG-001")
+    assert message.startswith("rack g01 rejects 132.0 kW to air")
+
+
+def test_clg001_stands_when_clg002_is_waived_or_skipped() -> None:
+    # a 132 kW system in a 25 kW air rack never passes the cooling rules, whatever is decided about CLG-002
+    verdict = evaluate_data(gb200({"kind": "air", "air_kw": 25}), skip=["CLG-002"])
+    assert verdict.failed and [f.id for f in verdict.findings if f.level == "error"] == ["CLG-001"]
 
 
 @pytest.mark.parametrize(("cooling", "fails"), [

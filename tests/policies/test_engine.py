@@ -12,7 +12,9 @@ from clusterforge.policies import load_policy_config, load_waivers
 from clusterforge.policies.registry import REGISTRY, Rule
 from tests.policies.builders import config, evaluate_data, feed, onprem, rack
 
-OVER = onprem([rack(count=2, feeds=[feed("a01-a", "A", 208, 30), feed("a01-b", "B", 208, 30)])])  # PWR-002
+# two feeds a side at 208 V 3φ 30 A (8.65 kW each): 20.4 kW is 5.1 kW a feed (fine) but 20.4 > 17.3 a side: PWR-002
+OVER = onprem([rack(count=2, feeds=[feed("a01-a", "A", 208, 30), feed("a01-a2", "A", 208, 30),
+                                    feed("a01-b", "B", 208, 30), feed("a01-b2", "B", 208, 30)])])
 TODAY = dt.date(2026, 11, 21)
 
 

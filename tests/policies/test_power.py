@@ -4,9 +4,12 @@ A DGX H100 is 10.2 kW nameplate."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from tests.policies.builders import config, feed, found, messages, onprem, rack
+from clusterforge.policies import load_waivers
+from tests.policies.builders import config, evaluate_data, feed, found, messages, onprem, rack
 
 
 def test_pwr001_single_side_feeds_overloaded_when_redundancy_is_waived_by_config() -> None:
@@ -21,10 +24,27 @@ def test_pwr001_share_within_rating_passes() -> None:
     assert found(onprem([r]), config=config(**{"PWR-002": {"enabled": False}})) == []
 
 
-def test_pwr001_not_repeated_when_the_ab_rack_fails_redundancy() -> None:
-    # A/B 208 V 3φ 30 A (8.65 kW): 20.4 kW → 10.2 per feed > 8.65, and 20.4 > 8.65 one side: PWR-002 alone
+def test_pwr001_and_pwr002_both_report_an_ab_rack_overloaded_with_both_sides_up() -> None:
+    # A/B 208 V 3φ 30 A (8.65 kW): 20.4 kW → 10.2 per feed > 8.65 (PWR-001), and 20.4 > 8.65 one side (PWR-002)
     r = rack(count=2, feeds=[feed("a", "A", 208, 30), feed("b", "B", 208, 30)])
-    assert found(onprem([r])) == ["PWR-002"]
+    assert found(onprem([r])) == ["PWR-001", "PWR-002"]
+
+
+@pytest.mark.parametrize("how", ["skip", "waive"])
+def test_pwr001_stands_when_pwr002_is_skipped_or_waived(how: str, tmp_path: Path) -> None:
+    # 4 DGX H100 = 40.8 kW on two 208 V 3φ 60 A feeds (17.3 kW usable each, 34.6 together): the breakers trip
+    # with both feeds up, whatever is decided about redundancy
+    data = onprem([rack(count=4, feeds=[feed("a01-a", "A", 208, 60), feed("a01-b", "B", 208, 60)])])
+    if how == "skip":
+        verdict = evaluate_data(data, skip=["PWR-002"])
+    else:
+        waivers = tmp_path / "w.yaml"
+        waivers.write_text("waivers:\n  - {rule: PWR-002, target: 'site.rows[0].racks[0].feeds', "
+                           "reason: dev rack without redundancy, "
+                           "expires: 2099-01-01}\n")
+        verdict = evaluate_data(data, waivers=load_waivers(waivers))
+    assert verdict.failed
+    assert [f.id for f in verdict.findings if f.level == "error"] == ["PWR-001"]
 
 
 def test_pwr001_racks_without_feeds_are_reported_as_info() -> None:
@@ -35,7 +55,7 @@ def test_pwr002_either_side_must_carry_the_rack() -> None:
     # 4 DGX = 40.8 kW on 208 V 3φ 60 A feeds (17.3 kW usable per side): 40.8 > 17.3
     r = rack(count=4, feeds=[feed("a01-a", "A", 208, 60), feed("a01-b", "B", 208, 60)])
     data = onprem([r])
-    assert found(data) == ["PWR-002"]
+    assert found(data) == ["PWR-001", "PWR-002"]  # 20.4 kW a feed with both up, 40.8 kW on one side after a loss
     [message] = messages(data, "PWR-002")
     assert message == ("rack a01 draws 40.8 kW; either side alone must carry it but side A gives 17.3 kW usable "
                        "(208 V 3φ 60 A × 0.8)")

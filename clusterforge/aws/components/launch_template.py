@@ -11,6 +11,7 @@ import pulumi_aws as aws
 
 from clusterforge.aws.design import CapacityTarget, PoolDesign
 from clusterforge.aws.layout import STANDARD
+from clusterforge.crossguard.tokens import PLACEMENT_OPT_OUT_TAG
 from clusterforge.policies.network import Interface
 
 CAPACITY_BLOCK = "capacity-block"
@@ -78,6 +79,8 @@ def root_volume(device_name: pulumi.Input[str], gib: int, kms_key_arn: str | Non
 def launch_template(name: str, args: TemplateArgs, opts: pulumi.ResourceOptions) -> aws.ec2.LaunchTemplate:
     pool = args.pool
     tags = {"clusterforge:cluster": args.cluster, "clusterforge:pool": pool.name, "clusterforge:role": pool.role}
+    if pool.placement_opt_out:
+        tags[PLACEMENT_OPT_OUT_TAG] = "none"  # tells the CrossGuard NET-006 check the blueprint chose this
     return aws.ec2.LaunchTemplate(
         name, description=f"clusterforge {args.cluster} pool {pool.name} ({pool.instance_type})",
         image_id=args.image_id, instance_type=pool.instance_type,
