@@ -54,7 +54,7 @@ def _reserved(resource: StackResource) -> bool:
 def _opted_out(template: StackResource) -> bool:
     """The blueprint opted this pool out of a placement group on purpose: NET-006 warns in the PR check (as
     ParallelCluster's validator does for an explicit opt-out), so preview does not block it."""
-    return read(template.props, "tags", PLACEMENT_OPT_OUT_TAG) == "none"
+    return bool(read(template.props, "tags", PLACEMENT_OPT_OUT_TAG) == "none")
 
 
 def placement_problems(template: StackResource, users: Sequence[StackResource],
