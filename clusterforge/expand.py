@@ -11,16 +11,20 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from clusterforge.errors import ClusterforgeError
+from clusterforge.errors import ClusterforgeError, shown
+from clusterforge.limits import RACKS
 from clusterforge.validation import closest
-from clusterforge.yamlsource import PathKey, Source
+from clusterforge.yamlsource import PathKey, Source, format_path
 
 _RANGE = re.compile(r"^(?P<pre>[^\[\]]*)\[(?P<lo>\d+)-(?P<hi>\d+)\](?P<post>[^\[\]]*)$")
 MAX_GROUP = 100_000
 
 
-def _names(entry: dict[str, Any], path: PathKey, source: Source, row: str | None = None) -> list[str] | None:
-    """The names a group stands for, or None for a plain entry."""
+def _group(entry: dict[str, Any], path: PathKey, source: Source,
+           row: str | None = None) -> tuple[str, str, int, int, int] | tuple[str, int] | None:
+    """What a group stands for without writing its names out: (prefix, suffix, first, last, width) for a
+    range, (name, count) for a count ((name, 0) for a plain rack whose name holds {row}), None for a plain
+    entry. Bad ranges and counts are input problems."""
     name = entry.get("name")
     count = entry.get("count")
     if not isinstance(name, str):
@@ -29,7 +33,7 @@ def _names(entry: dict[str, Any], path: PathKey, source: Source, row: str | None
         name = name.replace("{row}", row)
     match = _RANGE.match(name)
     if match is None and "[" in name:
-        raise ClusterforgeError(source.problem((*path, "name"), f"bad name range {name!r}",
+        raise ClusterforgeError(source.problem((*path, "name"), f"bad name range {shown(name)}",
                                                "write it as prefix[first-last]suffix, e.g. a[01-40]"))
     if match is not None:
         if count is not None:
@@ -39,14 +43,59 @@ def _names(entry: dict[str, Any], path: PathKey, source: Source, row: str | None
         if hi < lo or hi - lo >= MAX_GROUP:
             raise ClusterforgeError(source.problem((*path, "name"), f"range {lo}-{hi} is empty or too large",
                                                    f"the last number must be ≥ the first, at most {MAX_GROUP:,}"))
-        return [f"{match['pre']}{i:0{width}d}{match['post']}" for i in range(lo, hi + 1)]
+        return match["pre"], match["post"], lo, hi, width
     if count is None:
-        return [name] if row is not None and name != entry.get("name") else None
+        return (name, 0) if row is not None and name != entry.get("name") else None
     if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_GROUP:
         raise ClusterforgeError(source.problem((*path, "count"), f"group count must be 1..{MAX_GROUP:,}",
                                                "or use a name range such as a[01-40]"))
-    width = max(2, len(str(count)))
-    return [f"{name}{i:0{width}d}" for i in range(1, count + 1)]
+    return name, count
+
+
+def _size(entry: Any, path: PathKey, source: Source) -> int:
+    """How many rows or racks an entry stands for once expanded (1 for a plain entry)."""
+    group = _group(entry, path, source) if isinstance(entry, dict) else None
+    if group is None:
+        return 1
+    if len(group) == 5:
+        return group[3] - group[2] + 1
+    return group[1] or 1
+
+
+def _names(entry: dict[str, Any], path: PathKey, source: Source, row: str | None = None) -> list[str] | None:
+    """The names a group stands for, or None for a plain entry."""
+    group = _group(entry, path, source, row)
+    if group is None:
+        return None
+    if len(group) == 5:
+        pre, post, lo, hi, width = group
+        return [f"{pre}{i:0{width}d}{post}" for i in range(lo, hi + 1)]
+    name, count = group
+    if count == 0:
+        return [name]
+    digits = max(2, len(str(count)))
+    return [f"{name}{i:0{digits}d}" for i in range(1, count + 1)]
+
+
+def check_racks(source: Source) -> None:
+    """Refuse, before writing anything out, a site whose row and rack groups stand for more than limits.RACKS
+    racks (rows × racks per row multiply: `r[0-999]` × `k[0-999]` is a million racks from two lines)."""
+    site = source.data.get("site") if isinstance(source.data, dict) else None
+    rows = site.get("rows") if isinstance(site, dict) else None
+    if not isinstance(rows, list):
+        return
+    total = 0
+    limit = RACKS.value
+    for ri, row in enumerate(rows):
+        racks = row.get("racks") if isinstance(row, dict) else None
+        if not isinstance(racks, list):
+            continue
+        per_row = sum(_size(rack, ("site", "rows", ri, "racks", ki), source) for ki, rack in enumerate(racks))
+        total += _size(row, ("site", "rows", ri), source) * per_row
+        if total > limit:
+            path: PathKey = ("site", "rows", ri)
+            raise ClusterforgeError(RACKS.problem(f"at least {total:,}", source.file, source.line_of(path),
+                                                  format_path(path)))
 
 
 def _racks(row: dict[str, Any], row_name: str, row_path: PathKey, new_row_path: PathKey, source: Source,
@@ -92,8 +141,9 @@ def apply_placements(source: Source) -> Source:
             continue  # the model reports the shape
         if entry["rack"] not in where:
             suggestion = closest(entry["rack"], where)
-            raise ClusterforgeError(source.problem(("placement", i, "rack"), f"no rack {entry['rack']!r} in the site",
-                                                   f"did you mean {suggestion}?" if suggestion else ""))
+            raise ClusterforgeError(source.problem(
+                ("placement", i, "rack"), f"no rack {shown(entry['rack'])} in the site",
+                f"did you mean {suggestion}?" if suggestion else ""))
         ri, ki = where[entry["rack"]]
         racks = new_rows[ri]["racks"] = list(new_rows[ri]["racks"])
         rack = racks[ki] = dict(racks[ki])
@@ -124,6 +174,7 @@ def needs_expansion(data: Any) -> bool:
 
 def expand(source: Source) -> Source:
     """Source with row and rack groups written out; lines of expanded entries map to their group."""
+    check_racks(source)
     if not needs_expansion(source.data):
         return source
     data = dict(source.data)

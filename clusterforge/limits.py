@@ -51,5 +51,6 @@ YAML_DEPTH = Limit("yaml_depth", 64, "levels of nesting")
 INCLUDES = Limit("includes", 64, "included files in one blueprint")
 RACKS = Limit("racks", 20_000, "racks once row and rack groups are expanded")
 NODES = Limit("nodes", 100_000, "nodes in the cluster (the sum of the pools' counts)")
+POOLS = Limit("pools", 1_000, "pools in one blueprint")
 
-ALL: tuple[Limit, ...] = (INPUT_BYTES, YAML_NODES, YAML_DEPTH, INCLUDES, RACKS, NODES)
+ALL: tuple[Limit, ...] = (INPUT_BYTES, YAML_NODES, YAML_DEPTH, INCLUDES, RACKS, NODES, POOLS)

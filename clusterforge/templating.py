@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.errors import ClusterforgeError, Problem, shown
 from clusterforge.validation import closest, validate
 from clusterforge.yamlsource import load_file
 
@@ -90,7 +90,7 @@ class Template:
         for key in given:
             if key not in specs:
                 suggestion = closest(key, specs)
-                problems.append(Problem(f"unknown parameter {key!r}", f"template {self.name}", hint=(
+                problems.append(Problem(f"unknown parameter {shown(key)}", f"template {self.name}", hint=(
                     f"did you mean {suggestion}?" if suggestion else "parameters: " + ", ".join(specs))))
         if problems:
             raise ClusterforgeError(problems)
@@ -154,6 +154,6 @@ def get(name: str, extra: Path | None = None) -> Template:
     templates = discover(extra)
     if name not in templates:
         suggestion = closest(name, templates)
-        raise ClusterforgeError(Problem(f"unknown template {name!r}", hint=(
+        raise ClusterforgeError(Problem(f"unknown template {shown(name)}", hint=(
             f"did you mean {suggestion}?" if suggestion else "see `clusterforge new --list`")))
     return templates[name]

@@ -10,10 +10,30 @@ from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.errors import ClusterforgeError, Problem, one_line, shown
 from clusterforge.yamlsource import Source, format_path
 
 T = TypeVar("T")
+
+_EXPECTED: dict[str, str] = {}
+_PATH_CHARS = 120
+
+
+def expected(pattern: str, words: str) -> str:
+    """Register what a string `pattern` means in words (with an example) and return the words.
+
+    `words` is a noun phrase ("an LNet NID such as 10.0.0.10@o2ib"): the message reads "'x' is not <words>".
+    Use it as the description of a constrained string type, so the JSON schema and the error message say the
+    same thing: `Annotated[str, StringConstraints(pattern=P), Field(description=expected(P, "…"))]`.
+    """
+    _EXPECTED[pattern] = words
+    return words
+
+
+def _pattern_message(value: Any, pattern: str) -> str:
+    """A string that does not match: the value shown short, then the form expected in words (else the pattern)."""
+    words = _EXPECTED.get(pattern)
+    return f"{shown(value)} is not {words}" if words else f"{shown(value)} does not match {shown(pattern)}"
 
 _TYPE_WORDS = {
     "int_type": "an integer", "int_parsing": "an integer", "float_type": "a number",
@@ -21,6 +41,15 @@ _TYPE_WORDS = {
     "bool_parsing": "true or false", "list_type": "a list", "dict_type": "a mapping",
     "model_type": "a mapping", "model_attributes_type": "a mapping",
 }
+
+
+def _kind_of(value: Any) -> str:
+    """A wrong-typed input in a message: scalars shown short, containers by their kind and size only."""
+    if isinstance(value, dict):
+        return f"a mapping of {len(value)} keys"
+    if isinstance(value, list):
+        return f"a list of {len(value)} items"
+    return shown(value)
 
 
 def closest(word: str, choices: Iterable[str]) -> str | None:
@@ -125,14 +154,14 @@ def problems_from(exc: ValidationError, source: Source, root: type[BaseModel] | 
         if kind == "union_tag_invalid":
             ctx = err.get("ctx", {})
             key = str(ctx.get("discriminator", "kind")).strip("'")
-            expected = [t.strip(" '") for t in str(ctx.get("expected_tags", "")).split(",")]
+            tags = [t.strip(" '") for t in str(ctx.get("expected_tags", "")).split(",")]
             path = (*path, key)
-            message = f"unknown {key} {ctx.get('tag')!r}; expected one of {', '.join(expected)}"
-            suggestion = closest(str(ctx.get("tag")), expected)
+            message = f"unknown {key} {shown(ctx.get('tag'))}; expected one of {', '.join(tags)}"
+            suggestion = closest(str(ctx.get("tag")), tags)
             hint = f"did you mean {suggestion}?" if suggestion else ""
         elif kind == "extra_forbidden":
             key = str(path[-1]) if path else "?"
-            message = f"unknown key {key!r}"
+            message = f"unknown key {shown(key)}"
             allowed = _allowed_keys(_model_at(root, source.data, path[:-1])) if root else []
             suggestion = closest(key, allowed)
             if suggestion:
@@ -142,11 +171,20 @@ def problems_from(exc: ValidationError, source: Source, root: type[BaseModel] | 
                 hint = "allowed keys: " + ", ".join(allowed)
         elif kind == "missing":
             message = f"missing required key {err['loc'][-1]!r}"
+        elif kind == "string_pattern_mismatch":
+            message = _pattern_message(err.get("input"), str(err.get("ctx", {}).get("pattern", "")))
+            if err["loc"] and err["loc"][-1] == "[key]":
+                message = f"key {message}"
+        elif kind == "finite_number":
+            message = f"expected a finite number, got {shown(err.get('input'))}"
+            hint = "infinity and NaN are not values a limit or a figure can take"
         elif kind in _TYPE_WORDS:
-            message = f"expected {_TYPE_WORDS[kind]}, got {err.get('input')!r}"
+            message = f"expected {_TYPE_WORDS[kind]}, got {_kind_of(err.get('input'))}"
         else:
-            message = err["msg"].removeprefix("Value error, ")
+            message = one_line(err["msg"].removeprefix("Value error, "))
         problem = source.problem(path, message, hint)
+        if len(problem.path) > _PATH_CHARS:  # a path through a hostile key: keep the message one short line
+            problem = replace(problem, path=problem.path[:_PATH_CHARS - 1] + "…")
         where = (problem.line, problem.message)
         if where in index:
             repeats[index[where]] = repeats.get(index[where], 0) + 1

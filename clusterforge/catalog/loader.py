@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from clusterforge.catalog.models import CatalogFile, Entry, Instance, Server, Switch
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.errors import ClusterforgeError, Problem, shown
 from clusterforge.validation import closest, validate
 from clusterforge.yamlsource import Source, load_file, parse_text
 
@@ -44,7 +44,7 @@ class Catalog:
         """A Problem for an unknown hardware key, with the closest known names."""
         suggestion = closest(key, self._entries)
         hint = f"did you mean {suggestion}?" if suggestion else "see `clusterforge catalog list`"
-        message = f"unknown hardware {key!r}"
+        message = f"unknown hardware {shown(key)}"
         if source is not None:
             return source.problem(path, message, hint)
         return Problem(message, hint=hint)
@@ -53,7 +53,7 @@ class Catalog:
         """The entry for `key`, which must be of the given kind."""
         entry = self.get(key)
         if not isinstance(entry, kind):
-            raise ClusterforgeError(f"{key!r} is a {entry.kind}, not a {kind.__name__.lower()}")
+            raise ClusterforgeError(f"{shown(key)} is a {entry.kind}, not a {kind.__name__.lower()}")
         return entry
 
     def items(self) -> list[tuple[str, Entry]]:
@@ -88,7 +88,7 @@ def load_catalog(extra: Sequence[Path] = ()) -> Catalog:
         for key, entry in _read(source).items():
             if key in entries:
                 problems.append(source.problem(
-                    ("hardware", key), f"{key!r} is already defined ({origins[key]})",
+                    ("hardware", key), f"{shown(key)} is already defined ({origins[key]})",
                     "give your variant a new key, e.g. " + f"{key}-site"))
                 continue
             entries[key] = entry

@@ -4,17 +4,35 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, StringConstraints, model_validator
+
+from clusterforge.model.text import CatalogKey
+from clusterforge.validation import expected
 
 _BOOKKEEPING = {"kind", "form", "provider", "description", "sources", "notes"}
 
+# A site catalog is as untrusted as a blueprint: the GPU model becomes gres.conf's Type= and a slurm.conf Gres=,
+# so it is a word of safe characters; text for people is one line without control characters.
+GPU_MODEL = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$"
+GpuModel = Annotated[str, StringConstraints(pattern=GPU_MODEL), Field(description=expected(
+    GPU_MODEL, "a GPU model of letters, digits, '.', '_' or '-' (at most 40 characters), e.g. H100-SXM5"))]
+_LINE = r"[^\x00-\x1f\x7f-\x9f\u2028\u2029]"
+LINE = rf"^{_LINE}{{1,200}}$"
+Line = Annotated[str, StringConstraints(pattern=LINE), Field(description=expected(
+    LINE, "one line of text without control characters, 1 to 200 characters"))]
+PROSE = rf"^{_LINE}{{0,2000}}$"
+Prose = Annotated[str, StringConstraints(pattern=PROSE), Field(description=expected(
+    PROSE, "text without control characters or line breaks, at most 2,000 characters"))]
+
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    """Unknown keys are errors and numbers are finite (`.inf`/`.nan` would overflow or pass every limit)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class Gpus(_Frozen):
-    model: str
+    model: GpuModel
     count: PositiveInt
     memory_gib: PositiveFloat
 
@@ -58,9 +76,9 @@ class Nics(_Frozen):
 class _Sourced(_Frozen):
     """Every figure an entry sets must name its source in `sources`."""
 
-    description: str
-    sources: dict[str, str]
-    notes: str = ""
+    description: Line
+    sources: dict[str, Prose]
+    notes: Prose = ""
 
     @model_validator(mode="after")
     def _every_figure_sourced(self) -> _Sourced:
@@ -148,4 +166,4 @@ class CatalogFile(_Frozen):
 
     apiVersion: Literal["clusterforge/v1"] = "clusterforge/v1"
     kind: Literal["Catalog"] = "Catalog"
-    hardware: dict[str, Entry]
+    hardware: dict[CatalogKey, Entry]

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from clusterforge.cli.app import EXIT_POLICY, app
-from clusterforge.errors import ClusterforgeError
+from clusterforge.errors import ClusterforgeError, shown
 
 
 def _pairs(values: tuple[str, ...]) -> dict[str, str]:
@@ -15,7 +15,7 @@ def _pairs(values: tuple[str, ...]) -> dict[str, str]:
     for item in values:
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise click.BadParameter(f"{item!r} is not key=value", param_hint="--set")
+            raise click.BadParameter(f"{shown(item)} is not key=value", param_hint="--set")
         out[key.strip()] = value.strip()
     return out
 

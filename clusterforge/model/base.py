@@ -4,20 +4,21 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field
+
+from clusterforge.model.text import Name, ObjectName
+
+__all__ = ["Celsius", "Count", "Kg", "Kw", "Name", "NonNegKw", "ObjectName", "Strict"]
 
 
 class Strict(BaseModel):
-    """Every blueprint model forbids unknown keys, so a typo is an error with a line, not a silent default."""
+    """Every blueprint model forbids unknown keys, so a typo is an error with a line, not a silent default.
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    Numbers are finite: `.inf` or `.nan` would overflow a sum, print `Infinity` into JSON, or (NaN compares
+    false) silently pass a limit.
+    """
 
-
-Name = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,39}$")]
-"""A lowercase DNS-style name: it becomes hostnames, SLURM names and cloud resource names."""
-
-ObjectName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")]
-"""Facility object names (rows, racks, feeds, panels) as people write them on labels."""
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 Kw = Annotated[float, Field(gt=0, le=1_000_000)]
 NonNegKw = Annotated[float, Field(ge=0, le=1_000_000)]

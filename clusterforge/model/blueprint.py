@@ -4,31 +4,39 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Discriminator, Field, StringConstraints, Tag
+from pydantic import BaseModel, Discriminator, Field, Tag
 
-from clusterforge.model.base import Count, Kw, Name, Strict
-from clusterforge.model.cloud import Aws, FsxLustre
+from clusterforge.model.base import Count, Kw, Name, ObjectName, Strict
+from clusterforge.model.cloud import Aws, AzId, FsxLustre
 from clusterforge.model.site import Site
+from clusterforge.model.text import (
+    CatalogKey,
+    FreeText,
+    Fsname,
+    Gres,
+    LnetNids,
+    MountOptions,
+    MountPath,
+    SlurmTime,
+    VersionPin,
+)
 
 Role = Literal["compute", "login", "controller", "storage"]
-# One line of free text: no control characters or line separators; it is never evaluated as a template.
-FreeText = Annotated[str, StringConstraints(pattern=r"^[^\x00-\x1f\x7f-\x9f\u2028\u2029]{1,200}$")]
-VersionPin = Annotated[str, StringConstraints(min_length=1, max_length=40)]
 
 
 class Pool(Strict):
     """A group of identical nodes."""
 
     name: Name
-    hardware: str
+    hardware: CatalogKey
     count: Count
     role: Role = "compute"
     partition: Name | None = None
     efa_interfaces: Annotated[int, Field(ge=0, le=64)] | None = None
     max_power_kw: Kw | None = None
-    gres: str | None = None
+    gres: Gres | None = None
     placement: Literal["cluster", "none"] = "cluster"
-    availability_zone: str | None = None
+    availability_zone: AzId | None = None
     root_volume_gib: Annotated[int, Field(ge=8, le=65536)] | None = None
 
 
@@ -36,7 +44,7 @@ class SwitchedFabric(Strict):
     """An InfiniBand, RoCE or Ethernet fat tree built from a catalog switch."""
 
     kind: Literal["infiniband", "roce", "ethernet"]
-    switch: str = "qm9700"
+    switch: CatalogKey = "qm9700"
     tiers: Literal["auto", 1, 2, 3] = "auto"
     oversubscription: Annotated[float, Field(ge=1.0, le=64.0)] = 1.0
     rail_optimized: bool = True
@@ -57,11 +65,11 @@ Fabric = Annotated[SwitchedFabric | EfaFabric, Field(discriminator="kind")]
 class OnPremLustre(Strict):
     """An existing Lustre file system the nodes mount."""
 
-    mount: str = "/lustre"
-    mgs_nid: str | None = None
-    fsname: Annotated[str, StringConstraints(pattern=r"^[a-zA-Z0-9_]{1,8}$")] | None = None
+    mount: MountPath = "/lustre"
+    mgs_nid: LnetNids | None = None
+    fsname: Fsname | None = None
     write_gb_s: Annotated[float, Field(gt=0)] | None = None
-    mount_options: str = "defaults,_netdev,flock"
+    mount_options: MountOptions = "defaults,_netdev,flock"
 
 
 _FSX_KEYS = {"capacity_gib", "deployment_type", "throughput_mb_s_per_tib", "storage_type",
@@ -92,7 +100,7 @@ class Partition(Strict):
     name: Name
     pools: Annotated[list[Name], Field(min_length=1)]
     default: bool = False
-    max_time: str = "UNLIMITED"
+    max_time: SlurmTime = "UNLIMITED"
 
 
 class Slurm(Strict):
@@ -124,7 +132,7 @@ class Workload(Strict):
 class TeamPlacement(Strict):
     """Devices of this blueprint's pool in a rack of a shared site file (`site: !include site.yaml`)."""
 
-    rack: str
+    rack: ObjectName
     pool: Name
     count: Count = 1
     position: Annotated[int, Field(ge=1, le=100)] | None = None

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 
 from clusterforge.catalog import Catalog, Instance, Server, Switch
-from clusterforge.errors import Problem
+from clusterforge.errors import Problem, shown
 from clusterforge.model.blueprint import Cluster, OnPremLustre, SwitchedFabric
 from clusterforge.model.cloud import FsxLustre
 from clusterforge.validation import closest
@@ -18,7 +18,7 @@ def _duplicates(named: Iterable[tuple[PathKey, str]], what: str, source: Source)
     for path, name in named:
         if name in first:
             line = source.line_of(first[name])
-            yield source.problem(path, f"duplicate {what} name {name!r} (first on line {line})")
+            yield source.problem(path, f"duplicate {what} name {shown(name)} (first on line {line})")
         else:
             first[name] = path
 
@@ -27,7 +27,7 @@ def _unknown(path: PathKey, what: str, name: str, known: Iterable[str], source: 
     known = list(known)
     suggestion = closest(name, known)
     hint = f"did you mean {suggestion}?" if suggestion else ("known: " + ", ".join(known) if known else "")
-    return source.problem(path, f"unknown {what} {name!r}", hint)
+    return source.problem(path, f"unknown {what} {shown(name)}", hint)
 
 
 def reference_problems(cluster: Cluster, source: Source) -> list[Problem]:
@@ -115,7 +115,7 @@ def _site_problems(cluster: Cluster, source: Source, pool_names: list[str]) -> I
         if pool.name in placed and placed[pool.name] != pool.count:
             yield source.problem(
                 first_placement[pool.name],
-                f"pool {pool.name!r} has {pool.count} nodes but its rack placements add up to {placed[pool.name]}",
+                f"pool {shown(pool.name)} has {pool.count} nodes but its rack placements add up to {placed[pool.name]}",
                 "place every node of the pool, or none and let the planner place them")
 
 
@@ -134,7 +134,7 @@ def catalog_problems(cluster: Cluster, catalog: Catalog, source: Source) -> list
             suggestion = closest(pool.hardware, same_kind)
             hint = f"did you mean {suggestion}?" if suggestion else f"use a {want.__name__.lower()} from the catalog"
             out.append(source.problem(
-                path, f"{pool.hardware!r} is a {entry.kind}; target {cluster.target} needs a "
+                path, f"{shown(pool.hardware)} is a {entry.kind}; target {cluster.target} needs a "
                 f"{want.__name__.lower()}", hint))
     fabric = cluster.fabric
     if isinstance(fabric, SwitchedFabric):
@@ -142,5 +142,5 @@ def catalog_problems(cluster: Cluster, catalog: Catalog, source: Source) -> list
         if fabric.switch not in catalog:
             out.append(catalog.unknown(fabric.switch, source, path))
         elif not isinstance(catalog.get(fabric.switch), Switch):
-            out.append(source.problem(path, f"{fabric.switch!r} is not a switch"))
+            out.append(source.problem(path, f"{shown(fabric.switch)} is not a switch"))
     return out

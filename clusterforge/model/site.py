@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from clusterforge.model.base import Celsius, Count, Kg, Kw, ObjectName, Strict
+from clusterforge.model.base import Celsius, Count, Kg, Kw, Name, ObjectName, Strict
 
 InletClass = Literal["A1", "A2", "A3", "A4"]
 WaterClass = Literal["W17", "W27", "W32", "W40", "W45", "W+"]
@@ -36,7 +36,7 @@ class Panel(Strict):
 class Placement(Strict):
     """Devices of a pool placed in a rack; `position` is the lowest U of the first one (1-based)."""
 
-    pool: str
+    pool: Name
     count: Count = 1
     position: Annotated[int, Field(ge=1, le=100)] | None = None
 

@@ -6,32 +6,44 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from clusterforge.validation import validate
+from clusterforge.validation import expected, validate
 from clusterforge.yamlsource import Source, load_file
 
 EXPIRED_ID = "WVR-001"
 UNUSED_ID = "WVR-002"
 
 
-class WaiverEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+# A waiver file comes from pull requests and its text reaches every output format (CI annotations, SARIF,
+# JUnit, the report): each value is one line of bounded length, the target a finding path.
+RULE_ID = r"^[A-Z]{2,4}-[0-9]{3}$"
+TARGET = r"^[A-Za-z0-9_.*\[\]-]{1,300}$"
+ONE_LINE = r"^[^\x00-\x1f\x7f-\x9f\u2028\u2029]*$"
+expected(ONE_LINE, "one line of text (no control characters or line breaks)")
 
-    rule: Annotated[str, Field(pattern=r"^[A-Z]{2,4}-\d{3}$")]
-    target: Annotated[str, Field(min_length=1)]
-    reason: Annotated[str, Field(min_length=10, description="why this is acceptable, for the reviewer")]
+
+class WaiverEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    rule: Annotated[str, StringConstraints(pattern=RULE_ID), Field(description=expected(
+        RULE_ID, "a rule id, e.g. PWR-001"))]
+    target: Annotated[str, StringConstraints(pattern=TARGET), Field(description=expected(
+        TARGET, "a finding path of names, indexes and '*', e.g. site.rows[*].racks[2]"))]
+    reason: Annotated[str, StringConstraints(min_length=10, max_length=1000, pattern=ONE_LINE), Field(
+        description="why this is acceptable, for the reviewer: one line of 10 to 1,000 characters")]
     expires: dt.date
-    approver: str = ""
+    approver: Annotated[str, StringConstraints(max_length=100, pattern=ONE_LINE), Field(
+        description="who approved it: one line of at most 100 characters")] = ""
 
 
 class WaiverFile(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
-    apiVersion: str = "clusterforge/v1"
-    kind: str = "Waivers"
+    apiVersion: Literal["clusterforge/v1"] = "clusterforge/v1"
+    kind: Literal["Waivers"] = "Waivers"
     waivers: list[WaiverEntry]
 
 

@@ -1,0 +1,84 @@
+"""Strings of the blueprint that reach configuration files, each constrained to the form its consumer accepts.
+
+A blueprint comes from pull requests, and these values land in slurm.conf, gres.conf, Ansible group_vars and
+AWS API calls. Each type here is a pattern of safe characters that still fits every value the consumer takes,
+with words that say the form (they are the JSON schema's description and the error message's explanation).
+No pattern admits a newline, a quote or a space unless the consumer's own syntax needs it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, StringConstraints
+
+from clusterforge.validation import expected
+
+NAME = r"^[a-z][a-z0-9-]{0,39}$"
+Name = Annotated[str, StringConstraints(pattern=NAME), Field(description=expected(
+    NAME, "a lowercase name: a letter, then letters, digits or '-', at most 40 characters, e.g. vision-h100"))]
+"""A lowercase DNS-style name: it becomes hostnames, SLURM names and cloud resource names."""
+
+OBJECT_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$"
+ObjectName = Annotated[str, StringConstraints(pattern=OBJECT_NAME), Field(description=expected(
+    OBJECT_NAME, "a name of letters, digits, '.', '_' or '-' (starting with a letter or digit, at most 63), "
+    "e.g. a01-b"))]
+"""Facility object names (rows, racks, feeds, panels) as people write them on labels."""
+
+CATALOG_KEY = r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,62}$"
+CatalogKey = Annotated[str, StringConstraints(pattern=CATALOG_KEY), Field(description=expected(
+    CATALOG_KEY, "a catalog key of letters, digits, '.', '_', '+' or '-' (at most 63), e.g. dgx-h100 or "
+    "p5.48xlarge"))]
+"""A hardware key in the catalog: it reaches the inventory and, for AWS, the instance type."""
+
+# SLURM slurm.conf(5) MaxTime / sbatch(1) --time: "minutes", "minutes:seconds", "hours:minutes:seconds",
+# "days-hours", "days-hours:minutes", "days-hours:minutes:seconds", or UNLIMITED / INFINITE.
+SLURM_TIME = (r"^(UNLIMITED|INFINITE|unlimited|infinite|[0-9]{1,8}(:[0-9]{1,2}){0,2}"
+              r"|[0-9]{1,5}-[0-9]{1,2}(:[0-9]{1,2}){0,2})$")
+SlurmTime = Annotated[str, StringConstraints(pattern=SLURM_TIME), Field(description=expected(
+    SLURM_TIME, "a SLURM time limit: UNLIMITED, INFINITE, minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS, "
+    "e.g. 2-00:00:00"))]
+
+# LNet NIDs (Lustre manual, "Specifying NIDs and Failover"; wiki "Mounting a Lustre File System on Client
+# Nodes"): address@network such as 10.0.0.10@o2ib or 192.168.1.2@tcp0; the NIDs of one server are separated
+# by ',' and failover servers by ':' (`mount -t lustre MGSNID[:MGSNID]:/fsname`).
+_NID = r"[A-Za-z0-9][A-Za-z0-9.-]{0,62}@[a-z][a-z0-9]{1,11}"
+LNET_NIDS = rf"^{_NID}(,{_NID})*(:{_NID}(,{_NID})*)*$"
+LnetNids = Annotated[str, StringConstraints(pattern=LNET_NIDS, max_length=1024), Field(description=expected(
+    LNET_NIDS, "an LNet NID address@network such as 10.0.0.10@o2ib or 192.168.1.2@tcp0 (one server's NIDs "
+    "joined by ',', failover servers by ':')"))]
+
+# mount(8) -o: comma-separated options, each `name` or `name=value`, here of characters no consumer quotes.
+_OPTION = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}(=[A-Za-z0-9_.:/@+-]{1,255})?"
+MOUNT_OPTIONS = rf"^{_OPTION}(,{_OPTION})*$"
+MountOptions = Annotated[str, StringConstraints(pattern=MOUNT_OPTIONS, max_length=1024), Field(description=expected(
+    MOUNT_OPTIONS, "mount options: name or name=value joined by ',', of letters, digits and ._-:/@+ "
+    "(e.g. defaults,_netdev,flock)"))]
+
+# An absolute mount point: no '.' or '..' component (each starts with a letter, digit, '_' or '-'), not '/'.
+MOUNT_PATH = r"^(/[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}){1,16}$"
+MountPath = Annotated[str, StringConstraints(pattern=MOUNT_PATH), Field(description=expected(
+    MOUNT_PATH, "an absolute path of letters, digits, '.', '_' and '-' (no '..' component, not '/'), "
+    "e.g. /lustre"))]
+
+# Release numbers as packages and installers spell them: 570.133.20, 12.8, 2.26.2-1+cuda12.8, 24.11.1.
+# Letters and '*' are allowed so that SW-002 can say why `latest` or `2.26.*` is not a pin.
+VERSION = r"^[0-9A-Za-z][0-9A-Za-z.+~_*-]{0,39}$"
+VersionPin = Annotated[str, StringConstraints(pattern=VERSION), Field(description=expected(
+    VERSION, "a version of letters, digits and .+~_-* (at most 40 characters), e.g. 570.133.20 or "
+    "2.26.2-1+cuda12.8"))]
+
+# gres.conf(5) / slurm.conf(5) Gres: name[:type][:count], several joined by ','.
+_GRES = r"[a-z][a-z0-9_]{0,15}(:[A-Za-z0-9_.-]{1,32}){0,2}"
+GRES = rf"^{_GRES}(,{_GRES})*$"
+Gres = Annotated[str, StringConstraints(pattern=GRES, max_length=256), Field(description=expected(
+    GRES, "SLURM GRES: name[:type][:count] joined by ',', e.g. gpu:h100:8"))]
+
+FSNAME = r"^[a-zA-Z0-9_]{1,8}$"
+Fsname = Annotated[str, StringConstraints(pattern=FSNAME), Field(description=expected(
+    FSNAME, "a Lustre file system name: 1 to 8 letters, digits or '_', e.g. scratch"))]
+
+# One line of free text: no control characters or line separators; it is never evaluated as a template.
+FREE_TEXT = r"^[^\x00-\x1f\x7f-\x9f\u2028\u2029]{1,200}$"
+FreeText = Annotated[str, StringConstraints(pattern=FREE_TEXT), Field(description=expected(
+    FREE_TEXT, "one line of text without control characters, 1 to 200 characters"))]
