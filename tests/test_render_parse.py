@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from clusterforge.hostlist import expand
+from clusterforge.render.yamlout import load
 from tests.conftest import EXAMPLES
 from tests.policies.builders import design
 
@@ -100,16 +101,32 @@ def rendered(tmp_path_factory) -> dict[str, Path]:
     return out
 
 
+def literal(data: object) -> object:
+    """ansible-inventory's JSON with each `!unsafe` string ({"__ansible_unsafe": text}) as its text."""
+    if isinstance(data, dict):
+        if set(data) == {"__ansible_unsafe"}:
+            return data["__ansible_unsafe"]
+        return {key: literal(value) for key, value in data.items()}
+    if isinstance(data, list):
+        return [literal(value) for value in data]
+    return data
+
+
 def ansible_inventory(inventory: Path) -> dict:
     tool = Path(sys.executable).with_name("ansible-inventory")
     result = subprocess.run([str(tool), "-i", str(inventory), "--list"], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
     assert "WARNING" not in result.stderr, result.stderr
-    return json.loads(result.stdout)
+    data = json.loads(result.stdout)
+    assert isinstance(data, dict)
+    return data
 
 
 def test_ansible_parses_the_onprem_inventory(rendered) -> None:
     data = ansible_inventory(rendered["onprem-dgx-h100"] / "inventory" / "hosts.yml")
+    # every string from the blueprint or the catalog is !unsafe: Ansible keeps it as data
+    assert data["_meta"]["hostvars"]["gpu-0014"]["gpu_model"] == {"__ansible_unsafe": "H100-SXM5"}
+    data = literal(data)  # type: ignore[assignment]
     assert set(data["all"]["children"]) >= {"slurm_controller", "slurm_compute", "slurm_login", "pool_gpu"}
     assert data["slurm_controller"]["hosts"] == ["gpu-0001"]
     assert data["slurm_compute"]["children"] == ["pool_gpu"]
@@ -126,7 +143,8 @@ def test_ansible_parses_the_onprem_inventory(rendered) -> None:
 
 
 def test_ansible_parses_the_aws_inventory(rendered) -> None:
-    data = ansible_inventory(rendered["aws-p5"] / "inventory" / "hosts.yml")
+    data = literal(ansible_inventory(rendered["aws-p5"] / "inventory" / "hosts.yml"))
+    assert isinstance(data, dict)
     host = data["_meta"]["hostvars"]["gpu-0064"]
     assert (host["efa_interfaces"], host["placement_group"], host["availability_zone"]) == (32, "nlp-p5-gpu",
                                                                                              "use1-az4")
@@ -198,5 +216,5 @@ def test_12500_nodes_compress_to_a_handful_of_lines(cli, write, tmp_path) -> Non
                              "RealMemory=1992294 Gres=gpu:h100:8 State=UNKNOWN")
     assert "PartitionName=train Nodes=gpu-[00001-12500] Default=YES" in text
     assert sum(len(expand(line.split()[0].split("=", 1)[1])) for line in node_lines) == 13_000
-    hosts = yaml.load((out / "inventory" / "hosts.yml").read_text(), Loader=yaml.CSafeLoader)["all"]["children"]
+    hosts = load((out / "inventory" / "hosts.yml").read_text())["all"]["children"]
     assert len(hosts["pool_gpu"]["hosts"]) == 12_500

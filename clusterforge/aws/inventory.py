@@ -8,13 +8,16 @@ the outputs alone.
 
 from __future__ import annotations
 
+import ipaddress
+import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from clusterforge.aws.outputs import OUTPUTS_VERSION, NodeOutput, StackOutputs
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.errors import ClusterforgeError, Problem, shown
 from clusterforge.validation import validate
-from clusterforge.yamlsource import parse_text, read_text
+from clusterforge.yamlsource import Source, parse_text, read_text
 
 SSM = "community.aws.aws_ssm"
 ROLE_GROUPS = {"compute": "slurm_compute", "login": "slurm_login"}
@@ -25,12 +28,80 @@ def pool_group(pool: str) -> str:
     return "pool_" + pool.replace("-", "_")
 
 
+def _ip(value: str) -> bool:
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _pattern(regex: str) -> Callable[[str], bool]:
+    compiled = re.compile(regex)
+    return lambda value: compiled.fullmatch(value) is not None
+
+
+_DNS_LABEL = r"[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?"
+_PATH = r"(/[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}){1,16}"
+# The outputs are untrusted (a stack file from a pull request, or a stack someone else changed): every string
+# they hand to the inventory has the form AWS gives it, by field name -> (check, the form in words).
+_FORMS: dict[str, tuple[Callable[[str], bool], str]] = {
+    "cluster": (_pattern(r"[a-z][a-z0-9-]{0,39}"), "a cluster name (lowercase letters, digits, '-')"),
+    "name": (_pattern(r"[a-z0-9][a-z0-9-]{0,62}"), "a host name (lowercase letters, digits, '-')"),
+    "pool": (_pattern(r"[a-z][a-z0-9-]{0,39}"), "a pool name (lowercase letters, digits, '-')"),
+    "role": (_pattern(r"compute|login|controller|storage"), "compute, login, controller or storage"),
+    "region": (_pattern(r"[a-z]{2}(-[a-z]+)+-[0-9]"), "an AWS region such as us-east-1"),
+    "instance_type": (_pattern(r"[a-z0-9][a-z0-9-]{0,30}\.[a-z0-9-]{1,30}"), "an instance type such as p5.48xlarge"),
+    "instance_id": (_pattern(r"i-[0-9a-f]{8,17}"), "an instance id i-<8 to 17 hex digits>"),
+    "private_ip": (_ip, "an IP address"),
+    "file_system_id": (_pattern(r"[A-Za-z0-9][A-Za-z0-9-]{0,62}"), "an FSx file system id such as fs-0123abcd"),
+    "dns_name": (lambda v: len(v) <= 253 and re.fullmatch(rf"{_DNS_LABEL}(\.{_DNS_LABEL})+", v) is not None,
+                 "a DNS name"),
+    "mount_name": (_pattern(r"[A-Za-z0-9_]{1,32}"), "an FSx mount name (letters, digits, '_')"),
+    "mount": (_pattern(_PATH), "an absolute path without '.' or '..' components"),
+    "data_path": (_pattern(_PATH), "an absolute path without '.' or '..' components"),
+    "checkpoint_path": (_pattern(_PATH), "an absolute path without '.' or '..' components"),
+    "checkpoint_bucket": (_pattern(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]"), "an S3 bucket name"),
+}
+
+
+def _strings(data: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    """Every string of the validated outputs with its path (the same path as in the file)."""
+    if isinstance(data, dict):
+        for key, value in data.items():
+            yield from _strings(value, (*path, key))
+    elif isinstance(data, list):
+        for index, value in enumerate(data):
+            yield from _strings(value, (*path, index))
+    elif isinstance(data, str):
+        yield path, data
+
+
+def form_problems(outputs: StackOutputs, source: Source) -> list[Problem]:
+    """Each string of the outputs that does not have its field's form, located in the outputs file."""
+    problems = []
+    for path, value in _strings(outputs.model_dump()):
+        field = next((part for part in reversed(path) if isinstance(part, str)), "")
+        check, form = _FORMS.get(str(field), (None, ""))
+        if check is None:
+            problems.append(source.problem(path, "is not a value clusterforge reads from stack outputs"))
+        elif not check(value):
+            problems.append(source.problem(path, f"{shown(value)} is not {form}",
+                                           hint="export the outputs with pulumi stack output --json"))
+    return problems
+
+
 def parse_outputs(text: str, file: str = "<stack outputs>") -> StackOutputs:
-    """`pulumi stack output --json` (JSON is YAML, so problems come back with their line)."""
-    outputs = validate(StackOutputs, parse_text(text, file))
+    """`pulumi stack output --json` (JSON is YAML, so problems come back with their line); every value checked
+    for its form, because the outputs reach the inventory (`ansible_host`) and the hosts' configuration."""
+    source = parse_text(text, file)
+    outputs = validate(StackOutputs, source)
     if outputs.outputs_version > OUTPUTS_VERSION:
         raise ClusterforgeError(Problem(f"stack outputs version {outputs.outputs_version} is newer than this "
                                         f"clusterforge reads ({OUTPUTS_VERSION})", file, hint="upgrade clusterforge"))
+    problems = form_problems(outputs, source)
+    if problems:
+        raise ClusterforgeError(problems)
     return outputs
 
 

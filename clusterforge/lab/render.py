@@ -7,10 +7,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from clusterforge.errors import ClusterforgeError, Problem
 from clusterforge.model import Cluster
+from clusterforge.render.yamlout import load
 
 DEFAULT_BLUEPRINT = "blueprint.yaml"
 DEFAULT_CATALOG = "catalog.yaml"
@@ -49,7 +48,7 @@ def render(blueprint: Path, catalogs: Sequence[Path], nodes: int | None, out: Pa
 
 def inventory_hosts(inventory: Path) -> dict[str, tuple[str, ...]]:
     """Every host of a rendered hosts.yml with the groups it is in (children resolved), in file order."""
-    data: dict[str, Any] = yaml.safe_load(inventory.read_text()) or {}
+    data: dict[str, Any] = load(inventory.read_text()) or {}
     membership: dict[str, list[str]] = {}
     children: dict[str, list[str]] = {}
 
@@ -74,5 +73,5 @@ def inventory_hosts(inventory: Path) -> dict[str, tuple[str, ...]]:
 
 
 def group_vars(out: Path) -> dict[str, Any]:
-    data: dict[str, Any] = yaml.safe_load((out / "inventory/group_vars/all.yml").read_text()) or {}
+    data: dict[str, Any] = load((out / "inventory/group_vars/all.yml").read_text()) or {}
     return data

@@ -2,6 +2,9 @@
 
 Roles never recompute these: versions are the blueprint's pins, the SLURM files come from the render next
 door (`slurm_config_dir`), and the fabric and storage flags say which hardware roles apply.
+
+Every string is written `!unsafe` (yamlout.dump_ansible): values from the blueprint reach Ansible as data,
+never as templates. `slurm_config_dir` is the one template clusterforge writes on purpose.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from typing import Any
 from clusterforge.model import Cluster, FsxLustre, OnPremLustre, SwitchedFabric
 from clusterforge.plan.model import SlurmPlan
 from clusterforge.render.context import RenderContext
-from clusterforge.render.yamlout import dump
+from clusterforge.render.yamlout import Template, dump_ansible
 
 
 def fabric_vars(cluster: Cluster) -> dict[str, Any]:
@@ -35,7 +38,7 @@ def slurm_vars(slurm: SlurmPlan) -> dict[str, Any]:
     return {
         "slurm_cluster_name": slurm.cluster_name,
         "slurm_controller_host": slurm.controller,
-        "slurm_config_dir": "{{ inventory_dir }}/../slurm",
+        "slurm_config_dir": Template("{{ inventory_dir }}/../slurm"),
         "slurm_partitions": [{"name": p.name, "nodes": p.nodes, "default": p.default, "max_time": p.max_time}
                              for p in slurm.partitions],
     }
@@ -59,11 +62,13 @@ def group_vars(ctx: RenderContext) -> dict[str, Any]:
     slurm = ctx.plan.slurm
     assert slurm is not None
     out: dict[str, Any] = {"clusterforge_cluster": cluster.name, "clusterforge_team": cluster.team,
-                           "clusterforge_target": cluster.target}
+                           "clusterforge_target": cluster.target,
+                           # free text for people (the login banner): written !unsafe like every string here
+                           "clusterforge_description": cluster.description or ""}
     if cluster.aws is not None:
         out["aws_region"] = cluster.aws.region
     return out | fabric_vars(cluster) | software_vars(cluster) | slurm_vars(slurm) | lustre_vars(cluster)
 
 
 def render(ctx: RenderContext) -> dict[str, str]:
-    return {"inventory/group_vars/all.yml": ctx.header() + dump(group_vars(ctx))}
+    return {"inventory/group_vars/all.yml": ctx.header() + dump_ansible(group_vars(ctx))}

@@ -3,6 +3,8 @@
 Groups: `slurm_controller` (the SlurmctldHost), `slurm_compute` and `slurm_login` (their pools as children),
 and `pool_<name>` (dashes become underscores, which Ansible group names require). Facts shared by a pool
 (hardware, GPU count and model, GRES, EFA) are the pool group's vars; rack, position and rails are per host.
+Every string is written `!unsafe` (yamlout.dump_ansible): catalog and stack values reach Ansible as data,
+never as templates.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from typing import Any
 
 from clusterforge.plan.model import Plan, PoolNodes
 from clusterforge.render.context import RenderContext
-from clusterforge.render.yamlout import dump
+from clusterforge.render.yamlout import dump_ansible
 
 
 def pool_group(pool: str) -> str:
@@ -69,4 +71,4 @@ def render(ctx: RenderContext) -> dict[str, str]:
         from clusterforge.aws.inventory import overlay
 
         hosts = overlay(hosts, ctx.stack)
-    return {"inventory/hosts.yml": ctx.header() + dump(hosts)}
+    return {"inventory/hosts.yml": ctx.header() + dump_ansible(hosts)}

@@ -1,8 +1,12 @@
-"""slurm.conf: cluster settings, one NodeName line per pool (hostlist ranges), and the partitions."""
+"""slurm.conf: cluster settings, one NodeName line per pool (hostlist ranges), and the partitions.
+
+Every value that did not come from this module passes `RenderContext.conf`, which refuses what would break a
+line or a `key=value` pair.
+"""
 
 from __future__ import annotations
 
-from clusterforge.plan.model import SlurmPlan
+from clusterforge.plan.model import SlurmNodes, SlurmPlan
 from clusterforge.render.context import RenderContext, conf_lines
 
 STATE_SAVE_LOCATION = "/var/spool/slurmctld"
@@ -37,10 +41,28 @@ _FIXED = [
 ]
 
 
+def pool_path(ctx: RenderContext, pool: str, *rest: str) -> tuple[str | int, ...]:
+    """The blueprint path of a pool's field (`pools[2].hardware`)."""
+    index = next((i for i, p in enumerate(ctx.loaded.cluster.pools) if p.name == pool), None)
+    return ("pools",) if index is None else ("pools", index, *rest)
+
+
+def partition_path(ctx: RenderContext, name: str, field: str) -> tuple[str | int, ...]:
+    index = next((i for i, p in enumerate(ctx.loaded.cluster.slurm.partitions) if p.name == name), None)
+    return ("slurm", "partitions") if index is None else ("slurm", "partitions", index, field)
+
+
+def gpu_type(ctx: RenderContext, node: SlurmNodes) -> str:
+    """The GRES type (from the catalog's GPU model), refused when it would break a line."""
+    hardware = next((p.hardware for p in ctx.loaded.cluster.pools if p.name == node.pool), "?")
+    return ctx.conf(node.gpu_type, f"catalog {hardware}: gpus.model (pool {node.pool})")
+
+
 def settings(ctx: RenderContext, slurm: SlurmPlan) -> list[str]:
-    lines = [f"ClusterName={slurm.cluster_name}"]
+    name_path = ("slurm", "cluster_name") if ctx.loaded.cluster.slurm.cluster_name else ("name",)
+    lines = [f"ClusterName={ctx.conf(slurm.cluster_name, name_path)}"]
     if slurm.controller:
-        lines.append(f"SlurmctldHost={slurm.controller}")
+        lines.append(f"SlurmctldHost={ctx.conf(slurm.controller, ('pools',))}")
     lines += [f"{key}={value}" for key, value in _FIXED]
     # memory is a consumable only when every node's RealMemory is known; otherwise it would default to 1 MB
     lines.append(f"SelectTypeParameters={'CR_Core_Memory' if memory_known(slurm) else 'CR_Core'}")
@@ -61,20 +83,25 @@ def memory_known(slurm: SlurmPlan) -> bool:
     return bool(slurm.nodes) and all(n.real_memory_mib for n in slurm.nodes)
 
 
-def node_lines(slurm: SlurmPlan) -> list[str]:
-    return [f"NodeName={n.hostlist}{n.hardware_fields}" + (f" Gres={n.gres}" if n.gres else "") + " State=UNKNOWN"
-            for n in slurm.nodes]
+def node_lines(ctx: RenderContext, slurm: SlurmPlan) -> list[str]:
+    out = []
+    for n in slurm.nodes:
+        line = f"NodeName={ctx.conf(n.hostlist, pool_path(ctx, n.pool, 'name'))}{n.hardware_fields}"
+        if n.gres:
+            line += f" Gres=gpu:{gpu_type(ctx, n)}:{n.gpu_count}"
+        out.append(line + " State=UNKNOWN")
+    return out
 
 
-def partition_lines(slurm: SlurmPlan) -> list[str]:
+def partition_lines(ctx: RenderContext, slurm: SlurmPlan) -> list[str]:
     out = []
     for part in slurm.partitions:
-        fields = [f"PartitionName={part.name}"]
+        fields = [f"PartitionName={ctx.conf(part.name, partition_path(ctx, part.name, 'name'))}"]
         if part.nodes:
-            fields.append(f"Nodes={part.nodes}")
+            fields.append(f"Nodes={ctx.conf(part.nodes, partition_path(ctx, part.name, 'pools'))}")
         if part.default:
             fields.append("Default=YES")
-        fields += [f"MaxTime={part.max_time}", "State=UP"]
+        fields += [f"MaxTime={ctx.conf(part.max_time, partition_path(ctx, part.name, 'max_time'))}", "State=UP"]
         out.append(" ".join(fields))
     return out
 
@@ -83,5 +110,5 @@ def render(ctx: RenderContext) -> dict[str, str]:
     slurm = ctx.plan.slurm
     assert slurm is not None
     note = [] if memory_known(slurm) else ["# RealMemory is left out where the catalog has no memory figure"]
-    body = [*settings(ctx, slurm), "", *note, *node_lines(slurm), "", *partition_lines(slurm)]
+    body = [*settings(ctx, slurm), "", *note, *node_lines(ctx, slurm), "", *partition_lines(ctx, slurm)]
     return {"slurm/slurm.conf": ctx.header() + conf_lines(body)}

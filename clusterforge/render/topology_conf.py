@@ -1,4 +1,5 @@
-"""topology.conf for topology/tree: leaves with their nodes, spines and cores with the switches below them."""
+"""topology.conf for topology/tree: leaves with their nodes, spines and cores with the switches below them;
+values pass `RenderContext.conf` like slurm.conf's."""
 
 from __future__ import annotations
 
@@ -11,8 +12,11 @@ def render(ctx: RenderContext) -> dict[str, str]:
         return {}
     lines: list[str] = []
     for switch in slurm.switches:
+        name = ctx.conf(switch.name, "fabric (switch names)")
         if switch.leaves:
-            lines.append(f"# {switch.name}: rail group on {switch.leaves} (its nodes have NICs on every one of them)")
-        child = f"Nodes={switch.nodes}" if switch.nodes else f"Switches={switch.switches}"
-        lines.append(f"SwitchName={switch.name} {child}")
+            leaves = ctx.conf(switch.leaves, "fabric (leaf names)")
+            lines.append(f"# {name}: rail group on {leaves} (its nodes have NICs on every one of them)")
+        child = (f"Nodes={ctx.conf(switch.nodes, ('pools',))}" if switch.nodes
+                 else f"Switches={ctx.conf(switch.switches, 'fabric (switch names)')}")
+        lines.append(f"SwitchName={name} {child}")
     return {"slurm/topology.conf": ctx.header() + conf_lines(lines)}

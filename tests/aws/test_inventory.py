@@ -95,6 +95,38 @@ def test_bad_outputs_are_located() -> None:
         parse_outputs(json.dumps(outputs(outputs_version=99)))
 
 
+@pytest.mark.parametrize(("field", "value", "where"), [
+    ("private_ip", "10.0.0.300", "nodes[1].private_ip"),
+    ("private_ip", "{{ lookup('pipe', 'id') }}", "nodes[1].private_ip"),
+    ("instance_id", "i-123; reboot", "nodes[1].instance_id"),
+    ("instance_id", "i-ABCDEF0123", "nodes[1].instance_id"),
+    ("name", "gpu-0001\nevil", "nodes[1].name"),
+    ("instance_type", "p5 48xlarge", "nodes[1].instance_type"),
+    ("role", "root", "nodes[1].role"),
+])
+def test_every_output_value_has_its_form(field: str, value: str, where: str) -> None:
+    data = outputs()
+    data["nodes"][1][field] = value
+    with pytest.raises(ClusterforgeError) as error:
+        parse_outputs(json.dumps(data, indent=2), "out.json")
+    text = str(error.value)
+    assert f"{where}:" in text and text.startswith("out.json:") and "\n" not in text
+
+
+@pytest.mark.parametrize(("path", "value"), [
+    (("lustre", "dns_name"), "fs-1.fsx.amazonaws.com x-evil"), (("lustre", "mount"), "/fsx/../etc"),
+    (("lustre", "mount_name"), "a:b"), (("region",), "us-east-1\n"), (("checkpoint_bucket",), "{{ x }}"),
+    (("cluster",), "Nlp"), (("controller", "private_ip"), "localhost")])
+def test_cluster_output_values_have_their_form(path: tuple[str, ...], value: str) -> None:
+    data = outputs()
+    target = data
+    for part in path[:-1]:
+        target = target[part]
+    target[path[-1]] = value
+    with pytest.raises(ClusterforgeError, match=".".join(path)):
+        parse_outputs(json.dumps(data, indent=2), "out.json")
+
+
 def test_cli_writes_the_inventory(cli: Callable[..., Result], tmp_path: Path) -> None:
     source = tmp_path / "outputs.json"
     source.write_text(json.dumps(outputs()))

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import yaml
 from click.testing import Result
 
+from clusterforge.render.yamlout import load
 from tests.aws.conftest import EXAMPLES, Run, run_main
 
 Stack = Callable[..., Run]
@@ -24,7 +24,7 @@ def test_render_from_the_stack_outputs(stack: Stack, cli: Callable[..., Result],
     result = cli("render", EXAMPLES / f"{example}.yaml", "-o", tmp_path / "out", "--from-stack", outputs)
     assert result.exit_code == 0, result.output
     out = tmp_path / "out"
-    inventory = yaml.safe_load((out / "inventory" / "hosts.yml").read_text())["all"]
+    inventory = load((out / "inventory" / "hosts.yml").read_text())["all"]
     ips = {n["name"]: n["private_ip"] for n in exports["nodes"]}
     gpus = inventory["children"]["pool_gpu"]
     assert {name: host["ansible_host"] for name, host in gpus["hosts"].items()} == {
@@ -35,7 +35,7 @@ def test_render_from_the_stack_outputs(stack: Stack, cli: Callable[..., Result],
     assert inventory["vars"]["lustre_client_fsx_mount_name"] == exports["lustre"]["mount_name"]
     # slurm.conf and group_vars name the controller the stack built
     assert f"SlurmctldHost={controller}\n" in (out / "slurm" / "slurm.conf").read_text()
-    group_vars = yaml.safe_load((out / "inventory" / "group_vars" / "all.yml").read_text())
+    group_vars = load((out / "inventory" / "group_vars" / "all.yml").read_text())
     assert group_vars["slurm_controller_host"] == controller
 
 
@@ -46,3 +46,23 @@ def test_render_refuses_another_clusters_outputs(stack: Stack, cli: Callable[...
     result = cli("render", EXAMPLES / "aws-p5.yaml", "-o", tmp_path / "out", "--from-stack", outputs)
     assert result.exit_code == 2 and "outputs are of cluster vision-p5en, the blueprint is nlp-p5" in result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_hostile_outputs_are_refused_located(stack: Stack, cli: Callable[..., Result], tmp_path: Path) -> None:
+    """Stack outputs are untrusted: a value without its field's form stops the render (exit 2, the outputs
+    file's line), and a huge or wrong-typed value is not echoed whole."""
+    exports = stack(run_main({"blueprint": str(EXAMPLES / "aws-p5.yaml")})).exports
+    exports["nodes"][3]["private_ip"] = "10.0.0.5\n  ansible_connection: local"
+    exports["controller"]["private_ip"] = {"nested": "x" * 5000}
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps(exports, indent=2))
+    result = cli("render", EXAMPLES / "aws-p5.yaml", "-o", tmp_path / "out", "--from-stack", outputs)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and "x" * 100 not in result.output
+    assert f"{outputs}:" in result.output and "controller.private_ip" in result.output
+    assert not (tmp_path / "out").exists()
+    exports["controller"]["private_ip"] = exports["nodes"][0]["private_ip"]
+    outputs.write_text(json.dumps(exports, indent=2))
+    result = cli("render", EXAMPLES / "aws-p5.yaml", "-o", tmp_path / "out", "--from-stack", outputs)
+    assert result.exit_code == 2 and "nodes[3].private_ip" in result.output and "is not an IP address" in result.output
+    assert "\nansible_connection" not in result.output and len(result.output.splitlines()) == 1
