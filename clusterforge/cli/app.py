@@ -5,12 +5,15 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from clusterforge import __version__
 from clusterforge.errors import ClusterforgeError
+
+if TYPE_CHECKING:
+    from clusterforge.yamlsource import Source
 
 EXIT_OK, EXIT_POLICY, EXIT_INPUT = 0, 1, 2
 
@@ -67,3 +70,17 @@ def format_option(*choices: str) -> Callable[[F], F]:
 
 def stdout_is_terminal() -> bool:
     return sys.stdout.isatty()
+
+
+def input_files(sources: list[Source], *paths: Path | None) -> list[str]:
+    """Every file a command read: the given paths and each blueprint with the files it includes, so an
+    output (`-o`) can be refused when it would overwrite one of them."""
+    found = [str(p) for p in paths if p is not None]
+    todo, seen = list(sources), set()
+    while todo:
+        source = todo.pop()
+        if id(source) not in seen:
+            seen.add(id(source))
+            found.append(source.file)
+            todo.extend(inner for inner, _ in source.includes.values())
+    return found

@@ -9,6 +9,7 @@ import click
 import yaml
 
 from clusterforge.cli.app import app
+from clusterforge.errors import one_line
 
 
 @app.command("inventory")
@@ -36,7 +37,8 @@ def inventory(from_stack: Path, connection: str, output: Path | None) -> None:
     if output is None:
         click.echo(text, nl=False)
         return
-    from clusterforge.atomic import write_text
+    from clusterforge.atomic import refuse_inputs, write_text
 
+    refuse_inputs(output, [from_stack])
     write_text(output, text)
-    click.echo(f"wrote {output} ({len(outputs.nodes)} hosts)", err=True)
+    click.echo(one_line(f"wrote {output}") + f" ({len(outputs.nodes)} hosts)", err=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from clusterforge.cli.app import EXIT_INPUT, app, catalog_option, print_problems
-from clusterforge.errors import ClusterforgeError
+from clusterforge.errors import ClusterforgeError, one_line
 
 
 @app.command()
@@ -36,7 +36,8 @@ def validate(files: tuple[Path, ...], catalog: tuple[Path, ...]) -> None:
         nodes = sum(p.count for p in cluster.pools)
         pools = f"{len(cluster.pools)} pool{'s' if len(cluster.pools) != 1 else ''}"
         racks = f", {len(cluster.site.racks())} racks" if cluster.site else ""
-        click.echo(f"{path}: valid ({cluster.name}, target {cluster.target}, {nodes} nodes in {pools}{racks})")
+        click.echo(f"{one_line(str(path))}: valid ({cluster.name}, target {cluster.target}, {nodes} nodes in "
+                   f"{pools}{racks})")
     if failed:
         raise click.exceptions.Exit(EXIT_INPUT)
 
@@ -64,4 +65,4 @@ def schema(output: Path | None) -> None:
     from clusterforge.atomic import write_text
 
     write_text(output, text)
-    click.echo(f"wrote {output}", err=True)
+    click.echo(one_line(f"wrote {output}"), err=True)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
-from clusterforge.cli.app import EXIT_INPUT, EXIT_POLICY, app, catalog_option, print_problems
-from clusterforge.errors import ClusterforgeError
+from clusterforge.cli.app import EXIT_INPUT, EXIT_POLICY, app, catalog_option, input_files, print_problems
+from clusterforge.errors import ClusterforgeError, one_line
 from clusterforge.formats import FORMATS
 
 
@@ -65,6 +65,11 @@ def check(files: tuple[Path, ...], fmt: str, policy_config: Path | None, waivers
             broken = True
     if broken:
         raise click.exceptions.Exit(EXIT_INPUT)
+    if output is not None:
+        from clusterforge.atomic import refuse_inputs
+
+        refuse_inputs(output, input_files([loaded.source for loaded in loadeds], *files, *catalog, policy_config,
+                                          waivers))
     from clusterforge.compose import combine, groups
 
     site_rules = {r.id for r in REGISTRY.values() if r.needs_site}
@@ -79,8 +84,8 @@ def check(files: tuple[Path, ...], fmt: str, policy_config: Path | None, waivers
         combined = combine(group)
         verdicts.append(evaluate(combined, config=config, skip=[*skip, *(set(REGISTRY) - site_rules)],
                                  fail_level=fail_level, today=day))
-        click.echo(f"{combined.file}: shared by {', '.join(g.file for g in group)}: facility rules check "
-                   "their combined load", err=True)
+        click.echo(one_line(f"{combined.file}: shared by {', '.join(g.file for g in group)}: facility rules "
+                            "check their combined load"), err=True)
     verdict = merge(verdicts, waiver_list, today.date() if today else None)
     _emit(verdict, fmt, output, len(files), show_info)
     if verdict.failed:
@@ -112,4 +117,4 @@ def _emit(verdict: object, fmt: str, output: Path | None, files: int, show_info:
         from clusterforge.atomic import write_text
 
         write_text(output, text)
-        click.echo(f"wrote {output}", err=True)
+        click.echo(one_line(f"wrote {output}"), err=True)

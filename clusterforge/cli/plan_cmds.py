@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from clusterforge.cli.app import EXIT_POLICY, app, catalog_option, format_option
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.cli.app import EXIT_POLICY, app, catalog_option, format_option, input_files
+from clusterforge.errors import ClusterforgeError, Problem, one_line
 
 if TYPE_CHECKING:
     from clusterforge.aws.outputs import StackOutputs
@@ -93,6 +93,7 @@ def render(file: Path, out: Path, force: bool, catalog: tuple[Path, ...], policy
     Refuses (exit 1) while the policy check has unwaived errors, unless --force. OUT is replaced only when
     every file is written: a failed render leaves it as it was.
     """
+    from clusterforge.atomic import refuse_inputs
     from clusterforge.policies import evaluate, load_waivers
     from clusterforge.render import RenderContext, write
 
@@ -102,6 +103,7 @@ def render(file: Path, out: Path, force: bool, catalog: tuple[Path, ...], policy
     if stack is not None and stack.cluster != loaded.cluster.name:
         raise ClusterforgeError(Problem(f"the stack outputs are of cluster {stack.cluster}, the blueprint is "
                                         f"{loaded.cluster.name}", str(from_stack), hint="export the right stack"))
+    refuse_inputs(out, input_files([loaded.source], file, *catalog, policy_config, waivers, from_stack), directory=True)
     verdict = evaluate(loaded, result, config, waiver_list)
     if verdict.failed:
         errors = verdict.errors
@@ -113,7 +115,7 @@ def render(file: Path, out: Path, force: bool, catalog: tuple[Path, ...], policy
             raise click.exceptions.Exit(EXIT_POLICY)
         click.echo("rendering anyway (--force)", err=True)
     written = write(RenderContext(loaded, result, Path.cwd() / "stacks" / "aws", stack), out)
-    click.echo(f"wrote {len(written)} files to {out}", err=True)
+    click.echo(one_line(f"wrote {len(written)} files to {out}"), err=True)
 
 
 def _stack_outputs(path: Path | None) -> StackOutputs | None:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from clusterforge.cli.app import app, catalog_option
+from clusterforge.cli.app import app, catalog_option, input_files
+from clusterforge.errors import one_line
 
 
 @app.command()
@@ -31,7 +32,7 @@ def report(file: Path, output: Path, fmt: str, max_racks: int, policy_config: Pa
       clusterforge report cluster.yaml -o report.html
       clusterforge report cluster.yaml -f png -o elevations.png
     """
-    from clusterforge.atomic import write_text
+    from clusterforge.atomic import refuse_inputs, write_text
     from clusterforge.catalog import load_catalog
     from clusterforge.load import load_blueprint
     from clusterforge.plan import build_plan
@@ -39,6 +40,7 @@ def report(file: Path, output: Path, fmt: str, max_racks: int, policy_config: Pa
     from clusterforge.report import build
 
     loaded = load_blueprint(file, load_catalog(catalog))
+    refuse_inputs(output, input_files([loaded.source], file, *catalog, policy_config, waivers))
     config = load_policy_config(policy_config)
     plan = build_plan(loaded.cluster, loaded.catalog)
     verdict = evaluate(loaded, plan=plan, config=config, waivers=load_waivers(waivers))
@@ -52,8 +54,8 @@ def report(file: Path, output: Path, fmt: str, max_racks: int, policy_config: Pa
         height = 420 + 520 * math.ceil(racks / 6)
         screenshot(_elevations_only(page), output, 1300, min(height, 16000))
     state = "FAIL" if verdict.failed else "PASS"
-    click.echo(f"wrote {output} ({state}: {verdict.count('error')} errors, {verdict.count('warning')} warnings, "
-               f"{len(plan.loads)} racks)", err=True)
+    click.echo(one_line(f"wrote {output}") + f" ({state}: {verdict.count('error')} errors, "
+               f"{verdict.count('warning')} warnings, {len(plan.loads)} racks)", err=True)
 
 
 def _elevations_only(page: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from clusterforge.atomic import replace_directory, write_text
+from clusterforge.atomic import replace_directory, stage_text, write_error
 from clusterforge.errors import ClusterforgeError, Problem
 from clusterforge.render import (
     cgroup_conf,
@@ -31,10 +31,9 @@ MARKER = ".clusterforge-render"
 
 
 def _check_target(out: Path) -> None:
-    """Refuse to replace a directory that render did not write: the whole directory is swapped."""
-    if out.exists() and not out.is_dir():
-        raise ClusterforgeError(Problem("exists and is not a directory", str(out), hint="choose a directory for -o"))
-    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
+    """Refuse to replace a directory that render did not write: the whole directory is swapped. (A link,
+    a file or a device is refused by replace_directory.)"""
+    if out.is_dir() and not out.is_symlink() and any(out.iterdir()) and not (out / MARKER).is_file():
         raise ClusterforgeError(Problem(
             "is not empty and was not written by clusterforge render; render replaces the whole directory",
             str(out), hint="choose a new or empty directory"))
@@ -42,16 +41,15 @@ def _check_target(out: Path) -> None:
 
 def write(ctx: RenderContext, out: Path) -> list[str]:
     """Render into a staging directory that replaces `out` only when every file is written."""
-    _check_target(out)
-    written = []
     try:
-        with replace_directory(out) as staging:
-            write_text(staging / MARKER, ctx.header())
-            for module in OUTPUTS:
-                for relative, text in sorted(module.render(ctx).items()):
-                    write_text(staging / relative, text)
-                    written.append(relative)
-    except OSError as exc:  # the place given to -o, not a bug: say so without a traceback
-        where = f": {exc.filename}" if exc.filename else ""
-        raise ClusterforgeError(Problem(f"cannot write the render: {exc.strerror or exc}{where}", str(out))) from None
+        _check_target(out)
+    except OSError as exc:
+        raise write_error(out, exc) from None
+    written = []
+    with replace_directory(out) as staging:  # an OSError in here becomes a ClusterforgeError naming `out`
+        stage_text(staging / MARKER, ctx.header())
+        for module in OUTPUTS:
+            for relative, text in sorted(module.render(ctx).items()):
+                stage_text(staging / relative, text)
+                written.append(relative)
     return written
