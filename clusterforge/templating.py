@@ -3,22 +3,28 @@
 A template is a folder with `params.yaml` (the schema, read into a pydantic model) and `blueprint.yaml.j2`.
 Rendering validates the parameters first (exit 2 names the parameter and its allowed range), then the
 blueprint that comes out, so a template that renders always yields a loadable blueprint.
+
+`--set` values are untrusted: every string parameter has a pattern, and each string value is written into the
+template as a JSON-quoted scalar (valid YAML), so no value can close a quote, start a new key or a new line.
+A template's defaults are checked against its own schema when it is loaded.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import sys
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
-from clusterforge.errors import ClusterforgeError, Problem, shown
+from clusterforge.errors import ClusterforgeError, Problem, one_line, shown
 from clusterforge.validation import closest, validate
-from clusterforge.yamlsource import load_file
+from clusterforge.yamlsource import Source, load_file
 
 ENV_VAR = "CLUSTERFORGE_TEMPLATES"
 
@@ -36,6 +42,17 @@ class ParamSpec(BaseModel):
     choices: list[str | int] | None = None
     pattern: str | None = None
 
+    @model_validator(mode="after")
+    def _strings_have_patterns(self) -> ParamSpec:
+        if self.type == "str" and not self.pattern:
+            raise ValueError("a str parameter needs a pattern (its values are written into the blueprint)")
+        if self.pattern is not None:
+            try:
+                re.compile(self.pattern)
+            except re.error as exc:
+                raise ValueError(f"pattern does not compile: {exc}") from None
+        return self
+
     def annotation(self) -> Any:
         if self.type == "choice":
             if not self.choices:
@@ -52,7 +69,7 @@ class ParamSpec(BaseModel):
             hi = "" if self.le is None else f"{self.le:g}"
             return f"{self.type} in {lo}..{hi}"
         if self.pattern:
-            return f"{self.type} matching {self.pattern}"
+            return f"{self.type} matching {self.pattern}, e.g. {self.default}"
         return self.type
 
 
@@ -69,8 +86,12 @@ class Template:
     folder: Path
 
     @cached_property
+    def source(self) -> Source:
+        return load_file(self.folder / "params.yaml")
+
+    @cached_property
     def spec(self) -> TemplateFile:
-        return validate(TemplateFile, load_file(self.folder / "params.yaml"))
+        return validate(TemplateFile, self.source)
 
     @property
     def description(self) -> str:
@@ -78,10 +99,38 @@ class Template:
 
     @cached_property
     def model(self) -> type[BaseModel]:
+        """The parameters as a pydantic model; the template's own defaults must pass it."""
         fields: dict[str, Any] = {}
         for key, p in self.spec.params.items():
-            fields[key] = (p.annotation(), Field(p.default, description=p.help, ge=p.ge, le=p.le, pattern=p.pattern))
-        return create_model(f"{self.name}-params", __config__=ConfigDict(extra="forbid"), **fields)
+            pattern = f"^(?:{p.pattern})$" if p.pattern else None  # the whole value, however it is written
+            fields[key] = (p.annotation(), Field(p.default, description=p.help, ge=p.ge, le=p.le, pattern=pattern,
+                                                 max_length=MAX_STRING if p.type == "str" else None))
+        config = ConfigDict(extra="forbid", allow_inf_nan=False, validate_default=True)
+        model = create_model(f"{self.name}-params", __config__=config, **fields)
+        try:
+            model.model_validate({})
+        except ValidationError as exc:
+            raise ClusterforgeError(self._problems(exc, {})) from None
+        return model
+
+    def _problems(self, exc: ValidationError, given: dict[str, str]) -> list[Problem]:
+        """Each bad value named by its parameter: a `--set` value, or a default in params.yaml."""
+        out = []
+        for err in exc.errors(include_url=False):
+            key = str(err["loc"][0]) if err["loc"] else "?"
+            spec = self.spec.params.get(key)
+            reason = ("not of the allowed form" if err["type"] == "string_pattern_mismatch"
+                      else one_line(err["msg"].removeprefix("Value error, ")))
+            hint = f"allowed: {spec.allowed()}" if spec else ""
+            if key in given:
+                out.append(Problem(f"parameter {key}={shown(given[key])}: {reason}", f"template {self.name}",
+                                   hint=hint))
+            else:
+                out.append(self.source.problem(("params", key, "default"),
+                                               f"the default of {key}, {shown(err.get('input'))}, is {reason}"
+                                               if err["type"] == "string_pattern_mismatch" else
+                                               f"the default of {key}: {reason}", hint))
+        return out
 
     def parameters(self, given: dict[str, str]) -> dict[str, Any]:
         """Validate `--set` values (strings) against the schema; errors name the parameter and its range."""
@@ -97,25 +146,36 @@ class Template:
         try:
             values = self.model.model_validate({k: _coerce(v, specs[k]) for k, v in given.items()})
         except ValidationError as exc:
-            raise ClusterforgeError([
-                Problem(f"parameter {err['loc'][0]}={given.get(str(err['loc'][0]))!r}: "
-                        f"{err['msg'].removeprefix('Value error, ')}", f"template {self.name}",
-                        hint=f"allowed: {specs[str(err['loc'][0])].allowed()}")
-                for err in exc.errors(include_url=False)]) from None
-        return values.model_dump()
+            raise ClusterforgeError(self._problems(exc, given)) from None
+        return {k: Quoted(v) if isinstance(v, str) else v for k, v in values.model_dump().items()}
 
     def render(self, given: dict[str, str]) -> str:
         from jinja2 import StrictUndefined, TemplateError
         from jinja2.sandbox import SandboxedEnvironment
 
         env = SandboxedEnvironment(undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                                   keep_trailing_newline=True)
+                                   keep_trailing_newline=True, finalize=_finalize)
         try:
             template = env.from_string((self.folder / "blueprint.yaml.j2").read_text(encoding="utf-8"))
             return template.render(**self.parameters(given))
         except TemplateError as exc:
             raise ClusterforgeError(Problem(f"template error: {exc}", str(self.folder / "blueprint.yaml.j2"),
                                             getattr(exc, "lineno", 0) or 0)) from None
+
+
+MAX_STRING = 1024  # characters in one string parameter
+
+
+class Quoted(str):
+    """A string parameter's value: `{{ value }}` writes it as a JSON-quoted scalar, which YAML reads back as
+    exactly this string wherever it stands (plain or flow context, a comment), so it cannot break out."""
+
+    __slots__ = ()
+
+
+def _finalize(value: Any) -> Any:
+    """Jinja's last step for every `{{ }}`: string parameters quoted, everything else as is."""
+    return json.dumps(str(value)) if isinstance(value, Quoted) else value
 
 
 def _coerce(value: str, spec: ParamSpec) -> Any:

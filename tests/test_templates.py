@@ -85,3 +85,68 @@ def test_a_design_that_fails_is_written_and_exits_1(cli, tmp_path) -> None:
     result = cli("new", "dgx-h100-superpod", "--set", "rear_door_kw=30", "-o", out)
     assert result.exit_code == 1 and out.exists()
     assert "CLG-001" in result.stderr and "check FAILS" in result.stderr
+
+
+@pytest.mark.parametrize("name", TEMPLATES)
+def test_defaults_fit_the_templates_own_schema(name: str) -> None:
+    template = discover()[name]
+    assert set(template.model.model_validate({}).model_dump()) == set(template.spec.params)
+    assert all(p.pattern for p in template.spec.params.values() if p.type == "str")
+
+
+def _template(tmp_path, params: str, body: str):
+    from clusterforge.templating import Template
+
+    folder = tmp_path / "t"
+    folder.mkdir()
+    (folder / "params.yaml").write_text(f"description: test\nparams:\n{params}")
+    (folder / "blueprint.yaml.j2").write_text(body)
+    return Template("t", folder)
+
+
+def test_a_default_outside_the_schema_is_refused_at_its_line(tmp_path) -> None:
+    from clusterforge.errors import ClusterforgeError
+
+    template = _template(tmp_path, "  n: {type: int, default: 0, ge: 1, le: 3, help: nodes}\n"
+                                   "  s: {type: str, default: 'a b', pattern: '[a-z]+', help: word}\n", "{{ n }}\n")
+    with pytest.raises(ClusterforgeError) as exc:
+        template.render({"n": "2", "s": "ab"})  # refused even when both are set: the template itself is wrong
+    rendered = [p.render() for p in exc.value.problems]
+    assert any(":3: params.n.default: the default of n: " in r and "allowed: int in 1..3" in r for r in rendered)
+    assert any(":4: params.s.default: the default of s, 'a b', is not of the allowed form" in r for r in rendered)
+
+
+def test_a_string_parameter_needs_a_pattern(tmp_path) -> None:
+    from clusterforge.errors import ClusterforgeError
+
+    template = _template(tmp_path, "  s: {type: str, default: a, help: word}\n", "{{ s }}\n")
+    with pytest.raises(ClusterforgeError, match="a str parameter needs a pattern"):
+        template.render({})
+
+
+def test_string_values_are_written_as_quoted_scalars(tmp_path) -> None:
+    """Even a pattern that lets quotes, braces and '#' through cannot add a key: the value stays one string."""
+    import yaml
+
+    template = _template(tmp_path, "  s: {type: str, default: a, pattern: '[^\\n]*', help: any line}\n",
+                         "# {{ s }}\nname: {{ s }}\nflow: {a: {{ s }}}\n")
+    value = 'x", evil: 1} # "\u2028'
+    document = yaml.safe_load(template.render({"s": value}))
+    assert document == {"name": value, "flow": {"a": value}}
+
+
+@pytest.mark.parametrize("value", ['10.0.0.10@o2ib", fsname: x}\nslurm: {partitions: []}', "10.0.0.10@o2ib\nx: 1",
+                                   "10.0.0.10@o2ib fsname"])
+def test_a_value_that_would_break_out_exits_2(cli, tmp_path, value: str) -> None:
+    out = tmp_path / "bp.yaml"
+    result = cli("new", "dgx-h100-superpod", "--set", f"lustre_mgs_nid={value}", "-o", out)
+    assert result.exit_code == 2 and "parameter lustre_mgs_nid=" in result.stderr
+    assert "not of the allowed form" in result.stderr and not out.exists()
+
+
+def test_failover_nids_are_accepted(cli, tmp_path) -> None:
+    out = tmp_path / "bp.yaml"
+    result = cli("new", "dgx-h100-superpod", "--set", "lustre_mgs_nid=10.0.0.10@o2ib,10.1.0.10@tcp0:10.0.0.11@o2ib",
+                 "-o", out)
+    assert result.exit_code == 0, result.stderr
+    assert 'mgs_nid: "10.0.0.10@o2ib,10.1.0.10@tcp0:10.0.0.11@o2ib"' in out.read_text()
