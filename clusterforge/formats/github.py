@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from clusterforge.errors import one_line
 from clusterforge.formats import plural
 from clusterforge.policies import Verdict
 
@@ -9,10 +10,12 @@ _COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 
 
 def _data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """A command's message as GitHub reads it back (`%`, CR, LF encoded); other controls shown as escapes."""
+    return one_line(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def _property(text: str) -> str:
+    """A property value (file, title): as a message, and `:` and `,` encoded too, which end a property."""
     return _data(text).replace(":", "%3A").replace(",", "%2C")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from clusterforge.formats import json_safe
 from clusterforge.policies import Verdict
 
 
@@ -16,4 +17,4 @@ def render(verdict: Verdict) -> str:
         "findings": [f.to_json() for f in verdict.findings],
         "waived": [f.to_json() for f in verdict.waived],
     }
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(json_safe(data), indent=2, ensure_ascii=False) + "\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from xml.etree import ElementTree as ET
 
+from clusterforge.formats import xml_safe
 from clusterforge.policies import Finding, Verdict
 from clusterforge.policies.config import LEVEL_RANK
 from clusterforge.policies.registry import REGISTRY
@@ -21,20 +22,21 @@ def render(verdict: Verdict) -> str:
         domain = REGISTRY[rule_id].domain if rule_id in REGISTRY else "waivers"
         findings = by_rule.get(rule_id, [])
         if not findings:
-            ET.SubElement(suite, "testcase", name=rule_id, classname=f"clusterforge.{domain}")
+            ET.SubElement(suite, "testcase", name=xml_safe(rule_id), classname=f"clusterforge.{domain}")
             tests += 1
             continue
         for f in findings:
             tests += 1
-            case = ET.SubElement(suite, "testcase", name=f"{f.id} {f.path or 'cluster'}",
-                                 classname=f"clusterforge.{domain}", file=f.file, line=str(max(1, f.line)))
-            text = f"{f.file}:{f.line}: {f.message}" + (f" ({f.hint})" if f.hint else "")
+            case = ET.SubElement(suite, "testcase", name=xml_safe(f"{f.id} {f.path or 'cluster'}"),
+                                 classname=f"clusterforge.{domain}", file=xml_safe(f.file), line=str(max(1, f.line)))
+            text = xml_safe(f"{f.file}:{f.line}: {f.message}" + (f" ({f.hint})" if f.hint else ""))
             if f.waiver is not None:
                 skipped += 1
-                ET.SubElement(case, "skipped", message=f"waived: {f.waiver.get('reason', '')}").text = text
+                reason = xml_safe(f"waived: {f.waiver.get('reason', '')}")
+                ET.SubElement(case, "skipped", message=reason).text = text
             elif LEVEL_RANK[f.level] >= threshold:
                 failures += 1
-                ET.SubElement(case, "failure", message=f.message, type=f.level).text = text
+                ET.SubElement(case, "failure", message=xml_safe(f.message), type=f.level).text = text
             else:
                 ET.SubElement(case, "system-out").text = f"{f.level}: {text}"
     suite.set("tests", str(tests))

@@ -5,8 +5,10 @@ from __future__ import annotations
 import hashlib
 import json
 from typing import Any
+from urllib.parse import quote
 
 from clusterforge import __version__
+from clusterforge.formats import json_safe
 from clusterforge.policies import Finding, Verdict
 from clusterforge.policies.registry import REGISTRY
 
@@ -27,7 +29,17 @@ def _rules() -> list[dict[str, Any]]:
 
 
 def _fingerprint(f: Finding) -> str:
-    return hashlib.sha256(f"{f.id}|{f.file}|{f.path}".encode()).hexdigest()[:32]
+    return hashlib.sha256(f"{f.id}|{f.file}|{f.path}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _uri(file: str) -> str:
+    """The file as a relative URI reference: spaces, newlines and the like percent-encoded (a file name that
+    is not UTF-8 keeps its bytes)."""
+    try:
+        raw = file.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        raw = file.encode("utf-8", "backslashreplace")
+    return quote(raw, safe="/")
 
 
 def _result(f: Finding, index: dict[str, int]) -> dict[str, Any]:
@@ -36,7 +48,7 @@ def _result(f: Finding, index: dict[str, int]) -> dict[str, Any]:
         "level": _LEVEL[f.level],
         "message": {"text": f.message + (f" Fix: {f.hint}" if f.hint else "")},
         "locations": [{
-            "physicalLocation": {"artifactLocation": {"uri": f.file}, "region": {"startLine": max(1, f.line)}},
+            "physicalLocation": {"artifactLocation": {"uri": _uri(f.file)}, "region": {"startLine": max(1, f.line)}},
             "logicalLocations": [{"fullyQualifiedName": f.path or "cluster", "kind": "object"}],
         }],
         "partialFingerprints": {"clusterforgeFinding/v1": _fingerprint(f)},
@@ -63,4 +75,4 @@ def render(verdict: Verdict) -> str:
             "results": [_result(f, index) for f in (*verdict.findings, *verdict.waived)],
         }],
     }
-    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(json_safe(log), indent=2, ensure_ascii=False) + "\n"

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from clusterforge.errors import one_line
 from clusterforge.formats import plural
 from clusterforge.policies import Finding, Verdict
 
@@ -41,13 +42,13 @@ def print_verdict(verdict: Verdict, console: Console, files: int, show_info: boo
         ordered = sorted(shown, key=lambda f: (f.group != "cluster", f.group, f.file, f.line))
         for group, items in groupby(ordered, key=lambda f: f.group):
             table.add_section()
-            table.add_row("", "", Text(group, style="bold"), "", "")
-            for f in items:
+            table.add_row("", "", Text(one_line(group), style="bold"), "", "")
+            for f in items:  # every string from the input on its own line, never read as rich markup
                 level = Text("waived" if f.waiver else f.level, style="cyan" if f.waiver else _STYLE[f.level])
-                message = Text(f.message)
+                message = Text(one_line(f.message))
                 if f.hint:
-                    message.append(f"\n→ {f.hint}", style="dim")
-                table.add_row(level, f.id, f"{f.file}:{f.line}", _util(f), message)
+                    message.append(f"\n→ {one_line(f.hint)}", style="dim")
+                table.add_row(level, Text(one_line(f.id)), Text(one_line(f"{f.file}:{f.line}")), _util(f), message)
         console.print(table)
     infos = verdict.count("info")
     hidden = f", {infos} info (--show-info)" if infos and not show_info else f", {infos} info" if infos else ""

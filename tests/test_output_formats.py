@@ -1,0 +1,163 @@
+"""Every check format stays what its reader parses, whatever strings the input carried: JUnit is XML 1.0,
+GitHub workflow commands cannot be forged, SARIF and JSON are valid JSON in UTF-8, text keeps each value on
+its own line. The strings come straight in as findings (the loaders may refuse some first: this is the last
+line of defence), and through the CLI as file names, which no loader constrains."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+from xml.dom import minidom
+from xml.etree import ElementTree as ET
+
+import pytest
+from click.testing import CliRunner
+from rich.console import Console
+
+from clusterforge.cli.main import app
+from clusterforge.errors import one_line
+from clusterforge.formats import render
+from clusterforge.formats.text import print_verdict
+from clusterforge.policies import Finding, Verdict
+from tests.conftest import EXAMPLES
+
+# What a hostile blueprint, waiver or file name might carry.
+NASTY = [
+    "line\n::error file=forged.py,line=1::forged",
+    "cr\r::error file=forged.py::forged",
+    "crlf\r\n::warning::forged",
+    "controls \x00\x01\x08\x0b\x0c\x1b[31mred\x7f\x85 and \u2028 \u2029",
+    "percent %0A %25 :: , = ]]> <&\"' [bold]markup[/bold] [link=http://x]l[/link]",
+    "lone surrogates \ud800 \udcff and non-characters \ufffe \uffff",
+    "%",
+]
+
+
+def verdict(text: str) -> Verdict:
+    """Findings and a waived finding with `text` in every free-text field."""
+    error = Finding("PWR-002", "error", f"site.rows[0].{text}", f"message {text}", f"hint {text}", 1.0, 2.0, "kW",
+                    f"dir/{text}.yaml", 7, group=f"rack {text}")
+    waived = Finding("PWR-003", "warning", text, f"waived {text}", "", None, None, "", f"{text}.yaml", 3,
+                     waiver={"rule": "PWR-003", "target": text, "reason": f"reason {text}", "expires": "2030-01-01",
+                             "approver": text, "file": f"{text}.yaml", "line": "2"})
+    return Verdict((error,), (waived,), "error", ("PWR-002", "PWR-003"))
+
+
+def _xml_chars_ok(text: str) -> bool:
+    return re.search(r"[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]", text) is None
+
+
+@pytest.mark.parametrize("text", NASTY)
+def test_junit_is_xml_every_parser_reads(text: str) -> None:
+    out = render(verdict(text), "junit")
+    assert _xml_chars_ok(out)
+    out.encode("utf-8")
+    root = ET.fromstring(out.encode("utf-8"))  # expat
+    minidom.parseString(out.encode("utf-8"))
+    cases = root.findall(".//testcase")
+    assert len(cases) == 2
+    failure = root.find(".//failure")
+    skipped = root.find(".//skipped")
+    assert failure is not None and skipped is not None
+    for value in [*(v for c in cases for v in c.attrib.values()), failure.get("message", ""), failure.text or "",
+                  skipped.get("message", ""), skipped.text or ""]:
+        assert "\n" not in value and "\r" not in value  # one line each: no forged line in a CI log either
+    assert "reason" in skipped.get("message", "")
+
+
+def _commands(out: str) -> list[tuple[str, dict[str, str], str]]:
+    """Parse workflow commands the way the Actions runner does: `::name k=v,k=v::message`, then unescape."""
+    def unescape(value: str, prop: bool) -> str:
+        value = value.replace("%0D", "\r").replace("%0A", "\n")
+        if prop:
+            value = value.replace("%3A", ":").replace("%2C", ",")
+        return value.replace("%25", "%")
+
+    found = []
+    for line in out.split("\n"):
+        if not line.startswith("::"):
+            continue
+        head, sep, message = line[2:].partition("::")
+        assert sep, line
+        name, _, props = head.partition(" ")
+        pairs = dict(p.split("=", 1) for p in props.split(",")) if props else {}
+        found.append((name, {k: unescape(v, True) for k, v in pairs.items()}, unescape(message, False)))
+    return found
+
+
+@pytest.mark.parametrize("text", NASTY)
+def test_github_commands_cannot_be_forged(text: str) -> None:
+    out = render(verdict(text), "github")
+    assert "\r" not in out
+    commands = _commands(out)
+    assert [(name, props["title"], props["line"]) for name, props, _ in commands] == [
+        ("error", "PWR-002", "7"), ("notice", "PWR-003 (waived)", "3")]
+    shown = text.replace("\r", "").replace("\n", "")
+    for _name, props, message in commands:
+        assert set(props) == {"file", "title", "line"}
+        if re.search(r"[\x00-\x09\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]", shown) is None:
+            assert props["file"] in (f"dir/{text}.yaml", f"{text}.yaml")  # the reader gets the name back
+            assert text in message
+    for line in out.splitlines():
+        assert re.search(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]", line) is None, line
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+@pytest.mark.parametrize("text", NASTY)
+def test_json_formats_are_valid_utf8_json(text: str, fmt: str) -> None:
+    out = render(verdict(text), fmt)
+    data = json.loads(out.encode("utf-8"))
+    if fmt == "json":
+        assert data["findings"][0]["file"].startswith("dir/")
+        if re.search(r"[\ud800-\udfff]", text) is None:
+            assert data["findings"][0]["message"] == f"message {text}"
+            assert data["waived"][0]["waiver"]["reason"] == f"reason {text}"
+    else:
+        [error, waived] = data["runs"][0]["results"]
+        uri = error["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        assert re.fullmatch(r"[A-Za-z0-9/%._~-]+", uri), uri  # a URI reference: everything else percent-encoded
+        assert waived["suppressions"][0]["justification"].startswith("reason ")
+
+
+@pytest.mark.parametrize("text", NASTY)
+def test_text_keeps_every_value_on_its_own_line(text: str) -> None:
+    console = Console(record=True, width=400, file=io.StringIO())
+    print_verdict(verdict(text), console, 1, show_info=True)
+    out = console.export_text()
+    lines = out.splitlines()
+    assert any(one_line(f"message {text}") in line for line in lines)  # whole, on one line (the where column
+    # is 40 wide: a long name is folded inside its cell)
+    for line in lines:
+        assert re.search(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]", line) is None, line
+        assert not line.startswith("::"), line
+    if "[bold]" in text:
+        assert "[bold]markup[/bold]" in out  # shown as written, never read as rich markup
+
+
+def _examples_named(tmp_path: Path, name: str) -> Path:
+    path = tmp_path / name
+    path.write_bytes((EXAMPLES / "onprem-dgx-h100.yaml").read_bytes())
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github"])
+def test_file_names_with_newlines_and_bad_bytes_stay_in_their_format(tmp_path: Path, fmt: str) -> None:
+    """File names come from the command line: a newline or a byte that is not UTF-8 is allowed there."""
+    newline = _examples_named(tmp_path, "a\n::error file=forged.py,line=1::forged\x1b[31m.yaml")
+    undecodable = _examples_named(tmp_path, "\udcff\udcfe.yaml")  # b"\xff\xfe.yaml" as Python names it
+    result = CliRunner().invoke(app, ["check", str(newline), str(undecodable), "-f", fmt, "-o",
+                                      str(tmp_path / "report.out")])
+    assert result.exit_code == 0, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert "::error" not in result.output
+    data = (tmp_path / "report.out").read_bytes()
+    text = data.decode("utf-8")
+    if fmt in ("json", "sarif"):
+        json.loads(data)
+    if fmt == "junit":
+        ET.fromstring(data)
+    for line in text.splitlines():
+        assert not line.startswith("::error"), line
+        assert re.search(r"[\x00-\x1f\x7f-\x9f]", line) is None, line
