@@ -20,12 +20,14 @@ from clusterforge.cli.app import app
 
 
 def _terminate(signum: int, frame: object) -> None:
-    """SIGTERM unwinds like Ctrl-C, so atomic writers remove their temporary files and keep the old output."""
+    """SIGTERM and SIGHUP (a closed terminal or CI runner) unwind like Ctrl-C, so atomic writers remove their
+    temporary files and keep the old output."""
     raise SystemExit(128 + signum)
 
 
 def main() -> None:
     signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGHUP, _terminate)
     app(prog_name="clusterforge")
 
 

@@ -107,7 +107,7 @@ def render(file: Path, out: Path, force: bool, catalog: tuple[Path, ...], policy
     verdict = evaluate(loaded, result, config, waiver_list)
     if verdict.failed:
         errors = verdict.errors
-        click.echo(f"{file}: the policy check has {len(errors)} unwaived error(s):", err=True)
+        click.echo(one_line(f"{file}: the policy check has {len(errors)} unwaived error(s):"), err=True)
         for finding in errors:
             click.echo(f"  {finding.render()}", err=True)
         if not force:

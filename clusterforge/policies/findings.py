@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from clusterforge.errors import one_line
 from clusterforge.yamlsource import PathKey, format_path
 
 
@@ -28,7 +29,7 @@ class Finding:
 
     def render(self) -> str:
         """`file:line: ID: message` for logs and refusals."""
-        return f"{self.file}:{self.line}: {self.id}: {self.message}"
+        return one_line(f"{self.file}:{self.line}: {self.id}: {self.message}")
 
     @property
     def utilisation(self) -> float | None:
