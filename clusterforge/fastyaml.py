@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from clusterforge.yamlguard import check_text
 from clusterforge.yamlsource import PathKey, Source
 
 try:
@@ -28,7 +29,6 @@ try:
 except ImportError:  # pragma: no cover - the dependency is declared; this keeps a broken install usable
     ryml = None
 
-_TAG = re.compile(r"(?:^|[\s\[{,:-])![^\s=]", re.MULTILINE)  # tags such as !include: PyYAML's job
 _JSON_LITERAL = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null")
 _RESOLVERS = yaml.resolver.Resolver.yaml_implicit_resolvers
 _STR = "tag:yaml.org,2002:str"
@@ -91,6 +91,9 @@ def _plain_everywhere(node: Any) -> bool:
 
 
 _NEXT_TEXT = re.compile(rb"[^\s:,\]}-]")
+_EMPTY_AFTER_KEY = re.compile(rb"[ ]*:?[ ]*(['\"\[{])")
+_QUOTE_AFTER_DASH = re.compile(rb"-[ ]+(['\"])")
+_NESTED_DASH = re.compile(rb"-[ ]+-(?=[ \n])")
 
 
 _SPECIAL_KEYS = frozenset({"", ".inf", "-.inf", "+.inf", ".nan"})  # rapidyaml renames inf/nan keys, even quoted
@@ -128,7 +131,7 @@ def _address(view: Any) -> int:
 
 
 class RymlLines:
-    """`path -> line` on demand from the unresolved parse tree (merge keys followed to their anchors)."""
+    """`path -> line` on demand from the parse tree (documents with anchors or merge keys never come here)."""
 
     def __init__(self, text: bytes) -> None:
         self._text = text  # the original: in-place parsing rewrites escaped and folded scalars in _buffer
@@ -136,8 +139,10 @@ class RymlLines:
         self._tree = ryml.parse_in_place(self._buffer)
         self._base = _address(self._buffer)
         self._newlines: list[int] | None = None
-        self._anchors: dict[str, int] | None = None
         self._cache: dict[PathKey, int] = {}
+        self._kids: dict[int, list[int]] = {}
+        self._keys: dict[int, dict[str, int]] = {}
+        self._root_line: int | None = None
 
     def _line_at(self, offset: int) -> int:
         if self._newlines is None:
@@ -148,24 +153,23 @@ class RymlLines:
         return _address(view) - self._base if view is not None and len(view) else None
 
     def _node_offset(self, node: int) -> int | None:
-        """Where a node starts: its key, else its anchor or first child (a list item), else its value."""
+        """Where a node starts: its key, else its first child with text (a list item), else its value."""
         tree = self._tree
         if tree.has_key(node):
             return self._offset(tree.key(node))
-        offsets = []
-        if tree.has_val_anchor(node):
-            offsets.append(self._offset(tree.val_anchor(node)))
+        first: int | None = None
         if tree.is_container(node):
-            offsets += [self._node_offset(c) for c in ryml.children(tree, node)]
+            child = tree.first_child(node)
+            while child != ryml.NONE and (first := self._node_offset(child)) is None:
+                child = tree.next_sibling(child)
         elif tree.has_val(node):
-            offsets.append(self._offset(tree.val(node)))
-        found = [o for o in offsets if o is not None]
-        if not found:
+            first = self._offset(tree.val(node))
+        if first is None:
             return self._empty_offset(node)
-        first = min(found)
         if tree.is_container(node) and tree.is_flow(node):  # a flow collection starts at its bracket
             bracket = self._text.rfind(b"[" if tree.is_seq(node) else b"{", 0, first)
-            return bracket if bracket >= 0 else first
+            if bracket >= 0 and not self._text[bracket + 1:first].strip(b" \n\"'"):  # `a: b` in a list has no brace
+                return bracket
         return first
 
     def _scalar_end(self, offset: int, length: int, quoted: bool) -> int:
@@ -195,7 +199,7 @@ class RymlLines:
         if tree.has_key(node) and (key := self._offset(tree.key(node))) is not None:
             ends.append(self._scalar_end(key, len(tree.key(node)), tree.is_key_quoted(node)))
         if tree.is_container(node) and tree.num_children(node):
-            ends += [e for c in ryml.children(tree, node) if (e := self._end(c)) is not None]
+            ends += [e for c in self._children(node) if (e := self._end(c)) is not None]
         elif tree.has_val(node) and (val := self._offset(tree.val(node))) is not None:
             ends.append(self._scalar_end(val, len(tree.val(node)), tree.is_val_quoted(node)))
         elif (empty := self._empty_offset(node)) is not None:
@@ -228,72 +232,57 @@ class RymlLines:
         start = self._search_from(node)
         if start is None:
             return None
+        if tree.has_key(node):  # `key:` then nothing, '' or "" or [] or {} on the same line
+            value = _EMPTY_AFTER_KEY.match(self._text, start)
+            return value.start(1) if value else None
+        parent = tree.parent(node) if tree.has_parent(node) else ryml.NONE
+        if not tree.is_container(node) and parent != ryml.NONE and tree.is_seq(parent) and not tree.is_flow(parent):
+            dash = self._text.find(b"-", start)  # an empty item of a block list: PyYAML points at its dash
+            if dash < 0:
+                return None
+            while (inner := _NESTED_DASH.match(self._text, dash)) is not None:  # `- - ''`: the innermost is its own
+                dash = inner.end() - 1
+            quoted = _QUOTE_AFTER_DASH.match(self._text, dash)  # `- ''`: the quotes are the item's text
+            return quoted.start(1) if quoted else dash
         match = _NEXT_TEXT.search(self._text, start)
         return match.start() if match else None
 
-    def _anchor(self, name: str) -> int | None:
-        if self._anchors is None:
-            tree, anchors = self._tree, {}
-            stack = [tree.root_id()]
-            while stack:
-                node = stack.pop()
-                if tree.has_val_anchor(node):
-                    anchors[bytes(tree.val_anchor(node)).decode()] = node
-                stack.extend(ryml.children(tree, node))
-            self._anchors = anchors
-        return self._anchors.get(name)
+    def _children(self, node: int) -> list[int]:
+        """A node's children in order, listed once (rapidyaml reaches the i-th child by walking its siblings)."""
+        kids = self._kids.get(node)
+        if kids is None:
+            kids = self._kids[node] = list(ryml.children(self._tree, node))
+        return kids
 
-    def _find_key(self, node: int, key: str, depth: int = 0) -> int | None:
+    def _find_key(self, node: int, key: str) -> int | None:
         tree = self._tree
-        if not tree.is_map(node) or depth > 20:
+        if not tree.is_map(node):
             return None
-        found: int | None = None
-        merges: list[int] = []
-        for child in ryml.children(tree, node):
-            view = tree.key(child)
-            name = bytes(view).decode() if view is not None else ""
-            if name == key:
-                found = int(child)  # the last explicit one wins, as in PyYAML
-            elif name == "<<":
-                merges.append(child)
-        if found is not None:
-            return found
-        for merge in merges:
-            refs = list(ryml.children(tree, merge)) if tree.is_seq(merge) else [merge]
-            for ref in refs:
-                if tree.is_val_ref(ref):
-                    target = self._anchor(bytes(tree.val_ref(ref)).decode())
-                    if target is not None and (hit := self._find_key(target, key, depth + 1)) is not None:
-                        return hit
-        return None
-
-    def _resolve(self, node: int) -> int:
-        """Follow an alias (`*name`) to its anchor."""
-        tree = self._tree
-        if tree.is_val_ref(node):
-            target = self._anchor(bytes(tree.val_ref(node)).decode())
-            if target is not None:
-                return target
-        return node
+        keys = self._keys.get(node)
+        if keys is None:  # each key's node, listed once per mapping (keys are unique on this path)
+            keys = self._keys[node] = {bytes(tree.key(c)).decode(): c for c in self._children(node)}
+        return keys.get(key)
 
     def get(self, path: PathKey, /) -> int | None:
+        """The line of `path`, in time proportional to its length once each mapping and list on it is listed."""
         if path in self._cache:
             return self._cache[path]
         tree = self._tree
         node = tree.root_id()
-        root = self._node_offset(node)
-        line: int | None = self._line_at(root) if root is not None else 1
+        if self._root_line is None:
+            root = self._node_offset(node)
+            self._root_line = self._line_at(root) if root is not None else 1
+        line: int | None = self._root_line
         for part in path:
-            node = self._resolve(node)
             if isinstance(part, str):
                 child = self._find_key(node, part)
             else:
-                child = tree.child(node, part) if tree.is_seq(node) and part < tree.num_children(node) else None
+                kids = self._children(node) if tree.is_seq(node) else []
+                child = kids[part] if 0 <= part < len(kids) else None
             if child is None:
                 return None
             node = child
-            # a list item's line is where its node starts; an alias item starts at its anchor, as in PyYAML
-            offset = self._node_offset(self._resolve(node) if isinstance(part, int) else node)
+            offset = self._node_offset(node)
             line = self._line_at(offset) if offset is not None else line
         self._cache[path] = line or 1
         return line
@@ -314,15 +303,49 @@ def _quiet_stderr() -> Iterator[None]:
         os.close(devnull)
 
 
+_ANYWHERE = ("<<", "\\", "\t", "\r", "\ufeff")  # merges, escapes, tabs, other line breaks, byte order marks
+_AT_NODE = "&*!@`%?"  # anchors, aliases, tags, reserved indicators, directives, explicit keys
+_UNUSUAL = re.compile("[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+_ASCII_TEXT = bytes(range(0x20, 0x7F)) + b"\n"
+
+
+def _may_start_a_node(text: str, char: str) -> bool:
+    """Whether `char` appears anywhere but inside a word (where it cannot be an indicator)."""
+    at = text.find(char)
+    for _ in range(256):  # past that many, stop looking: PyYAML takes the document
+        if at < 0:
+            return False
+        if at == 0 or not (text[at - 1].isalnum() or text[at - 1] == "_"):
+            return True
+        at = text.find(char, at + 1)
+    return True
+
+
+def _declined(text: str, raw: bytes) -> bool:
+    """Whether the document holds anything the fast path leaves to PyYAML: anchors and aliases (their expansion
+    is bounded on PyYAML's graph), merge keys, tags and includes, escapes (which can write characters YAML
+    forbids), reserved indicators, tabs, line breaks other than \\n and characters outside printable text."""
+    if any(token in text for token in _ANYWHERE):
+        return True
+    if any(_may_start_a_node(text, char) for char in _AT_NODE if char in text):
+        return True
+    if text.isascii():
+        return bool(raw.translate(None, _ASCII_TEXT))
+    return _UNUSUAL.search(text) is not None
+
+
 def parse_fast(text: str, file: str, fallback: Callable[[str, str], Source]) -> Source:
-    """Parse with rapidyaml when the document is safe for it; otherwise hand it to `fallback` (PyYAML)."""
-    if ryml is None or not text.strip() or ("!" in text and _TAG.search(text)):
-        return fallback(text, file)
+    """Parse with rapidyaml when the document is safe for it; otherwise hand it to `fallback` (PyYAML).
+
+    The bounds on depth and size apply first, to both paths alike; rapidyaml never sees an alias (so never
+    expands one) and its tree is never resolved."""
+    check_text(text, file)
     raw = text.encode("utf-8")
+    if ryml is None or not text.strip() or _declined(text, raw):
+        return fallback(text, file)
     try:
         with _quiet_stderr():
             tree = ryml.parse_in_arena(raw)
-            tree.resolve()
             if not tree.is_map(tree.root_id()):
                 return fallback(text, file)
             emitted = ryml.emit_json_malloc(tree, tree.root_id())

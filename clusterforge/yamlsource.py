@@ -3,10 +3,17 @@
 PyYAML's C composer builds the node tree (with marks); we construct plain Python values ourselves so that
 YAML 1.1 merge keys (`<<:`) and anchors keep working, duplicate keys become errors instead of
 last-one-wins, and each path's line is remembered.
+
+Input is untrusted: the file must be a regular file within limits.INPUT_BYTES, its nesting and its size once
+aliases are expanded are bounded (clusterforge.yamlguard) before anything is built, only YAML's standard scalar
+tags are read, and `!include` reads only .yaml/.yml files inside the include root (the folder of the file the
+user named, or CLUSTERFORGE_INCLUDE_ROOT), never echoing an included file's text in a message.
 """
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,7 +21,10 @@ from typing import Any, Protocol
 
 import yaml
 
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge import limits
+from clusterforge.errors import ClusterforgeError, Problem, shown
+from clusterforge.yamlguard import FORBIDDEN, check_graph, check_text, describe
+from clusterforge.yamlguard import read_text as read_text
 
 try:  # the C loader is ~10x faster; fall back when libyaml is missing
     from yaml import CSafeLoader as _Loader
@@ -85,94 +95,205 @@ class Source:
         return Problem(message, file, line, format_path(path), hint)
 
 
-class _Builder:
-    """Turns a composed node tree into plain data while recording lines and rejecting duplicate keys."""
+_YAML = "tag:yaml.org,2002:"
+_SCALAR_TAGS = frozenset(_YAML + t for t in ("str", "int", "float", "bool", "null", "timestamp"))
+_AS_TEXT = frozenset({_YAML + "merge", _YAML + "value"})  # `<<` and `=` outside a key: just text
+_INCLUDE = "!include"
+_INCLUDE_SUFFIXES = (".yaml", ".yml")
+_NAME_MAX = 255
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+MAX_INCLUDE_DEPTH = 8  # files including files
+INCLUDE_ROOT = "CLUSTERFORGE_INCLUDE_ROOT"
 
-    def __init__(self, file: str, chain: tuple[str, ...] = ()) -> None:
+
+@dataclass
+class _Load:
+    """What one load shares with the files it includes: where includes may come from, and what is spent."""
+
+    top: str  # the file the user named: includes stay in its folder unless CLUSTERFORGE_INCLUDE_ROOT says else
+    nodes_left: int
+    includes: int = 0
+    _root: Path | None = None
+
+    def root(self) -> Path:
+        if self._root is None:
+            raw = os.environ.get(INCLUDE_ROOT, "")
+            base = raw or os.path.dirname(self.top) or "."
+            try:
+                resolved = Path(os.path.realpath(base, strict=True))
+            except (OSError, RuntimeError, ValueError):
+                resolved = None
+            if resolved is None or not resolved.is_dir():
+                raise ClusterforgeError(Problem(f"the include root {shown(base, 120)} is not a folder",
+                                                INCLUDE_ROOT if raw else self.top))
+            self._root = resolved
+        return self._root
+
+
+class _Builder:
+    """Turns a composed node tree into plain data while recording lines and rejecting duplicate keys.
+
+    `echo` is false inside included files: their messages never quote their content."""
+
+    def __init__(self, file: str, chain: tuple[str, ...], load: _Load, depth: int) -> None:
         self.file = file
-        self.chain = (*chain, file)
+        self.chain = (*chain, os.path.realpath(file))
+        self.load = load
+        self.depth = depth
+        self.echo = not chain
         self.lines: dict[PathKey, int] = {}
         self.includes: dict[PathKey, tuple[Source, PathKey]] = {}
         self.constructor = yaml.constructor.SafeConstructor()
+        self.pairs: dict[int, list[tuple[str, yaml.Node, yaml.Node]]] = {}  # a mapping's winning pairs, once
+
+    def _shown(self, value: Any) -> str:
+        return f" {shown(value)}" if self.echo else ""
+
+    def _fail(self, node: yaml.Node, path: PathKey, message: str, hint: str = "") -> ClusterforgeError:
+        return ClusterforgeError(Problem(message, self.file, node.start_mark.line + 1, format_path(path), hint))
 
     def _include(self, node: yaml.ScalarNode, path: PathKey) -> Any:
-        """`!include other.yaml`: the other file's data here, its lines kept for messages about it."""
-        target = (Path(self.file).parent / str(node.value)).resolve()
-        line = node.start_mark.line + 1
-        if str(target) in self.chain or len(self.chain) > 8:
-            raise ClusterforgeError(Problem(f"!include {node.value} includes itself", self.file, line,
-                                            format_path(path)))
-        if not target.is_file():
-            raise ClusterforgeError(Problem(f"!include {node.value}: no such file ({target})", self.file, line,
-                                            format_path(path)))
-        included = parse_text(read_text(target), str(target), self.chain)
+        """`!include other.yaml`: the other file's data here, its lines kept for messages about it.
+
+        Only a regular .yaml/.yml file inside the include root, reached by a short relative name, is read."""
+        name = str(node.value)
+        said = f"!include{self._shown(name)}"
+        if len(self.chain) > MAX_INCLUDE_DEPTH:
+            raise self._fail(node, path, f"{said}: files include each other more than {MAX_INCLUDE_DEPTH} deep")
+        if not name or len(name) > _NAME_MAX or _CONTROL.search(name):
+            raise self._fail(node, path, f"{said}: an included file's name must be 1 to {_NAME_MAX} characters "
+                                         "without control characters")
+        if os.path.isabs(name):
+            raise self._fail(node, path, f"{said}: an absolute path", "name the file relative to this one")
+        if not name.endswith(_INCLUDE_SUFFIXES):
+            raise self._fail(node, path, f"{said}: only .yaml and .yml files can be included")
+        root = self.load.root()
+        hint = f"includes are read from {root} and below; {INCLUDE_ROOT}=DIR sets another folder"
+        try:
+            target = Path(os.path.realpath(Path(self.file).parent / name, strict=True))
+        except FileNotFoundError:
+            raise self._fail(node, path, f"{said}: no such file") from None
+        except (OSError, RuntimeError, ValueError) as exc:  # a symbolic link loop, a name too long...
+            reason = getattr(exc, "strerror", None) or "cannot be followed"
+            raise self._fail(node, path, f"{said}: {reason}") from None
+        if not target.is_relative_to(root):
+            raise self._fail(node, path, f"{said}: outside the include root", hint)
+        if not target.name.endswith(_INCLUDE_SUFFIXES):
+            raise self._fail(node, path, f"{said}: a link to a file that is not .yaml or .yml")
+        if str(target) in self.chain:
+            raise self._fail(node, path, f"{said} includes itself")
+        self.load.includes += 1
+        if self.load.includes > limits.INCLUDES.value:
+            raise ClusterforgeError(limits.INCLUDES.problem(self.load.includes, self.file, node.start_mark.line + 1,
+                                                            format_path(path)))
+        included = _parse(read_text(target, follow=False), str(target), self.chain, self.load,
+                          self.depth - len(path))
         data = included.data
         if isinstance(data, dict):  # a shared file may say what it is; those keys are not part of the section
             data = {k: v for k, v in data.items() if k not in ("apiVersion", "kind")}
+        elif not isinstance(data, list):
+            raise self._fail(node, path, f"{said}: the file holds a single value; an included file must hold a "
+                                         "mapping or a list")
         self.includes[path] = (included, ())
         return data
 
     def build(self, node: yaml.Node, path: PathKey) -> Any:
         self.lines.setdefault(path, node.start_mark.line + 1)
-        if isinstance(node, yaml.ScalarNode) and node.tag == "!include":
+        if node.tag == _INCLUDE:
+            if not isinstance(node, yaml.ScalarNode):
+                raise self._fail(node, path, "!include takes a file name")
             return self._include(node, path)
         if isinstance(node, yaml.MappingNode):
+            if node.tag != _YAML + "map":
+                raise self._fail(node, path, f"unsupported tag{self._shown(node.tag)} on a mapping")
             return self._mapping(node, path)
         if isinstance(node, yaml.SequenceNode):
+            if node.tag != _YAML + "seq":
+                raise self._fail(node, path, f"unsupported tag{self._shown(node.tag)} on a list")
             return [self.build(child, (*path, i)) for i, child in enumerate(node.value)]
-        try:
-            return self.constructor.construct_object(node)
-        except (ValueError, OverflowError) as exc:  # e.g. 2026-13-45 looks like a date but is none
-            raise ClusterforgeError(Problem(f"invalid value {node.value!r}: {exc}", self.file,
-                                            node.start_mark.line + 1, format_path(path),
-                                            "quote it to keep it as text")) from None
+        return self._scalar(node, path)
+
+    def _scalar(self, node: yaml.Node, path: PathKey) -> Any:
+        """A scalar's value by its tag; a value its tag cannot read, or a character YAML forbids, is an error."""
+        if node.tag in _AS_TEXT:
+            value: Any = str(node.value)
+        elif node.tag not in _SCALAR_TAGS:
+            raise self._fail(node, path, f"unsupported tag{self._shown(node.tag)}",
+                             "only YAML's standard scalar tags and !include are read")
+        else:
+            try:
+                value = self.constructor.construct_object(node)
+            except (ValueError, OverflowError, KeyError, IndexError, TypeError, yaml.YAMLError):
+                kind = node.tag.removeprefix(_YAML)  # e.g. 2026-13-45 looks like a date but is none
+                raise self._fail(node, path, f"invalid {kind} value{self._shown(node.value)}",
+                                 "quote it to keep it as text") from None
+        if isinstance(value, str) and (bad := FORBIDDEN.search(value)) is not None:
+            raise self._fail(node, path, f"text holds the character {describe(ord(bad.group()))}, which YAML "
+                                         "does not allow", "remove it; an escape such as \\0 writes one")
+        return value
 
     def _key(self, node: yaml.Node, path: PathKey) -> str:
-        if not isinstance(node, yaml.ScalarNode):
-            raise ClusterforgeError(
-                Problem("a mapping key must be a plain value", self.file, node.start_mark.line + 1,
-                        format_path(path))
-            )
-        value = self.constructor.construct_object(node)
+        if not isinstance(node, yaml.ScalarNode) or node.tag == _INCLUDE:
+            raise self._fail(node, path, "a mapping key must be a plain value")
+        value = self._scalar(node, path)
         return value if isinstance(value, str) else str(value)
 
-    def _mapping(self, node: yaml.MappingNode, path: PathKey) -> dict[str, Any]:
+    def _pairs(self, node: yaml.MappingNode, path: PathKey) -> list[tuple[str, yaml.Node, yaml.Node]]:
+        """The mapping's keys after `<<:` merges (explicit keys win; earlier merges win over later ones), worked
+        out once per node: an alias builds the same node again, already flattened."""
+        known = self.pairs.get(id(node))
+        if known is not None:
+            return known
         seen: dict[str, int] = {}
         for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
+            if key_node.tag == _YAML + "merge":
                 continue
             key = self._key(key_node, path)
             line = key_node.start_mark.line + 1
             if key in seen:
-                raise ClusterforgeError(
-                    Problem(f"duplicate key {key!r} (first defined on line {seen[key]})", self.file, line,
-                            format_path((*path, key)), "remove one of them; YAML keeps only the last")
-                )
+                raise self._fail(key_node, (*path, key),
+                                 f"duplicate key{self._shown(key)} (first defined on line {seen[key]})",
+                                 "remove one of them; YAML keeps only the last")
             seen[key] = line
         try:
             self.constructor.flatten_mapping(node)  # resolves `<<:` merges; explicit keys win
         except yaml.MarkedYAMLError as exc:
-            raise _yaml_problem(exc, self.file) from None
+            raise _yaml_problem(exc, self.file, echo=self.echo) from None
         winners: dict[str, tuple[yaml.Node, yaml.Node]] = {}
         for key_node, value_node in node.value:
             # merged keys come first; an explicit key later in the list overrides them and alone is built
             winners[self._key(key_node, path)] = (key_node, value_node)
+        pairs = [(key, key_node, value_node) for key, (key_node, value_node) in winners.items()]
+        self.pairs[id(node)] = pairs
+        return pairs
+
+    def _mapping(self, node: yaml.MappingNode, path: PathKey) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for key, (key_node, value_node) in winners.items():
+        for key, key_node, value_node in self._pairs(node, path):
             child = (*path, key)
             self.lines[child] = key_node.start_mark.line + 1
             out[key] = self.build(value_node, child)
         return out
 
 
-def _yaml_problem(exc: yaml.YAMLError, file: str, text: str = "") -> ClusterforgeError:
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+
+
+def _yaml_problem(exc: yaml.YAMLError, file: str, text: str = "", echo: bool = True) -> ClusterforgeError:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     line = mark.line + 1 if mark is not None else 0
     if isinstance(exc, yaml.reader.ReaderError):  # bad characters: the reader knows only a position
         line = text[: exc.position].count("\n") + 1 if text else 1
         mark = None
-    reason = getattr(exc, "problem", None) or str(exc)
-    context = getattr(exc, "context", None)
+        reason = f"the character {describe(exc.character)} is not allowed ({exc.reason})" \
+            if isinstance(exc.character, int) else str(exc.reason)
+        context = None
+    else:
+        reason = getattr(exc, "problem", None) or "cannot parse"
+        context = getattr(exc, "context", None)
+    if not echo:  # an included file: keep the parser's words, never the file's text it quotes
+        reason = _QUOTED.sub("'…'", reason)
+        context = _QUOTED.sub("'…'", context) if context else context
     message = f"invalid YAML: {reason}" + (f" ({context})" if context else "")
     hint = ""
     if mark is not None and text:
@@ -182,34 +303,28 @@ def _yaml_problem(exc: yaml.YAMLError, file: str, text: str = "") -> Clusterforg
     return ClusterforgeError(Problem(message, file, line, hint=hint))
 
 
-def parse_text(text: str, file: str = "<input>", chain: tuple[str, ...] = ()) -> Source:
-    """Parse one YAML document held in `text` (`chain`: the files including this one, against cycles)."""
+def parse_text(text: str, file: str = "<input>") -> Source:
+    """Parse one YAML document held in `text`; `file` names it in messages and anchors its includes."""
+    load = _Load(file, limits.YAML_NODES.value)
+    return _parse(text, file, (), load, limits.YAML_DEPTH.value)
+
+
+def _parse(text: str, file: str, chain: tuple[str, ...], load: _Load, depth: int) -> Source:
+    """One file of a load (`chain`: the files including it; `depth`: the levels of nesting left to it)."""
+    check_text(text, file, depth, load.nodes_left)
     try:
         root = yaml.compose(text, Loader=_Loader)
     except yaml.YAMLError as exc:
-        raise _yaml_problem(exc, file, text) from None
+        raise _yaml_problem(exc, file, text, echo=not chain) from None
     if root is None:
         raise ClusterforgeError(Problem("the file is empty; expected a blueprint mapping", file, 1))
-    builder = _Builder(file, chain)
+    load.nodes_left -= check_graph(root, file, depth, load.nodes_left)
+    builder = _Builder(file, chain, load, depth)
     try:
         data = builder.build(root, ())
-    except yaml.YAMLError as exc:  # bad scalar values, e.g. an invalid timestamp
-        raise _yaml_problem(exc, file) from None
+    except yaml.YAMLError as exc:  # pragma: no cover - values are checked as they are built
+        raise _yaml_problem(exc, file, echo=not chain) from None
     return Source(data, file, builder.lines, includes=builder.includes)
-
-
-def read_text(path: Path) -> str:
-    """Read a UTF-8 file, turning OS and encoding errors into input problems."""
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ClusterforgeError(Problem("no such file", str(path))) from None
-    except IsADirectoryError:
-        raise ClusterforgeError(Problem("is a directory, expected a YAML file", str(path))) from None
-    except UnicodeDecodeError as exc:
-        raise ClusterforgeError(Problem(f"not UTF-8 text ({exc.reason} at byte {exc.start})", str(path))) from None
-    except OSError as exc:
-        raise ClusterforgeError(Problem(f"cannot read: {exc.strerror}", str(path))) from None
 
 
 def load_file(path: Path, fast: bool = False) -> Source:

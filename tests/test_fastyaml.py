@@ -32,8 +32,9 @@ def assert_same(fast: Source, slow: Source) -> None:
 
 @pytest.mark.parametrize("path", example_files(), ids=lambda p: p.name)
 def test_examples_take_the_fast_path_with_identical_results(path: Path) -> None:
-    fast, slow = both(path.read_text())
-    assert isinstance(fast.lines, RymlLines)
+    text = path.read_text()
+    fast, slow = both(text)
+    assert isinstance(fast.lines, RymlLines) == ("&" not in text and "<<" not in text)  # anchors: PyYAML's
     assert_same(fast, slow)
 
 
@@ -63,9 +64,9 @@ racks:
 """
 
 
-def test_merge_keys_anchors_and_aliases() -> None:
+def test_merge_keys_anchors_and_aliases_go_to_pyyaml() -> None:
     fast, slow = both(MERGES)
-    assert isinstance(fast.lines, RymlLines)
+    assert not isinstance(fast.lines, RymlLines)
     assert_same(fast, slow)
     assert fast.data["racks"][1]["feeds"] == [{"n": 3}] and fast.data["racks"][2]["w"] == 9
 
