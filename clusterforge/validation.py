@@ -44,7 +44,11 @@ _TYPE_WORDS = {
 
 
 def _kind_of(value: Any) -> str:
-    """A wrong-typed input in a message: scalars shown short, containers by their kind and size only."""
+    """A wrong-typed input in a message: short one-line scalars shown, text and containers by kind and size only
+    (a wrong-typed value may be a whole file's contents: a key, a token)."""
+    if isinstance(value, str) and (len(value) > 40 or "\n" in value):
+        lines = value.count("\n") + 1
+        return f"a text of {len(value):,} characters" + (f" on {lines:,} lines" if lines > 1 else "")
     if isinstance(value, dict):
         return f"a mapping of {len(value)} keys"
     if isinstance(value, list):

