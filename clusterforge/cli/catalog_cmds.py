@@ -54,13 +54,15 @@ def list_entries(fmt: str, kind: str | None, catalog: tuple[Path, ...]) -> None:
         click.echo(json.dumps([_as_json(k, e, cat) for k, e in items], indent=2))
         return
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title=f"clusterforge catalog ({len(items)} entries)")
     for column in ("key", "kind", "gpus", "max power", "space / weight", "network", "description"):
         table.add_column(column, overflow="fold")
     for key, entry in items:
-        table.add_row(key, entry.kind, *_summary(entry), entry.description)
+        # a site catalog's text is data: never rich markup
+        table.add_row(escape(key), entry.kind, *(escape(s) for s in _summary(entry)), escape(entry.description))
     Console(width=200).print(table)
 
 
@@ -78,9 +80,10 @@ def show(key: str, fmt: str, catalog: tuple[Path, ...]) -> None:
         click.echo(json.dumps(_as_json(key, entry, cat), indent=2))
         return
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
-    table = Table(title=f"{key}: {entry.description}", caption=f"origin: {cat.origins[key]}")
+    table = Table(title=escape(f"{key}: {entry.description}"), caption=escape(f"origin: {cat.origins[key]}"))
     table.add_column("figure")
     table.add_column("value")
     table.add_column("source", overflow="fold")
@@ -89,8 +92,8 @@ def show(key: str, fmt: str, catalog: tuple[Path, ...]) -> None:
         if value is None:
             continue
         shown = ", ".join(f"{k}: {v}" for k, v in value.items()) if isinstance(value, dict) else str(value)
-        table.add_row(name, shown, entry.sources.get(name, ""))
+        table.add_row(name, escape(shown), escape(entry.sources.get(name, "")))
     console = Console(width=200)
     console.print(table)
     if entry.notes:
-        console.print(f"notes: {entry.notes}")
+        console.print(escape(f"notes: {entry.notes}"))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
 
-from clusterforge.errors import Problem
+from clusterforge.errors import Problem, shown
 from clusterforge.policies.config import PolicyConfig, Settings
 from clusterforge.policies.findings import Draft
 from clusterforge.validation import closest, problems_from
@@ -66,7 +66,7 @@ def settings_problems(config: PolicyConfig, source: Source, registry: dict[str, 
         path = ("rules", rule_id)
         if rule_id not in registry:
             suggestion = closest(rule_id, registry)
-            problems.append(source.problem(path, f"unknown rule {rule_id!r}",
+            problems.append(source.problem(path, f"unknown rule {shown(rule_id)}",
                                            f"did you mean {suggestion}?" if suggestion else "see `clusterforge rules`"))
             continue
         try:

@@ -74,18 +74,17 @@ def test_a_program_that_registers_before_failing_is_seen(stack: Stack) -> None:
 
 def test_a_waived_error_deploys(stack: Stack, tmp_path: Path) -> None:
     data = example("aws-p5")
-    data["aws"]["capacity"] = {"type": "on-demand"}
-    data["pools"][0]["placement"] = "none"
+    data["aws"].setdefault("security", {})["imds_tokens"] = "optional"
     path = write(tmp_path, data)
     waivers = tmp_path / "waivers.yaml"
     waivers.write_text(yaml.safe_dump({"waivers": [{
-        "rule": "NET-006", "target": "pools[0].placement", "reason": "spread on purpose for a failure-domain test",
+        "rule": "SEC-001", "target": "aws.security.imds_tokens", "reason": "a legacy agent needs IMDSv1 until Q2",
         "expires": "2999-01-01", "approver": "platform"}]}))
     unwaived = stack(run_main({"blueprint": str(path)}), expect_error=True)
-    assert "NET-006" in str(unwaived.error) and unwaived.recorder.resources == []
+    assert "SEC-001" in str(unwaived.error) and unwaived.recorder.resources == []
     rec = stack(run_main({"blueprint": str(path), "waivers": str(waivers)})).recorder
-    assert not rec.of_type("aws:ec2/placementGroup:PlacementGroup")
-    assert all("placement" not in t.inputs for t in rec.of_type("aws:ec2/launchTemplate:LaunchTemplate"))
+    templates = rec.of_type("aws:ec2/launchTemplate:LaunchTemplate")
+    assert templates and all(t.inputs["metadataOptions"]["httpTokens"] == "optional" for t in templates)
 
 
 def test_a_capacity_block_without_a_group_of_its_own_deploys_unwaived(stack: Stack, tmp_path: Path) -> None:

@@ -46,7 +46,7 @@ def test_slm001_exactly_one_default(defaults: list[bool]) -> None:
 
 
 @pytest.mark.parametrize(("gres", "fails"), [("gpu:h100:8", False), ("gpu:8", False), ("gpu:4", True),
-                                             ("gpu:a100:8", True), ("8 gpus", True)])
+                                             ("gpu:a100:8", True), ("gpu:h100:16", True)])
 def test_slm002_gres(gres: str, fails: bool) -> None:
     pools = [{"name": "gpu", "hardware": "dgx-h100", "count": 4, "partition": "train", "gres": gres}]
     assert found(design(pools)) == (["SLM-002"] if fails else [])
