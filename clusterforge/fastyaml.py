@@ -133,10 +133,12 @@ def _address(view: Any) -> int:
 class RymlLines:
     """`path -> line` on demand from the parse tree (documents with anchors or merge keys never come here)."""
 
-    def __init__(self, text: bytes) -> None:
+    def __init__(self, text: bytes, buffer: bytearray | None = None, tree: Any = None) -> None:
+        """`buffer` and `tree`: the in-place parse of `text` that the data came from, kept rather than parsed
+        again (one tree in memory, not two)."""
         self._text = text  # the original: in-place parsing rewrites escaped and folded scalars in _buffer
-        self._buffer = bytearray(text)
-        self._tree = ryml.parse_in_place(self._buffer)
+        self._buffer = buffer if buffer is not None else bytearray(text)
+        self._tree = tree if tree is not None else ryml.parse_in_place(self._buffer)
         self._base = _address(self._buffer)
         self._newlines: list[int] | None = None
         self._cache: dict[PathKey, int] = {}
@@ -345,13 +347,15 @@ def parse_fast(text: str, file: str, fallback: Callable[[str, str], Source]) -> 
         return fallback(text, file)
     try:
         with _quiet_stderr():
-            tree = ryml.parse_in_arena(raw)
+            buffer = bytearray(raw)
+            tree = ryml.parse_in_place(buffer)
             if not tree.is_map(tree.root_id()):
                 return fallback(text, file)
             emitted = ryml.emit_json_malloc(tree, tree.root_id())
         data = json.loads(emitted, object_pairs_hook=_no_duplicates, parse_float=_float)
+        del emitted
     except Exception:  # any disagreement or parse error: PyYAML decides and explains
         return fallback(text, file)
     if not _plain_everywhere(data):
         return fallback(text, file)
-    return Source(data, file, RymlLines(raw))
+    return Source(data, file, RymlLines(raw, buffer, tree))

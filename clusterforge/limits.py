@@ -46,7 +46,7 @@ class Limit:
 
 
 INPUT_BYTES = Limit("input_bytes", 16 * 1024 * 1024, "bytes in one YAML file")
-YAML_NODES = Limit("yaml_nodes", 2_000_000, "YAML values once aliases are expanded")
+YAML_NODES = Limit("yaml_nodes", 500_000, "YAML values once aliases are expanded")
 YAML_DEPTH = Limit("yaml_depth", 64, "levels of nesting")
 INCLUDES = Limit("includes", 64, "included files in one blueprint")
 RACKS = Limit("racks", 20_000, "racks once row and rack groups are expanded")

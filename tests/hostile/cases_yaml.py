@@ -120,4 +120,13 @@ CASES = [
          says={"validate": "invalid YAML"}),
     Case("yaml-duplicate-anchor", "the same anchor twice", {"cluster.yaml": VALID + "a: &x 1\nb: &x 2\nc: *x\n"},
          exits=ERROR, says={"validate": "duplicate anchor"}),
+    Case("yaml-200k-pools", "200,000 pools (once 10 minutes in check: line lookup was quadratic); now refused "
+         "by the value bound before anything is built",
+         {"cluster.yaml": VALID.split("pools:")[0] + "pools:\n" + "".join(
+             f"  - {{name: p{i}, hardware: dgx-h100, count: 1}}\n" for i in range(200_000))},
+         exits=ERROR, says={"validate": "CLUSTERFORGE_MAX_YAML_NODES"}),
+    Case("yaml-values-near-the-bound", "just under the value bound, in the shape that costs the most memory "
+         "(small mappings in one list): parsed, then refused by the pool bound, within the memory ceiling",
+         {"cluster.yaml": VALID.split("pools:")[0] + "pools: [" + ",".join(["{a: 1}"] * 160_000) + "]\n"},
+         exits=ERROR, says={"validate": "CLUSTERFORGE_MAX_POOLS"}),
 ]
