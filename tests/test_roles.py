@@ -99,3 +99,35 @@ def test_lab_variables_are_role_defaults() -> None:
     overrides = lab_vars(LabPaths("t", Path("/tmp/t")), Repo(Path("/r"), "efa.tar.gz", "0" * 64))
     unknown = sorted(k for k in overrides if not k.startswith("ansible_") and k not in known)
     assert not unknown, f"lab variables no role defines: {unknown}"
+
+
+def munge_key_script() -> list[str]:
+    """The argv of the task that makes the control host's munge key."""
+    return next(task["ansible.builtin.command"]["argv"] for _, task in tasks_of("munge")
+                if task.get("name") == "The control host has a complete munge key")
+
+
+@pytest.mark.parametrize("before", [None, b"short", b"x" * 1025])
+def test_munge_key_is_made_whole_or_not_at_all(tmp_path: Path, before: bytes | None) -> None:
+    """A missing key, or the short key of an interrupted run, is replaced by a complete one in one rename."""
+    import subprocess
+
+    key = tmp_path / "munge.key"
+    if before is not None:
+        key.write_bytes(before)
+    argv = [a if "{{" not in a else {"{{ munge_key_file }}": str(key)}.get(a, "1024") for a in munge_key_script()]
+    subprocess.run(argv, check=True)
+    assert key.stat().st_size == 1024 and key.stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["munge.key"]  # no temporary file left behind
+    # a failed size check (here: asking for more than /dev/urandom's head gives when cut) leaves the key alone
+    broken = [a.replace('head -c "$2"', 'head -c 10') for a in argv]
+    assert subprocess.run(broken, check=False).returncode != 0
+    assert key.stat().st_size == 1024 and [p.name for p in tmp_path.iterdir()] == ["munge.key"]
+
+
+def test_munge_key_of_the_wrong_size_is_made_again() -> None:
+    task = next(t for _, t in tasks_of("munge") if t.get("name") == "The control host has a complete munge key")
+    assert "munge_key_file_stat.stat.size == munge_key_size" in task["when"]
+    assert task["no_log"] is True
+    verify = {t["name"]: t for _, t in tasks_of("munge")}
+    assert verify["This host makes a munge credential"]["no_log"] is True

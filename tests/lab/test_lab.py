@@ -1,16 +1,21 @@
 """A 3-node lab from the baked image: a job across the compute nodes, observable state of every role, a second
 run that changes nothing, check mode, health drain, no key material written anywhere, a restart that recovers,
-and a teardown that leaves nothing behind. The fault drills are in test_fault_drills.py."""
+and a teardown that leaves nothing behind. The fault drills are in test_fault_drills.py.
+
+The lab's blueprint carries Ansible template syntax in its free text (`description`) for every run of this
+module: the nodes must show it as text and nothing in it may run, on the control host or any node."""
 
 from __future__ import annotations
 
 import base64
+import json
 import os
 import re
 import secrets
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -23,9 +28,31 @@ COMPUTE = ["node-0001", "node-0002"]
 ALL = ["ctl-0001", *COMPUTE]
 
 
+MARKER = Path(f"/tmp/cf-lab-evaluated-{os.getpid()}")
+# every form of Jinja Ansible would evaluate: an expression, a statement, a lookup that reads a root-only file
+DESCRIPTION = (f"{{{{ lookup('pipe', 'touch {MARKER}') }}}} {{% set x = lookup('pipe', 'touch {MARKER}') %}}"
+               "{# c #} {{ lookup('file', '/etc/shadow') }}")
+
+
 @pytest.fixture(scope="module")
-def lab() -> Iterator[Lab]:
-    yield from bring_up(NAME)
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    from clusterforge.lab.render import DEFAULT_BLUEPRINT, data_file
+
+    blueprint = tmp_path_factory.mktemp("blueprint") / "lab.yaml"
+    text = data_file(DEFAULT_BLUEPRINT).read_text()
+    blueprint.write_text(text.replace("target: onprem", f"description: {json.dumps(DESCRIPTION)}\ntarget: onprem"))
+    MARKER.unlink(missing_ok=True)
+    try:
+        yield from bring_up(NAME, "--blueprint", str(blueprint))
+    finally:
+        MARKER.unlink(missing_ok=True)
+
+
+def nothing_evaluated(lab: Lab) -> None:
+    """The marker the description's commands would make exists nowhere."""
+    assert not MARKER.exists(), f"{MARKER} on the control host: a template from the blueprint ran"
+    for node in ALL:
+        assert lab.sh(node, f"test -e {MARKER} && echo present || echo absent") == "absent", node
 
 
 def recap_changed(output: str) -> dict[str, int]:
@@ -182,6 +209,16 @@ def test_container_restart_brings_the_node_back(lab: Lab) -> None:
     lab.wait(f"{node} idle again", lambda: lab.sh(
         "ctl-0001", f"sinfo --noheader --Node --nodes {node} --format '%T'", check=False) == "idle", timeout=120)
     assert sorted(lab.sh("ctl-0001", "srun -N2 hostname").split()) == COMPUTE
+
+
+def test_blueprint_text_reaches_every_node_as_text(lab: Lab) -> None:
+    """After up and every provision of this module (second run, check mode, --diff, vault key): the login banner
+    holds the description character for character, and no template in it ran."""
+    for node in ALL:
+        motd = lab.sh(node, "cat /etc/motd")
+        assert motd == f"clusterforge cluster lab\n{DESCRIPTION}", (node, motd)
+        assert "root:" not in motd
+    nothing_evaluated(lab)
 
 
 def test_down_leaves_nothing_behind(lab: Lab) -> None:
