@@ -66,28 +66,15 @@ def _float(text: str) -> float:
     return float(text)
 
 
-def _plain_everywhere(node: Any) -> bool:
-    """True when no key or string value in the data is one PyYAML would resolve differently."""
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            for key, value in item.items():
-                if _special_key(key):
-                    return False
-                if isinstance(value, str):
-                    if value and _read_differently(value):
-                        return False
-                elif isinstance(value, dict | list):
-                    stack.append(value)
-        elif isinstance(item, list):
-            for value in item:
-                if isinstance(value, str):
-                    if value and _read_differently(value):
-                        return False
-                elif isinstance(value, dict | list):
-                    stack.append(value)
-    return True
+def _plain_list(items: list[Any]) -> None:
+    """Decline when a string in the list (or a list nested in it) is one PyYAML would resolve differently;
+    mappings in it were checked by `_no_duplicates` when JSON built them."""
+    for value in items:
+        if value.__class__ is str:
+            if value and _read_differently(value):
+                raise _Decline
+        elif value.__class__ is list:
+            _plain_list(value)
 
 
 _NEXT_TEXT = re.compile(rb"[^\s:,\]}-]")
@@ -100,9 +87,19 @@ _SPECIAL_KEYS = frozenset({"", ".inf", "-.inf", "+.inf", ".nan"})  # rapidyaml r
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """Build one JSON object, declining duplicate keys and any key or string value that PyYAML would read as
+    something else (checked here, while JSON builds the data, rather than in a second walk over it)."""
     out = dict(pairs)
     if len(out) != len(pairs) or not _SPECIAL_KEYS.isdisjoint(out):  # duplicates, or keys read differently
         raise _Decline
+    for key, value in pairs:
+        if _special_key(key):
+            raise _Decline
+        if value.__class__ is str:
+            if value and _read_differently(value):
+                raise _Decline
+        elif value.__class__ is list:
+            _plain_list(value)
     return out
 
 
@@ -355,7 +352,5 @@ def parse_fast(text: str, file: str, fallback: Callable[[str, str], Source]) -> 
         data = json.loads(emitted, object_pairs_hook=_no_duplicates, parse_float=_float)
         del emitted
     except Exception:  # any disagreement or parse error: PyYAML decides and explains
-        return fallback(text, file)
-    if not _plain_everywhere(data):
         return fallback(text, file)
     return Source(data, file, RymlLines(raw, buffer, tree))

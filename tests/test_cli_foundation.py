@@ -74,3 +74,22 @@ def test_catalog_list_has_every_key(cli) -> None:
 def test_bad_format_is_usage_error(cli) -> None:
     result = cli("catalog", "list", "--format", "xml")
     assert result.exit_code == 2
+
+
+def test_every_command_module_is_in_the_lazy_map() -> None:
+    """A command whose module is missing from COMMAND_MODULES would vanish from the CLI: import them all and
+    compare what registered with the map."""
+    import importlib
+    import pkgutil
+
+    import clusterforge.cli as cli_package
+    from clusterforge.cli.app import COMMAND_MODULES, app
+
+    for module in pkgutil.iter_modules(cli_package.__path__):
+        if module.name.endswith("_cmds"):
+            importlib.import_module(f"clusterforge.cli.{module.name}")
+    assert set(app.commands) == set(COMMAND_MODULES)
+    for name, command in app.commands.items():
+        assert command.callback is not None
+        assert command.callback.__module__ == f"clusterforge.cli.{COMMAND_MODULES[name]}" or \
+            command.__class__.__name__ == "_Group", name

@@ -6,7 +6,6 @@ import importlib.util
 import json
 
 import pytest
-import yaml
 
 from clusterforge.catalog import load_catalog
 from clusterforge.errors import ClusterforgeError
@@ -14,6 +13,7 @@ from clusterforge.lab import host
 from clusterforge.lab.paths import LabPaths
 from clusterforge.lab.render import DEFAULT_BLUEPRINT, DEFAULT_CATALOG, data_file, inventory_hosts, render, resized
 from clusterforge.load import load_blueprint
+from clusterforge.render import yamlout
 from tests.conftest import ROOT
 
 GOOD_INFO = {"host": {"ociRuntime": {"name": "runc"}, "networkBackend": "netavark"}}
@@ -159,7 +159,7 @@ def test_lab_render_is_the_production_render(tmp_path) -> None:
     conf = (out / "slurm" / "slurm.conf").read_text()
     assert "NodeName=node-[0001-0003]" in conf and "SlurmctldHost=ctl-0001" in conf
     assert "SlurmdTimeout=30" in conf and "HealthCheckProgram=/usr/local/sbin/clusterforge-health" in conf
-    group_vars = yaml.safe_load((out / "inventory" / "group_vars" / "all.yml").read_text())
+    group_vars = yamlout.load((out / "inventory" / "group_vars" / "all.yml").read_text())
     assert group_vars["slurm_config_dir"] == "{{ inventory_dir }}/../slurm"
 
 

@@ -91,3 +91,20 @@ def test_all_problems_reported_at_once() -> None:
     with pytest.raises(ClusterforgeError) as exc:
         load_text(text)
     assert len(exc.value.problems) == 2
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ("{name: a02-a, side: A", "{name: a01-a, side: A", "duplicate feed name 'a01-a'"),
+    ("{name: a02-b, side: B", "{name: a02-a, side: B", "duplicate feed name 'a02-a'"),
+])
+def test_duplicate_feed_names_point_at_the_second_feed(old: str, new: str, message: str) -> None:
+    """Names are compared first and paths built only when one repeats: the line must still be the repeat's."""
+    text = (EXAMPLES / "onprem-dgx-h100.yaml").read_text()
+    assert old in text
+    broken = text.replace(old, new, 1)
+    with pytest.raises(ClusterforgeError) as err:
+        load_text(broken, "f.yaml")
+    [problem] = [p for p in err.value.problems if "duplicate feed" in p.message]
+    assert message in problem.message
+    assert problem.line == next(i for i, line in enumerate(text.splitlines(), 1) if old in line)
+    assert problem.path.endswith(".name") and ".feeds[" in problem.path

@@ -23,8 +23,27 @@ def print_problems(error: ClusterforgeError) -> None:
         click.echo(problem.render(), err=True)
 
 
+# Each top-level command and the module that defines it: a command's module is imported only when that command
+# runs (or help lists them all), so `check` does not pay for the lab's, AWS's or provisioning's imports.
+COMMAND_MODULES = {
+    "catalog": "catalog_cmds", "check": "check_cmds", "inventory": "aws_cmds", "lab": "lab_cmds",
+    "new": "new_cmds", "plan": "plan_cmds", "provision": "provision_cmds", "render": "plan_cmds",
+    "report": "report_cmds", "rules": "rules_cmds", "schema": "blueprint_cmds", "validate": "blueprint_cmds",
+}
+
+
 class _Group(click.Group):
     """Catches the package's one exception type for every command, nested groups included."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | (set(COMMAND_MODULES) if self is app else set()))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if self is app and cmd_name not in self.commands and cmd_name in COMMAND_MODULES:
+            import importlib
+
+            importlib.import_module(f"clusterforge.cli.{COMMAND_MODULES[cmd_name]}")  # registers on `app`
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:

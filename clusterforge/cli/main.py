@@ -4,19 +4,7 @@ from __future__ import annotations
 
 import signal
 
-from clusterforge.cli import (  # noqa: F401  (commands register on import)
-    aws_cmds,
-    blueprint_cmds,
-    catalog_cmds,
-    check_cmds,
-    lab_cmds,
-    new_cmds,
-    plan_cmds,
-    provision_cmds,
-    report_cmds,
-    rules_cmds,
-)
-from clusterforge.cli.app import app
+from clusterforge.cli.app import app  # commands register when first looked up (COMMAND_MODULES)
 
 
 def _terminate(signum: int, frame: object) -> None:

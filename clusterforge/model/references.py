@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from clusterforge.catalog import Catalog, Instance, Server, Switch
 from clusterforge.errors import Problem, shown
@@ -13,9 +13,14 @@ from clusterforge.validation import closest
 from clusterforge.yamlsource import PathKey, Source
 
 
-def _duplicates(named: Iterable[tuple[PathKey, str]], what: str, source: Source) -> Iterator[Problem]:
+def _duplicates(names: list[str], paths: Callable[[], Iterable[PathKey]], what: str, source: Source
+                ) -> Iterator[Problem]:
+    """A problem for each repeated name; `paths` (the names' paths, in order) is walked only when one repeats,
+    so a 100,000-GPU hall does not build a path per feed just to find none."""
+    if len(set(names)) == len(names):
+        return
     first: dict[str, PathKey] = {}
-    for path, name in named:
+    for path, name in zip(paths(), names, strict=True):
         if name in first:
             line = source.line_of(first[name])
             yield source.problem(path, f"duplicate {what} name {shown(name)} (first on line {line})")
@@ -34,11 +39,11 @@ def reference_problems(cluster: Cluster, source: Source) -> list[Problem]:
     """Every dangling or duplicated name and every section that does not fit the target."""
     out: list[Problem] = []
     pool_names = [p.name for p in cluster.pools]
-    out += _duplicates(((("pools", i, "name"), p.name) for i, p in enumerate(cluster.pools)), "pool", source)
+    out += _duplicates(pool_names, lambda: (("pools", i, "name") for i in range(len(pool_names))), "pool", source)
     parts = cluster.slurm.partitions
     part_names = [p.name for p in parts]
-    out += _duplicates(
-        ((("slurm", "partitions", i, "name"), p.name) for i, p in enumerate(parts)), "partition", source)
+    out += _duplicates(part_names, lambda: (("slurm", "partitions", i, "name") for i in range(len(parts))),
+                       "partition", source)
     for i, part in enumerate(parts):
         for j, member in enumerate(part.pools):
             if member not in pool_names:
@@ -80,16 +85,17 @@ def _site_problems(cluster: Cluster, source: Source, pool_names: list[str]) -> I
     site = cluster.site
     assert site is not None
     racks = site.racks()
-    yield from _duplicates(((("site", "rows", ri, "name"), row.name) for ri, row in enumerate(site.rows)),
-                           "row", source)
-    yield from _duplicates(((("site", "rows", ri, "racks", ki, "name"), rack.name) for ri, ki, _, rack in racks),
+    yield from _duplicates([row.name for row in site.rows],
+                           lambda: (("site", "rows", ri, "name") for ri in range(len(site.rows))), "row", source)
+    yield from _duplicates([rack.name for _, _, _, rack in racks],
+                           lambda: (("site", "rows", ri, "racks", ki, "name") for ri, ki, _, _ in racks),
                            "rack", source)
-    feeds = ((("site", "rows", ri, "racks", ki, "feeds", fi, "name"), feed.name)
-             for ri, ki, _, rack in racks for fi, feed in enumerate(rack.feeds))
-    yield from _duplicates(feeds, "feed", source)
+    yield from _duplicates([feed.name for _, _, _, rack in racks for feed in rack.feeds],
+                           lambda: (("site", "rows", ri, "racks", ki, "feeds", fi, "name")
+                                    for ri, ki, _, rack in racks for fi in range(len(rack.feeds))), "feed", source)
     panel_names = [p.name for p in site.panels]
-    yield from _duplicates(
-        ((("site", "panels", i, "name"), p.name) for i, p in enumerate(site.panels)), "panel", source)
+    yield from _duplicates(panel_names, lambda: (("site", "panels", i, "name") for i in range(len(panel_names))),
+                           "panel", source)
     if site.max_inlet_c is not None and site.inlet_class is not None:
         yield source.problem(("site", "inlet_class"), "give max_inlet_c or inlet_class, not both")
     if site.max_supply_water_c is not None and site.facility_water_class is not None:
