@@ -16,6 +16,7 @@ from clusterforge.load import load_text
 from clusterforge.policies.config import load_policy_config
 from clusterforge.policies.waivers import load_waivers
 from tests.conftest import EXAMPLES
+from tests.hostile.cases_model import SITE_CATALOG
 
 ONPREM = yaml.safe_load((EXAMPLES / "onprem-dgx-h100.yaml").read_text())
 AWS = yaml.safe_load((EXAMPLES / "aws-p5.yaml").read_text())
@@ -121,20 +122,7 @@ def test_blueprint_numbers_are_finite(path: tuple[Any, ...], value: float) -> No
     assert any("expected a finite number" in r for r in rendered), rendered
 
 
-SITE_SERVER = """\
-hardware:
-  site-gpu:
-    kind: server
-    description: a site server
-    max_power_kw: 10.2
-    u_height: 8
-    weight_kg: 130
-    depth_mm: 897
-    psus: {count: 6, required: 4}
-    max_inlet_c: 35
-    gpus: {model: H100-SXM5, count: 8, memory_gib: 80}
-    sources: {max_power_kw: s, u_height: s, weight_kg: s, depth_mm: s, psus: s, max_inlet_c: s, gpus: s}
-"""
+SITE_SERVER = SITE_CATALOG  # one site server, shared with the hostile cases
 
 
 @pytest.mark.parametrize(("old", "new", "says"), [
