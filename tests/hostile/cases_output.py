@@ -77,4 +77,14 @@ CASES = [
                for fmt, suffix in (("github", ".txt"), ("junit", ".xml"), ("sarif", ".sarif"), ("json", ".json"),
                                    ("text", ".log"))],
          exits={"*": frozenset({0})}, check=_formats_parse),
+    Case("output-cannot-be-written", "-o with an over-long file name, and under a parent that is a file: exit 2 "
+         "naming the path (full disks and read-only folders: tests/test_output_targets.py)",
+         {"cluster.yaml": VALID},
+         argv=[["check", BP, "-o", "{out}/" + "x" * 300],
+               ["report", BP, "-o", "{out}/" + "x" * 300 + ".html"],
+               ["render", BP, "-o", "{out}/" + "x" * 300],
+               ["new", "onprem-dev", "-o", "{out}/" + "x" * 300],
+               ["check", BP, "-o", BP + "/check.txt"],
+               ["render", BP, "-o", BP + "/out"]],
+         exits={"*": TWO}, says={"check#0": "cannot write", "check#4": "cannot write"}),
 ]
