@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Iterator
 
@@ -155,6 +156,12 @@ def spread_over_legs(groups: dict[float, int], feeds: int) -> list[list[float]]:
     return legs
 
 
+@functools.lru_cache(maxsize=1024)
+def _spread(groups: tuple[tuple[float, int], ...], feeds: int) -> list[list[float]]:
+    """`spread_over_legs` once per distinct rack make-up: a hall repeats a few kinds of rack thousands of times."""
+    return spread_over_legs(dict(groups), feeds)
+
+
 @rule("PWR-005", "warning", "power", "Three-phase leg balance", "NetBox per-leg power model; threshold is a default",
       BalanceSettings, needs_site=True)
 def leg_balance(ctx: Context, settings: BalanceSettings) -> Iterator[Draft]:
@@ -169,7 +176,7 @@ def leg_balance(ctx: Context, settings: BalanceSettings) -> Iterator[Draft]:
             for placed, server in load.servers:
                 kw = psu_kw[placed.pool] / server.psus.count
                 groups[kw] = groups.get(kw, 0) + placed.count * (server.psus.count // 2)
-            legs = spread_over_legs(groups, len(feeds))
+            legs = _spread(tuple(sorted(groups.items())), len(feeds))
             for index, feed_legs in zip(feeds, legs, strict=True):
                 mean = sum(feed_legs) / 3
                 if not mean:
