@@ -336,12 +336,13 @@ def _declined(text: str, raw: bytes) -> bool:
 def parse_fast(text: str, file: str, fallback: Callable[[str, str], Source]) -> Source:
     """Parse with rapidyaml when the document is safe for it; otherwise hand it to `fallback` (PyYAML).
 
-    The bounds on depth and size apply first, to both paths alike; rapidyaml never sees an alias (so never
-    expands one) and its tree is never resolved."""
-    check_text(text, file)
+    The bounds on depth and size apply before either parser sees the text (the PyYAML path checks them itself,
+    so a declined document is scanned once); rapidyaml never sees an alias (so never expands one) and its tree
+    is never resolved."""
     raw = text.encode("utf-8")
     if ryml is None or not text.strip() or _declined(text, raw):
         return fallback(text, file)
+    check_text(text, file)
     try:
         with _quiet_stderr():
             buffer = bytearray(raw)
