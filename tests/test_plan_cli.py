@@ -68,12 +68,31 @@ def test_plan_reports_auto_placement_and_unplaced(cli, write) -> None:
         for rack in row["racks"]:
             rack.pop("devices", None)
     data["pools"][0]["count"] = 20
-    result = cli("plan", write(yaml.safe_dump(data)))
-    assert result.exit_code == 0
+    path = write(yaml.safe_dump(data))
+    result = cli("plan", path)
+    assert result.exit_code == 1, "nodes that fit in no rack: the planner cannot build it"
+    assert f"{path}: cannot be built: 2 node(s) of pool gpu fit in no rack" in result.stderr
     assert "gpu ×3 (auto)" in result.stdout
     assert "auto-placed: gpu 18 node(s) into 6 rack(s)" in result.stdout
     assert "lower bound: 7 rack(s)" in result.stdout
     assert "unplaced: gpu 2 node(s) fit in no rack" in result.stdout
+
+
+def test_plan_exits_1_on_a_fabric_beyond_its_switches_with_the_plan_printed(cli, write) -> None:
+    """100,000 endpoints (12,500 DGX × 8 NICs) on 64-port switches: three tiers carry at most 65,536."""
+    path = write(yaml.safe_dump(design([{"name": "gpu", "hardware": "dgx-h100", "count": 12_500,
+                                         "partition": "train"}])))
+    result = cli("plan", path)
+    assert result.exit_code == 1
+    assert "cannot be built: the fabric needs 100,000 endpoints; 3 tiers of 64-port switches at 1:1 carry at most " \
+           "65,536" in result.stderr
+    assert "fabric" in result.stdout and "check: FAIL" in result.stdout  # the plan and NET-001 are still shown
+    data = json.loads(cli("plan", path, "-f", "json").stdout)
+    assert data["infeasible"] and data["check"]["verdict"] == "fail"
+
+
+def test_plan_shows_the_same_verdict_as_check(cli) -> None:
+    assert "check: PASS (0 errors" in cli("plan", EXAMPLES / "onprem-dgx-h100.yaml").stdout
 
 
 def test_plan_bad_input_exits_2(cli, write) -> None:

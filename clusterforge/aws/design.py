@@ -15,7 +15,7 @@ from clusterforge.catalog import Instance
 from clusterforge.errors import ClusterforgeError, Problem
 from clusterforge.load import Loaded
 from clusterforge.model import Aws, AwsSecurity, Cluster, FsxLustre, Pool
-from clusterforge.plan import build_plan
+from clusterforge.plan import Plan, build_plan
 from clusterforge.plan.efa import RESERVED_ROLE, availability_zone, efa_interfaces, placement_group, reservation
 from clusterforge.policies.network import Interface
 
@@ -150,11 +150,12 @@ def _pool(cluster: Cluster, aws: Aws, loaded: Loaded, pool: Pool, nodes: tuple[s
         placement_opt_out=pool.placement == "none")
 
 
-def design(loaded: Loaded, settings: StackSettings) -> ClusterDesign:
-    """Everything the components need, or a ClusterforgeError naming what cannot be built."""
+def design(loaded: Loaded, settings: StackSettings, planned: Plan | None = None) -> ClusterDesign:
+    """Everything the components need, or a ClusterforgeError naming what cannot be built. `planned`: the plan
+    the policy check ran on (`analysis.analyze`), when the caller has it."""
     aws = _aws(loaded.cluster)
     cluster, implicit = with_controller(loaded.cluster, settings.controller_instance_type)
-    plan = build_plan(cluster, loaded.catalog)
+    plan = planned if planned is not None and planned.slurm is not None else build_plan(cluster, loaded.catalog)
     assert plan.slurm is not None and plan.slurm.controller is not None  # with_controller added one
     ordered = sorted(cluster.pools, key=lambda p: p.role != CONTROLLER_ROLE)
     pools = tuple(_pool(cluster, aws, loaded, p, tuple(plan.pool_nodes(p.name).names())) for p in ordered)

@@ -4,32 +4,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from clusterforge.analysis import Analysis, PolicyInputs, analyze, read_policy
 from clusterforge.aws.settings import StackSettings
-from clusterforge.errors import ClusterforgeError, Problem
-from clusterforge.load import Loaded, load_blueprint
-from clusterforge.policies import Finding, Verdict, evaluate, load_policy_config, load_waivers
+from clusterforge.load import Loaded
+from clusterforge.policies import Finding
 
 
 @dataclass(frozen=True)
 class Checked:
-    loaded: Loaded
-    verdict: Verdict
+    analysis: Analysis
+
+    @property
+    def loaded(self) -> Loaded:
+        return self.analysis.loaded
 
     @property
     def warnings(self) -> list[Finding]:
-        return [f for f in self.verdict.findings if f.level == "warning"]
-
-
-def refusal(errors: list[Finding]) -> ClusterforgeError:
-    """One problem per error finding, each led by its rule id and located on the blueprint's line."""
-    return ClusterforgeError([Problem(f"{f.id}: {f.message}", f.file, f.line, f.path, f.hint) for f in errors])
+        return [f for f in self.analysis.verdict.findings if f.level == "warning"]
 
 
 def check(settings: StackSettings) -> Checked:
-    """The blueprint, the policy config and the waivers from the stack config; raises on any error finding."""
-    loaded = load_blueprint(settings.blueprint)
-    verdict = evaluate(loaded, config=load_policy_config(settings.policy_config),
-                       waivers=load_waivers(settings.waivers))
-    if verdict.errors:
-        raise refusal(verdict.errors)
-    return Checked(loaded, verdict)
+    """The blueprint, catalogs, policy config and waivers from the stack config, through the same pipeline as
+    `clusterforge check`; raises on any unwaived error."""
+    policy = read_policy(PolicyInputs(settings.catalogs, settings.policy_config, settings.waivers))
+    analysis = analyze(settings.blueprint, policy, controller_type=settings.controller_instance_type)
+    analysis.refuse_on_errors(f"deploying {settings.blueprint.name}")
+    return Checked(analysis)

@@ -15,6 +15,7 @@ from clusterforge.aws.design import ClusterDesign, design
 from clusterforge.aws.outputs import OUTPUTS_VERSION
 from clusterforge.aws.settings import StackSettings
 from clusterforge.load import Loaded
+from clusterforge.plan import Plan
 
 
 @dataclass(frozen=True)
@@ -48,9 +49,10 @@ def outputs(plan: ClusterDesign, storage: Storage, compute: Compute) -> dict[str
     return out
 
 
-def build(loaded: Loaded, settings: StackSettings) -> Built:
-    """Every resource of the cluster. The caller has already run the policies (`guard.check`)."""
-    plan = design(loaded, settings)
+def build(loaded: Loaded, settings: StackSettings, planned: Plan | None = None) -> Built:
+    """Every resource of the cluster. The caller has already run the policies (`guard.check`), whose plan it
+    passes as `planned`."""
+    plan = design(loaded, settings, planned)
     opts = pulumi.ResourceOptions(providers=[provider(plan)])
     network = Network("network", NetworkArgs(plan.name, plan.region, plan.addressing, settings.nat_gateway,
                                              tuple(plan.security.ingress)), opts)

@@ -19,6 +19,7 @@ class StackSettings:
     """Stack config (namespace `clusterforge-aws`); paths are resolved against the Pulumi project directory."""
 
     blueprint: Path
+    catalogs: tuple[Path, ...] = ()  # site hardware and software catalogs, as `check --catalog`
     policy_config: Path | None = None
     waivers: Path | None = None
     nat_gateway: bool = False  # endpoints only by default: see docs/aws.md "Network egress"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from clusterforge import __version__
+from clusterforge.analysis import PolicyInputs
 from clusterforge.errors import ClusterforgeError
 
 if TYPE_CHECKING:
@@ -80,6 +82,28 @@ def catalog_option(func: F) -> F:
     return click.option(
         "--catalog", "catalog", multiple=True, type=click.Path(path_type=Path, dir_okay=False),
         help="Extra hardware catalog YAML (repeatable); built-in keys cannot be redefined.")(func)
+
+
+def policy_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The options that decide a verdict, declared once for every command that reaches one (`check`, `plan`,
+    `render`, `report`, `new`); the command receives them together as `inputs: PolicyInputs`."""
+
+    @functools.wraps(func)
+    def with_inputs(*args: Any, catalog: tuple[Path, ...], policy_config: Path | None, waivers: Path | None,
+                    skip: tuple[str, ...], **kwargs: Any) -> Any:
+        return func(*args, inputs=PolicyInputs(tuple(catalog), policy_config, waivers, tuple(skip)), **kwargs)
+
+    options = (
+        catalog_option,
+        click.option("--policy-config", "policy_config", type=click.Path(path_type=Path, dir_okay=False),
+                     help="YAML overriding thresholds and levels per rule (see `clusterforge rules`)."),
+        click.option("--waivers", type=click.Path(path_type=Path, dir_okay=False),
+                     help="YAML list of waivers: rule, target, reason, expires, approver."),
+        click.option("--skip", multiple=True, metavar="ID", help="Do not run this rule (repeatable)."),
+    )
+    for option in reversed(options):
+        with_inputs = option(with_inputs)
+    return with_inputs
 
 
 def format_option(*choices: str) -> Callable[[F], F]:

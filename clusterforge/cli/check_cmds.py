@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+from dataclasses import replace
 from pathlib import Path
 
 import click
 
-from clusterforge.cli.app import EXIT_INPUT, EXIT_POLICY, app, catalog_option, input_files, print_problems
+from clusterforge.analysis import PolicyInputs
+from clusterforge.cli.app import EXIT_INPUT, EXIT_POLICY, app, input_files, policy_options, print_problems
 from clusterforge.errors import ClusterforgeError, one_line
 from clusterforge.formats import FORMATS
 
@@ -17,21 +19,15 @@ from clusterforge.formats import FORMATS
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--format", "-f", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
               help="text for people; json; sarif for code scanning; junit for test reports; github for annotations.")
-@click.option("--policy-config", type=click.Path(path_type=Path, dir_okay=False),
-              help="YAML overriding thresholds and levels per rule (see `clusterforge rules`).")
-@click.option("--waivers", type=click.Path(path_type=Path, dir_okay=False),
-              help="YAML list of waivers: rule, target, reason, expires, approver.")
-@click.option("--skip", multiple=True, metavar="ID", help="Do not run this rule (repeatable).")
+@policy_options
 @click.option("--fail-level", type=click.Choice(["error", "warning"]), default="error", show_default=True,
               help="Lowest unwaived level that fails the check.")
 @click.option("--show-info", is_flag=True, help="Also list info findings in text output.")
 @click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False),
               help="Write the report to a file (atomically) instead of stdout.")
 @click.option("--today", type=click.DateTime(formats=["%Y-%m-%d"]), hidden=True)
-@catalog_option
-def check(files: tuple[Path, ...], fmt: str, policy_config: Path | None, waivers: Path | None, skip: tuple[str, ...],
-          fail_level: str, show_info: bool, output: Path | None, today: dt.datetime | None,
-          catalog: tuple[Path, ...]) -> None:
+def check(files: tuple[Path, ...], fmt: str, inputs: PolicyInputs, fail_level: str, show_info: bool,
+          output: Path | None, today: dt.datetime | None) -> None:
     """Decide whether the designs in FILES physically fit: power, space, cooling, fabric, storage, software.
 
     \b
@@ -43,23 +39,15 @@ def check(files: tuple[Path, ...], fmt: str, policy_config: Path | None, waivers
       clusterforge check blueprints/*.yaml --format sarif -o check.sarif
       clusterforge check cluster.yaml --format github --waivers waivers.yaml
     """
-    import clusterforge.policies.rules  # noqa: F401
-    from clusterforge.catalog import load_catalog
-    from clusterforge.load import load_blueprint
-    from clusterforge.policies import evaluate, load_policy_config, load_waivers
+    from clusterforge.analysis import analyze, load, read_policy
     from clusterforge.policies.engine import merge
     from clusterforge.policies.registry import REGISTRY
 
-    unknown = [s for s in skip if s not in REGISTRY]
-    if unknown:
-        raise click.BadParameter(f"unknown rule {', '.join(unknown)}", param_hint="--skip")
-    cat = load_catalog(catalog)
-    config = load_policy_config(policy_config)
-    waiver_list = load_waivers(waivers)
+    policy = read_policy(replace(inputs, fail_level=fail_level, today=today.date() if today else None))
     loadeds, broken = [], False
     for path in files:
         try:
-            loadeds.append(load_blueprint(path, cat))
+            loadeds.append(load(path, policy))
         except ClusterforgeError as error:
             print_problems(error)
             broken = True
@@ -68,25 +56,22 @@ def check(files: tuple[Path, ...], fmt: str, policy_config: Path | None, waivers
     if output is not None:
         from clusterforge.atomic import refuse_inputs
 
-        refuse_inputs(output, input_files([loaded.source for loaded in loadeds], *files, *catalog, policy_config,
-                                          waivers))
+        refuse_inputs(output, input_files([loaded.source for loaded in loadeds], *files, *inputs.files()))
     from clusterforge.compose import combine, groups
 
-    site_rules = {r.id for r in REGISTRY.values() if r.needs_site}
+    site_rules = frozenset(r.id for r in REGISTRY.values() if r.needs_site)
     shared = groups(loadeds)
     in_a_group = {id(loaded) for group in shared for loaded in group}
-    day = today.date() if today else None
     verdicts = []
     for loaded in loadeds:  # facility rules of teams on a shared site run once, on the combined load
-        extra = site_rules if id(loaded) in in_a_group else set()
-        verdicts.append(evaluate(loaded, config=config, skip=[*skip, *extra], fail_level=fail_level, today=day))
+        extra = site_rules if id(loaded) in in_a_group else frozenset()
+        verdicts.append(analyze(loaded, policy, detail=False, also_skip=extra).verdict)
     for group in shared:
         combined = combine(group)
-        verdicts.append(evaluate(combined, config=config, skip=[*skip, *(set(REGISTRY) - site_rules)],
-                                 fail_level=fail_level, today=day))
+        verdicts.append(analyze(combined, policy, detail=False, also_skip=frozenset(REGISTRY) - site_rules).verdict)
         click.echo(one_line(f"{combined.file}: shared by {', '.join(g.file for g in group)}: facility rules "
                             "check their combined load"), err=True)
-    verdict = merge(verdicts, waiver_list, today.date() if today else None)
+    verdict = merge(verdicts, policy.waivers, policy.inputs.today)
     _emit(verdict, fmt, output, len(files), show_info)
     if verdict.failed:
         raise click.exceptions.Exit(EXIT_POLICY)

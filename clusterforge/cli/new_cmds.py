@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from clusterforge.cli.app import EXIT_POLICY, app
+from clusterforge.analysis import PolicyInputs
+from clusterforge.cli.app import EXIT_POLICY, app, policy_options
 from clusterforge.errors import ClusterforgeError, shown
 
 
@@ -51,8 +52,9 @@ def _ask(template: object, given: dict[str, str]) -> dict[str, str]:
 @click.option("--params", "show_params", is_flag=True, help="Show the template's parameters and exit.")
 @click.option("--templates", "templates_dir", type=click.Path(path_type=Path, file_okay=False),
               help="Also look for templates in this folder (or set CLUSTERFORGE_TEMPLATES).")
+@policy_options
 def new(template: str | None, list_: bool, sets: tuple[str, ...], output: Path | None, interactive: bool,
-        show_params: bool, templates_dir: Path | None) -> None:
+        show_params: bool, templates_dir: Path | None, inputs: PolicyInputs) -> None:
     """Write a blueprint from TEMPLATE with its defaults or the parameters you set.
 
     \b
@@ -82,16 +84,17 @@ def new(template: str | None, list_: bool, sets: tuple[str, ...], output: Path |
     if interactive:
         given = _ask(chosen, given)
     text = chosen.render(given)
-    _write_checked(text, output, template)
+    _write_checked(text, output, template, inputs)
 
 
-def _write_checked(text: str, output: Path | None, template: str) -> None:
+def _write_checked(text: str, output: Path | None, template: str, inputs: PolicyInputs) -> None:
+    from clusterforge.analysis import analyze, read_policy
     from clusterforge.load import load_text
-    from clusterforge.policies import evaluate
 
+    policy = read_policy(inputs)
     file = str(output) if output else f"<{template}>"
     try:
-        loaded = load_text(text, file)
+        loaded = load_text(text, file, policy.catalog)
     except ClusterforgeError as error:
         raise ClusterforgeError([*error.problems, *ClusterforgeError(
             f"template {template} produced an invalid blueprint for these parameters").problems]) from None
@@ -101,7 +104,7 @@ def _write_checked(text: str, output: Path | None, template: str) -> None:
         from clusterforge.atomic import write_text
 
         write_text(output, text)
-    verdict = evaluate(loaded)
+    verdict = analyze(loaded, policy, detail=False).verdict
     summary = f"{verdict.count('error')} errors, {verdict.count('warning')} warnings"
     where = f"wrote {output}: " if output else ""
     if verdict.failed:

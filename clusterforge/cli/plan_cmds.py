@@ -8,64 +8,57 @@ from typing import TYPE_CHECKING
 
 import click
 
-from clusterforge.cli.app import EXIT_POLICY, app, catalog_option, format_option, input_files
+from clusterforge.analysis import PolicyInputs
+from clusterforge.cli.app import EXIT_POLICY, app, format_option, input_files, policy_options
 from clusterforge.errors import ClusterforgeError, Problem, one_line
 
 if TYPE_CHECKING:
     from clusterforge.aws.outputs import StackOutputs
-    from clusterforge.load import Loaded
-    from clusterforge.plan import Plan
-    from clusterforge.policies.config import PolicyConfig
+    from clusterforge.policies.engine import Verdict
 
-policy_config_option = click.option(
-    "--policy-config", "policy_config", type=click.Path(path_type=Path, dir_okay=False),
-    help="Policy configuration YAML (derating, cooling defaults, rule settings).")
-
-
-def load_and_plan(file: Path, catalog: tuple[Path, ...], policy_config: Path | None,
-                  controller_type: str | None = None) -> tuple[Loaded, PolicyConfig, Plan]:
-    """Everything `plan` and `render` share; the engine is imported here so `--help` stays instant.
-
-    An AWS cluster is planned as the stack builds it: without a controller pool it gets a SLURM controller
-    of its own (`controller_type`, else the stack's default), so slurm.conf names the node the stack makes.
-    """
-    from clusterforge.aws.design import with_controller
-    from clusterforge.aws.settings import DEFAULT_CONTROLLER_TYPE
-    from clusterforge.catalog import load_catalog
-    from clusterforge.load import load_blueprint
-    from clusterforge.plan import build_plan
-    from clusterforge.policies.config import load_policy_config
-
-    loaded = load_blueprint(file, load_catalog(catalog))
-    config = load_policy_config(policy_config)
-    cluster = loaded.cluster
-    if cluster.target == "aws":
-        cluster, _ = with_controller(cluster, controller_type or DEFAULT_CONTROLLER_TYPE)
-    return loaded, config, build_plan(cluster, loaded.catalog, config)
+def _verdict_line(verdict: Verdict) -> str:
+    state = "FAIL" if verdict.failed else "PASS"
+    return (f"check: {state} ({verdict.count('error')} errors, {verdict.count('warning')} warnings, "
+            f"{len(verdict.waived)} waived)")
 
 
 @app.command()
 @click.argument("file", type=click.Path(path_type=Path))
 @format_option("text", "json")
-@catalog_option
-@policy_config_option
-def plan(file: Path, fmt: str, catalog: tuple[Path, ...], policy_config: Path | None) -> None:
+@policy_options
+def plan(file: Path, fmt: str, inputs: PolicyInputs) -> None:
     """Show what blueprint FILE implies: rack placement with U/kW/kg use, the fabric's bill of materials
-    (tiers, switches, ports, cables) and the node names per pool.
+    (tiers, switches, ports, cables) and the node names per pool, with the policy verdict on it.
 
     Pools without explicit rack placements are placed by the planner (first-fit decreasing within every
     rack's U, A/B power, weight, floor and cooling limits); what fits nowhere is listed as unplaced.
+
+    \b
+    Exit codes: 0 the planner can build it (see `check` for the policy verdict),
+    1 it cannot: a fabric beyond its switches' capacity, or nodes that fit in no rack
+    (the plan is still printed, with the reasons), 2 invalid input.
     """
-    loaded, _, result = load_and_plan(file, catalog, policy_config)
+    from clusterforge.analysis import analyze, read_policy
+
+    result = analyze(file, read_policy(inputs))
+    infeasible = result.plan.infeasible()
     if fmt == "json":
+        from clusterforge.formats import json_safe
+        from clusterforge.formats.json_format import verdict_data
         from clusterforge.plan.export import plan_dict
 
-        data = {"cluster": loaded.cluster.name, "target": loaded.cluster.target, **plan_dict(result)}
-        click.echo(json.dumps(data, indent=2))
-        return
-    from clusterforge.cli.plan_view import show
+        data = {"cluster": result.loaded.cluster.name, "target": result.loaded.cluster.target,
+                **plan_dict(result.plan), "infeasible": infeasible, "check": verdict_data(result.verdict)}
+        click.echo(json.dumps(json_safe(data), indent=2))
+    else:
+        from clusterforge.cli.plan_view import show
 
-    show(loaded.cluster, result)
+        show(result.loaded.cluster, result.plan)
+        click.echo(_verdict_line(result.verdict))
+    if infeasible:
+        for reason in infeasible:
+            click.echo(one_line(f"{file}: cannot be built: {reason}"), err=True)
+        raise click.exceptions.Exit(EXIT_POLICY)
 
 
 @app.command()
@@ -73,13 +66,10 @@ def plan(file: Path, fmt: str, catalog: tuple[Path, ...], policy_config: Path | 
 @click.option("--output", "-o", "out", required=True, type=click.Path(path_type=Path),
               help="Directory to write (replaced as a whole; created when missing).")
 @click.option("--force", is_flag=True, help="Render even when the policy check reports errors.")
-@catalog_option
-@policy_config_option
-@click.option("--waivers", type=click.Path(path_type=Path, dir_okay=False), help="Waivers YAML for the check.")
+@policy_options
 @click.option("--from-stack", "from_stack", type=click.Path(path_type=Path, dir_okay=False),
               help="`pulumi stack output --json` of the deployed AWS stack: each host gets its address.")
-def render(file: Path, out: Path, force: bool, catalog: tuple[Path, ...], policy_config: Path | None,
-           waivers: Path | None, from_stack: Path | None) -> None:
+def render(file: Path, out: Path, force: bool, inputs: PolicyInputs, from_stack: Path | None) -> None:
     """Write the Ansible inventory, SLURM configs and (aws) the Pulumi stack config for blueprint FILE.
 
     \b
@@ -93,18 +83,18 @@ def render(file: Path, out: Path, force: bool, catalog: tuple[Path, ...], policy
     Refuses (exit 1) while the policy check has unwaived errors, unless --force. OUT is replaced only when
     every file is written: a failed render leaves it as it was.
     """
+    from clusterforge.analysis import analyze, read_policy
     from clusterforge.atomic import refuse_inputs
-    from clusterforge.policies import evaluate, load_waivers
     from clusterforge.render import RenderContext, write
 
-    waiver_list = load_waivers(waivers)
+    policy = read_policy(inputs)
     stack = _stack_outputs(from_stack)
-    loaded, config, result = load_and_plan(file, catalog, policy_config, stack.controller_type if stack else None)
+    result = analyze(file, policy, controller_type=stack.controller_type if stack else None)
+    loaded, verdict = result.loaded, result.verdict
     if stack is not None and stack.cluster != loaded.cluster.name:
         raise ClusterforgeError(Problem(f"the stack outputs are of cluster {stack.cluster}, the blueprint is "
                                         f"{loaded.cluster.name}", str(from_stack), hint="export the right stack"))
-    refuse_inputs(out, input_files([loaded.source], file, *catalog, policy_config, waivers, from_stack), directory=True)
-    verdict = evaluate(loaded, result, config, waiver_list)
+    refuse_inputs(out, input_files([loaded.source], file, *inputs.files(), from_stack), directory=True)
     if verdict.failed:
         errors = verdict.errors
         click.echo(one_line(f"{file}: the policy check has {len(errors)} unwaived error(s):"), err=True)
@@ -114,7 +104,7 @@ def render(file: Path, out: Path, force: bool, catalog: tuple[Path, ...], policy
             click.echo("render refused: fix the design, waive the findings (--waivers) or use --force", err=True)
             raise click.exceptions.Exit(EXIT_POLICY)
         click.echo("rendering anyway (--force)", err=True)
-    written = write(RenderContext(loaded, result, Path.cwd() / "stacks" / "aws", stack), out)
+    written = write(RenderContext(loaded, result.plan, Path.cwd() / "stacks" / "aws", stack), out)
     click.echo(one_line(f"wrote {len(written)} files to {out}"), err=True)
 
 

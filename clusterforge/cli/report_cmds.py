@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from clusterforge.cli.app import app, catalog_option, input_files
+from clusterforge.analysis import PolicyInputs
+from clusterforge.cli.app import app, input_files, policy_options
 from clusterforge.errors import one_line
 
 
@@ -19,11 +20,8 @@ from clusterforge.errors import one_line
               help="html: the whole self-contained page; png: the rack elevations, for PR comments.")
 @click.option("--max-racks", type=click.IntRange(1, 100_000), default=1000, show_default=True,
               help="Draw at most this many racks (the rows table still sums them all).")
-@click.option("--policy-config", type=click.Path(path_type=Path, dir_okay=False), help="As for `check`.")
-@click.option("--waivers", type=click.Path(path_type=Path, dir_okay=False), help="As for `check`.")
-@catalog_option
-def report(file: Path, output: Path, fmt: str, max_racks: int, policy_config: Path | None, waivers: Path | None,
-           catalog: tuple[Path, ...]) -> None:
+@policy_options
+def report(file: Path, output: Path, fmt: str, max_racks: int, inputs: PolicyInputs) -> None:
     """Write a visual report of the blueprint FILE: rack elevations, power and heat bars, the fabric,
     the findings (linked to their racks) and the bill of materials. Viewing it needs no network.
 
@@ -32,19 +30,14 @@ def report(file: Path, output: Path, fmt: str, max_racks: int, policy_config: Pa
       clusterforge report cluster.yaml -o report.html
       clusterforge report cluster.yaml -f png -o elevations.png
     """
+    from clusterforge.analysis import analyze, read_policy
     from clusterforge.atomic import refuse_inputs, write_text
-    from clusterforge.catalog import load_catalog
-    from clusterforge.load import load_blueprint
-    from clusterforge.plan import build_plan
-    from clusterforge.policies import evaluate, load_policy_config, load_waivers
     from clusterforge.report import build
 
-    loaded = load_blueprint(file, load_catalog(catalog))
-    refuse_inputs(output, input_files([loaded.source], file, *catalog, policy_config, waivers))
-    config = load_policy_config(policy_config)
-    plan = build_plan(loaded.cluster, loaded.catalog)
-    verdict = evaluate(loaded, plan=plan, config=config, waivers=load_waivers(waivers))
-    page = build(loaded, verdict, plan, config, max_racks)
+    result = analyze(file, read_policy(inputs))
+    loaded, plan, verdict = result.loaded, result.plan, result.verdict
+    refuse_inputs(output, input_files([loaded.source], file, *inputs.files()))
+    page = build(result, max_racks)
     if fmt == "html":
         write_text(output, page)
     else:

@@ -33,17 +33,17 @@ def resized(cluster: Cluster, nodes: int) -> Cluster:
 
 def render(blueprint: Path, catalogs: Sequence[Path], nodes: int | None, out: Path) -> None:
     """Write inventory/, group_vars and slurm/ for the lab into `out` (replaced as a whole)."""
-    from clusterforge.catalog import load_catalog
-    from clusterforge.load import Loaded, load_blueprint
-    from clusterforge.plan import build_plan
-    from clusterforge.policies.config import load_policy_config
+    from clusterforge import analysis
+    from clusterforge.load import Loaded
     from clusterforge.render import RenderContext, write
 
-    loaded = load_blueprint(blueprint, load_catalog(catalogs))
+    policy = analysis.read_policy(analysis.PolicyInputs(catalogs=tuple(catalogs)))
+    loaded = analysis.load(blueprint, policy)
     if nodes is not None:
         loaded = Loaded(resized(loaded.cluster, nodes), loaded.source, loaded.catalog)
-    plan = build_plan(loaded.cluster, loaded.catalog, load_policy_config(None))
-    write(RenderContext(loaded, plan, out / "pulumi"), out)
+    result = analysis.analyze(loaded, policy)
+    result.refuse_on_errors("the lab")
+    write(RenderContext(loaded, result.plan, out / "pulumi"), out)
 
 
 def inventory_hosts(inventory: Path) -> dict[str, tuple[str, ...]]:

@@ -242,3 +242,15 @@ class Plan:
 
     def pool_nodes(self, pool: str) -> PoolNodes:
         return next(p for p in self.nodes if p.pool == pool)
+
+    def infeasible(self) -> list[str]:
+        """Why the planner itself cannot build this design (empty when it can): a fabric beyond what its
+        switches can carry, and devices that fit in no rack."""
+        reasons = []
+        tree = self.fabric
+        if tree is not None and tree.endpoints > tree.capacity:
+            reasons.append(f"the fabric needs {tree.endpoints:,} endpoints; {tree.tiers} tiers of {tree.radix}-port "
+                           f"switches at {tree.oversubscription:g}:1 carry at most {tree.capacity:,}")
+        for pool, count in self.unplaced.items():
+            reasons.append(f"{count:,} node(s) of pool {pool} fit in no rack")
+        return reasons

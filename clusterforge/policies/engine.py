@@ -128,7 +128,7 @@ def evaluate(
 
 def merge(verdicts: Sequence[Verdict], waivers: Sequence[Waiver] = (), today: dt.date | None = None) -> Verdict:
     """One verdict over several blueprints; waivers apply across all of them (unused means unused by every file)."""
-    findings = [f for v in verdicts for f in (*v.findings, *v.waived)]
+    findings = [f for v in verdicts for f in (*v.findings, *v.waived) if f.id not in (EXPIRED_ID, UNUSED_ID)]
     rules = list(dict.fromkeys(r for v in verdicts for r in v.rules_run))
     fail_level = verdicts[0].fail_level if verdicts else "error"
     return decide([replace(f, waiver=None) for f in findings], waivers, fail_level, rules, today)

@@ -59,7 +59,7 @@ class Waiver:
             return False
         parts = re.split(r"(\*)", self.entry.target)
         pattern = "".join(r"[^.\[\]]*" if part == "*" else re.escape(part) for part in parts)
-        return re.fullmatch(pattern, path) is not None or path.startswith(self.entry.target + ".")
+        return re.fullmatch(pattern + r"(?:\..*)?", path) is not None  # the target and the paths below it
 
     def expired(self, today: dt.date) -> bool:
         return self.entry.expires < today

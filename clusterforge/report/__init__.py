@@ -13,11 +13,11 @@ from typing import Any
 
 from markupsafe import Markup
 
+from clusterforge.analysis import Analysis
 from clusterforge.catalog import Instance, Server
 from clusterforge.load import Loaded
-from clusterforge.plan import Plan, build_plan
+from clusterforge.plan import Plan
 from clusterforge.plan.capacity import n_plus_one_kw, room_heat_kw
-from clusterforge.policies import PolicyConfig, Verdict
 from clusterforge.policies.context import Context
 from clusterforge.report.elevation import pool_colours, rack_svg
 from clusterforge.report.fabric import fabric_svg
@@ -53,14 +53,13 @@ def _rack_of(group: str) -> str | None:
     return group.split(" / rack ", 1)[1] if " / rack " in group else None
 
 
-def build(loaded: Loaded, verdict: Verdict, plan: Plan | None = None, config: PolicyConfig | None = None,
-          max_racks: int = 1000) -> str:
-    """The whole page as a string (the CLI writes it atomically)."""
+def build(analysis: Analysis, max_racks: int = 1000) -> str:
+    """The whole page as a string (the CLI writes it atomically): the analysis every command shares, drawn."""
     from jinja2 import Environment
 
+    loaded, verdict, plan = analysis.loaded, analysis.verdict, analysis.plan
     cluster = loaded.cluster
-    plan = plan or build_plan(cluster, loaded.catalog)
-    ctx = Context(loaded, plan, config or PolicyConfig())
+    ctx = Context(loaded, plan, analysis.policy.config)
     hardware = {p.name: p.hardware for p in cluster.pools}
     colours = pool_colours([p.name for p in cluster.pools])
     errors_by_rack = Counter(_rack_of(f.group) for f in verdict.findings if f.level == "error")

@@ -18,15 +18,23 @@ def path(key: str) -> Path | None:
     return HERE / value if value else None
 
 
+def paths(key: str) -> tuple[Path, ...]:
+    """A list of paths (`pulumi config set --path 'catalogs[0]' site.yaml`), or one path."""
+    value = config.get_object(key)
+    items = value if isinstance(value, list) else [value] if value else []
+    return tuple(HERE / str(item) for item in items)
+
+
 settings = StackSettings(
-    blueprint=HERE / config.require("blueprint"), policy_config=path("policyConfig"), waivers=path("waivers"),
+    blueprint=HERE / config.require("blueprint"), catalogs=paths("catalogs"), policy_config=path("policyConfig"),
+    waivers=path("waivers"),
     nat_gateway=config.get_bool("natGateway") or False, kms_key_arn=config.get("kmsKeyArn") or None,
     controller_instance_type=config.get("controllerInstanceType") or StackSettings.controller_instance_type,
     ami_parameter=config.get("amiParameter") or StackSettings.ami_parameter,
     protect_data=config.get_bool("protectData") is not False)
 try:
     checked = guard.check(settings)
-    built = build(checked.loaded, settings)
+    built = build(checked.loaded, settings, checked.analysis.plan)
 except ClusterforgeError as error:  # a user's mistake: the findings, not a traceback
     raise pulumi.RunError(f"clusterforge refuses to deploy {settings.blueprint.name}:\n{error}") from None
 for finding in checked.warnings:

@@ -257,13 +257,13 @@ MUTANTS = (
     Mutant(
         "policy errors ignored",
         f"{PKG}/guard.py",
-        "if verdict.errors:",
-        "if False:",
+        'analysis.refuse_on_errors(f"deploying {settings.blueprint.name}")',
+        "pass",
         (f"{T}/test_program.py::test_policy_errors_register_nothing_and_name_the_rules",),
     ),
     Mutant(
         "refusal without lines",
-        f"{PKG}/guard.py",
+        "clusterforge/analysis.py",
         'f"{f.id}: {f.message}", f.file, f.line, f.path',
         'f"{f.id}: {f.message}", f.file, 0, f.path',
         (f"{T}/test_program.py::test_policy_errors_register_nothing_and_name_the_rules",),

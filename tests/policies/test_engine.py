@@ -10,6 +10,7 @@ import pytest
 from clusterforge.errors import ClusterforgeError
 from clusterforge.policies import load_policy_config, load_waivers
 from clusterforge.policies.registry import REGISTRY, Rule
+from clusterforge.policies.waivers import Waiver, WaiverEntry
 from tests.policies.builders import config, evaluate_data, feed, onprem, rack
 
 # two feeds a side at 208 V 3φ 30 A (8.65 kW each): 20.4 kW is 5.1 kW a feed (fine) but 20.4 > 17.3 a side: PWR-002
@@ -81,6 +82,18 @@ def test_waiver_wildcards(tmp_path: Path) -> None:
     w = _waivers(tmp_path, "  - {rule: PWR-002, target: 'site.rows[*].racks[*].feeds', reason: 'accepted for "
                            "the pilot hall', expires: 2027-03-31}\n")
     assert not evaluate_data(OVER, waivers=load_waivers(w), today=TODAY).failed
+
+
+@pytest.mark.parametrize(("target", "path", "covered"), [
+    ("site.rows[0].racks[1]", "site.rows[0].racks[1].feeds", True),
+    ("site.rows[*].racks[*]", "site.rows[0].racks[1].feeds", True),  # a pattern covers the paths below it too
+    ("site.rows[*].racks[*]", "site.rows[0].racks[1]", True),
+    ("site.rows[*].racks[1]", "site.rows[0].racks[12].feeds", False),
+    ("site.rows[0].racks", "site.rows[0].racks_extra", False),
+])
+def test_a_waiver_target_covers_itself_and_the_paths_below_it(target: str, path: str, covered: bool) -> None:
+    entry = WaiverEntry(rule="PWR-002", target=target, reason="covers the paths below", expires=dt.date(2099, 1, 1))
+    assert Waiver(entry, "w.yaml", 1).matches("PWR-002", path) is covered
 
 
 def test_expired_waiver_is_an_error_and_waives_nothing(tmp_path: Path) -> None:

@@ -1,0 +1,148 @@
+"""One pipeline from a blueprint to everything a command shows: load it, plan it with the policy config,
+evaluate it with the waivers. `check`, `plan`, `render`, `report`, `new`, the lab, the stack guard and the
+CrossGuard pack all go through here, so the same inputs reach the same verdict whichever command reads them.
+
+Imports of the engine happen inside the functions: the CLI imports this module for `PolicyInputs` and must
+stay quick for `--help`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from clusterforge.catalog import Catalog
+    from clusterforge.load import Loaded
+    from clusterforge.model import Cluster
+    from clusterforge.plan import Plan
+    from clusterforge.policies.config import PolicyConfig
+    from clusterforge.policies.engine import Verdict
+    from clusterforge.policies.waivers import Waiver
+
+
+@dataclass(frozen=True)
+class PolicyInputs:
+    """The files and choices that decide a verdict, as a command's options or the stack config name them."""
+
+    catalogs: tuple[Path, ...] = ()
+    policy_config: Path | None = None
+    waivers: Path | None = None
+    skip: tuple[str, ...] = ()
+    fail_level: str = "error"
+    today: dt.date | None = None
+
+    def files(self) -> tuple[Path, ...]:
+        """Every file these inputs read, so an output can be refused when it would overwrite one."""
+        return (*self.catalogs, *(p for p in (self.policy_config, self.waivers) if p is not None))
+
+
+@dataclass(frozen=True)
+class Policy:
+    """`PolicyInputs` read and checked once: the catalog, the thresholds and the waivers."""
+
+    inputs: PolicyInputs
+    catalog: Catalog
+    config: PolicyConfig
+    waivers: tuple[Waiver, ...]
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """What a command needs: the blueprint as written, the cluster as it is built (on AWS with the SLURM
+    controller the stack adds), its plan and the policy verdict on it."""
+
+    loaded: Loaded
+    cluster: Cluster
+    implicit_controller: bool
+    plan: Plan
+    verdict: Verdict
+    policy: Policy
+
+    def refuse_on_errors(self, what: str) -> None:
+        """Raise an input error, one problem per unwaived error finding led by its rule id, when the verdict
+        fails: for the commands that would build from a design the check rejects (the stack, the lab)."""
+        from clusterforge.errors import ClusterforgeError, Problem
+
+        errors = self.verdict.errors
+        if self.verdict.failed and errors:
+            raise ClusterforgeError([Problem(f"{f.id}: {f.message}", f.file, f.line, f.path, f.hint) for f in errors]
+                                    + [Problem(f"{what} refused: the policy check has {len(errors)} unwaived "
+                                               "error(s)", self.loaded.file, hint="fix the design or waive them")])
+
+
+@contextmanager
+def bulk_objects() -> Iterator[None]:
+    """Pause the cycle collector while a blueprint is parsed, validated, planned and evaluated.
+
+    That work builds hundreds of thousands of acyclic objects that live to the end, and the collector would walk
+    them again on every pass (a fifth of a 100,000-GPU check). Inputs are bounded by `clusterforge.limits`, so
+    memory stays bounded with it paused; reference counting still frees everything that is not a cycle.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def read_policy(inputs: PolicyInputs = PolicyInputs()) -> Policy:
+    """The catalog, policy config and waivers of `inputs`; unknown `skip` ids are input errors."""
+    import clusterforge.policies.rules  # noqa: F401  (registers the rules: a config's `rules:` is checked against them)
+    from clusterforge.catalog import load_catalog
+    from clusterforge.errors import ClusterforgeError, Problem
+    from clusterforge.policies import load_policy_config, load_waivers
+    from clusterforge.policies.registry import REGISTRY
+    from clusterforge.validation import closest
+
+    unknown = [Problem(f"unknown rule {rule_id!r} in --skip", hint=f"did you mean {near}?" if (
+        near := closest(rule_id, REGISTRY)) else "see `clusterforge rules`") for rule_id in inputs.skip
+        if rule_id not in REGISTRY]
+    if unknown:
+        raise ClusterforgeError(unknown)
+    with bulk_objects():
+        return Policy(inputs, load_catalog(inputs.catalogs), load_policy_config(inputs.policy_config),
+                      tuple(load_waivers(inputs.waivers)))
+
+
+def load(blueprint: Path, policy: Policy) -> Loaded:
+    """Read, parse and validate one blueprint against the policy's catalog."""
+    from clusterforge.load import load_blueprint
+
+    with bulk_objects():
+        return load_blueprint(blueprint, policy.catalog)
+
+
+def analyze(
+    blueprint: Path | Loaded, policy: Policy, *, detail: bool = True, controller_type: str | None = None,
+    also_skip: frozenset[str] = frozenset(),
+) -> Analysis:
+    """Load (unless given loaded), plan with the policy config and evaluate with the waivers.
+
+    `detail=False` plans only what the rules read (placement and fabric), for `check`. `controller_type`: the
+    instance an AWS cluster without a controller pool gets, as the stack builds it (default: the stack's).
+    `also_skip`: rules a caller runs elsewhere (facility rules of a shared site run once on the combined load).
+    """
+    from clusterforge.aws.design import with_controller
+    from clusterforge.aws.settings import DEFAULT_CONTROLLER_TYPE
+    from clusterforge.load import Loaded
+    from clusterforge.plan import build_plan
+    from clusterforge.policies import evaluate
+
+    loaded = blueprint if isinstance(blueprint, Loaded) else load(blueprint, policy)
+    cluster, implicit = loaded.cluster, False
+    if cluster.target == "aws":
+        cluster, implicit = with_controller(cluster, controller_type or DEFAULT_CONTROLLER_TYPE)
+    inputs = policy.inputs
+    with bulk_objects():
+        plan = build_plan(cluster, loaded.catalog, policy.config, detail=detail)
+        verdict = evaluate(loaded, plan, policy.config, policy.waivers, (*inputs.skip, *sorted(also_skip)),
+                           inputs.fail_level, inputs.today)
+    return Analysis(loaded, cluster, implicit, plan, verdict, policy)
