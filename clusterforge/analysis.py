@@ -130,8 +130,6 @@ def analyze(
     instance an AWS cluster without a controller pool gets, as the stack builds it (default: the stack's).
     `also_skip`: rules a caller runs elsewhere (facility rules of a shared site run once on the combined load).
     """
-    from clusterforge.aws.design import with_controller
-    from clusterforge.aws.settings import DEFAULT_CONTROLLER_TYPE
     from clusterforge.load import Loaded
     from clusterforge.plan import build_plan
     from clusterforge.policies import evaluate
@@ -139,6 +137,9 @@ def analyze(
     loaded = blueprint if isinstance(blueprint, Loaded) else load(blueprint, policy)
     cluster, implicit = loaded.cluster, False
     if cluster.target == "aws":
+        from clusterforge.aws.design import with_controller
+        from clusterforge.aws.settings import DEFAULT_CONTROLLER_TYPE
+
         cluster, implicit = with_controller(cluster, controller_type or DEFAULT_CONTROLLER_TYPE)
     inputs = policy.inputs
     with bulk_objects():

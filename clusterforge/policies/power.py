@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections import defaultdict
 from collections.abc import Iterator
 
@@ -77,8 +76,8 @@ def ab_redundancy(ctx: Context, settings: RedundancySettings) -> Iterator[Draft]
             continue
         weaker = min(a, b)
         side = "A" if a <= b else "B"
-        feeds = ", ".join(describe(f) for f in rack.feeds if f.side == side)
         if load.power_kw > weaker:
+            feeds = ", ".join(describe(f) for f in rack.feeds if f.side == side)
             yield Draft(
                 (*load.rack.path, "feeds"),
                 f"rack {rack.name} draws {load.power_kw:.1f} kW; either side alone must carry it but side {side} "
@@ -156,38 +155,49 @@ def spread_over_legs(groups: dict[float, int], feeds: int) -> list[list[float]]:
     return legs
 
 
-@functools.lru_cache(maxsize=1024)
-def _spread(groups: tuple[tuple[float, int], ...], feeds: int) -> list[list[float]]:
-    """`spread_over_legs` once per distinct rack make-up: a hall repeats a few kinds of rack thousands of times."""
-    return spread_over_legs(dict(groups), feeds)
+Imbalance = tuple[int, tuple[float, ...], float]  # feed index, its three legs (kW), (max − min) / mean
+
+
+def _imbalanced_feeds(feeds: tuple[tuple[str, int], ...], psus: tuple[tuple[float, int], ...],
+                      limit: float) -> list[Imbalance]:
+    """The three-phase feeds of one rack make-up (each feed's side and phases; PSU kW → count per side) whose
+    legs differ by more than `limit` of their mean."""
+    out: list[Imbalance] = []
+    for side in ("A", "B"):
+        indexes = [i for i, (s, _) in enumerate(feeds) if s == side]
+        if not indexes or any(feeds[i][1] != 3 for i in indexes):
+            continue
+        for index, legs in zip(indexes, spread_over_legs(dict(psus), len(indexes)), strict=True):
+            mean = sum(legs) / 3
+            if mean and (imbalance := (max(legs) - min(legs)) / mean) > limit:
+                out.append((index, tuple(legs), imbalance))
+    return out
 
 
 @rule("PWR-005", "warning", "power", "Three-phase leg balance", "NetBox per-leg power model; threshold is a default",
       BalanceSettings, needs_site=True)
 def leg_balance(ctx: Context, settings: BalanceSettings) -> Iterator[Draft]:
-    """PSUs on a three-phase feed, spread over its legs as evenly as possible, differ by at most 20 % of the mean."""
+    """PSUs on a three-phase feed, spread over its legs as evenly as possible, differ by at most 20 % of the mean.
+
+    Worked out once per distinct rack make-up (a hall repeats a few kinds of rack thousands of times)."""
     psu_kw = {name: ctx.device_kw(pool) for name, pool in ctx.pools.items()}
+    outcomes: dict[tuple[object, ...], list[Imbalance]] = {}
     for load, rack in ctx.racks():
-        for side in ("A", "B"):
-            feeds = [i for i, f in enumerate(rack.feeds) if f.side == side and f.phase == 3]
-            if not feeds or len(feeds) != sum(1 for f in rack.feeds if f.side == side):
-                continue
+        feeds = tuple((f.side, f.phase) for f in rack.feeds)
+        servers = tuple((placed.pool, placed.count, server.psus.count) for placed, server in load.servers)
+        found = outcomes.get(key := (feeds, servers))
+        if found is None:
             groups: dict[float, int] = {}
-            for placed, server in load.servers:
-                kw = psu_kw[placed.pool] / server.psus.count
-                groups[kw] = groups.get(kw, 0) + placed.count * (server.psus.count // 2)
-            legs = _spread(tuple(sorted(groups.items())), len(feeds))
-            for index, feed_legs in zip(feeds, legs, strict=True):
-                mean = sum(feed_legs) / 3
-                if not mean:
-                    continue
-                imbalance = (max(feed_legs) - min(feed_legs)) / mean
-                if imbalance > settings.max_imbalance:
-                    yield Draft(
-                        (*load.rack.path, "feeds", index),
-                        f"feed {rack.feeds[index].name} legs carry {'/'.join(f'{x:.1f}' for x in feed_legs)} kW: "
-                        f"{imbalance:.0%} imbalance", "add or move single-phase loads to the light legs",
-                        imbalance * 100, settings.max_imbalance * 100, "%", group=group_of(load))
+            for pool, count, psus in servers:  # each side carries half of each server's PSUs
+                kw = psu_kw[pool] / psus
+                groups[kw] = groups.get(kw, 0) + count * (psus // 2)
+            found = outcomes[key] = _imbalanced_feeds(feeds, tuple(sorted(groups.items())), settings.max_imbalance)
+        for index, legs, imbalance in found:
+            yield Draft(
+                (*load.rack.path, "feeds", index),
+                f"feed {rack.feeds[index].name} legs carry {'/'.join(f'{x:.1f}' for x in legs)} kW: "
+                f"{imbalance:.0%} imbalance", "add or move single-phase loads to the light legs",
+                imbalance * 100, settings.max_imbalance * 100, "%", group=group_of(load))
 
 
 @rule("PWR-006", "error", "power", "Panel and busway aggregate", SOURCE_NEC, needs_site=True)
