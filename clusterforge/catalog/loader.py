@@ -9,20 +9,23 @@ from pathlib import Path
 from typing import TypeVar
 
 from clusterforge.catalog.models import CatalogFile, Entry, Instance, Server, Switch
+from clusterforge.catalog.software import SoftwareCatalog
 from clusterforge.errors import ClusterforgeError, Problem, shown
 from clusterforge.validation import closest, validate
 from clusterforge.yamlsource import Source, load_file, parse_text
 
 E = TypeVar("E", Server, Switch, Instance)
-_BUILTIN_FILES = ("servers.yaml", "switches.yaml", "aws.yaml")
+_BUILTIN_FILES = ("servers.yaml", "switches.yaml", "aws.yaml", "software.yaml")
 
 
 class Catalog:
     """Hardware by key. Built-in keys cannot be redefined by user files (a silent shadow is a hazard)."""
 
-    def __init__(self, entries: dict[str, Entry], origins: dict[str, str]) -> None:
+    def __init__(self, entries: dict[str, Entry], origins: dict[str, str],
+                 software: SoftwareCatalog | None = None) -> None:
         self._entries = entries
         self.origins = origins
+        self.software = software if software is not None else SoftwareCatalog()
 
     def __contains__(self, key: object) -> bool:
         return key in self._entries
@@ -60,39 +63,49 @@ class Catalog:
         return sorted(self._entries.items())
 
 
-def _read(source: Source) -> dict[str, Entry]:
-    return validate(CatalogFile, source).hardware
+def _problems(file: CatalogFile, source: Source, entries: dict[str, Entry], origins: dict[str, str],
+              software: SoftwareCatalog, origin: str) -> list[Problem]:
+    """Add one file's hardware and software rows; a key or release already defined is a problem, not a shadow."""
+    problems = []
+    for key, entry in file.hardware.items():
+        if key in entries:
+            problems.append(source.problem(("hardware", key), f"{shown(key)} is already defined ({origins[key]})",
+                                           "give your variant a new key, e.g. " + f"{key}-site"))
+            continue
+        entries[key] = entry
+        origins[key] = origin
+    for table, index, row in file.software.rows():
+        defined = software.add(table, row, origin)
+        if defined is not None:
+            problems.append(source.problem(
+                ("software", table, index), f"{table} {shown(row.key)} is already defined ({defined})",
+                "a qualified set adds releases the tables lack; to change a built-in pairing, report it upstream"))
+    return problems
 
 
 @lru_cache(maxsize=1)
-def _builtin() -> tuple[dict[str, Entry], dict[str, str]]:
+def _builtin() -> tuple[dict[str, Entry], dict[str, str], SoftwareCatalog]:
     entries: dict[str, Entry] = {}
     origins: dict[str, str] = {}
+    software = SoftwareCatalog()
     data = resources.files("clusterforge.catalog") / "data"
     for name in _BUILTIN_FILES:
-        text = (data / name).read_text(encoding="utf-8")
-        for key, entry in _read(parse_text(text, f"<catalog>/{name}")).items():
-            entries[key] = entry
-            origins[key] = f"built-in ({name})"
-    return entries, origins
+        source = parse_text((data / name).read_text(encoding="utf-8"), f"<catalog>/{name}")
+        problems = _problems(validate(CatalogFile, source), source, entries, origins, software, f"built-in ({name})")
+        assert not problems, problems  # the shipped data is checked by tests/test_catalog.py
+    return entries, origins, software
 
 
 def load_catalog(extra: Sequence[Path] = ()) -> Catalog:
-    """The built-in catalog plus every user file in `extra`, in order."""
-    builtin, builtin_origins = _builtin()
+    """The built-in catalog plus every user file in `extra`, in order: hardware and software sets."""
+    builtin, builtin_origins, builtin_software = _builtin()
     entries = dict(builtin)
     origins = dict(builtin_origins)
+    software = builtin_software.copy()
     problems: list[Problem] = []
     for path in extra:
         source = load_file(path)
-        for key, entry in _read(source).items():
-            if key in entries:
-                problems.append(source.problem(
-                    ("hardware", key), f"{shown(key)} is already defined ({origins[key]})",
-                    "give your variant a new key, e.g. " + f"{key}-site"))
-                continue
-            entries[key] = entry
-            origins[key] = str(path)
+        problems += _problems(validate(CatalogFile, source), source, entries, origins, software, str(path))
     if problems:
         raise ClusterforgeError(problems)
-    return Catalog(entries, origins)
+    return Catalog(entries, origins, software)

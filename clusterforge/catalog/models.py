@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, StringConstraints, model_validator
 
+from clusterforge.catalog.software import SoftwareTables
 from clusterforge.model.text import CatalogKey
 from clusterforge.validation import expected
 
@@ -166,4 +167,5 @@ class CatalogFile(_Frozen):
 
     apiVersion: Literal["clusterforge/v1"] = "clusterforge/v1"
     kind: Literal["Catalog"] = "Catalog"
-    hardware: dict[CatalogKey, Entry]
+    hardware: dict[CatalogKey, Entry] = {}
+    software: SoftwareTables = SoftwareTables()

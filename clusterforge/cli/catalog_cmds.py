@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 @app.group("catalog")
 def catalog_group() -> None:
-    """Browse the hardware catalog (servers, instance types, switches) and the source of each figure."""
+    """Browse the catalog: hardware (servers, instance types, switches) and software sets, each with its source."""
 
 
 def _summary(entry: Entry) -> tuple[str, str, str, str]:
@@ -97,3 +97,39 @@ def show(key: str, fmt: str, catalog: tuple[Path, ...]) -> None:
     console.print(table)
     if entry.notes:
         console.print(escape(f"notes: {entry.notes}"))
+
+
+@catalog_group.command("software")
+@format_option("text", "json")
+@click.option("--table", "only", type=click.Choice(["cuda", "nccl", "aws_ofi_nccl", "efa_installer", "rocm",
+                                                   "neuron_sdk"]), help="Only this table.")
+@catalog_option
+def software(fmt: str, only: str | None, catalog: tuple[Path, ...]) -> None:
+    """List the software sets SW-001 knows (built-in and from --catalog), each row with its origin and source.
+
+    \b
+    A site adds the sets it has qualified in its own catalog file (docs/policies.md,
+    "Adding a qualified software set"):
+      clusterforge catalog software --catalog site-software.yaml --table cuda
+    """
+    from clusterforge.catalog import load_catalog
+
+    tables = load_catalog(catalog).software
+    rows = [(table, row, tables.origins[table, row.key]) for table, row in tables.rows()
+            if only is None or table == only]
+    if fmt == "json":
+        click.echo(json.dumps([{"table": t, "origin": o, **r.model_dump(mode="json")} for t, r, o in rows], indent=2))
+        return
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title=f"software sets ({len(rows)} rows)")
+    for column in ("table", "release", "works with", "origin", "source"):
+        table.add_column(column, overflow="fold")
+    for name, row, origin in rows:
+        pairs = row.model_dump(mode="json", exclude={"source", row.KEY})
+        works = ", ".join(f"{k}: {'/'.join(map(str, v)) if isinstance(v, list) else v}" for k, v in pairs.items()
+                          if v not in (None, []))
+        table.add_row(name, escape(row.key), escape(works), escape(origin), escape(row.source))
+    Console(width=200).print(table)

@@ -113,14 +113,27 @@ class Slurm(Strict):
 
 
 class Software(Strict):
-    """Pinned versions; the defaults are a set the compatibility table knows to work together."""
+    """Pinned versions; the defaults are a CUDA set the compatibility tables know to work together.
 
+    `stack` says which accelerator software SW-001 checks: the NVIDIA fields (cuda), `rocm`/`rccl`/`amdgpu_driver`
+    (AMD) or `neuron_sdk`/`neuron_driver` (Trainium); the EFA pins apply to every stack on AWS."""
+
+    stack: Literal["cuda", "rocm", "neuron"] = "cuda"
     nvidia_driver: VersionPin = "570.133.20"
     cuda: VersionPin = "12.8"
     nccl: VersionPin = "2.26.2"
     efa_installer: VersionPin = "1.41.0"
     aws_ofi_nccl: VersionPin = "1.14.2"
     slurm: VersionPin = "22.05"
+    rocm: VersionPin | None = None
+    rccl: VersionPin | None = None
+    amdgpu_driver: VersionPin | None = None
+    neuron_sdk: VersionPin | None = None
+    neuron_driver: VersionPin | None = None
+
+    def pins(self) -> dict[str, str]:
+        """Every version pinned, by field (the fields of other stacks left unset are not pins)."""
+        return {name: value for name, value in self.model_dump().items() if name != "stack" and value is not None}
 
 
 class Workload(Strict):

@@ -177,9 +177,8 @@ def _imbalanced_feeds(feeds: tuple[tuple[str, int], ...], psus: tuple[tuple[floa
 @rule("PWR-005", "warning", "power", "Three-phase leg balance", "NetBox per-leg power model; threshold is a default",
       BalanceSettings, needs_site=True)
 def leg_balance(ctx: Context, settings: BalanceSettings) -> Iterator[Draft]:
-    """PSUs on a three-phase feed, spread over its legs as evenly as possible, differ by at most 20 % of the mean.
-
-    Worked out once per distinct rack make-up (a hall repeats a few kinds of rack thousands of times)."""
+    """PSUs on a three-phase feed, spread over its legs as evenly as possible, differ by at most 20 % of the mean."""
+    # worked out once per distinct rack make-up: a hall repeats a few kinds of rack thousands of times
     psu_kw = {name: ctx.device_kw(pool) for name, pool in ctx.pools.items()}
     outcomes: dict[tuple[object, ...], list[Imbalance]] = {}
     for load, rack in ctx.racks():

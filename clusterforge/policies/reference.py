@@ -16,13 +16,15 @@ from pydantic.fields import FieldInfo
 
 from clusterforge.crossguard.tokens import BLUEPRINT_POLICY, COVERAGE
 from clusterforge.policies.config import Cooling, Electrical, Settings
+from clusterforge.policies.reference_software import software_sets
 from clusterforge.policies.registry import REGISTRY, Rule
 
 RACK = "site.rows[].racks[]"
 HELD = (f"{RACK}.devices[].{{pool,count}}", "pools[].{hardware,count}")  # what stands in each rack
 PLACED = (HELD[0], "pools[].{hardware,count,max_power_kw}")  # ... and what it draws
 FEEDS = f"{RACK}.feeds[].{{side,voltage,amps,phase}}"
-SOFTWARE = "software.{nvidia_driver,cuda,nccl,efa_installer,aws_ofi_nccl,slurm}"
+SOFTWARE = ("software.{stack,nvidia_driver,cuda,nccl,efa_installer,aws_ofi_nccl,slurm,rocm,rccl,amdgpu_driver,"
+            "neuron_sdk,neuron_driver}")
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,10 @@ INPUTS: dict[str, Inputs] = {
     "STO-002": Inputs(("storage.lustre.{deployment_type,storage_type,throughput_mb_s_per_tib}",)),
     "STO-003": Inputs(("workload.{model_params_b,bytes_per_param,max_checkpoint_s}",
                        "storage.lustre.{capacity_gib,throughput_mb_s_per_tib,write_gb_s}")),
-    "SW-001": Inputs(("target", SOFTWARE)),
+    "SW-001": Inputs(("target", SOFTWARE), also="the catalog's software tables: built-in rows in "
+                     "`clusterforge/catalog/data/software.yaml` (a source each), a site's qualified sets from "
+                     "`--catalog` (see \"Adding a qualified software set\"); `clusterforge catalog software` lists "
+                     "them"),
     "SW-002": Inputs((SOFTWARE,)),
     "SLM-001": Inputs(("pools[].{name,role,partition}", "slurm.partitions[].{name,pools,default}")),
     "SLM-002": Inputs(("pools[].{hardware,gres}",), ("gpus",)),
@@ -383,7 +388,8 @@ def _crossguard() -> list[str]:
 def page() -> str:
     """The whole reference page, as committed in docs/policies.md."""
     all_rules = rules()
-    lines = [*_intro(all_rules), *_usage(), *_config(), *_waivers(), *_formats(), *_crossguard(), "## Rules", "",
+    lines = [*_intro(all_rules), *_usage(), *_config(), *_waivers(), *software_sets(), *_formats(), *_crossguard(),
+             "## Rules", "",
              "Inputs name blueprint fields; `a[].{b,c}` means fields `b` and `c` of every item of `a`. What stands "
              "in a rack is its `devices` list or, where a rack omits it, the planner's placement of the pools.", ""]
     for domain in dict.fromkeys(r.domain for r in all_rules):

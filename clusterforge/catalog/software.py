@@ -1,0 +1,144 @@
+"""Software sets known to work together, as catalog data: one row per release, each with its source.
+
+SW-001 checks a blueprint's `software:` pins against these tables. The built-in rows live in
+`catalog/data/software.yaml`; a site catalog (`--catalog site.yaml`) adds the sets it has qualified under the
+same keys, and a built-in row cannot be redefined (a silent shadow would change every verdict that uses it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Annotated, ClassVar, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from clusterforge.validation import expected
+
+# A site catalog is as untrusted as a blueprint: a source is one line of text, a release plain numbers.
+SOURCE = r"^[^\x00-\x1f\x7f-\x9f\u2028\u2029]{3,500}$"
+Source = Annotated[str, StringConstraints(pattern=SOURCE), Field(description=expected(
+    SOURCE, "one line of text without control characters, 3 to 500 characters"))]
+RELEASE = r"^[0-9]{1,6}(\.[0-9]{1,6}){0,3}$"
+Release = Annotated[str, StringConstraints(pattern=RELEASE), Field(description=expected(
+    RELEASE, "a release number of one to four numeric parts, e.g. 580.65.06 or 13.0"))]
+
+
+class Row(BaseModel):
+    """One release and what it works with. `KEY` names the field that identifies the row in its table."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    KEY: ClassVar[str]
+
+    source: Source = Field(description="where the pairing is published; mark unconfirmed rows [U]")
+
+    @property
+    def key(self) -> str:
+        return str(getattr(self, self.KEY))
+
+
+class CudaRow(Row):
+    KEY = "cuda"
+    cuda: Release
+    min_driver: Release = Field(description="oldest Linux driver of the release (CUDA release notes, Table 3)")
+
+
+class NcclRow(Row):
+    KEY = "nccl"
+    nccl: Release
+    cuda: Annotated[list[Release], Field(min_length=1, max_length=50,
+                                            description="CUDA versions NVIDIA builds this NCCL for")]
+
+
+class AwsOfiNcclRow(Row):
+    KEY = "aws_ofi_nccl"
+    aws_ofi_nccl: Release
+    min_nccl: Release
+    cuda_majors: Annotated[list[Annotated[int, Field(ge=1, le=99)]], Field(min_length=1, max_length=10)] = [12]
+
+
+class EfaInstallerRow(Row):
+    KEY = "efa_installer"
+    efa_installer: Release
+    aws_ofi_nccl: Release = Field(description="the aws-ofi-nccl release the installer bundles")
+
+
+class RocmRow(Row):
+    KEY = "rocm"
+    rocm: Release
+    rccl: Release = Field(description="the RCCL release ROCm ships")
+    amdgpu: Annotated[list[Release], Field(max_length=50, description=(
+        "amdgpu driver series (major.minor) AMD's matrix lists as compatible; empty: not recorded"))] = []
+
+
+class NeuronRow(Row):
+    KEY = "neuron_sdk"
+    neuron_sdk: Release
+    neuron_driver: Release = Field(description="aws-neuronx-dkms of the release (the oldest driver it runs on)")
+    efa_installer: Release | None = Field(None, description="EFA installer series the release pins")
+
+
+class SoftwareTables(BaseModel):
+    """The tables of one catalog file; every one may be empty or absent."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cuda: Annotated[list[CudaRow], Field(max_length=1000)] = []
+    nccl: Annotated[list[NcclRow], Field(max_length=1000)] = []
+    aws_ofi_nccl: Annotated[list[AwsOfiNcclRow], Field(max_length=1000)] = []
+    efa_installer: Annotated[list[EfaInstallerRow], Field(max_length=1000)] = []
+    rocm: Annotated[list[RocmRow], Field(max_length=1000)] = []
+    neuron_sdk: Annotated[list[NeuronRow], Field(max_length=1000)] = []
+
+    def rows(self) -> Iterator[tuple[str, int, Row]]:
+        """(table, index, row) of every row, in file order."""
+        for table in SoftwareTables.model_fields:
+            for index, row in enumerate(getattr(self, table)):
+                yield table, index, row
+
+
+R = TypeVar("R", bound=Row)
+
+
+def version_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split(".") if part.isdigit())
+
+
+class SoftwareCatalog:
+    """Every table's rows by release, built-in and site rows together, each with the file it came from."""
+
+    def __init__(self) -> None:
+        self._rows: dict[str, dict[str, Row]] = {table: {} for table in SoftwareTables.model_fields}
+        self.origins: dict[tuple[str, str], str] = {}
+
+    def add(self, table: str, row: Row, origin: str) -> str | None:
+        """Add a row; the origin of the row it would redefine instead, if there is one."""
+        if (table, row.key) in self.origins:
+            return self.origins[table, row.key]
+        self._rows[table][row.key] = row
+        self.origins[table, row.key] = origin
+        return None
+
+    def copy(self) -> SoftwareCatalog:
+        """A catalog that can take more rows without changing this one (the built-in rows are cached)."""
+        other = SoftwareCatalog()
+        other._rows = {table: dict(rows) for table, rows in self._rows.items()}
+        other.origins = dict(self.origins)
+        return other
+
+    def rows(self) -> Iterator[tuple[str, Row]]:
+        """(table, row) of every row, tables in their usual order and releases oldest first."""
+        for table, rows in self._rows.items():
+            for version in sorted(rows, key=version_tuple):
+                yield table, rows[version]
+
+    def row(self, kind: type[R], version: str) -> R | None:
+        """The row of `version` in the table of rows of `kind` (e.g. `row(CudaRow, "12.8")`)."""
+        found = self._rows[kind.KEY].get(version)
+        return found if isinstance(found, kind) else None
+
+    def versions(self, table: str) -> list[str]:
+        """The versions a table knows, oldest first (for 'known: ...' hints)."""
+        return sorted(self._rows[table], key=version_tuple)
+
+    def __len__(self) -> int:
+        return sum(len(rows) for rows in self._rows.values())
