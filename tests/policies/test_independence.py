@@ -17,8 +17,10 @@ from clusterforge.policies.registry import REGISTRY
 from clusterforge.policies.waivers import Waiver, WaiverEntry
 from clusterforge.templating import discover
 from tests.conftest import example_files
-from tests.policies.builders import feed, onprem, rack
+from tests.policies.builders import aws, design, feed, onprem, rack
 from tests.policies.test_cooling import gb200
+from tests.policies.test_software_sets import NEURON, ROCM
+from tests.test_reference_designs import su_racks
 
 TODAY = dt.date(2026, 11, 22)
 
@@ -36,6 +38,13 @@ def _designs() -> Iterator[tuple[str, Loaded]]:
                                                                        feed("b", "B", 208, 60)])]),
         # an NVL72 in a containment rack: CLG-001 and CLG-002
         "GB200 NVL72 in an air rack": gb200({"kind": "containment"}),
+        # the reference designs of tests/test_reference_designs.py, passing and failing
+        "SuperPOD SU on one feed a side": onprem(su_racks(1), row={"cooling": {"crah_kw": [200, 200, 200]}}),
+        "SuperPOD SU": onprem(su_racks(2), row={"cooling": {"crah_kw": [200, 200, 200]}}),
+        "p5 without a placement group": aws(pools=[{"name": "gpu", "hardware": "p5.48xlarge", "count": 2,
+                                                    "partition": "train", "placement": "none"}]),
+        "ROCm stack with a mismatched RCCL": design(software={**ROCM, "rccl": "2.26.6"}),
+        "Neuron stack on the wrong EFA installer": aws(software={**NEURON, "efa_installer": "1.50.0"}),
     }
     for label, data in failing.items():
         yield label, load_text(yaml.safe_dump(data), "bp.yaml")

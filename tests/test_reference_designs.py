@@ -1,0 +1,111 @@
+"""Published reference designs turned into blueprints and run through the CLI as a reviewer would, against
+verdicts worked out by hand from the published figures.
+
+The six ways a wrong design used to be merged each have their own test next to the rule: PWR-001 under a skipped
+or waived PWR-002 (tests/policies/test_power.py, test_independence.py), liquid heat in an air rack
+(test_cooling.py), commands that disagreed (tests/test_one_verdict.py), `plan` on a design it cannot build
+(tests/test_plan_cli.py), NET-006 on an explicit opt-out (test_network.py) and the 2026 software sets
+(tests/policies/test_software_sets.py). The designs here tie those to the sources.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.policies.builders import aws, design, feed, onprem, rack
+
+# NVIDIA DGX SuperPOD reference architecture (H100 RA; the B200 RA keeps the same scalable unit): 32 DGX per SU,
+# eight 400G compute NICs each, QM9700 (64 ports) at 1:1. SU -> (leaf, spine, core).
+SUPERPOD = {2: (16, 8, 0), 4: (32, 16, 0), 8: (64, 32, 0), 16: (128, 128, 64), 64: (512, 512, 256)}
+
+
+def _check(cli, path: Path) -> tuple[int, dict[str, list[str]]]:
+    result = cli("check", path, "-f", "json")
+    data = json.loads(result.stdout)
+    by_level: dict[str, list[str]] = {"error": [], "warning": []}
+    for finding in data["findings"]:
+        if finding["level"] != "info":  # design-only blueprints note the facility rules they could not run
+            by_level[finding["level"]].append(finding["id"])
+    return result.exit_code, {level: sorted(ids) for level, ids in by_level.items()}
+
+
+@pytest.mark.parametrize("system", ["dgx-h100", "dgx-b200"])
+@pytest.mark.parametrize("units", sorted(SUPERPOD))
+def test_superpod_fabric_tables(cli, write, system: str, units: int) -> None:
+    pools = [{"name": "gpu", "hardware": system, "count": 32 * units, "partition": "train"}]
+    path = write(yaml.safe_dump(design(pools, fabric={"kind": "infiniband", "switch": "qm9700",
+                                                      "rail_optimized": True})))
+    result = cli("plan", path, "-f", "json")
+    assert result.exit_code == 0, result.output
+    fabric = json.loads(result.stdout)["fabric"]
+    assert (fabric["leaves"], fabric["spines"], fabric["cores"]) == SUPERPOD[units]
+    assert fabric["tiers"] == (3 if units >= 16 else 2)  # 16 SU = 4,096 endpoints > 2,048 two-tier capacity
+    assert _check(cli, path) == (0, {"error": [], "warning": []})
+
+
+def su_racks(feeds_per_side: int) -> list[dict]:
+    """One H100 SU: 32 DGX H100 in 8 racks of 4 (NVIDIA's 40.8 kW/rack reference density), rear doors of 50 kW."""
+    return [rack(f"r{i:02}", count=4, feeds=[feed(f"r{i:02}-{side.lower()}{n}", side)
+                                             for side in "AB" for n in range(feeds_per_side)])
+            for i in range(1, 9)]
+
+
+def test_superpod_su_in_racks_of_four(cli, write) -> None:
+    """Two 415 V 3φ 60 A feeds a side give 2 × 34.5 = 69.0 kW, so either side carries 40.8 kW (PWR-002) and each
+    feed carries 10.2 kW (PWR-001); each 50 kW rear door takes 40.8 kW, 81.6 %, past the 80 % warning (CLG-001
+    warns on all 8). DGX H100 keeps 3 of its 4+2 PSUs on a feed loss: PWR-003 warns. Verdict: PASS."""
+    path = write(yaml.safe_dump(onprem(su_racks(2), row={"cooling": {"crah_kw": [200, 200, 200]}})))
+    assert _check(cli, path) == (0, {"error": [], "warning": ["CLG-001"] * 8 + ["PWR-003"]})
+
+
+def test_superpod_su_on_one_feed_a_side_fails_every_rack(cli, write) -> None:
+    """One feed a side: 34.5 kW usable < 40.8 kW, so each of the 8 racks fails PWR-002; with both feeds up each
+    carries 20.4 kW, within its rating, so PWR-001 is quiet. Verdict: FAIL."""
+    path = write(yaml.safe_dump(onprem(su_racks(1), row={"cooling": {"crah_kw": [200, 200, 200]}})))
+    assert _check(cli, path) == (1, {"error": ["PWR-002"] * 8, "warning": ["CLG-001"] * 8 + ["PWR-003"]})
+
+
+def test_four_dgx_h100_on_208v_60a_fail_pwr001_whatever_is_done_with_pwr002(cli, write) -> None:
+    """40.8 kW on two 208 V 3φ 60 A feeds (17.3 kW usable each, 34.6 kW together): the breakers trip with both
+    feeds up (PWR-001), and either side alone is short too (PWR-002). Skipping PWR-002 must not pass it."""
+    data = onprem([rack(count=4, feeds=[feed("a", "A", 208, 60), feed("b", "B", 208, 60)])])
+    path = write(yaml.safe_dump(data))
+    assert _check(cli, path)[1]["error"] == ["PWR-001", "PWR-002"]
+    skipped = cli("check", path, "--skip", "PWR-002", "-f", "json")
+    assert skipped.exit_code == 1
+    assert [f["id"] for f in json.loads(skipped.stdout)["findings"] if f["level"] == "error"] == ["PWR-001"]
+
+
+def test_gb200_nvl72_scalable_unit(cli, write) -> None:
+    """The GB200 SuperPOD SU: 8 NVL72 racks, 576 GPUs. Each rack draws 132 kW (8 power shelves), 85 % of it to the
+    liquid loop (112.2 kW) and 19.8 kW to air; 415 V 3φ 250 A feeds give 143.8 kW a side, 91.8 % used after a feed
+    loss, past PWR-002's 90 % warning. Row: 898 kW of liquid heat on four 300 kW CDUs (N+1: 900 kW), 158 kW of air
+    on three 100 kW CRAHs (N+1: 200 kW). The power shelves split 24/24 where 40 are needed: PWR-003 warns.
+    Verdict: PASS; 576 GPUs in the plan."""
+    racks = [rack(f"g{i}", count=1, u_height=48, max_weight_kg=2000, footprint_m2=1.2,
+                  feeds=[feed(f"g{i}-a", "A", 415, 250), feed(f"g{i}-b", "B", 415, 250)],
+                  cooling={"kind": "liquid", "liquid_kw": 120, "air_kw": 25}) for i in range(1, 9)]
+    pools = [{"name": "gpu", "hardware": "gb200-nvl72", "count": 8, "partition": "train"}]
+    data = onprem(racks, pools=pools, row={"cooling": {"crah_kw": [100, 100, 100], "cdu_kw": [300] * 4}})
+    path = write(yaml.safe_dump(data))
+    assert _check(cli, path) == (0, {"error": [], "warning": ["PWR-002"] * 8 + ["PWR-003"]})
+    plan = json.loads(cli("plan", path, "-f", "json").stdout)
+    assert sum(n["gpu_count"] * n["count"] for n in plan["nodes"]) == 576
+    data["site"]["rows"][0]["cooling"]["cdu_kw"] = [300] * 3  # no spare CDU: 600 kW N+1 < 898 kW
+    assert "CLG-004" in _check(cli, write(yaml.safe_dump(data), "short.yaml"))[1]["error"]
+
+
+def test_aws_parallelcluster_p5_sample(cli, write) -> None:
+    """AWS's ParallelCluster p5 sample: on-demand p5.48xlarge with the placement group turned off, 32 EFA
+    interfaces a node. ParallelCluster's validator warns on an explicit opt-out: NET-006 warns. Verdict: PASS."""
+    data = aws(pools=[{"name": "gpu", "hardware": "p5.48xlarge", "count": 2, "partition": "train",
+                       "placement": "none"}])
+    data["aws"]["capacity"] = {"type": "on-demand"}
+    path = write(yaml.safe_dump(data))
+    assert _check(cli, path) == (0, {"error": [], "warning": ["NET-006"]})
+    plan = json.loads(cli("plan", path, "-f", "json").stdout)
+    assert plan["nodes"][0]["efa_interfaces"] == 32
