@@ -95,3 +95,20 @@ def test_user_catalog_cannot_shadow_builtin(tmp_path: Path) -> None:
 def test_unknown_key_names_closest() -> None:
     with pytest.raises(ClusterforgeError, match=r"did you mean p5\.48xlarge"):
         load_catalog().get("p5.48xlarg")
+
+
+def test_builtin_files_take_the_fast_parser_with_the_same_data() -> None:
+    """Every check loads the built-in catalog; its files stay within what rapidyaml's path takes (no `%` or
+    backtick outside words), and both parsers read them the same."""
+    from importlib import resources
+
+    from clusterforge.catalog.loader import _BUILTIN_FILES
+    from clusterforge.fastyaml import parse_fast
+    from clusterforge.yamlsource import parse_text
+
+    def refuse(text: str, file: str) -> None:
+        raise AssertionError(f"{file} was declined by the fast path")
+
+    for name in _BUILTIN_FILES:
+        text = (resources.files("clusterforge.catalog") / "data" / name).read_text(encoding="utf-8")
+        assert parse_fast(text, name, refuse).data == parse_text(text, name).data  # type: ignore[arg-type]

@@ -11,6 +11,7 @@ from typing import TypeVar
 from clusterforge.catalog.models import CatalogFile, Entry, Instance, Server, Switch
 from clusterforge.catalog.software import SoftwareCatalog
 from clusterforge.errors import ClusterforgeError, Problem, shown
+from clusterforge.fastyaml import parse_fast
 from clusterforge.validation import closest, validate
 from clusterforge.yamlsource import Source, load_file, parse_text
 
@@ -90,7 +91,7 @@ def _builtin() -> tuple[dict[str, Entry], dict[str, str], SoftwareCatalog]:
     software = SoftwareCatalog()
     data = resources.files("clusterforge.catalog") / "data"
     for name in _BUILTIN_FILES:
-        source = parse_text((data / name).read_text(encoding="utf-8"), f"<catalog>/{name}")
+        source = parse_fast((data / name).read_text(encoding="utf-8"), f"<catalog>/{name}", parse_text)
         problems = _problems(validate(CatalogFile, source), source, entries, origins, software, f"built-in ({name})")
         assert not problems, problems  # the shipped data is checked by tests/test_catalog.py
     return entries, origins, software
