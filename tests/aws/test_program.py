@@ -87,6 +87,21 @@ def test_a_waived_error_deploys(stack: Stack, tmp_path: Path) -> None:
     assert templates and all(t.inputs["metadataOptions"]["httpTokens"] == "optional" for t in templates)
 
 
+def test_a_site_catalog_from_the_stack_config_qualifies_a_software_set(stack: Stack, tmp_path: Path) -> None:
+    """`catalogs` reaches the same pipeline as `check --catalog`: a set only the site's catalog knows deploys."""
+    data = example("aws-p5")
+    data["software"] = {"nvidia_driver": "600.20.01", "cuda": "13.4", "nccl": "2.28.3", "efa_installer": "1.50.0",
+                        "aws_ofi_nccl": "1.21.1"}
+    path = write(tmp_path, data)
+    site = tmp_path / "site.yaml"
+    site.write_text(yaml.safe_dump({"software": {"cuda": [
+        {"cuda": "13.4", "min_driver": "600.20.01", "source": "qualified on the site's burn-in rack"}]}}))
+    refused = stack(run_main({"blueprint": str(path)}), expect_error=True)
+    assert "SW-001: CUDA 13.4 is not in the software tables" in str(refused.error)
+    rec = stack(run_main({"blueprint": str(path), "catalogs": json.dumps([str(site)])})).recorder
+    assert rec.of_type("aws:ec2/launchTemplate:LaunchTemplate")
+
+
 def test_a_capacity_block_without_a_group_of_its_own_deploys_unwaived(stack: Stack, tmp_path: Path) -> None:
     """The blueprint rule and the CrossGuard policy agree: reserved capacity was placed when it was reserved."""
     data = example("aws-p5")
@@ -119,8 +134,8 @@ def test_config_reaches_the_program(stack: Stack) -> None:
 def test_the_project_defaults_mean_the_programs_defaults(stack: Stack) -> None:
     """The CLI passes Pulumi.yaml's defaults ("" and booleans) to every stack; they must change nothing."""
     declared = yaml.safe_load((MAIN.parent / "Pulumi.yaml").read_text())["config"]
-    defaults = {k: str(v["default"]).lower() if isinstance(v["default"], bool) else v["default"]
-                for k, v in declared.items() if "default" in v}
+    defaults = {k: str(v["default"]).lower() if isinstance(v["default"], bool) else json.dumps(v["default"])
+                if isinstance(v["default"], list) else v["default"] for k, v in declared.items() if "default" in v}
     config = {"blueprint": str(EXAMPLES / "aws-p5.yaml")}
     explicit = stack(run_main(config | defaults)).recorder
     implicit = stack(run_main(config)).recorder
