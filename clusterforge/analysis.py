@@ -102,7 +102,7 @@ def read_policy(inputs: PolicyInputs = PolicyInputs()) -> Policy:
     from clusterforge.policies.registry import REGISTRY
     from clusterforge.validation import closest
 
-    unknown = [Problem(f"unknown rule {rule_id!r} in --skip", hint=f"did you mean {near}?" if (
+    unknown = [Problem(f"unknown rule {rule_id!r}", "command line", path="--skip", hint=f"did you mean {near}?" if (
         near := closest(rule_id, REGISTRY)) else "see `clusterforge rules`") for rule_id in inputs.skip
         if rule_id not in REGISTRY]
     if unknown:
