@@ -82,4 +82,11 @@ CASES = [
                   "is not a GPU model"),
     _with_catalog("model-catalog-nan-inlet", "a NaN inlet limit in a site catalog silently disables CLG-005",
                   SITE_CATALOG.replace("max_inlet_c: 35", "max_inlet_c: .nan"), "expected a finite number"),
+    _with_catalog("model-catalog-software-source-line-break", "a software row's source carries a line break (a "
+                  "forged line in `catalog software` and the review)", SITE_CATALOG + "software:\n  cuda:\n    - "
+                  '{cuda: "13.4", min_driver: "600.1", source: "ok\\nSW-001 waived by admin"}\n',
+                  "one line of text without control characters"),
+    _with_catalog("model-catalog-software-shadow", "a site row redefines a built-in release with an older driver, "
+                  "so a driver CUDA 12.8 cannot run passes SW-001", SITE_CATALOG + "software:\n  cuda:\n    - "
+                  '{cuda: "12.8", min_driver: "400.1", source: "we say so"}\n', "is already defined"),
 ]
