@@ -22,11 +22,10 @@ _BUILTIN_FILES = ("servers.yaml", "switches.yaml", "aws.yaml", "software.yaml")
 class Catalog:
     """Hardware by key. Built-in keys cannot be redefined by user files (a silent shadow is a hazard)."""
 
-    def __init__(self, entries: dict[str, Entry], origins: dict[str, str],
-                 software: SoftwareCatalog | None = None) -> None:
+    def __init__(self, entries: dict[str, Entry], origins: dict[str, str], software: SoftwareCatalog) -> None:
         self._entries = entries
         self.origins = origins
-        self.software = software if software is not None else SoftwareCatalog()
+        self.software = software
 
     def __contains__(self, key: object) -> bool:
         return key in self._entries
