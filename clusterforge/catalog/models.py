@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, StringConstraints, model_validator
 
 from clusterforge.catalog.software import SoftwareTables
-from clusterforge.model.text import CatalogKey
+from clusterforge.model.text import LINE_CHAR, CatalogKey
 from clusterforge.validation import expected
 
 _BOOKKEEPING = {"kind", "form", "provider", "description", "sources", "notes"}
@@ -17,11 +17,10 @@ _BOOKKEEPING = {"kind", "form", "provider", "description", "sources", "notes"}
 GPU_MODEL = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$"
 GpuModel = Annotated[str, StringConstraints(pattern=GPU_MODEL), Field(description=expected(
     GPU_MODEL, "a GPU model of letters, digits, '.', '_' or '-' (at most 40 characters), e.g. H100-SXM5"))]
-_LINE = r"[^\x00-\x1f\x7f-\x9f\u2028\u2029]"
-LINE = rf"^{_LINE}{{1,200}}$"
+LINE = rf"^{LINE_CHAR}{{1,200}}$"
 Line = Annotated[str, StringConstraints(pattern=LINE), Field(description=expected(
     LINE, "one line of text without control characters, 1 to 200 characters"))]
-PROSE = rf"^{_LINE}{{0,2000}}$"
+PROSE = rf"^{LINE_CHAR}{{0,2000}}$"
 Prose = Annotated[str, StringConstraints(pattern=PROSE), Field(description=expected(
     PROSE, "text without control characters or line breaks, at most 2,000 characters"))]
 

@@ -12,10 +12,11 @@ from typing import Annotated, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from clusterforge.model.text import LINE_CHAR
 from clusterforge.validation import expected
 
 # A site catalog is as untrusted as a blueprint: a source is one line of text, a release plain numbers.
-SOURCE = r"^[^\x00-\x1f\x7f-\x9f\u2028\u2029]{3,500}$"
+SOURCE = rf"^{LINE_CHAR}{{3,500}}$"
 Source = Annotated[str, StringConstraints(pattern=SOURCE), Field(description=expected(
     SOURCE, "one line of text without control characters, 3 to 500 characters"))]
 RELEASE = r"^[0-9]{1,6}(\.[0-9]{1,6}){0,3}$"

@@ -78,7 +78,10 @@ FSNAME = r"^[a-zA-Z0-9_]{1,8}$"
 Fsname = Annotated[str, StringConstraints(pattern=FSNAME), Field(description=expected(
     FSNAME, "a Lustre file system name: 1 to 8 letters, digits or '_', e.g. scratch"))]
 
-# One line of free text: no control characters or line separators; it is never evaluated as a template.
-FREE_TEXT = r"^[^\x00-\x1f\x7f-\x9f\u2028\u2029]{1,200}$"
+# A character of one line of text: no control characters or line separators. Every free-text pattern (here, the
+# catalogs', the waivers') is built from it, so they cannot drift apart.
+LINE_CHAR = r"[^\x00-\x1f\x7f-\x9f\u2028\u2029]"
+# One line of free text; it is never evaluated as a template.
+FREE_TEXT = rf"^{LINE_CHAR}{{1,200}}$"
 FreeText = Annotated[str, StringConstraints(pattern=FREE_TEXT), Field(description=expected(
     FREE_TEXT, "one line of text without control characters, 1 to 200 characters"))]

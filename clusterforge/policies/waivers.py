@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from clusterforge.model.text import LINE_CHAR
 from clusterforge.validation import expected, validate
 from clusterforge.yamlsource import Source, load_file
 
@@ -21,7 +22,7 @@ UNUSED_ID = "WVR-002"
 # JUnit, the report): each value is one line of bounded length, the target a finding path.
 RULE_ID = r"^[A-Z]{2,4}-[0-9]{3}$"
 TARGET = r"^[A-Za-z0-9_.*\[\]-]{1,300}$"
-ONE_LINE = r"^[^\x00-\x1f\x7f-\x9f\u2028\u2029]*$"
+ONE_LINE = rf"^{LINE_CHAR}*$"
 expected(ONE_LINE, "one line of text (no control characters or line breaks)")
 
 
