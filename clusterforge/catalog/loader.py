@@ -63,7 +63,7 @@ class Catalog:
         return sorted(self._entries.items())
 
 
-def _problems(file: CatalogFile, source: Source, entries: dict[str, Entry], origins: dict[str, str],
+def _add_file(file: CatalogFile, source: Source, entries: dict[str, Entry], origins: dict[str, str],
               software: SoftwareCatalog, origin: str) -> list[Problem]:
     """Add one file's hardware and software rows; a key or release already defined is a problem, not a shadow."""
     problems = []
@@ -91,7 +91,7 @@ def _builtin() -> tuple[dict[str, Entry], dict[str, str], SoftwareCatalog]:
     data = resources.files("clusterforge.catalog") / "data"
     for name in _BUILTIN_FILES:
         source = parse_fast((data / name).read_text(encoding="utf-8"), f"<catalog>/{name}", parse_text)
-        problems = _problems(validate(CatalogFile, source), source, entries, origins, software, f"built-in ({name})")
+        problems = _add_file(validate(CatalogFile, source), source, entries, origins, software, f"built-in ({name})")
         assert not problems, problems  # the shipped data is checked by tests/test_catalog.py
     return entries, origins, software
 
@@ -105,7 +105,7 @@ def load_catalog(extra: Sequence[Path] = ()) -> Catalog:
     problems: list[Problem] = []
     for path in extra:
         source = load_file(path)
-        problems += _problems(validate(CatalogFile, source), source, entries, origins, software, str(path))
+        problems += _add_file(validate(CatalogFile, source), source, entries, origins, software, str(path))
     if problems:
         raise ClusterforgeError(problems)
     return Catalog(entries, origins, software)
