@@ -26,10 +26,10 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from clusterforge.aws.design import design  # noqa: E402
-from clusterforge.aws.guard import check  # noqa: E402
-from clusterforge.aws.program import build  # noqa: E402
-from clusterforge.aws.settings import PROJECT, StackSettings  # noqa: E402
+from clusterforge.targets.aws.design import design  # noqa: E402
+from clusterforge.targets.aws.guard import check  # noqa: E402
+from clusterforge.targets.aws.program import build  # noqa: E402
+from clusterforge.targets.aws.settings import PROJECT, StackSettings  # noqa: E402
 
 
 class Mocks(pulumi.runtime.Mocks):

@@ -95,13 +95,14 @@ def bulk_objects() -> Iterator[None]:
 
 def read_policy(inputs: PolicyInputs = PolicyInputs()) -> Policy:
     """The catalog, policy config and waivers of `inputs`; unknown `skip` ids are input errors."""
-    import clusterforge.policies.rules  # noqa: F401  (registers the rules: a config's `rules:` is checked against them)
     from clusterforge.catalog import load_catalog
     from clusterforge.errors import ClusterforgeError, Problem
     from clusterforge.policies import load_policy_config, load_waivers
+    from clusterforge.policies.discovery import load_rules
     from clusterforge.policies.registry import REGISTRY
     from clusterforge.validation import closest
 
+    load_rules()  # a config's `rules:` and `--skip` are checked against them
     unknown = [Problem(f"unknown rule {rule_id!r}", "command line", path="--skip", hint=f"did you mean {near}?" if (
         near := closest(rule_id, REGISTRY)) else "see `clusterforge rules`") for rule_id in inputs.skip
         if rule_id not in REGISTRY]
@@ -133,14 +134,13 @@ def analyze(
     from clusterforge.load import Loaded
     from clusterforge.plan import build_plan
     from clusterforge.policies import evaluate
+    from clusterforge.targets import target_of
 
     loaded = blueprint if isinstance(blueprint, Loaded) else load(blueprint, policy)
     cluster, implicit = loaded.cluster, False
-    if cluster.target == "aws":
-        from clusterforge.aws.design import with_controller
-        from clusterforge.aws.settings import DEFAULT_CONTROLLER_TYPE
-
-        cluster, implicit = with_controller(cluster, controller_type or DEFAULT_CONTROLLER_TYPE)
+    target = target_of(cluster)
+    if target.with_controller is not None and target.controller_type is not None:
+        cluster, implicit = target.with_controller(cluster, controller_type or target.controller_type)
     inputs = policy.inputs
     with bulk_objects():
         plan = build_plan(cluster, loaded.catalog, policy.config, detail=detail)

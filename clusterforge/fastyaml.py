@@ -21,8 +21,8 @@ from typing import Any
 
 import yaml
 
+from clusterforge.source import PathKey, Source
 from clusterforge.yamlguard import check_text
-from clusterforge.yamlsource import PathKey, Source
 
 try:
     import ryml

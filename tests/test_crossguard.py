@@ -22,9 +22,13 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UNKNOWN_ARRAY_VALUE, UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
-from clusterforge.crossguard import BLUEPRINT_POLICY, COVERAGE
-from clusterforge.crossguard.pack import enforcement, policies, resource_policy
-from clusterforge.crossguard.tokens import (
+from clusterforge.load import load_text
+from clusterforge.policies import evaluate
+from clusterforge.policies.discovery import load_rules
+from clusterforge.policies.registry import REGISTRY, coverage
+from clusterforge.targets.aws.crossguard import BLUEPRINT_POLICY
+from clusterforge.targets.aws.crossguard.pack import enforcement, policies, resource_policy
+from clusterforge.targets.aws.crossguard.tokens import (
     AUTOSCALING_GROUP,
     EGRESS_RULE,
     INGRESS_RULE,
@@ -33,11 +37,9 @@ from clusterforge.crossguard.tokens import (
     PLACEMENT_GROUP,
     SECURITY_GROUP,
 )
-from clusterforge.load import load_text
-from clusterforge.policies import evaluate
 from tests.conftest import EXAMPLES, ROOT
 
-PACK_DIR = ROOT / "policies"
+PACK_DIR = ROOT / "policy-pack"
 POLICIES = {p.name: p for p in policies(base=PACK_DIR)}
 
 
@@ -362,17 +364,22 @@ def test_blueprint_policy_reports_unreadable_input(tmp_path: Path) -> None:
 # ---- the pack as a whole ----
 
 def test_pack_has_one_policy_per_rule_plus_the_blueprint_policy() -> None:
-    assert set(POLICIES) == {*COVERAGE, BLUEPRINT_POLICY}
+    load_rules()
+    assert set(POLICIES) == {*coverage(), BLUEPRINT_POLICY} == {"NET-005", "NET-006", "STO-001", "STO-002",
+                                                               BLUEPRINT_POLICY}
     for name, policy in POLICIES.items():
         assert policy.enforcement_level == EnforcementLevel.MANDATORY, name
     assert enforcement("STO-003") == EnforcementLevel.ADVISORY  # warning rules advise
 
 
 def test_a_crashing_check_is_reported_not_raised() -> None:
-    def broken(props: Mapping[str, Any]) -> list[str]:
+    def broken(props: Mapping[str, Any], catalog: object) -> list[str]:
         raise ZeroDivisionError("division by zero")
 
-    policy = resource_policy("NET-005", LAUNCH_TEMPLATE, broken)
+    load_rules()
+    from clusterforge.catalog import load_catalog
+
+    policy = resource_policy(REGISTRY["NET-005"], (LAUNCH_TEMPLATE,), broken, load_catalog())
     found: list[str] = []
     args = ResourceValidationArgs(LAUNCH_TEMPLATE, {}, urn(LAUNCH_TEMPLATE, "x"), "x", _opts(), None)
     policy.validate(args, lambda message, urn=None: found.append(message))
@@ -381,7 +388,7 @@ def test_a_crashing_check_is_reported_not_raised() -> None:
 
 @pytest.fixture(scope="module")
 def analyzer() -> Any:
-    """The real pack process (policies/__main__.py) serving gRPC, as `pulumi preview` starts it."""
+    """The real pack process (policy-pack/__main__.py) serving gRPC, as `pulumi preview` starts it."""
     import grpc
     from pulumi.runtime.proto import analyzer_pb2_grpc
 
@@ -415,7 +422,7 @@ def test_pack_process_serves_the_policies(analyzer: Any) -> None:
     info = analyzer.GetAnalyzerInfo(empty_pb2.Empty())
     assert info.name == "clusterforge"
     assert {p.name: p.enforcementLevel for p in info.policies} == {
-        name: analyzer_pb2.MANDATORY for name in (*COVERAGE, BLUEPRINT_POLICY)}
+        name: analyzer_pb2.MANDATORY for name in (*coverage(), BLUEPRINT_POLICY)}
 
     def analyze(props: dict[str, Any]) -> list[str]:
         request = analyzer_pb2.AnalyzeRequest(type=LAUNCH_TEMPLATE, properties=struct(props),

@@ -38,7 +38,7 @@ INVALID = [
     ("onprem", "kind: rdhx, air_kw: 50", "kind: rdhx", "kind: rdhx", "missing required key 'air_kw'"),
     ("onprem", "kind: rdhx", "kind: rdx", "kind: rdx", "did you mean rdhx"),
     ("onprem", "name: vision-h100", "name: Vision_H100", "Vision_H100", "is not a lowercase name"),
-    ("onprem", "target: onprem", "target: gcp", "target: gcp", "'onprem' or 'aws'"),
+    ("onprem", "target: onprem", "target: gcp", "target: gcp", "unknown target 'gcp'"),
     ("onprem", "side: A, voltage: 415, amps: 60, phase: 3}\n            - {name: a01-b",
      "side: A, voltage: 415, amps: 60, phase: 2}\n            - {name: a01-b", "phase: 2", "1 or 3"),
     ("onprem", "partitions: [{name: train, pools: [gpu]", "partitions: [{name: train, pools: [gpu2]",

@@ -9,14 +9,16 @@ from typing import Any
 import pytest
 import yaml
 
-import clusterforge.policies.rules  # noqa: F401 - registers the rules whose settings are checked
 from clusterforge.catalog import load_catalog
 from clusterforge.errors import ClusterforgeError
 from clusterforge.load import load_text
-from clusterforge.policies.config import load_policy_config
+from clusterforge.policies.config_file import load_policy_config
+from clusterforge.policies.discovery import load_rules
 from clusterforge.policies.waivers import load_waivers
 from tests.conftest import EXAMPLES
 from tests.hostile.cases_model import SITE_CATALOG
+
+REGISTERED = load_rules()  # the rules whose settings and findings are checked
 
 ONPREM = yaml.safe_load((EXAMPLES / "onprem-dgx-h100.yaml").read_text())
 AWS = yaml.safe_load((EXAMPLES / "aws-p5.yaml").read_text())

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from clusterforge.aws import guard
-from clusterforge.aws.settings import StackSettings
-from clusterforge.crossguard.blueprint import blueprint_violations
 from clusterforge.errors import ClusterforgeError
+from clusterforge.targets.aws import guard
+from clusterforge.targets.aws.crossguard.blueprint import blueprint_violations
+from clusterforge.targets.aws.settings import StackSettings
 from tests.conftest import EXAMPLES
 
 # Half the breaker instead of 80 %: every 3-DGX rack of the example hall is over one side (PWR-002), and

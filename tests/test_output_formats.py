@@ -21,6 +21,7 @@ from clusterforge.errors import one_line
 from clusterforge.formats import render
 from clusterforge.formats.text import print_verdict
 from clusterforge.policies import Finding, Verdict
+from clusterforge.policies.findings import RackRef
 from tests.conftest import EXAMPLES
 
 # What a hostile blueprint, waiver or file name might carry.
@@ -38,7 +39,7 @@ NASTY = [
 def verdict(text: str) -> Verdict:
     """Findings and a waived finding with `text` in every free-text field."""
     error = Finding("PWR-002", "error", f"site.rows[0].{text}", f"message {text}", f"hint {text}", 1.0, 2.0, "kW",
-                    f"dir/{text}.yaml", 7, group=f"rack {text}")
+                    f"dir/{text}.yaml", 7, where=RackRef(text, text))
     waived = Finding("PWR-003", "warning", text, f"waived {text}", "", None, None, "", f"{text}.yaml", 3,
                      waiver={"rule": "PWR-003", "target": text, "reason": f"reason {text}", "expires": "2030-01-01",
                              "approver": text, "file": f"{text}.yaml", "line": "2"})

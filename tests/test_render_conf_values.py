@@ -13,7 +13,7 @@ from clusterforge.catalog import load_catalog
 from clusterforge.errors import ClusterforgeError
 from clusterforge.load import Loaded, load_blueprint
 from clusterforge.plan import build_plan
-from clusterforge.policies.config import load_policy_config
+from clusterforge.policies.config_file import load_policy_config
 from clusterforge.render import OUTPUTS, RenderContext, gres_conf, slurm_conf, topology_conf
 from clusterforge.render.yamlout import load
 from tests.conftest import EXAMPLES

@@ -19,7 +19,7 @@ import pytest
 from clusterforge.catalog import load_catalog
 from clusterforge.load import Loaded, load_blueprint
 from clusterforge.plan import build_plan
-from clusterforge.policies.config import load_policy_config
+from clusterforge.policies.config_file import load_policy_config
 from clusterforge.render import RenderContext, write
 from tests.conftest import EXAMPLES, ROOT
 

@@ -156,7 +156,7 @@ def test_hook_entry_is_a_real_command(hook: dict[str, Any]) -> None:
     ("blueprints/vision/h100.yml", True),
     ("teams/nlp/p5.cluster.yaml", True),
     (".github/workflows/policy-check.yml", False),
-    ("policies/PulumiPolicy.yaml", False),
+    ("policy-pack/PulumiPolicy.yaml", False),
     ("requirements/lock.txt", False),
 ])
 def test_hook_runs_on_blueprints_only(hook: dict[str, Any], path: str, matched: bool) -> None:

@@ -13,8 +13,8 @@ from clusterforge.cli.app import EXIT_POLICY, app, format_option, input_files, p
 from clusterforge.errors import ClusterforgeError, Problem, one_line
 
 if TYPE_CHECKING:
-    from clusterforge.aws.outputs import StackOutputs
     from clusterforge.policies.engine import Verdict
+    from clusterforge.targets.aws.outputs import StackOutputs
 
 def _verdict_line(verdict: Verdict) -> str:
     state = "FAIL" if verdict.failed else "PASS"
@@ -111,6 +111,6 @@ def render(file: Path, out: Path, force: bool, inputs: PolicyInputs, from_stack:
 def _stack_outputs(path: Path | None) -> StackOutputs | None:
     if path is None:
         return None
-    from clusterforge.aws.inventory import read_outputs
+    from clusterforge.targets.aws.inventory import read_outputs
 
     return read_outputs(path)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from clusterforge.model import Cluster
 from clusterforge.plan.bom import fabric_bom
 from clusterforge.plan.model import FatTree, Plan
+from clusterforge.targets import target_of
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -91,7 +92,7 @@ def show(cluster: Cluster, plan: Plan) -> None:
     console = Console(width=160)
     nodes = sum(p.count for p in cluster.pools)
     racks = f", {len(plan.racks)} racks" if plan.racks else ""
-    if cluster.site is None and cluster.target == "onprem":
+    if cluster.site is None and target_of(cluster).facility:
         racks = ", no site (design only)"
     console.print(f"[bold]{cluster.name}[/bold] (target {cluster.target}): {nodes:,} nodes in "
                   f"{len(cluster.pools)} pool(s){racks}")

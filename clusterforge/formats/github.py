@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from clusterforge.errors import one_line
-from clusterforge.formats import plural
+from clusterforge.formats.escape import plural
 from clusterforge.policies import Verdict
 
 _COMMAND = {"error": "error", "warning": "warning", "info": "notice"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from clusterforge.formats import json_safe
+from clusterforge.formats.escape import json_safe
 from clusterforge.policies import Verdict
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from xml.etree import ElementTree as ET
 
-from clusterforge.formats import xml_safe
+from clusterforge.formats.escape import xml_safe
 from clusterforge.policies import Finding, Verdict
 from clusterforge.policies.config import LEVEL_RANK
 from clusterforge.policies.registry import REGISTRY

@@ -8,16 +8,15 @@ from typing import Any
 from urllib.parse import quote
 
 from clusterforge import __version__
-from clusterforge.formats import json_safe
+from clusterforge.formats.escape import json_safe
 from clusterforge.policies import Finding, Verdict
-from clusterforge.policies.registry import REGISTRY
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
 def _rules() -> list[dict[str, Any]]:
-    import clusterforge.policies.rules  # noqa: F401
+    from clusterforge.policies.discovery import load_rules
 
     return [{
         "id": r.id, "name": r.title.replace(" ", ""),
@@ -25,7 +24,7 @@ def _rules() -> list[dict[str, Any]]:
         "help": {"text": f"{r.doc}\nSource: {r.source}"},
         "defaultConfiguration": {"level": _LEVEL[r.level]},
         "properties": {"domain": r.domain, "source": r.source},
-    } for r in REGISTRY.values()]
+    } for r in load_rules()]
 
 
 def _fingerprint(f: Finding) -> str:

@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from clusterforge.errors import one_line
-from clusterforge.formats import plural
+from clusterforge.formats.escape import plural
 from clusterforge.policies import Finding, Verdict
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Discriminator, Field, Tag
+from pydantic import BaseModel, Discriminator, Field, StringConstraints, Tag
 
 from clusterforge.model.base import Count, Kw, Name, ObjectName, Strict
 from clusterforge.model.cloud import Aws, AzId, FsxLustre
@@ -150,6 +150,9 @@ class TeamPlacement(Strict):
     count: Count = 1
     position: Annotated[int, Field(ge=1, le=100)] | None = None
 
+TargetName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,31}$"),
+                       Field(description="where the cluster runs: onprem or aws (a target under clusterforge/targets)")]
+
 
 class Cluster(Strict):
     """A GPU training cluster. Field names are a public contract: add freely, rename with deprecation."""
@@ -159,7 +162,7 @@ class Cluster(Strict):
     name: Name
     team: Name | None = None
     description: FreeText | None = None  # for people (the login banner); reaches nodes only as data
-    target: Literal["onprem", "aws"]
+    target: TargetName  # a package under clusterforge/targets; model/references checks it is one
     pools: Annotated[list[Pool], Field(min_length=1)]
     site: Site | None = None
     fabric: Fabric | None = None

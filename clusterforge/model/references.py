@@ -7,8 +7,8 @@ from collections.abc import Callable, Iterable, Iterator
 
 from clusterforge.catalog import Catalog, Instance, Server, Switch
 from clusterforge.errors import Problem, shown
-from clusterforge.model.blueprint import Cluster, OnPremLustre, SwitchedFabric
-from clusterforge.model.cloud import FsxLustre
+from clusterforge.model.blueprint import Cluster, SwitchedFabric
+from clusterforge.targets import registered
 from clusterforge.validation import closest
 from clusterforge.yamlsource import PathKey, Source
 
@@ -51,8 +51,6 @@ def reference_problems(cluster: Cluster, source: Source) -> list[Problem]:
     for i, pool in enumerate(cluster.pools):
         if pool.partition and parts and pool.partition not in part_names:
             out.append(_unknown(("pools", i, "partition"), "partition", pool.partition, part_names, source))
-        if pool.efa_interfaces is not None and cluster.target != "aws":
-            out.append(source.problem(("pools", i, "efa_interfaces"), "efa_interfaces applies to target: aws only"))
     out += _target_problems(cluster, source)
     if cluster.placement and cluster.site is None:
         out.append(source.problem(("placement",), "placement needs a site to place into",
@@ -63,22 +61,24 @@ def reference_problems(cluster: Cluster, source: Source) -> list[Problem]:
 
 
 def _target_problems(cluster: Cluster, source: Source) -> Iterator[Problem]:
-    aws = cluster.target == "aws"
-    if aws and cluster.aws is None:
-        yield source.problem(("target",), "target: aws needs an `aws:` section",
-                             "add aws: {region: ..., availability_zones: [...]}")
-    if not aws and cluster.aws is not None:
-        yield source.problem(("aws",), "an `aws:` section needs target: aws")
-    if aws and cluster.site is not None:
-        yield source.problem(("site",), "a `site:` (facility) applies to target: onprem only")
-    if not aws and cluster.fabric is not None and cluster.fabric.kind == "efa":
-        yield source.problem(("fabric", "kind"), "fabric kind efa is AWS-only", "use infiniband, roce or ethernet")
-    lustre = cluster.storage.lustre
-    if aws and isinstance(lustre, OnPremLustre):
-        yield source.problem(("storage", "lustre"), "on AWS, lustre is FSx: give capacity_gib and deployment_type")
-    if not aws and isinstance(lustre, FsxLustre):
-        yield source.problem(("storage", "lustre"), "FSx settings need target: aws",
-                             "on-prem, give mount, mgs_nid and fsname of the existing file system")
+    """The target exists; sections, facilities and fabrics of other targets are absent; then its own checks."""
+    targets = registered()
+    target = targets.get(cluster.target)
+    if target is None:
+        yield _unknown(("target",), "target", cluster.target, targets, source)
+        return
+    for other in targets.values():
+        if other is not target and other.section and getattr(cluster, other.section, None) is not None:
+            yield source.problem((other.section,), f"an `{other.section}:` section needs target: {other.name}")
+    if not target.facility and cluster.site is not None:
+        sites = " or ".join(t.name for t in targets.values() if t.facility)
+        yield source.problem(("site",), f"a `site:` (facility) applies to target: {sites} only")
+    kind = cluster.fabric.kind if cluster.fabric is not None else None
+    owner = next((t for t in targets.values() if kind in t.exclusive_fabrics), target)
+    if owner is not target:
+        yield source.problem(("fabric", "kind"), f"fabric kind {kind} is {owner.title}-only",
+                             "use infiniband, roce or ethernet")
+    yield from target.blueprint_problems(cluster, source)
 
 
 def _site_problems(cluster: Cluster, source: Source, pool_names: list[str]) -> Iterator[Problem]:
@@ -128,7 +128,10 @@ def _site_problems(cluster: Cluster, source: Source, pool_names: list[str]) -> I
 def catalog_problems(cluster: Cluster, catalog: Catalog, source: Source) -> list[Problem]:
     """Hardware keys must exist and be of the kind the target uses."""
     out: list[Problem] = []
-    want = Instance if cluster.target == "aws" else Server
+    target = registered().get(cluster.target)
+    if target is None:
+        return out  # reference_problems names the unknown target
+    want = Instance if target.hardware == "instance" else Server
     for i, pool in enumerate(cluster.pools):
         path: PathKey = ("pools", i, "hardware")
         if pool.hardware not in catalog:

@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from clusterforge.catalog import Catalog, Server, Switch
 from clusterforge.model import Cluster, SwitchedFabric
+from clusterforge.physics import Assumptions
 from clusterforge.plan.capacity import rack_limits
 from clusterforge.plan.elevation import elevation
 from clusterforge.plan.fabric import size_fat_tree
 from clusterforge.plan.loads import rack_loads
 from clusterforge.plan.model import FatTree, PlacedDevices, PlacementReport, Plan, RackLimits, RackLoad, RackPlan
 from clusterforge.plan.nodes import pool_nodes
-from clusterforge.plan.placement import auto_place, explicit_racks, pools_to_place
+from clusterforge.plan.packing import auto_place, explicit_racks, pools_to_place
 from clusterforge.plan.slurm import slurm_plan
 from clusterforge.plan.topology import fabric_nics, wire
-
-if TYPE_CHECKING:
-    from clusterforge.policies.config import PolicyConfig
 
 __all__ = ["FatTree", "PlacedDevices", "Plan", "RackLimits", "RackLoad", "RackPlan", "build_plan",
            "fabric_endpoints"]
@@ -39,14 +35,14 @@ def size_fabric(cluster: Cluster, catalog: Catalog) -> FatTree | None:
     return size_fat_tree(endpoints, radix, cluster.fabric.oversubscription, cluster.fabric.tiers)
 
 
-def build_plan(cluster: Cluster, catalog: Catalog, config: PolicyConfig | None = None, detail: bool = True) -> Plan:
-    """Place, name, size and wire the cluster. `config` supplies the derating and cooling defaults the
-    policies use, so the planner never places what a check would reject. `detail=False` stops after placement
+def build_plan(
+    cluster: Cluster, catalog: Catalog, assumptions: Assumptions | None = None, detail: bool = True
+) -> Plan:
+    """Place, name, size and wire the cluster. `assumptions` are the derating and cooling defaults the
+    policies use (a PolicyConfig is one), so the planner never places what a check would reject.
+    `detail=False` stops after placement
     and fabric sizing, which is all the rules read (node names, wiring and the SLURM model are for render)."""
-    if config is None:
-        from clusterforge.policies.config import PolicyConfig  # imported here: the policies import the planner
-
-        config = PolicyConfig()
+    assumptions = assumptions or Assumptions()
     racks = explicit_racks(cluster)
     loads = rack_loads(racks, cluster, catalog)
     limits: tuple[RackLimits, ...] = ()
@@ -57,8 +53,8 @@ def build_plan(cluster: Cluster, catalog: Catalog, config: PolicyConfig | None =
         site_racks = [rack for _, _, _, rack in cluster.site.racks()]
         heights = {p.name: catalog.of(p.hardware, Server).u_height for p in cluster.pools}
         if detail or pools_to_place(cluster):  # the rules need no limits when everything is placed by hand
-            limits = tuple(rack_limits(rack, cluster.site, config) for rack in site_racks)
-            racks, unplaced, report = auto_place(cluster, catalog, racks, loads, limits, heights, config)
+            limits = tuple(rack_limits(rack, cluster.site, assumptions) for rack in site_racks)
+            racks, unplaced, report = auto_place(cluster, catalog, racks, loads, limits, heights, assumptions)
         else:
             report = PlacementReport({}, 0, 0, {})
         if any(report.auto_placed.values()):

@@ -7,16 +7,13 @@ so whatever the planner places passes those checks.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from clusterforge.catalog import Server
 from clusterforge.model import LiquidCooling, Pool, Rack, RdhxCooling, Site
-from clusterforge.plan.electrical import usable_kw
+from clusterforge.physics import Assumptions
+from clusterforge.physics.electrical import rack_kw
 from clusterforge.plan.loads import device_power_kw
 from clusterforge.plan.model import RackLimits
-
-if TYPE_CHECKING:  # the planner sits below the policies; it only needs the settings' shape
-    from clusterforge.policies.config import PolicyConfig
 
 
 @dataclass(frozen=True)
@@ -36,23 +33,7 @@ def device_demand(pool: Pool, server: Server) -> Demand:
     return Demand(server.u_height, kw, server.weight_kg, kw - liquid, liquid)
 
 
-def side_kw(rack: Rack, side: str, config: PolicyConfig) -> float:
-    """Usable kW of one redundancy side: the sum of its feeds, each derated as the policies do."""
-    electrical = config.electrical
-    return sum(usable_kw(f, electrical.power_factor, electrical.derate) for f in rack.feeds if f.side == side)
-
-
-def rack_kw(rack: Rack, config: PolicyConfig) -> float:
-    """Most a rack may draw: either side alone carries it (PWR-002), and in normal operation its load, split
-    evenly over its feeds, stays within the weakest feed (PWR-001)."""
-    if not rack.feeds:
-        return 0.0
-    electrical = config.electrical
-    weakest = min(usable_kw(f, electrical.power_factor, electrical.derate) for f in rack.feeds)
-    return min(side_kw(rack, "A", config), side_kw(rack, "B", config), weakest * len(rack.feeds))
-
-
-def rack_limits(rack: Rack, site: Site, config: PolicyConfig) -> RackLimits:
+def rack_limits(rack: Rack, site: Site, assumptions: Assumptions) -> RackLimits:
     """The rack's budget in every dimension the planner packs against."""
     kg = rack.max_weight_kg
     if site.floor_load_kg_per_m2 is not None:
@@ -61,10 +42,10 @@ def rack_limits(rack: Rack, site: Site, config: PolicyConfig) -> RackLimits:
     liquid = isinstance(cooling, LiquidCooling)
     return RackLimits(
         u=rack.u_height - rack.reserved_u,
-        kw=rack_kw(rack, config),
+        kw=rack_kw(rack, assumptions.electrical),
         kg=kg,
         tare_kg=rack.tare_weight_kg,
-        air_kw=config.cooling.air_capacity_kw(cooling.kind, cooling.air_kw),
+        air_kw=assumptions.cooling.air_capacity_kw(cooling.kind, cooling.air_kw),
         liquid_kw=cooling.liquid_kw if isinstance(cooling, LiquidCooling) else 0.0,
         liquid=liquid,
     )

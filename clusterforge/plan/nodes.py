@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from clusterforge.catalog import Catalog, Instance, Server
 from clusterforge.model import Cluster
-from clusterforge.plan.efa import availability_zone, efa_interfaces, placement_group
 from clusterforge.plan.model import NodeRun, PoolNodes, RackPlan
 from clusterforge.plan.topology import fabric_nics
+from clusterforge.targets.aws.efa import availability_zone, efa_interfaces, placement_group
 
 MIN_WIDTH = 4
 

@@ -8,11 +8,13 @@ from functools import cached_property
 from clusterforge.catalog import Catalog, Instance, Server
 from clusterforge.load import Loaded
 from clusterforge.model import Cluster, Pool, Rack, Site
+from clusterforge.physics.electrical import side_kw as capacity_side_kw
+from clusterforge.physics.electrical import usable_kw
 from clusterforge.plan import Plan, RackLoad
-from clusterforge.plan.capacity import side_kw as capacity_side_kw
-from clusterforge.plan.electrical import usable_kw
 from clusterforge.plan.loads import device_power_kw
 from clusterforge.policies.config import PolicyConfig
+from clusterforge.policies.findings import RackRef
+from clusterforge.targets import Target, target_of
 
 
 @dataclass
@@ -25,6 +27,10 @@ class Context:
     @property
     def cluster(self) -> Cluster:
         return self.loaded.cluster
+
+    @cached_property
+    def target(self) -> Target:
+        return target_of(self.cluster)
 
     @property
     def catalog(self) -> Catalog:
@@ -69,7 +75,7 @@ class Context:
         key = (id(rack), side)
         cached = self._sides.get(key)
         if cached is None:
-            cached = self._sides[key] = capacity_side_kw(rack, side, self.config)
+            cached = self._sides[key] = capacity_side_kw(rack, side, self.config.electrical)
         return cached
 
     def feed_kw(self, rack: Rack, index: int) -> float:
@@ -77,9 +83,9 @@ class Context:
         return usable_kw(rack.feeds[index], e.power_factor, e.derate)
 
 
-def group_of(load: RackLoad) -> str:
-    """Text-output grouping key: `row a / rack a01`."""
-    return f"row {load.rack.row} / rack {load.rack.name}"
+def rack_ref(load: RackLoad) -> RackRef:
+    """Where a finding about one planned rack is, for the report's rack cards and text output's headings."""
+    return RackRef(load.rack.row, load.rack.name)
 
 
 def from_loaded(loaded: Loaded, config: PolicyConfig | None = None, plan: Plan | None = None) -> Context:

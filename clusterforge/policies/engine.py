@@ -10,8 +10,9 @@ from clusterforge.load import Loaded
 from clusterforge.plan import Plan
 from clusterforge.policies.config import LEVEL_RANK, PolicyConfig
 from clusterforge.policies.context import Context, from_loaded
-from clusterforge.policies.findings import Draft, Finding
-from clusterforge.policies.registry import REGISTRY, Rule
+from clusterforge.policies.discovery import load_rules
+from clusterforge.policies.findings import Draft, Finding, WaiverRef
+from clusterforge.policies.registry import Rule
 from clusterforge.policies.waivers import EXPIRED_ID, UNUSED_ID, Waiver
 
 
@@ -41,7 +42,7 @@ def _locate(rule: Rule, draft: Draft, ctx: Context, level: str) -> Finding:
     final = level if own == rule.level else own
     file, line = source.locate(draft.path)
     return Finding(rule.id, final, draft.path_text, draft.message, draft.hint, draft.measured, draft.limit,
-                   draft.unit, file, line, draft.group, draft.minimum)
+                   draft.unit, file, line, draft.where, draft.minimum)
 
 
 def _run_rule(rule: Rule, ctx: Context) -> Iterable[Finding]:
@@ -49,9 +50,8 @@ def _run_rule(rule: Rule, ctx: Context) -> Iterable[Finding]:
     if not settings.enabled:
         return
     level = settings.level or rule.level
-    target = ctx.cluster.target
-    if rule.targets not in ("any", target) or (rule.needs_site and target != "onprem"):
-        return  # not applicable: facility rules have nothing to check in the cloud
+    if rule.target not in (None, ctx.cluster.target) or (rule.needs_site and not ctx.target.facility):
+        return  # not applicable: another target's rule, or a facility rule where there is no facility
     if rule.needs_site and ctx.cluster.site is None:
         yield Finding(rule.id, "info", "", f"{rule.title}: not checked, the blueprint has no `site:` (design only)",
                       "add the facility to check power, space and cooling", file=ctx.loaded.file, line=1)
@@ -87,12 +87,12 @@ def _apply_waivers(
             active.append(Finding(EXPIRED_ID, "error", f"waivers[{i}]",
                                   f"waiver for {e.rule} on {e.target} expired on {e.expires.isoformat()}",
                                   "renew it with a new reason and approver, or fix the design", file=waiver.file,
-                                  line=waiver.line, group="waivers"))
+                                  line=waiver.line, where=WaiverRef(i)))
         elif i not in used:
             active.append(Finding(UNUSED_ID, "warning", f"waivers[{i}]",
                                   f"waiver for {e.rule} on {e.target} matches no finding",
                                   "remove it, or fix its rule id or target path", file=waiver.file,
-                                  line=waiver.line, group="waivers"))
+                                  line=waiver.line, where=WaiverRef(i)))
     return active, waived
 
 
@@ -102,7 +102,7 @@ def decide(
 ) -> Verdict:
     """Apply waivers, order the findings (errors first, then by file and line) and wrap them in a Verdict."""
     active, waived = _apply_waivers(list(findings), waivers, today or dt.date.today())
-    order = {rule_id: i for i, rule_id in enumerate(REGISTRY)}
+    order = {rule.id: i for i, rule in enumerate(load_rules())}
     active.sort(key=lambda f: (-LEVEL_RANK[f.level], f.file, f.line, order.get(f.id, 999)))
     return Verdict(tuple(active), tuple(waived), fail_level, tuple(rules_run))
 
@@ -117,11 +117,9 @@ def evaluate(
     today: dt.date | None = None,
 ) -> Verdict:
     """Every rule over one blueprint. Exit-code logic lives in the Verdict, printing in the CLI."""
-    import clusterforge.policies.rules  # noqa: F401  (registers the rules)
-
     ctx = from_loaded(loaded, config, plan)
     skipped = set(skip)
-    run = [r for r in REGISTRY.values() if r.id not in skipped]
+    run = [r for r in load_rules() if r.id not in skipped]
     findings = [f for rule in run for f in _run_rule(rule, ctx)]
     return decide(findings, waivers, fail_level, [r.id for r in run], today)
 

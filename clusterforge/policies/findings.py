@@ -2,11 +2,68 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
 
 from clusterforge.errors import one_line
 from clusterforge.yamlsource import PathKey, format_path
+
+
+@dataclass(frozen=True)
+class RackRef:
+    """One rack, so the report can find it without parsing a label."""
+
+    row: str
+    rack: str
+
+    @property
+    def label(self) -> str:
+        return f"row {self.row} / rack {self.rack}"
+
+
+@dataclass(frozen=True)
+class RowRef:
+    """A whole row: its cooling plant, not one rack."""
+
+    row: str
+
+    @property
+    def label(self) -> str:
+        return f"row {self.row}"
+
+
+@dataclass(frozen=True)
+class PoolRef:
+    """A pool of nodes, where the blueprint has no racks to point at (the cloud)."""
+
+    pool: str
+
+    @property
+    def label(self) -> str:
+        return f"pool {self.pool}"
+
+
+@dataclass(frozen=True)
+class WaiverRef:
+    """An entry of the waiver file: the engine's own findings about waivers, not a rule's about the design."""
+
+    index: int
+
+    @property
+    def label(self) -> str:
+        return "waivers"
+
+
+Where: TypeAlias = RackRef | RowRef | PoolRef | WaiverRef | None
+"""Where a finding is; None is the cluster as a whole."""
+
+_JSON_KEYS = ("id", "level", "path", "message", "hint", "measured", "limit", "unit", "file", "line", "group",
+              "minimum")
+
+
+def label_of(where: Where) -> str:
+    """The heading text output groups by, and the `group` key JSON readers already parse."""
+    return "cluster" if where is None else where.label
 
 
 @dataclass(frozen=True)
@@ -23,7 +80,7 @@ class Finding:
     unit: str = ""
     file: str = ""
     line: int = 0
-    group: str = "cluster"
+    where: Where = None
     minimum: bool = False  # the limit is a floor (PSUs, NICs): no utilisation percentage
     waiver: dict[str, Any] | None = field(default=None, compare=False)
 
@@ -32,14 +89,18 @@ class Finding:
         return one_line(f"{self.file}:{self.line}: {self.id}: {self.message}")
 
     @property
+    def group(self) -> str:
+        """The label, kept because JSON output and text grouping have always carried it."""
+        return label_of(self.where)
+
+    @property
     def utilisation(self) -> float | None:
         if self.measured is None or not self.limit or self.minimum:
             return None
         return self.measured / self.limit
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data.pop("waiver")
+        data: dict[str, Any] = {key: getattr(self, key) for key in _JSON_KEYS}
         for key in ("measured", "limit"):
             if isinstance(data[key], float):
                 data[key] = round(data[key], 3)
@@ -59,7 +120,7 @@ class Draft:
     limit: float | None = None
     unit: str = ""
     level: str | None = None
-    group: str = "cluster"
+    where: Where = None
     minimum: bool = False
 
     @property

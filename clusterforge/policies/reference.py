@@ -1,7 +1,7 @@
 """The rule reference: what each rule reads and how it is configured, for `clusterforge rules` and docs/policies.md.
 
-Level, title, source, docstring and settings come from the registry; the inputs each rule reads are
-listed here by hand (tests check every listed field exists), so the page cannot drift from the code.
+Everything about a rule comes from its declaration (level, title, source, docstring, settings, inputs, the
+CrossGuard policy); this module only lays it out.
 """
 
 from __future__ import annotations
@@ -14,85 +14,13 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from clusterforge.crossguard.tokens import BLUEPRINT_POLICY, COVERAGE
-from clusterforge.policies.config import Cooling, Electrical, Settings
+from clusterforge.physics import Cooling, Electrical
+from clusterforge.policies.config import Settings
+from clusterforge.policies.discovery import load_rules
 from clusterforge.policies.reference_software import software_sets
-from clusterforge.policies.registry import REGISTRY, Rule
+from clusterforge.policies.registry import DOMAINS, Rule
+from clusterforge.targets.aws.crossguard.tokens import BLUEPRINT_POLICY
 
-RACK = "site.rows[].racks[]"
-HELD = (f"{RACK}.devices[].{{pool,count}}", "pools[].{hardware,count}")  # what stands in each rack
-PLACED = (HELD[0], "pools[].{hardware,count,max_power_kw}")  # ... and what it draws
-FEEDS = f"{RACK}.feeds[].{{side,voltage,amps,phase}}"
-SOFTWARE = ("software.{stack,nvidia_driver,cuda,nccl,efa_installer,aws_ofi_nccl,slurm,rocm,rccl,amdgpu_driver,"
-            "neuron_sdk,neuron_driver}")
-
-
-@dataclass(frozen=True)
-class Inputs:
-    """Blueprint fields (`a[].{b,c}` = fields b and c of every item of a), catalog figures, shared config."""
-
-    fields: tuple[str, ...]
-    catalog: tuple[str, ...] = ()
-    shared: tuple[str, ...] = ()
-    also: str = ""
-
-
-INPUTS: dict[str, Inputs] = {
-    "PWR-001": Inputs((FEEDS, *PLACED), ("max_power_kw",), ("electrical",),
-                      "an `info` finding lists racks with devices but no feeds (power not checked)"),
-    "PWR-002": Inputs((FEEDS, *PLACED), ("max_power_kw",), ("electrical",),
-                      "a `warning` when a rack uses `warn_fraction` or more of its weaker side"),
-    "PWR-003": Inputs((f"{RACK}.feeds[].side", *HELD), ("psus",)),
-    "PWR-004": Inputs(("pools[].{hardware,max_power_kw}",), ("max_power_kw",)),
-    "PWR-005": Inputs((f"{RACK}.feeds[].{{side,phase}}", *PLACED), ("psus", "max_power_kw")),
-    "PWR-006": Inputs(("site.panels[].{name,voltage,amps,phase}", f"{RACK}.feeds[].{{panel,side}}", *PLACED),
-                      ("max_power_kw",), ("electrical",)),
-    "PWR-007": Inputs(("site.{contracted_it_kw,utility_kw,pue}", "pools[].{hardware,count,max_power_kw}",
-                       "fabric.switch"), ("max_power_kw",)),
-    "RCK-001": Inputs((f"{RACK}.{{u_height,reserved_u}}", f"{RACK}.devices[].{{pool,count,position}}"),
-                      ("u_height",)),
-    "RCK-002": Inputs((f"{RACK}.{{max_weight_kg,tare_weight_kg}}", *HELD), ("weight_kg",)),
-    "RCK-003": Inputs(("site.floor_load_kg_per_m2", f"{RACK}.{{footprint_m2,tare_weight_kg}}", *HELD),
-                      ("weight_kg",)),
-    "RCK-004": Inputs((f"{RACK}.mounting_depth_mm", *HELD), ("depth_mm",)),
-    "RCK-005": Inputs((f"{RACK}.airflow", *HELD), ("airflow",)),
-    "RCK-006": Inputs((f"{RACK}.contracted_kw", "site.contracted_kw_per_rack", *PLACED), ("max_power_kw",)),
-    "CLG-001": Inputs((f"{RACK}.cooling.{{kind,air_kw}}", *PLACED), ("max_power_kw", "liquid_heat_fraction"),
-                      ("cooling",), "a `warning` when a rack uses `warn_fraction` or more of its air capacity"),
-    "CLG-002": Inputs((f"{RACK}.cooling.kind", *HELD), ("cooling",)),
-    "CLG-003": Inputs((f"{RACK}.cooling.{{kind,liquid_kw,air_kw}}", *PLACED),
-                      ("max_power_kw", "liquid_heat_fraction"), ("cooling",)),
-    "CLG-004": Inputs(("site.rows[].cooling.{crah_kw,cdu_kw}", f"{RACK}.cooling.{{kind,air_kw}}", *PLACED),
-                      ("max_power_kw", "liquid_heat_fraction")),
-    "CLG-005": Inputs(("site.{max_inlet_c,inlet_class}", *HELD), ("max_inlet_c",)),
-    "CLG-006": Inputs(("site.{max_supply_water_c,facility_water_class}", *HELD), ("max_supply_water_c",)),
-    "CLG-007": Inputs((f"{RACK}.cooling.delivered_cfm", *PLACED), ("max_power_kw", "liquid_heat_fraction")),
-    "NET-001": Inputs(("fabric.{kind,switch,tiers,oversubscription}", "pools[].{hardware,count,role}"),
-                      ("nics", "ports")),
-    "NET-002": Inputs(("fabric.oversubscription",)),
-    "NET-003": Inputs(("fabric.rail_optimized", "pools[].{hardware,role}"), ("gpus", "nics")),
-    "NET-004": Inputs(("fabric.{switch,oversubscription,leaves,spines,cores}", "pools[].{hardware,count,role}"),
-                      ("nics", "ports")),
-    "NET-005": Inputs(("pools[].{hardware,efa_interfaces}",), ("efa_max_interfaces", "efa_bandwidth_gbps"),
-                      also="a `warning` when a pool uses fewer interfaces than the instance type offers"),
-    "NET-006": Inputs(("pools[].{hardware,efa_interfaces,placement,availability_zone}",
-                       "aws.{availability_zones,capacity}"), ("efa_max_interfaces",)),
-    "STO-001": Inputs(("storage.lustre.{capacity_gib,deployment_type,storage_type,throughput_mb_s_per_tib}",)),
-    "STO-002": Inputs(("storage.lustre.{deployment_type,storage_type,throughput_mb_s_per_tib}",)),
-    "STO-003": Inputs(("workload.{model_params_b,bytes_per_param,max_checkpoint_s}",
-                       "storage.lustre.{capacity_gib,throughput_mb_s_per_tib,write_gb_s}")),
-    "SW-001": Inputs(("target", SOFTWARE), also="the catalog's software tables: built-in rows in "
-                     "`clusterforge/catalog/data/software.yaml` (a source each), a site's qualified sets from "
-                     "`--catalog` (see \"Adding a qualified software set\"); `clusterforge catalog software` lists "
-                     "them"),
-    "SW-002": Inputs((SOFTWARE,)),
-    "SLM-001": Inputs(("pools[].{name,role,partition}", "slurm.partitions[].{name,pools,default}")),
-    "SLM-002": Inputs(("pools[].{hardware,gres}",), ("gpus",)),
-    "SEC-001": Inputs(("aws.security.imds_tokens",)),
-    "SEC-002": Inputs(("aws.security.encrypt_root_volumes",)),
-    "SEC-003": Inputs(("aws.security.ingress[].{cidr,protocol,from_port,to_port}",)),
-    "SEC-004": Inputs(("aws.security.node_policies",)),
-}
 SHARED: dict[str, type[BaseModel]] = {"electrical": Electrical, "cooling": Cooling}
 
 
@@ -147,35 +75,30 @@ def checks(rule: Rule) -> str:
 def applies_to(rule: Rule) -> str:
     if rule.needs_site:
         return "on-prem blueprints with a `site:` (without one: an `info` finding, not checked)"
-    return {"aws": "`target: aws` blueprints", "onprem": "`target: onprem` blueprints"}.get(rule.targets,
-                                                                                        "every blueprint")
+    return f"`target: {rule.target}` blueprints" if rule.target else "every blueprint"
 
 
 def crossguard_text(rule: Rule) -> str:
     """Where the rule also runs at `pulumi preview`, or an empty string."""
-    types = COVERAGE.get(rule.id)
-    if not types:
+    preview = rule.preview
+    if preview is None:
         return ""
-    if len(types) > 1:
-        where = ("a stack policy over the EFA launch templates and the placement groups, auto scaling groups, "
-                 "instances and security group rules they use")
+    if preview.scope == "stack":
+        where = f"a stack policy over {preview.where}"
     else:
-        where = f"a resource policy on `{types[0]}`"
+        where = "a resource policy on " + ", ".join(f"`{t}`" for t in preview.types)
     level = "mandatory" if rule.level == "error" else "advisory"
     return f"CrossGuard policy `{rule.id}` ({level}), {where}"
 
 
 def rules() -> list[Rule]:
     """Every rule in the order of POLICIES.md: by domain (power, rack, cooling, ...), then by id."""
-    from clusterforge.policies.rules import DOMAINS
-
-    order = {module.__name__: i for i, module in enumerate(DOMAINS)}
-    return sorted(REGISTRY.values(), key=lambda r: (order.get(r.check.__module__, len(order)), r.id))
+    return load_rules()
 
 
 def rule_summary(rule: Rule) -> dict[str, Any]:
     """One rule as data (`rules --format json`, `rules show --format json`)."""
-    inputs = INPUTS.get(rule.id, Inputs(()))
+    inputs = rule.inputs
     return {"id": rule.id, "level": rule.level, "domain": rule.domain, "title": rule.title, "checks": checks(rule),
             "source": rule.source, "applies_to": applies_to(rule), "inputs": list(inputs.fields),
             "catalog": list(inputs.catalog), "shared_settings": list(inputs.shared), "also": inputs.also,
@@ -186,9 +109,6 @@ def rule_summary(rule: Rule) -> dict[str, Any]:
 # ---- the reference page (docs/policies.md) ----
 
 REGENERATE = "clusterforge rules --format markdown > docs/policies.md"
-DOMAIN_TITLES = {"power": "Power", "rack": "Rack density", "cooling": "Cooling", "network": "Network",
-                 "storage": "Storage", "software": "Software", "slurm": "SLURM"}
-
 POLICY_CONFIG_EXAMPLE = """\
 apiVersion: clusterforge/v1
 kind: PolicyConfig
@@ -221,24 +141,8 @@ PACK_CONFIG_EXAMPLE = """\
 }
 """
 
-CROSSGUARD_ROWS = (
-    ("NET-005", "`aws:ec2/launchTemplate:LaunchTemplate`",
-     "`networkInterfaces` against `instanceType`: EFA interfaces ≤ the type's maximum, network card indexes unique "
-     "and in range, the primary (card 0, device 0) not `efa-only`; types the catalog does not know are skipped"),
-    ("NET-006", "the stack",
-     "every placement group an EFA launch template (or its auto scaling group / instances) uses has strategy "
-     "`cluster`, and one is used unless the capacity is reserved (ODCR or Capacity Block); an EFA auto scaling "
-     "group uses one subnet; one of the template's security groups allows all traffic in from and out to itself "
-     "(`SecurityGroupIngressRule`/`SecurityGroupEgressRule` with `ipProtocol` `-1` and `referencedSecurityGroupId` "
-     "= the group, or inline `ingress`/`egress` with `self: true`)"),
-    ("STO-001", "`aws:fsx/lustreFileSystem:LustreFileSystem`",
-     "`storageCapacity` for the `deploymentType`/`storageType` (same helper as the blueprint rule)"),
-    ("STO-002", "`aws:fsx/lustreFileSystem:LustreFileSystem`",
-     "`perUnitStorageThroughput` is a tier of the deployment and storage type; none for SCRATCH"),
-    (BLUEPRINT_POLICY, "the stack",
-     "when configured with a `blueprint`, every rule over it; each unwaived error is one violation, "
-     "`file:line: ID: message`"),
-)
+BLUEPRINT_ROW = (BLUEPRINT_POLICY, "the stack", "when configured with a `blueprint`, every rule over it; each unwaived "
+                 "error is one violation, `file:line: ID: message`")
 
 
 def _code(items: tuple[str, ...] | list[str]) -> str:
@@ -263,13 +167,13 @@ def _pass_fail(rule: Rule) -> str:
     else:
         text = (f"Passes when the check holds; otherwise a `{rule.level}` finding on the offending blueprint path, "
                 "with the measured value, the limit and a fix; it fails the check only with `--fail-level warning`")
-    also = INPUTS[rule.id].also if rule.id in INPUTS else ""
+    also = rule.inputs.also
     return text + (f". Also: {also}." if also else ".")
 
 
 def rule_markdown(rule: Rule) -> list[str]:
     """One rule's section of the page."""
-    inputs = INPUTS.get(rule.id, Inputs(()))
+    inputs = rule.inputs
     read = _code(inputs.fields) or "none"
     if inputs.catalog:
         read += f"; catalog figures of the pool's hardware: {_code(inputs.catalog)}"
@@ -368,13 +272,15 @@ def _formats() -> list[str]:
 
 
 def _crossguard() -> list[str]:
-    rows = [(f"`{name}`", "mandatory" if name == BLUEPRINT_POLICY or REGISTRY[name].level == "error"
-             else "advisory", where, text) for name, where, text in CROSSGUARD_ROWS]
+    rows = [(f"`{r.id}`", "mandatory" if r.level == "error" else "advisory",
+             "the stack" if r.preview.scope == "stack" else ", ".join(f"`{t}`" for t in r.preview.types),
+             r.preview.checks) for r in rules() if r.preview is not None]
+    rows.append((f"`{BLUEPRINT_ROW[0]}`", "mandatory", *BLUEPRINT_ROW[1:]))
     return [
         "## At `pulumi preview`: the CrossGuard pack", "",
-        "The same rule functions run as a Pulumi policy pack (`policies/` in this repository), on the resources a "
+        "The same rule functions run as a Pulumi policy pack (`policy-pack/` in this repository), on the resources a "
         "stack is about to create:", "",
-        "```sh", "pulumi preview --policy-pack policies/ --policy-pack-config policy-pack-config.json", "```", "",
+        "```sh", "pulumi preview --policy-pack policy-pack/ --policy-pack-config policy-pack-config.json", "```", "",
         *_table(("Policy", "Enforcement", "Runs on", "Checks"), rows), "",
         "Pack config (`policy-pack-config.json`): relative paths start at the pack directory; an enforcement level "
         "per policy overrides the default:", "",
@@ -393,7 +299,7 @@ def page() -> str:
              "Inputs name blueprint fields; `a[].{b,c}` means fields `b` and `c` of every item of `a`. What stands "
              "in a rack is its `devices` list or, where a rack omits it, the planner's placement of the pools.", ""]
     for domain in dict.fromkeys(r.domain for r in all_rules):
-        lines += [f"### {DOMAIN_TITLES.get(domain, domain.title())}", ""]
+        lines += [f"### {DOMAINS[domain].title if domain in DOMAINS else domain.title()}", ""]
         for rule in (r for r in all_rules if r.domain == domain):
             lines += rule_markdown(rule)
     return "\n".join(lines).rstrip("\n") + "\n"

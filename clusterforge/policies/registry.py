@@ -1,9 +1,14 @@
-"""One registry of rules: id, default level, domain, docstring, source and typed settings."""
+"""One registry of rules: each rule is one declaration next to its function.
+
+The declaration holds everything said about the rule: id, level, domain, title, source, typed settings, the
+inputs it reads and where it also runs at `pulumi preview`. `clusterforge rules`, docs/policies.md, SARIF
+rule metadata and the CrossGuard pack are derived from it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
@@ -11,6 +16,7 @@ from pydantic import ValidationError
 from clusterforge.errors import Problem, shown
 from clusterforge.policies.config import PolicyConfig, Settings
 from clusterforge.policies.findings import Draft
+from clusterforge.policies.inputs import Inputs, Preview
 from clusterforge.validation import closest, problems_from
 from clusterforge.yamlsource import Source
 
@@ -19,6 +25,26 @@ if TYPE_CHECKING:
 
 S = TypeVar("S", bound=Settings)
 RuleFn = Callable[["Context", Any], Iterable[Draft]]
+
+
+@dataclass(frozen=True)
+class Domain:
+    """A heading of the reference: `order` places it among the others (power 10, rack 20, ...)."""
+
+    name: str
+    title: str
+    order: int
+
+
+DOMAINS: dict[str, Domain] = {}
+
+
+def domain(name: str, title: str, order: int) -> Domain:
+    """Declare a domain once; a module in another package may declare the same one again, identically."""
+    declared = DOMAINS.setdefault(name, Domain(name, title, order))
+    if declared != Domain(name, title, order):
+        raise RuntimeError(f"domain {name} declared twice with different titles or orders")
+    return declared
 
 
 @dataclass(frozen=True)
@@ -31,7 +57,9 @@ class Rule:
     settings: type[Settings]
     check: RuleFn
     needs_site: bool = False
-    targets: str = "any"  # "onprem", "aws" or "any": rules for the other target are not applicable
+    target: str | None = None  # a target's name: the rule applies only to blueprints of that target
+    inputs: Inputs = field(default_factory=Inputs)
+    preview: Preview | None = None
 
     @property
     def doc(self) -> str:
@@ -45,18 +73,29 @@ REGISTRY: dict[str, Rule] = {}
 
 
 def rule(
-    id: str, level: str, domain: str, title: str, source: str, settings: type[Settings] = Settings,
-    needs_site: bool = False, targets: str = "any",
+    id: str, level: str, domain: Domain, title: str, source: str, settings: type[Settings] = Settings, *,
+    inputs: Inputs, needs_site: bool = False, target: str | None = None, preview: Preview | None = None,
 ) -> Callable[[RuleFn], RuleFn]:
     """Register a rule function under a stable id (used in JSON, SARIF, JUnit, annotations and waivers)."""
 
     def register(fn: RuleFn) -> RuleFn:
         if id in REGISTRY:
             raise RuntimeError(f"rule {id} registered twice")
-        REGISTRY[id] = Rule(id, level, domain, title, source, settings, fn, needs_site, targets)
+        REGISTRY[id] = Rule(id, level, domain.name, title, source, settings, fn, needs_site, target, inputs, preview)
         return fn
 
     return register
+
+
+def ordered() -> list[Rule]:
+    """Every registered rule in the order of POLICIES.md: by domain order, then by id."""
+    last = len(DOMAINS) * 1000
+    return sorted(REGISTRY.values(), key=lambda r: (DOMAINS[r.domain].order if r.domain in DOMAINS else last, r.id))
+
+
+def coverage() -> dict[str, tuple[str, ...]]:
+    """Rule id → the Pulumi resource types its CrossGuard policy reads."""
+    return {r.id: r.preview.types for r in ordered() if r.preview is not None}
 
 
 def settings_problems(config: PolicyConfig, source: Source, registry: dict[str, Rule]) -> list[Problem]:

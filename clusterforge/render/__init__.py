@@ -1,4 +1,4 @@
-"""Renderers: the plan as files (Ansible inventory and vars, SLURM configs, the Pulumi stack config).
+"""Renderers: the plan as files (Ansible inventory and vars, SLURM configs, and what the target adds).
 
 Each module's `render(ctx)` returns its files by relative path (pure); `write` stages them one module at a
 time and puts the whole directory in place at once. Modules are looked up at call time, so a test can make
@@ -17,16 +17,15 @@ from clusterforge.render import (
     gres_conf,
     group_vars,
     inventory,
-    pulumi_stack,
     slurm_conf,
     topology_conf,
 )
 from clusterforge.render.context import RenderContext
+from clusterforge.targets import target_of
 
 __all__ = ["OUTPUTS", "RenderContext", "write"]
 
-OUTPUTS: tuple[ModuleType, ...] = (inventory, group_vars, slurm_conf, gres_conf, topology_conf, cgroup_conf,
-                                   pulumi_stack)
+OUTPUTS: tuple[ModuleType, ...] = (inventory, group_vars, slurm_conf, gres_conf, topology_conf, cgroup_conf)
 MARKER = ".clusterforge-render"
 
 
@@ -48,8 +47,8 @@ def write(ctx: RenderContext, out: Path) -> list[str]:
     written = []
     with replace_directory(out) as staging:  # an OSError in here becomes a ClusterforgeError naming `out`
         stage_text(staging / MARKER, ctx.header())
-        for module in OUTPUTS:
-            for relative, text in sorted(module.render(ctx).items()):
+        for render in (*(module.render for module in OUTPUTS), target_of(ctx.loaded.cluster).render):
+            for relative, text in sorted(render(ctx).items()):
                 stage_text(staging / relative, text)
                 written.append(relative)
     return written

@@ -20,7 +20,7 @@ from clusterforge.plan import Plan
 from clusterforge.yamlsource import format_path
 
 if TYPE_CHECKING:
-    from clusterforge.aws.outputs import StackOutputs
+    from clusterforge.targets.aws.outputs import StackOutputs
 
 # whitespace (SLURM splits there), line breaks and other control characters, comment, pair and quote syntax
 _BREAKS_CONF = re.compile(r"[\s#=\"'\\\x00-\x1f\x7f-\x9f\u2028\u2029]")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from clusterforge.model import Cluster, FsxLustre, OnPremLustre, SwitchedFabric
+from clusterforge.model import Cluster, FsxLustre, OnPremLustre
 from clusterforge.plan.model import SlurmPlan
 from clusterforge.render.context import RenderContext
 from clusterforge.render.yamlout import Template, dump_ansible
@@ -20,11 +20,7 @@ from clusterforge.render.yamlout import Template, dump_ansible
 def fabric_vars(cluster: Cluster) -> dict[str, Any]:
     fabric = cluster.fabric
     kind = fabric.kind if fabric is not None else "none"
-    out: dict[str, Any] = {"fabric_kind": kind, "infiniband_enabled": kind == "infiniband",
-                           "efa_enabled": kind == "efa"}
-    if isinstance(fabric, SwitchedFabric):
-        out |= {"fabric_switch": fabric.switch, "fabric_rail_optimized": fabric.rail_optimized}
-    return out
+    return {"fabric_kind": kind, "infiniband_enabled": kind == "infiniband", "efa_enabled": kind == "efa"}
 
 
 def software_vars(cluster: Cluster) -> dict[str, Any]:
@@ -39,8 +35,6 @@ def slurm_vars(slurm: SlurmPlan) -> dict[str, Any]:
         "slurm_cluster_name": slurm.cluster_name,
         "slurm_controller_host": slurm.controller,
         "slurm_config_dir": Template("{{ inventory_dir }}/../slurm"),
-        "slurm_partitions": [{"name": p.name, "nodes": p.nodes, "default": p.default, "max_time": p.max_time}
-                             for p in slurm.partitions],
     }
 
 
@@ -51,9 +45,7 @@ def lustre_vars(cluster: Cluster) -> dict[str, Any]:
                 "lustre_client_mgs_nid": lustre.mgs_nid, "lustre_client_fsname": lustre.fsname,
                 "lustre_client_mount_options": lustre.mount_options}
     if isinstance(lustre, FsxLustre):
-        return {"lustre_client_enabled": True, "lustre_client_kind": "fsx", "lustre_client_mount": lustre.mount,
-                "lustre_client_fsx_deployment_type": lustre.deployment_type,
-                "lustre_client_fsx_capacity_gib": lustre.capacity_gib}
+        return {"lustre_client_enabled": True, "lustre_client_kind": "fsx", "lustre_client_mount": lustre.mount}
     return {"lustre_client_enabled": False}
 
 
@@ -61,8 +53,7 @@ def group_vars(ctx: RenderContext) -> dict[str, Any]:
     cluster = ctx.loaded.cluster
     slurm = ctx.plan.slurm
     assert slurm is not None
-    out: dict[str, Any] = {"clusterforge_cluster": cluster.name, "clusterforge_team": cluster.team,
-                           "clusterforge_target": cluster.target,
+    out: dict[str, Any] = {"clusterforge_cluster": cluster.name,
                            # free text for people (the login banner): written !unsafe like every string here
                            "clusterforge_description": cluster.description or ""}
     if cluster.aws is not None:

@@ -2,7 +2,7 @@
 
 Groups: `slurm_controller` (the SlurmctldHost), `slurm_compute` and `slurm_login` (their pools as children),
 and `pool_<name>` (dashes become underscores, which Ansible group names require). Facts shared by a pool
-(hardware, GPU count and model, GRES, EFA) are the pool group's vars; rack, position and rails are per host.
+(GPU count and model, GRES, EFA) are the pool group's vars; rack, position and rails are per host.
 Every string is written `!unsafe` (yamlout.dump_ansible): catalog and stack values reach Ansible as data,
 never as templates.
 """
@@ -23,8 +23,8 @@ def pool_group(pool: str) -> str:
 def pool_vars(pool: PoolNodes, plan: Plan) -> dict[str, Any]:
     slurm = plan.slurm
     gres = next((n.gres for n in slurm.nodes if n.pool == pool.pool), None) if slurm else None
-    out: dict[str, Any] = {"pool": pool.pool, "hardware": pool.hardware, "gpu_count": pool.gpu_count,
-                           "gpu_model": pool.gpu_model, "gres": gres, "fabric_nics": pool.fabric_nics}
+    out: dict[str, Any] = {"gpu_count": pool.gpu_count, "gpu_model": pool.gpu_model, "gres": gres,
+                           "fabric_nics": pool.fabric_nics}
     if pool.efa_interfaces is not None:
         out |= {"efa_interfaces": pool.efa_interfaces, "placement_group": pool.placement_group,
                 "availability_zone": pool.availability_zone}
@@ -68,7 +68,7 @@ def inventory(plan: Plan) -> dict[str, Any]:
 def render(ctx: RenderContext) -> dict[str, str]:
     hosts = inventory(ctx.plan)
     if ctx.stack is not None:
-        from clusterforge.aws.inventory import overlay
+        from clusterforge.targets.aws.inventory import overlay
 
         hosts = overlay(hosts, ctx.stack)
     return {"inventory/hosts.yml": ctx.header() + dump_ansible(hosts)}

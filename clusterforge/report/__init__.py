@@ -19,8 +19,10 @@ from clusterforge.load import Loaded
 from clusterforge.plan import Plan
 from clusterforge.plan.capacity import n_plus_one_kw, room_heat_kw
 from clusterforge.policies.context import Context
+from clusterforge.policies.findings import RackRef
 from clusterforge.report.elevation import pool_colours, rack_svg
 from clusterforge.report.fabric import fabric_svg
+from clusterforge.targets import target_of
 
 
 @dataclass(frozen=True)
@@ -49,10 +51,6 @@ def _bar(b: Bar) -> Markup:
     return Markup(html).format(b.label, b.text, b.share, b.css, width)
 
 
-def _rack_of(group: str) -> str | None:
-    return group.split(" / rack ", 1)[1] if " / rack " in group else None
-
-
 def build(analysis: Analysis, max_racks: int = 1000) -> str:
     """The whole page as a string (the CLI writes it atomically): the analysis every command shares, drawn."""
     from jinja2 import Environment
@@ -62,7 +60,8 @@ def build(analysis: Analysis, max_racks: int = 1000) -> str:
     ctx = Context(loaded, plan, analysis.policy.config)
     hardware = {p.name: p.hardware for p in cluster.pools}
     colours = pool_colours([p.name for p in cluster.pools])
-    errors_by_rack = Counter(_rack_of(f.group) for f in verdict.findings if f.level == "error")
+    errors_by_rack = Counter(f.where.rack for f in verdict.findings
+                             if f.level == "error" and isinstance(f.where, RackRef))
     racks_view: dict[str, list[dict[str, Any]]] = {}
     rows_view = []
     shown = 0
@@ -109,7 +108,8 @@ def build(analysis: Analysis, max_racks: int = 1000) -> str:
     findings = [{
         "level": "waived" if f.waiver else f.level, "css": "waived" if f.waiver else f.level, "id": f.id,
         "where": f"{f.file}:{f.line}", "message": f.message, "hint": f.hint,
-        "rack": _rack_of(f.group)} for f in (*verdict.findings, *verdict.waived) if f.level != "info"]
+        "rack": f.where.rack if isinstance(f.where, RackRef) else None}
+        for f in (*verdict.findings, *verdict.waived) if f.level != "info"]
     env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
     template = env.from_string(
         (resources.files("clusterforge.report") / "page.html.j2").read_text(encoding="utf-8"))
@@ -121,7 +121,7 @@ def build(analysis: Analysis, max_racks: int = 1000) -> str:
         fabric_svg=fabric_svg(fabric, switch, sum(p.count for p in cluster.pools if p.role == "compute"))
         if fabric else "",
         fabric_note=_fabric_note(fabric, switch) if fabric else "",
-        cloud=_cloud(loaded) if cluster.target == "aws" else [],
+        cloud=target_of(cluster).report_pools(loaded),
         findings=findings, bom=_bom(loaded, plan, switch, switch_kw), bar=_bar)
 
 
@@ -133,18 +133,6 @@ def _gpus(loaded: Loaded, key: str) -> int:
 def _fabric_note(fabric: Any, switch: str) -> str:
     return (f"{fabric.tiers}-tier fat tree of {fabric.radix}-port {switch} switches at "
             f"{fabric.oversubscription:g}:1; carries up to {fabric.capacity:,} endpoints.")
-
-
-def _cloud(loaded: Loaded) -> list[dict[str, Any]]:
-    out = []
-    for pool in loaded.cluster.pools:
-        entry = loaded.catalog.get(pool.hardware)
-        if isinstance(entry, Instance):
-            efa = pool.efa_interfaces if pool.efa_interfaces is not None else entry.efa_max_interfaces
-            network = f"{efa} EFA interfaces, {entry.efa_bandwidth_gbps:,} Gbps" if efa else "ENA"
-            out.append({"name": pool.name, "hardware": pool.hardware, "count": pool.count,
-                        "gpus": pool.count * entry.gpu_count, "network": network})
-    return out
 
 
 def _bom(loaded: Loaded, plan: Plan, switch: str, switch_kw: float) -> list[dict[str, Any]]:

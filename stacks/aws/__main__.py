@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pulumi
 
-from clusterforge.aws import guard
-from clusterforge.aws.program import build
-from clusterforge.aws.settings import PROJECT, StackSettings
 from clusterforge.errors import ClusterforgeError
+from clusterforge.targets.aws import guard
+from clusterforge.targets.aws.program import build
+from clusterforge.targets.aws.settings import PROJECT, StackSettings
 
 HERE = Path(__file__).resolve().parent  # relative config paths are relative to this project
 config = pulumi.Config(PROJECT)

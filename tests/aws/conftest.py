@@ -24,8 +24,8 @@ import pytest
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime.rpc import deserialize_properties
 
-from clusterforge.aws.settings import PROJECT, StackSettings
 from clusterforge.load import load_blueprint
+from clusterforge.targets.aws.settings import PROJECT, StackSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -166,7 +166,7 @@ def build_example(name: str, **overrides: Any) -> Callable[[], Any]:
 
 
 def build_blueprint(path: Path, **overrides: Any) -> Callable[[], Any]:
-    from clusterforge.aws.program import build
+    from clusterforge.targets.aws.program import build
 
     def program() -> Any:
         built = build(load_blueprint(path), settings_for(path, **overrides))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PKG = "clusterforge/aws"
+PKG = "clusterforge/targets/aws"
 COMP = f"{PKG}/components"
 T = "tests/aws"
 

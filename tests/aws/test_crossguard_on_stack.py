@@ -1,4 +1,4 @@
-"""The CrossGuard pack (`pulumi preview --policy-pack policies/`) over what the stack program registers:
+"""The CrossGuard pack (`pulumi preview --policy-pack policy-pack/`) over what the stack program registers:
 the stack passes the same rules that would stop a hand-written one, and a broken resource is caught."""
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import unknown_checking_proxy
 
-from clusterforge.crossguard.pack import policies
+from clusterforge.targets.aws.crossguard.pack import policies
 from tests.aws.conftest import EXAMPLES, ROOT, Recorder, Run, build_blueprint, build_example
 
 Stack = Callable[..., Run]
-PACK = ROOT / "policies"
+PACK = ROOT / "policy-pack"
 
 
 def policy_resources(rec: Recorder, change: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None

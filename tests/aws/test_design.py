@@ -7,15 +7,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from clusterforge.aws.addressing import RESERVED_ADDRESSES, check_room, plan_subnets
-from clusterforge.aws.design import data_repository, design
-from clusterforge.aws.layout import efa_layout, pool_layout
-from clusterforge.aws.settings import StackSettings
-from clusterforge.aws.userdata import NodeIdentity, cloud_config
 from clusterforge.catalog import Instance, load_catalog
 from clusterforge.errors import ClusterforgeError
 from clusterforge.load import load_blueprint, load_text
-from clusterforge.policies.network import Interface
+from clusterforge.targets.aws.addressing import RESERVED_ADDRESSES, check_room, plan_subnets
+from clusterforge.targets.aws.design import data_repository, design
+from clusterforge.targets.aws.efa import Interface
+from clusterforge.targets.aws.layout import efa_layout, pool_layout
+from clusterforge.targets.aws.settings import StackSettings
+from clusterforge.targets.aws.userdata import NodeIdentity, cloud_config
 from tests.aws.blueprints import example, lowered_p5, p4d, write
 
 CATALOG = load_catalog()

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from click.testing import Result
 
-from clusterforge.aws.inventory import inventory, overlay, parse_outputs
 from clusterforge.errors import ClusterforgeError
 from clusterforge.render import yamlout
+from clusterforge.targets.aws.inventory import inventory, overlay, parse_outputs
 
 
 def outputs(**changes: Any) -> dict[str, Any]:

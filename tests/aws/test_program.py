@@ -11,7 +11,7 @@ import pulumi
 import pytest
 import yaml
 
-from clusterforge.aws.inventory import inventory, parse_outputs
+from clusterforge.targets.aws.inventory import inventory, parse_outputs
 from tests.aws.blueprints import example, with_errors, write
 from tests.aws.conftest import EXAMPLES, MAIN, Run, run_main
 

@@ -44,8 +44,8 @@ def test_preview_runs_the_policy_pack_on_pull_requests(workflow: dict[str, Any])
     job = workflow["jobs"]["preview"]
     assert "github.event_name == 'pull_request'" in job["if"]
     step = step_running(job, r"^\s*pulumi preview ")
-    assert "--policy-pack ../../policies" in step["run"] and step["working-directory"] == "stacks/aws"
-    assert (ROOT / "stacks" / "aws" / "../../policies/PulumiPolicy.yaml").resolve().is_file()
+    assert "--policy-pack ../../policy-pack" in step["run"] and step["working-directory"] == "stacks/aws"
+    assert (ROOT / "stacks" / "aws" / "../../policy-pack/PulumiPolicy.yaml").resolve().is_file()
     assert "pulumi up" not in yaml.safe_dump(job)
 
 
@@ -54,7 +54,7 @@ def test_up_runs_on_main_behind_an_environment(workflow: dict[str, Any]) -> None
     assert "github.ref == 'refs/heads/main'" in job["if"] and "pull_request" not in job["if"]
     assert job["environment"] == "aws-production"  # required reviewers are set on this environment
     step = step_running(job, r"^\s*pulumi up ")
-    assert "--yes" in step["run"] and "--policy-pack ../../policies" in step["run"]
+    assert "--yes" in step["run"] and "--policy-pack ../../policy-pack" in step["run"]
     assert job["steps"].index(step_using(job, "aws-actions/configure-aws-credentials")) < job["steps"].index(step)
 
 

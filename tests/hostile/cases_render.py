@@ -16,7 +16,7 @@ PIPE = "{{ lookup('pipe', 'touch /tmp/clusterforge-hostile-marker') }}"
 STATEMENT = "{% set x = lookup('pipe', 'touch /tmp/clusterforge-hostile-marker') %}"
 SHADOW = "{{ lookup('file', '/etc/shadow') }}"
 ANSIBLE_FILES = ("inventory/hosts.yml", "inventory/group_vars/all.yml")
-DELIBERATE = {"slurm_config_dir: '{{ inventory_dir }}/../slurm'"}
+DELIBERATE = {'slurm_config_dir: "{{ inventory_dir }}/../slurm"'}
 
 
 def no_evaluable_input(tree: Path, out: Path) -> None:

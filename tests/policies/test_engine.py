@@ -20,7 +20,9 @@ TODAY = dt.date(2026, 11, 21)
 
 
 def test_every_policies_md_id_is_registered() -> None:
-    import clusterforge.policies.rules  # noqa: F401
+    from clusterforge.policies.discovery import load_rules
+
+    load_rules()
 
     expected = {f"PWR-00{i}" for i in range(1, 8)} | {f"RCK-00{i}" for i in range(1, 7)} | \
         {f"CLG-00{i}" for i in range(1, 8)} | {f"NET-00{i}" for i in range(1, 7)} | \
@@ -50,7 +52,9 @@ def test_threshold_override_changes_the_verdict() -> None:
 
 
 def test_a_rule_that_raises_becomes_an_error_finding(monkeypatch: pytest.MonkeyPatch) -> None:
-    import clusterforge.policies.rules  # noqa: F401
+    from clusterforge.policies.discovery import load_rules
+
+    load_rules()
 
     def boom(ctx: object, settings: object) -> list[object]:
         raise ZeroDivisionError("division by zero")

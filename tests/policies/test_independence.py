@@ -8,10 +8,10 @@ from collections.abc import Iterator
 
 import pytest
 
-import clusterforge.policies.rules  # noqa: F401  (registers the rules)
 from clusterforge.load import Loaded, load_blueprint, load_text
 from clusterforge.plan import build_plan
 from clusterforge.policies import evaluate
+from clusterforge.policies.discovery import load_rules
 from clusterforge.policies.findings import Finding
 from clusterforge.policies.registry import REGISTRY
 from clusterforge.policies.waivers import Waiver, WaiverEntry
@@ -21,6 +21,8 @@ from tests.policies.builders import aws, design, feed, onprem, rack
 from tests.policies.test_cooling import gb200
 from tests.policies.test_software_sets import NEURON, ROCM
 from tests.test_reference_designs import su_racks
+
+REGISTERED = load_rules()  # the rules whose settings and findings are checked
 
 TODAY = dt.date(2026, 11, 22)
 

@@ -89,7 +89,7 @@ def test_net005_efa_interfaces(hardware: str, interfaces: int, expect: tuple[lis
 
 def test_net005_layout_shared_with_crossguard() -> None:
     from clusterforge.catalog import Instance
-    from clusterforge.policies.network import Interface, efa_layout_problems
+    from clusterforge.targets.aws.efa import Interface, efa_layout_problems
 
     p5 = load_catalog().of("p5.48xlarge", Instance)
     good = [Interface(0, 0, "efa"), *[Interface(c, 1, "efa-only") for c in range(1, 32)]]

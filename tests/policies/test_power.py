@@ -128,7 +128,7 @@ def test_pwr007_utility_with_pue(utility: float, fails: bool) -> None:
 @pytest.mark.parametrize("feeds", [1, 2, 3])
 @pytest.mark.parametrize("count", [0, 1, 2, 3, 4, 5, 9, 10, 17])
 def test_leg_spread_shortcut_matches_one_by_one(feeds: int, count: int) -> None:
-    from clusterforge.policies.power import spread_over_legs
+    from clusterforge.policies.domains.power import spread_over_legs
 
     direct = spread_over_legs({1.7: count}, feeds)
     one_by_one = spread_over_legs({1.7: count, 0.5: 0}, feeds)  # two groups take the greedy path

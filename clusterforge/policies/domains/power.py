@@ -1,0 +1,250 @@
+"""Power rules: feeds, A/B redundancy, PSUs, nameplate draw, phase balance, panels and the site budget."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+
+from pydantic import Field
+
+from clusterforge.model import Rack
+from clusterforge.physics.electrical import describe, usable_kw
+from clusterforge.plan.capacity import panel_shares
+from clusterforge.policies.config import Settings
+from clusterforge.policies.context import Context, rack_ref
+from clusterforge.policies.findings import Draft
+from clusterforge.policies.inputs import FEEDS, HELD, PLACED, RACK, Inputs
+from clusterforge.policies.registry import domain, rule
+
+DOMAIN = domain("power", "Power", 10)
+
+SOURCE_NEC = "NEC 210.19/210.20 continuous-load (80 %) rule; NetBox available_power model"
+
+
+def redundant(ctx: Context, rack: Rack) -> bool:
+    """The rack has feeds on both the A and the B side (2N)."""
+    return bool(ctx.side_kw(rack, "A") and ctx.side_kw(rack, "B"))
+
+
+@rule("PWR-001", "error", DOMAIN, "Feed not overloaded in normal operation", SOURCE_NEC, needs_site=True,
+      inputs=Inputs((FEEDS, *PLACED), ("max_power_kw",), ("electrical",),
+             "an `info` finding lists racks with devices but no feeds (power not checked)"))
+def feed_normal_load(ctx: Context, settings: Settings) -> Iterator[Draft]:
+    """Each feed carries its share of the rack (split evenly over its feeds) within its usable rating.
+
+    Decided from the design alone: an A/B rack whose feed is overloaded with both sides up also fails PWR-002,
+    and both findings stand (the views group them by rack), so skipping or waiving one never hides the other.
+    """
+    unfed: list[str] = []
+    e = ctx.config.electrical
+    for load, rack in ctx.racks():
+        if not load.power_kw:
+            continue
+        if not rack.feeds:
+            unfed.append(rack.name)
+            continue
+        share = load.power_kw / len(rack.feeds)
+        index = min(range(len(rack.feeds)), key=lambda i: ctx.feed_kw(rack, i))
+        feed, usable = rack.feeds[index], ctx.feed_kw(rack, index)
+        if share > usable:
+            yield Draft(
+                (*load.rack.path, "feeds", index),
+                f"rack {rack.name} draws {load.power_kw:.1f} kW over {len(rack.feeds)} feeds ({share:.1f} kW each); "
+                f"feed {feed.name} gives {usable:.1f} kW usable ({describe(feed)} × {e.derate:g})",
+                "move a server to another rack or use larger feeds", share, usable, "kW", where=rack_ref(load))
+    if unfed:
+        shown = ", ".join(unfed[:5]) + (f" and {len(unfed) - 5} more" if len(unfed) > 5 else "")
+        yield Draft(("site",), f"{len(unfed)} racks with devices list no feeds, power not checked: {shown}",
+                    "add feeds: [{name, side, voltage, amps, phase}] to each rack", level="info")
+
+
+class RedundancySettings(Settings):
+    warn_fraction: float = Field(0.9, gt=0, le=1, description="warn when a rack uses this share of one side")
+
+
+@rule("PWR-002", "error", DOMAIN, "Rack survives the loss of either feed (A/B, 2N)",
+      "NVIDIA DGX SuperPOD RA: no single point of failure; either side alone must carry the rack",
+      RedundancySettings, needs_site=True,
+      inputs=Inputs((FEEDS, *PLACED), ("max_power_kw",), ("electrical",),
+             "a `warning` when a rack uses `warn_fraction` or more of its weaker side"))
+def ab_redundancy(ctx: Context, settings: RedundancySettings) -> Iterator[Draft]:
+    """Rack load ≤ min(usable A side, usable B side): either side alone must carry the whole rack, not the sum."""
+    for load, rack in ctx.racks():
+        if not load.power_kw or not rack.feeds:
+            continue
+        a, b = ctx.side_kw(rack, "A"), ctx.side_kw(rack, "B")
+        if not a or not b:
+            missing = "B" if a else "A"
+            yield Draft((*load.rack.path, "feeds"), f"rack {rack.name} has no {missing}-side feed: losing its "
+                        f"only side drops {load.power_kw:.1f} kW", f"add a {missing}-side feed", load.power_kw, 0,
+                        "kW", where=rack_ref(load))
+            continue
+        weaker = min(a, b)
+        side = "A" if a <= b else "B"
+        if load.power_kw > weaker:
+            feeds = ", ".join(describe(f) for f in rack.feeds if f.side == side)
+            yield Draft(
+                (*load.rack.path, "feeds"),
+                f"rack {rack.name} draws {load.power_kw:.1f} kW; either side alone must carry it but side {side} "
+                f"gives {weaker:.1f} kW usable ({feeds} × {ctx.config.electrical.derate:g})",
+                "move a server to another rack or use larger feeds (e.g. 415 V)", load.power_kw, weaker, "kW",
+                where=rack_ref(load))
+        elif load.power_kw > settings.warn_fraction * weaker:
+            yield Draft(
+                (*load.rack.path, "feeds"),
+                f"rack {rack.name} draws {load.power_kw:.1f} kW, {load.power_kw / weaker:.0%} of what side {side} "
+                f"alone can carry ({weaker:.1f} kW)", "little headroom after a feed loss", load.power_kw, weaker,
+                "kW", level="warning", where=rack_ref(load))
+
+
+@rule("PWR-003", "warning", DOMAIN, "Server PSU redundancy survives a feed loss",
+      "NVIDIA DGX H100 / B200 user guides (N+M PSUs; DGX H100 runs degraded on 3 of 4+2)", needs_site=True,
+      inputs=Inputs((f"{RACK}.feeds[].side", *HELD), ("psus",)))
+def psu_redundancy(ctx: Context, settings: Settings) -> Iterator[Draft]:
+    """Servers split their N+M PSUs over A/B: each side alone must keep at least N PSUs for full performance."""
+    racks_by_pool: dict[str, int] = defaultdict(int)
+    for load, rack in ctx.racks():
+        if redundant(ctx, rack):
+            for placed, _ in load.servers:
+                racks_by_pool[placed.pool] += 1
+    for i, pool in enumerate(ctx.cluster.pools):
+        server = ctx.server(pool)
+        if server is None or pool.name not in racks_by_pool:
+            continue
+        per_side = server.psus.count // 2
+        if per_side < server.psus.required:
+            yield Draft(
+                ("pools", i, "hardware"),
+                f"{pool.hardware} has {server.psus.redundancy} PSUs split {per_side}/{server.psus.count - per_side} "
+                f"over A/B: a feed loss leaves {per_side} < {server.psus.required} needed, so pool {pool.name} runs "
+                f"degraded in {racks_by_pool[pool.name]} rack{'s' if racks_by_pool[pool.name] != 1 else ''}",
+                "accept reduced performance during a feed outage, or feed the PSUs from three sources",
+                per_side, server.psus.required, "PSUs", minimum=True)
+
+
+@rule("PWR-004", "error", DOMAIN, "Nameplate draw is used",
+      "NVIDIA user guides (DGX H100 10.2 kW, DGX B200 14.3 kW maximum)",
+      inputs=Inputs(("pools[].{hardware,max_power_kw}",), ("max_power_kw",)))
+def nameplate_draw(ctx: Context, settings: Settings) -> Iterator[Draft]:
+    """A pool's declared max_power_kw may raise the catalog's nameplate draw but never lower it."""
+    for i, pool in enumerate(ctx.cluster.pools):
+        server = ctx.server(pool)
+        if server is not None and pool.max_power_kw is not None and pool.max_power_kw < server.max_power_kw:
+            yield Draft(("pools", i, "max_power_kw"),
+                        f"pool {pool.name} declares {pool.max_power_kw:g} kW per {pool.hardware}, below its "
+                        f"nameplate maximum of {server.max_power_kw:g} kW",
+                        "plan with the nameplate; power capping is an operating choice, not a design budget",
+                        pool.max_power_kw, server.max_power_kw, "kW")
+
+
+class BalanceSettings(Settings):
+    max_imbalance: float = Field(0.2, gt=0, description="(max leg − min leg) / mean leg; default per NetBox legs")
+
+
+def spread_over_legs(groups: dict[float, int], feeds: int) -> list[list[float]]:
+    """Legs of each feed after placing PSUs (kW each → count) round-robin over feeds, each on its lightest leg.
+
+    Equal PSUs, the usual case, land n // 3 or n // 3 + 1 per leg: computed directly, not one by one.
+    """
+    legs = [[0.0, 0.0, 0.0] for _ in range(feeds)]
+    if len(groups) == 1:
+        [(kw, count)] = groups.items()
+        for f in range(feeds):
+            n = count // feeds + (1 if f < count % feeds else 0)
+            legs[f] = [kw * (n // 3 + (1 if leg < n % 3 else 0)) for leg in range(3)]
+        return legs
+    n = 0
+    for kw in sorted(groups, reverse=True):
+        for _ in range(groups[kw]):
+            target = legs[n % feeds]
+            target[target.index(min(target))] += kw
+            n += 1
+    return legs
+
+
+Imbalance = tuple[int, tuple[float, ...], float]  # feed index, its three legs (kW), (max − min) / mean
+
+
+def _imbalanced_feeds(feeds: tuple[tuple[str, int], ...], psus: tuple[tuple[float, int], ...],
+                      limit: float) -> list[Imbalance]:
+    """The three-phase feeds of one rack make-up (each feed's side and phases; PSU kW → count per side) whose
+    legs differ by more than `limit` of their mean."""
+    out: list[Imbalance] = []
+    for side in ("A", "B"):
+        indexes = [i for i, (s, _) in enumerate(feeds) if s == side]
+        if not indexes or any(feeds[i][1] != 3 for i in indexes):
+            continue
+        for index, legs in zip(indexes, spread_over_legs(dict(psus), len(indexes)), strict=True):
+            mean = sum(legs) / 3
+            if mean and (imbalance := (max(legs) - min(legs)) / mean) > limit:
+                out.append((index, tuple(legs), imbalance))
+    return out
+
+
+@rule("PWR-005", "warning", DOMAIN, "Three-phase leg balance", "NetBox per-leg power model; threshold is a default",
+      BalanceSettings, needs_site=True,
+      inputs=Inputs((f"{RACK}.feeds[].{{side,phase}}", *PLACED), ("psus", "max_power_kw")))
+def leg_balance(ctx: Context, settings: BalanceSettings) -> Iterator[Draft]:
+    """PSUs on a three-phase feed, spread over its legs as evenly as possible, differ by at most 20 % of the mean."""
+    # worked out once per distinct rack make-up: a hall repeats a few kinds of rack thousands of times
+    psu_kw = {name: ctx.device_kw(pool) for name, pool in ctx.pools.items()}
+    outcomes: dict[tuple[object, ...], list[Imbalance]] = {}
+    for load, rack in ctx.racks():
+        feeds = tuple((f.side, f.phase) for f in rack.feeds)
+        servers = tuple((placed.pool, placed.count, server.psus.count) for placed, server in load.servers)
+        found = outcomes.get(key := (feeds, servers))
+        if found is None:
+            groups: dict[float, int] = {}
+            for pool, count, psus in servers:  # each side carries half of each server's PSUs
+                kw = psu_kw[pool] / psus
+                groups[kw] = groups.get(kw, 0) + count * (psus // 2)
+            found = outcomes[key] = _imbalanced_feeds(feeds, tuple(sorted(groups.items())), settings.max_imbalance)
+        for index, legs, imbalance in found:
+            yield Draft(
+                (*load.rack.path, "feeds", index),
+                f"feed {rack.feeds[index].name} legs carry {'/'.join(f'{x:.1f}' for x in legs)} kW: "
+                f"{imbalance:.0%} imbalance", "add or move single-phase loads to the light legs",
+                imbalance * 100, settings.max_imbalance * 100, "%", where=rack_ref(load))
+
+
+@rule("PWR-006", "error", DOMAIN, "Panel and busway aggregate", SOURCE_NEC, needs_site=True,
+      inputs=Inputs(("site.panels[].{name,voltage,amps,phase}", f"{RACK}.feeds[].{{panel,side}}", *PLACED),
+             ("max_power_kw",), ("electrical",)))
+def panel_aggregate(ctx: Context, settings: Settings) -> Iterator[Draft]:
+    """The feeds on a panel, each at its load after the other side fails, stay within the panel's usable rating."""
+    loads: dict[str, float] = defaultdict(float)
+    for load, rack in ctx.racks():
+        if load.power_kw:
+            for name, share in panel_shares(rack).items():
+                loads[name] += load.power_kw * share
+    e = ctx.config.electrical
+    for i, panel in enumerate(ctx.site.panels):
+        usable = usable_kw(panel, e.power_factor, e.derate)
+        if loads.get(panel.name, 0.0) > usable:
+            yield Draft(("site", "panels", i),
+                        f"panel {panel.name} carries {loads[panel.name]:.1f} kW when the other side is lost; it "
+                        f"gives {usable:.1f} kW usable ({describe(panel)} × {e.derate:g})",
+                        "move feeds to another panel or upgrade it", loads[panel.name], usable, "kW")
+
+
+@rule("PWR-007", "error", DOMAIN, "Site power budget", "The Green Grid PUE definition (WP#49)", needs_site=True,
+      inputs=Inputs(("site.{contracted_it_kw,utility_kw,pue}", "pools[].{hardware,count,max_power_kw}",
+             "fabric.switch"), ("max_power_kw",)))
+def site_budget(ctx: Context, settings: Settings) -> Iterator[Draft]:
+    """Σ IT kW (servers and fabric switches) ≤ contracted IT kW, and Σ IT kW × PUE ≤ utility kW."""
+    it_kw = sum(ctx.device_kw(p) * p.count for p in ctx.cluster.pools)
+    fabric = ctx.plan.fabric
+    if fabric is not None and ctx.cluster.fabric is not None and hasattr(ctx.cluster.fabric, "switch"):
+        switch = ctx.catalog.get(ctx.cluster.fabric.switch)
+        it_kw += fabric.switches * getattr(switch, "max_power_kw", 0.0)
+    site = ctx.site
+    if site.contracted_it_kw is not None and it_kw > site.contracted_it_kw:
+        yield Draft(("site", "contracted_it_kw"),
+                    f"the cluster draws {it_kw:.0f} kW of IT load (nameplate, switches included); the site contract "
+                    f"is {site.contracted_it_kw:g} kW", "reduce the node count or raise the contract", it_kw,
+                    site.contracted_it_kw, "kW")
+    if site.utility_kw is not None and site.pue is not None and it_kw * site.pue > site.utility_kw:
+        yield Draft(("site", "utility_kw"),
+                    f"{it_kw:.0f} kW IT × PUE {site.pue:g} = {it_kw * site.pue:.0f} kW exceeds the utility "
+                    f"supply of {site.utility_kw:g} kW", "reduce the load or improve cooling efficiency",
+                    it_kw * site.pue, site.utility_kw, "kW")

@@ -1,0 +1,45 @@
+"""Target aws: a blueprint's Pulumi program for GPU clusters (EFA, placement, Capacity Blocks, FSx).
+
+The design (`design`, `layout`, `addressing`, `userdata`, `guard`, `inventory`) is pure Python and imports
+without Pulumi, so the CLI can turn stack outputs into an inventory on a machine without the `aws` extra.
+`components` and `program` need `pulumi` and `pulumi-aws` (`pip install 'clusterforge[aws]'`).
+The target's own rules (EFA, FSx, security) are in `rules`, the CrossGuard pack in `crossguard`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from clusterforge.targets.aws.blueprint import blueprint_problems
+from clusterforge.targets.aws.settings import DEFAULT_CONTROLLER_TYPE
+from clusterforge.targets.protocol import Target
+
+if TYPE_CHECKING:
+    from clusterforge.load import Loaded
+    from clusterforge.model import Cluster
+    from clusterforge.render.context import RenderContext
+
+
+def _with_controller(cluster: Cluster, instance_type: str) -> tuple[Cluster, bool]:
+    from clusterforge.targets.aws.design import with_controller
+
+    return with_controller(cluster, instance_type)
+
+
+def _render(ctx: RenderContext) -> dict[str, str]:
+    from clusterforge.targets.aws.stack_config import render
+
+    return render(ctx)
+
+
+def _report_pools(loaded: Loaded) -> list[dict[str, Any]]:
+    from clusterforge.targets.aws.report import cloud_pools
+
+    return cloud_pools(loaded)
+
+
+TARGET = Target(
+    name="aws", title="AWS", hardware="instance", section="aws", exclusive_fabrics=("efa",), efa_software=True,
+    controller_type=DEFAULT_CONTROLLER_TYPE, blueprint_problems=blueprint_problems, with_controller=_with_controller,
+    render=_render, report_pools=_report_pools,
+)

@@ -1,0 +1,67 @@
+"""Compute: the node role, the image, and every pool's nodes, controller pools first."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from clusterforge.targets.aws.components.identity import NodeRole, NodeRoleArgs
+from clusterforge.targets.aws.components.launch_template import TemplateArgs
+from clusterforge.targets.aws.components.pool import Controller, Node, node_pool
+from clusterforge.targets.aws.design import ClusterDesign
+
+
+@dataclass(frozen=True)
+class ComputeArgs:
+    design: ClusterDesign
+    subnet_ids: Mapping[str, pulumi.Input[str]]  # AZ id -> subnet
+    security_group_id: pulumi.Input[str]
+    ami_parameter: str  # SSM parameter read when the blueprint pins no aws.ami
+    checkpoint_bucket: pulumi.Input[str] | None = None
+    kms_key_arn: str | None = None
+
+
+def image(design: ClusterDesign, parameter: str, parent: pulumi.Resource) -> pulumi.Output[str]:
+    """The blueprint's AMI, else the DLAMI the SSM parameter names today (resolved at deploy time)."""
+    if design.ami is not None:
+        return pulumi.Output.from_input(design.ami)
+    return aws.ssm.get_parameter_output(name=parameter, opts=pulumi.InvokeOutputOptions(parent=parent)).value
+
+
+def root_device(image_id: pulumi.Output[str], parent: pulumi.Resource) -> pulumi.Output[str]:
+    """The image's root device name (/dev/sda1 on Ubuntu, /dev/xvda on Amazon Linux)."""
+    filters = image_id.apply(lambda ami: [aws.ec2.GetAmiFilterArgs(name="image-id", values=[ami])])
+    found = aws.ec2.get_ami_output(filters=filters, opts=pulumi.InvokeOutputOptions(parent=parent))
+    return found.root_device_name
+
+
+class Compute(pulumi.ComponentResource):
+    nodes: list[Node]
+    controller: Node
+    image_id: pulumi.Output[str]
+
+    def __init__(self, name: str, args: ComputeArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("clusterforge:aws:Compute", name, None, opts)
+        design = args.design
+        role = NodeRole(f"{name}-nodes", NodeRoleArgs(design.name, design.region, args.checkpoint_bucket,
+                                                      design.data, args.kms_key_arn,
+                                                      tuple(design.security.node_policies)),
+                        pulumi.ResourceOptions(parent=self))
+        self.image_id = image(design, args.ami_parameter, self)
+        device = root_device(self.image_id, self)
+        controller = Controller(design.controller, None)
+        self.nodes = []
+        for pool in design.pools:  # controller pools first: the others' user data needs its address
+            self.nodes += node_pool(name, TemplateArgs(
+                design.name, pool, self.image_id, device, args.subnet_ids[pool.zone], [args.security_group_id],
+                role.instance_profile_arn, kms_key_arn=args.kms_key_arn, imds_tokens=design.security.imds_tokens,
+                encrypt_root=design.security.encrypt_root_volumes), controller, self)
+            built = next((n for n in self.nodes if n.name == design.controller), None)
+            if controller.address is None and built is not None:
+                self.controller = built
+                controller = Controller(design.controller, built.instance.private_ip)
+        self.register_outputs({"image_id": self.image_id,
+                               "controller_ip": self.controller.instance.private_ip})

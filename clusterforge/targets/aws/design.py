@@ -1,0 +1,178 @@
+"""What the stack builds, decided once from the blueprint, the catalog and the planner (pure, no Pulumi).
+
+Components only turn this into resources, so every figure (EFA cards, root volume, node names, subnets)
+comes from the catalog or the planner and can be checked without the Pulumi engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from clusterforge.catalog import Instance
+from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.load import Loaded
+from clusterforge.model import Aws, AwsSecurity, Cluster, FsxLustre, Pool
+from clusterforge.plan import Plan, build_plan
+from clusterforge.targets.aws.addressing import Addressing, check_room, plan_subnets
+from clusterforge.targets.aws.efa import (
+    RESERVED_ROLE,
+    Interface,
+    availability_zone,
+    efa_interfaces,
+    placement_group,
+    reservation,
+)
+from clusterforge.targets.aws.layout import EFA, EFA_ONLY, pool_layout
+from clusterforge.targets.aws.settings import DEFAULT_CONTROLLER_POOL, StackSettings
+
+CONTROLLER_ROLE = "controller"
+
+
+@dataclass(frozen=True)
+class CapacityTarget:
+    """How a pool's instances get capacity: on demand, a targeted ODCR, or a Capacity Block (bought outside)."""
+
+    kind: str  # on-demand | odcr | capacity-block
+    reservation_id: str | None = None
+
+
+@dataclass(frozen=True)
+class PoolDesign:
+    name: str
+    role: str
+    instance_type: str
+    nodes: tuple[str, ...]
+    interfaces: tuple[Interface, ...]
+    root_volume_gib: int
+    placement_group: str | None  # the planner's name for the pool's cluster placement group
+    zone: str  # AZ id
+    capacity: CapacityTarget
+    placement_opt_out: bool = False  # the blueprint said `placement: none` (NET-006 warns; preview lets it pass)
+
+    @property
+    def efa(self) -> bool:
+        return any(i.interface_type in (EFA, EFA_ONLY) for i in self.interfaces)
+
+
+@dataclass(frozen=True)
+class DataRepository:
+    """An S3 location linked to the file system: `s3://bucket/prefix/`."""
+
+    bucket: str
+    prefix: str
+
+    @property
+    def url(self) -> str:
+        return f"s3://{self.bucket}/{self.prefix}"
+
+
+@dataclass(frozen=True)
+class ClusterDesign:
+    name: str
+    team: str | None
+    region: str
+    addressing: Addressing
+    pools: tuple[PoolDesign, ...]  # controller pools first: the other nodes' user data names the controller
+    controller: str
+    implicit_controller: bool  # the blueprint had no controller pool; the stack added one
+    lustre: FsxLustre | None
+    lustre_zone: str
+    data: DataRepository | None
+    ami: str | None
+    security: AwsSecurity = field(default_factory=AwsSecurity)
+
+    @property
+    def zones(self) -> tuple[str, ...]:
+        return tuple(self.addressing.private)
+
+    @property
+    def node_count(self) -> int:
+        return sum(len(p.nodes) for p in self.pools)
+
+    def tags(self) -> dict[str, str]:
+        """Default tags for every resource (cost allocation and ownership)."""
+        tags = {"clusterforge:cluster": self.name, "managed-by": "clusterforge"}
+        return tags | ({"clusterforge:team": self.team} if self.team else {})
+
+
+def _aws(cluster: Cluster) -> Aws:
+    if cluster.target != "aws" or cluster.aws is None:
+        raise ClusterforgeError(Problem("the AWS stack needs a blueprint with target: aws and an aws: section",
+                                        path="target", hint="set target: aws and aws.region/availability_zones"))
+    return cluster.aws
+
+
+def with_controller(cluster: Cluster, instance_type: str) -> tuple[Cluster, bool]:
+    """The cluster with a one-node controller pool added when it has none.
+
+    SLURM's controller must outlive the GPU nodes (a Capacity Block ends and terminates its instances), so on
+    AWS it gets its own small on-demand instance instead of borrowing the first GPU node as the planner does.
+    """
+    if any(p.role == CONTROLLER_ROLE for p in cluster.pools):
+        return cluster, False
+    taken = {p.name for p in cluster.pools}
+    name = DEFAULT_CONTROLLER_POOL if DEFAULT_CONTROLLER_POOL not in taken else "slurmctld"
+    first = next((p for p in cluster.pools if p.role == RESERVED_ROLE), cluster.pools[0])
+    zone = availability_zone(cluster, first)
+    pool = Pool(name=name, hardware=instance_type, count=1, role=CONTROLLER_ROLE, placement="none",
+                availability_zone=zone)
+    return cluster.model_copy(update={"pools": [*cluster.pools, pool]}), True
+
+
+def capacity_for(aws: Aws, pool: Pool) -> CapacityTarget:
+    """The blueprint's reservation applies to compute pools; controller and login nodes run on demand."""
+    capacity = reservation(aws, pool)
+    if capacity is None:
+        return CapacityTarget("on-demand")
+    return CapacityTarget(capacity.type, capacity.reservation_id)
+
+
+def data_repository(cluster: Cluster, aws: Aws) -> DataRepository | None:
+    """`storage.lustre.import_path`, else `aws.data_bucket` (a name or an s3:// URL)."""
+    lustre = cluster.storage.lustre
+    location = (lustre.import_path if isinstance(lustre, FsxLustre) else None) or aws.data_bucket
+    if not location:
+        return None
+    bucket, _, prefix = location.removeprefix("s3://").partition("/")
+    if not bucket:
+        raise ClusterforgeError(Problem(f"data repository {location!r} names no bucket", path="aws.data_bucket",
+                                        hint="use a bucket name or s3://bucket/prefix/"))
+    prefix = prefix.strip("/")
+    return DataRepository(bucket, f"{prefix}/" if prefix else "")
+
+
+def _pool(cluster: Cluster, aws: Aws, loaded: Loaded, pool: Pool, nodes: tuple[str, ...]) -> PoolDesign:
+    instance = loaded.catalog.of(pool.hardware, Instance)
+    zone = availability_zone(cluster, pool)
+    if zone is None or zone not in aws.availability_zones:
+        raise ClusterforgeError(Problem(f"pool {pool.name} is in AZ {zone}, not one of aws.availability_zones",
+                                        path=f"pools[{cluster.pools.index(pool)}].availability_zone",
+                                        hint="use one of aws.availability_zones"))
+    return PoolDesign(
+        name=pool.name, role=pool.role, instance_type=pool.hardware, nodes=nodes,
+        interfaces=pool_layout(pool.name, pool.hardware, instance, efa_interfaces(pool, instance)),
+        root_volume_gib=pool.root_volume_gib or instance.root_volume_gib,
+        placement_group=placement_group(cluster, pool, instance), zone=zone, capacity=capacity_for(aws, pool),
+        placement_opt_out=pool.placement == "none")
+
+
+def design(loaded: Loaded, settings: StackSettings, planned: Plan | None = None) -> ClusterDesign:
+    """Everything the components need, or a ClusterforgeError naming what cannot be built. `planned`: the plan
+    the policy check ran on (`analysis.analyze`), when the caller has it."""
+    aws = _aws(loaded.cluster)
+    cluster, implicit = with_controller(loaded.cluster, settings.controller_instance_type)
+    plan = planned if planned is not None and planned.slurm is not None else build_plan(cluster, loaded.catalog)
+    assert plan.slurm is not None and plan.slurm.controller is not None  # with_controller added one
+    ordered = sorted(cluster.pools, key=lambda p: p.role != CONTROLLER_ROLE)
+    pools = tuple(_pool(cluster, aws, loaded, p, tuple(plan.pool_nodes(p.name).names())) for p in ordered)
+    zones = tuple(z for z in aws.availability_zones if any(p.zone == z for p in pools))
+    addressing = plan_subnets(aws.vpc_cidr, zones)
+    for zone, cidr in addressing.private.items():
+        check_room(cidr, sum(len(p.nodes) for p in pools if p.zone == zone), zone)
+    main = next((p for p in pools if p.role == RESERVED_ROLE), pools[0])
+    lustre = cluster.storage.lustre
+    return ClusterDesign(
+        name=cluster.name, team=cluster.team, region=aws.region, addressing=addressing, pools=pools,
+        controller=plan.slurm.controller, implicit_controller=implicit,
+        lustre=lustre if isinstance(lustre, FsxLustre) else None, lustre_zone=main.zone,
+        data=data_repository(cluster, aws), ami=aws.ami, security=aws.security)

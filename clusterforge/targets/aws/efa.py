@@ -1,0 +1,68 @@
+"""AWS EFA per pool: interfaces per node, the cluster placement group and the launch template layout
+(NET-005, NET-006 and their CrossGuard policies)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from clusterforge.catalog import Instance
+from clusterforge.model import Aws, CapacityBlock, Cluster, Odcr, Pool
+
+RESERVED_ROLE = "compute"  # reservations and Capacity Blocks hold the training instance type
+
+
+def reservation(aws: Aws, pool: Pool) -> Odcr | CapacityBlock | None:
+    """The blueprint's ODCR or Capacity Block when this pool launches into it: compute pools only (controller
+    and login nodes run on demand). AWS fixed such capacity's placement when it was reserved."""
+    capacity = aws.capacity
+    if pool.role != RESERVED_ROLE or not isinstance(capacity, Odcr | CapacityBlock):
+        return None
+    return capacity
+
+
+def efa_interfaces(pool: Pool, instance: Instance) -> int:
+    """What the blueprint asks for, else the instance type's maximum (one EFA per network card)."""
+    return pool.efa_interfaces if pool.efa_interfaces is not None else instance.efa_max_interfaces
+
+
+def placement_group(cluster: Cluster, pool: Pool, instance: Instance) -> str | None:
+    """One cluster placement group per pool (`<cluster>-<pool>`), unless the pool or its type opts out."""
+    if pool.placement != "cluster" or not instance.placement_group:
+        return None
+    return f"{cluster.name}-{pool.name}"
+
+
+def availability_zone(cluster: Cluster, pool: Pool) -> str | None:
+    """The pool's AZ id: its own, else the first of the cluster's (a placement group lives in one AZ)."""
+    if pool.availability_zone is not None:
+        return pool.availability_zone
+    return cluster.aws.availability_zones[0] if cluster.aws else None
+
+
+@dataclass(frozen=True)
+class Interface:
+    """One network interface of a launch template, as CrossGuard and the stack see it."""
+
+    network_card_index: int
+    device_index: int
+    interface_type: str
+
+
+def efa_layout_problems(instance_type: str, instance: Instance, interfaces: Iterable[Interface]) -> list[str]:
+    """Problems of a launch template's interface layout against the instance type (shared with CrossGuard)."""
+    problems: list[str] = []
+    listed = list(interfaces)
+    efa = [i for i in listed if i.interface_type in ("efa", "efa-only")]
+    if len(efa) > instance.efa_max_interfaces:
+        problems.append(f"{len(efa)} EFA interfaces exceed {instance_type}'s maximum of {instance.efa_max_interfaces}")
+    cards = [i.network_card_index for i in listed]
+    if len(cards) != len(set(cards)):
+        problems.append("network card indexes repeat: " + ", ".join(str(c) for c in sorted(cards)))
+    bad = [c for c in cards if not 0 <= c < instance.network_cards]
+    if bad:
+        problems.append(f"network card indexes {bad} are outside 0..{instance.network_cards - 1}")
+    primary = [i for i in listed if i.network_card_index == 0 and i.device_index == 0]
+    if primary and primary[0].interface_type == "efa-only":
+        problems.append("the primary interface (card 0, device 0) cannot be efa-only")
+    return problems

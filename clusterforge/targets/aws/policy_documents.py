@@ -1,0 +1,49 @@
+"""IAM policy documents for the nodes (pure): SSM for access, and only this cluster's buckets for data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clusterforge.targets.aws.arn import bucket_arn, ec2_principal
+from clusterforge.targets.aws.design import DataRepository
+
+CHECKPOINT_OBJECT_ACTIONS = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload",
+                             "s3:ListMultipartUploadParts"]
+DATA_OBJECT_ACTIONS = ["s3:GetObject"]  # datasets are read; the file system imports them
+BUCKET_ACTIONS = ["s3:ListBucket", "s3:GetBucketLocation"]
+KMS_ACTIONS = ["kms:Decrypt", "kms:GenerateDataKey"]
+
+
+def assume_role(region: str) -> dict[str, Any]:
+    return {"Version": "2012-10-17", "Statement": [{
+        "Effect": "Allow", "Principal": {"Service": ec2_principal(region)}, "Action": "sts:AssumeRole"}]}
+
+
+def bucket_access(region: str, checkpoint_bucket: str | None, data: DataRepository | None,
+                  kms_key_arn: str | None) -> dict[str, Any]:
+    """Read-write on the checkpoint bucket, read on the data repository prefix; nothing else in S3."""
+    statements: list[dict[str, Any]] = []
+    if checkpoint_bucket is not None:
+        arn = bucket_arn(region, checkpoint_bucket)
+        statements += [{"Sid": "CheckpointBucket", "Effect": "Allow", "Action": BUCKET_ACTIONS, "Resource": arn},
+                       {"Sid": "CheckpointObjects", "Effect": "Allow", "Action": CHECKPOINT_OBJECT_ACTIONS,
+                        "Resource": f"{arn}/*"}]
+    if data is not None:
+        arn = bucket_arn(region, data.bucket)
+        listing: dict[str, Any] = {"Sid": "DataList", "Effect": "Allow", "Action": "s3:ListBucket", "Resource": arn}
+        if data.prefix:
+            listing["Condition"] = {"StringLike": {"s3:prefix": [f"{data.prefix}*"]}}
+        statements += [{"Sid": "DataBucket", "Effect": "Allow", "Action": "s3:GetBucketLocation", "Resource": arn},
+                       listing, {"Sid": "DataObjects", "Effect": "Allow", "Action": DATA_OBJECT_ACTIONS,
+                                 "Resource": f"{arn}/{data.prefix}*"}]
+    if kms_key_arn is not None:
+        statements.append({"Sid": "ClusterKey", "Effect": "Allow", "Action": KMS_ACTIONS, "Resource": kms_key_arn})
+    return {"Version": "2012-10-17", "Statement": statements}
+
+
+def tls_only(bucket: str, region: str) -> dict[str, Any]:
+    """Bucket policy: refuse any request not made over TLS."""
+    arn = bucket_arn(region, bucket)
+    return {"Version": "2012-10-17", "Statement": [{
+        "Sid": "DenyInsecureTransport", "Effect": "Deny", "Principal": "*", "Action": "s3:*",
+        "Resource": [arn, f"{arn}/*"], "Condition": {"Bool": {"aws:SecureTransport": "false"}}}]}

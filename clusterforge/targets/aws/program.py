@@ -1,0 +1,65 @@
+"""The stack program: a checked blueprint in, components composed, the inventory's outputs out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+
+from clusterforge.load import Loaded
+from clusterforge.plan import Plan
+from clusterforge.targets.aws.components.compute import Compute, ComputeArgs
+from clusterforge.targets.aws.components.network import Network, NetworkArgs
+from clusterforge.targets.aws.components.storage import Storage, StorageArgs
+from clusterforge.targets.aws.design import ClusterDesign, design
+from clusterforge.targets.aws.outputs import OUTPUTS_VERSION
+from clusterforge.targets.aws.settings import StackSettings
+
+
+@dataclass(frozen=True)
+class Built:
+    design: ClusterDesign
+    network: Network
+    storage: Storage
+    compute: Compute
+    outputs: dict[str, Any]  # what `pulumi stack output --json` shows; read back by clusterforge.targets.aws.inventory
+
+
+def provider(plan: ClusterDesign) -> aws.Provider:
+    """The region comes from the blueprint, not from `aws:region`, so the two can never disagree."""
+    return aws.Provider("aws", region=plan.region, default_tags=aws.ProviderDefaultTagsArgs(tags=plan.tags()))
+
+
+def outputs(plan: ClusterDesign, storage: Storage, compute: Compute) -> dict[str, Any]:
+    nodes = [{"name": n.name, "pool": n.pool.name, "role": n.pool.role, "instance_type": n.pool.instance_type,
+              "instance_id": n.instance.id, "private_ip": n.instance.private_ip} for n in compute.nodes]
+    out: dict[str, Any] = {
+        "outputs_version": OUTPUTS_VERSION, "cluster": plan.name, "region": plan.region,
+        "availability_zones": list(plan.zones), "ami": compute.image_id, "nodes": nodes,
+        "controller": {"name": compute.controller.name, "private_ip": compute.controller.instance.private_ip},
+        "checkpoint_bucket": storage.checkpoints.bucket,
+    }
+    lustre = storage.lustre
+    if lustre is not None and plan.lustre is not None:
+        out["lustre"] = {"file_system_id": lustre.file_system_id, "dns_name": lustre.dns_name,
+                         "mount_name": lustre.mount_name, "mount": plan.lustre.mount,
+                         "data_path": lustre.data_path, "checkpoint_path": lustre.checkpoint_path}
+    return out
+
+
+def build(loaded: Loaded, settings: StackSettings, planned: Plan | None = None) -> Built:
+    """Every resource of the cluster. The caller has already run the policies (`guard.check`), whose plan it
+    passes as `planned`."""
+    plan = design(loaded, settings, planned)
+    opts = pulumi.ResourceOptions(providers=[provider(plan)])
+    network = Network("network", NetworkArgs(plan.name, plan.region, plan.addressing, settings.nat_gateway,
+                                             tuple(plan.security.ingress)), opts)
+    storage = Storage("storage", StorageArgs(plan, network.subnet_ids[plan.lustre_zone],
+                                             network.lustre_security_group_id, settings.kms_key_arn,
+                                             settings.protect_data), opts)
+    compute = Compute("compute", ComputeArgs(plan, network.subnet_ids, network.cluster_security_group_id,
+                                             settings.ami_parameter, storage.checkpoints.bucket,
+                                             settings.kms_key_arn), opts)
+    return Built(plan, network, storage, compute, outputs(plan, storage, compute))

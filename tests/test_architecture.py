@@ -1,0 +1,165 @@
+"""The package's shape: no import cycles, small modules, and target names compared only inside targets/.
+
+Read from the source with `ast`, so every import counts: module-level, inside functions and inside classes.
+Only imports under `if TYPE_CHECKING:` are left out: they never run, so they cannot make a cycle at run time.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "clusterforge"
+MAX_LINES = 400
+
+
+def modules(root: Path = PACKAGE) -> dict[str, Path]:
+    """Dotted module name → file, for every .py file of the package."""
+    out = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+def _type_checking_blocks(tree: ast.AST) -> set[int]:
+    """ids of the import nodes under `if TYPE_CHECKING:`."""
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped |= {id(inner) for stmt in node.body for inner in ast.walk(stmt)}
+    return skipped
+
+
+def imported(module: str, path: Path, known: dict[str, Path]) -> Iterator[str]:
+    """The package modules `module` imports anywhere in its file (`from a import b` may name module a.b)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    skipped = _type_checking_blocks(tree)
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parts, base] if base else parts)
+            names = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+        for name in names:
+            while name and name not in known:
+                name = name.rpartition(".")[0]
+            if name and name != module:
+                yield name
+
+
+def import_graph(known: dict[str, Path]) -> dict[str, set[str]]:
+    return {module: set(imported(module, path, known)) for module, path in known.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_the_package_has_no_import_cycle() -> None:
+    assert cycles(import_graph(modules())) == []
+
+
+def test_the_cycle_check_finds_a_cycle_through_a_function_level_import(tmp_path: Path) -> None:
+    root = tmp_path / "pkg"
+    root.mkdir()
+    (root / "__init__.py").write_text("")
+    (root / "a.py").write_text("from pkg.b import thing\n")
+    (root / "b.py").write_text("def thing():\n    from pkg import a\n    return a\n")
+    (root / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.a import x\n")
+    known = modules(root)
+    assert cycles(import_graph(known)) == [["pkg.a", "pkg.b"]]
+
+
+def test_no_module_passes_400_lines() -> None:
+    long = {str(path.relative_to(PACKAGE)): n for path in modules().values()
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert long == {}
+
+
+def target_name_comparisons(path: Path, names: set[str]) -> list[int]:
+    """Lines comparing with a target's name (`x == "aws"`, `"onprem" != t`, `x in ("aws", ...)`) or matching one."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    lines = []
+    for node in ast.walk(tree):
+        operands: list[ast.expr] = []
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+        elif isinstance(node, ast.match_case) and isinstance(node.pattern, ast.MatchValue):
+            operands = [node.pattern.value]
+        constants = {c.value for operand in operands for c in ast.walk(operand)
+                     if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+        if constants & names:
+            lines.append(node.lineno if isinstance(node, ast.Compare) else node.pattern.lineno)
+    return lines
+
+
+def test_only_targets_compare_a_target_name() -> None:
+    from clusterforge.targets import registered
+
+    names = set(registered())
+    assert {"aws", "onprem"} <= names
+    outside = {str(path.relative_to(PACKAGE)): lines for path in modules().values()
+               if "targets" not in path.relative_to(PACKAGE).parts[:1]
+               and (lines := target_name_comparisons(path, names))}
+    assert outside == {}
+
+
+@pytest.mark.parametrize("source", ['if cluster.target == "aws":\n    pass\n',
+                                    'x = "onprem" != target\n',
+                                    'ok = name in ("aws", "gcp")\n',
+                                    'match t:\n    case "aws":\n        pass\n'])
+def test_the_comparison_check_catches_each_form(tmp_path: Path, source: str) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(source)
+    assert target_name_comparisons(module, {"aws", "onprem"})
