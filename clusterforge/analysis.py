@@ -139,8 +139,8 @@ def analyze(
     loaded = blueprint if isinstance(blueprint, Loaded) else load(blueprint, policy)
     cluster, implicit = loaded.cluster, False
     target = target_of(cluster)
-    if target.with_controller is not None and target.controller_type is not None:
-        cluster, implicit = target.with_controller(cluster, controller_type or target.controller_type)
+    if target.with_controller is not None:
+        cluster, implicit = target.with_controller(cluster, controller_type)
     inputs = policy.inputs
     with bulk_objects():
         plan = build_plan(cluster, loaded.catalog, policy.config, detail=detail)

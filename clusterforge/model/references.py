@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 
-from clusterforge.catalog import Catalog, Instance, Server, Switch
+from clusterforge.catalog import Catalog, Switch
 from clusterforge.errors import Problem, shown
 from clusterforge.model.blueprint import Cluster, SwitchedFabric
 from clusterforge.targets import registered
@@ -131,7 +131,7 @@ def catalog_problems(cluster: Cluster, catalog: Catalog, source: Source) -> list
     target = registered().get(cluster.target)
     if target is None:
         return out  # reference_problems names the unknown target
-    want = Instance if target.hardware == "instance" else Server
+    want = target.hardware
     for i, pool in enumerate(cluster.pools):
         path: PathKey = ("pools", i, "hardware")
         if pool.hardware not in catalog:

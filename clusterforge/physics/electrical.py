@@ -23,9 +23,14 @@ def describe(circuit: Feed | Panel) -> str:
     return f"{circuit.voltage:g} V {'3φ' if circuit.phase == 3 else '1φ'} {circuit.amps:g} A"
 
 
+def derated_kw(circuit: Feed | Panel, electrical: Electrical) -> float:
+    """`usable_kw` under the policy config's power factor and derating."""
+    return usable_kw(circuit, electrical.power_factor, electrical.derate)
+
+
 def side_kw(rack: Rack, side: str, electrical: Electrical) -> float:
     """Usable kW of one redundancy side (A or B): the sum of its feeds, each derated."""
-    return sum(usable_kw(f, electrical.power_factor, electrical.derate) for f in rack.feeds if f.side == side)
+    return sum(derated_kw(f, electrical) for f in rack.feeds if f.side == side)
 
 
 def rack_kw(rack: Rack, electrical: Electrical) -> float:
@@ -33,5 +38,5 @@ def rack_kw(rack: Rack, electrical: Electrical) -> float:
     evenly over its feeds, stays within the weakest feed (PWR-001)."""
     if not rack.feeds:
         return 0.0
-    weakest = min(usable_kw(f, electrical.power_factor, electrical.derate) for f in rack.feeds)
+    weakest = min(derated_kw(f, electrical) for f in rack.feeds)
     return min(side_kw(rack, "A", electrical), side_kw(rack, "B", electrical), weakest * len(rack.feeds))

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from clusterforge.catalog import Catalog, Server
 from clusterforge.model import Cluster, Pool, Rack, Site
 from clusterforge.physics import Assumptions
-from clusterforge.physics.electrical import usable_kw
+from clusterforge.physics.electrical import derated_kw
 from clusterforge.plan.capacity import Demand, device_demand, n_plus_one_kw, panel_shares, room_heat_kw, suits
 from clusterforge.plan.elevation import free_runs
 from clusterforge.plan.model import PlacedDevices, PlacementReport, RackLimits, RackLoad, RackPlan
@@ -62,9 +62,8 @@ def _shared_budgets(site: Site, loads: tuple[RackLoad, ...], assumptions: Assump
         if row.cooling.crah_kw:
             budgets[f"row {row.name} air_kw"] = n_plus_one_kw(row.cooling.crah_kw)
         budgets[f"row {row.name} liquid_kw"] = n_plus_one_kw(row.cooling.cdu_kw)
-    electrical = assumptions.electrical
     for panel in site.panels:
-        budgets[f"panel {panel.name}"] = usable_kw(panel, electrical.power_factor, electrical.derate)
+        budgets[f"panel {panel.name}"] = derated_kw(panel, assumptions.electrical)
     for (_, _, row, rack), load in zip(site.racks(), loads, strict=True):
         if f"row {row.name} air_kw" in budgets:
             budgets[f"row {row.name} air_kw"] -= room_heat_kw(load.air_heat_kw, rack)

@@ -8,8 +8,8 @@ from functools import cached_property
 from clusterforge.catalog import Catalog, Instance, Server
 from clusterforge.load import Loaded
 from clusterforge.model import Cluster, Pool, Rack, Site
+from clusterforge.physics.electrical import derated_kw
 from clusterforge.physics.electrical import side_kw as capacity_side_kw
-from clusterforge.physics.electrical import usable_kw
 from clusterforge.plan import Plan, RackLoad
 from clusterforge.plan.loads import device_power_kw
 from clusterforge.policies.config import PolicyConfig
@@ -79,8 +79,7 @@ class Context:
         return cached
 
     def feed_kw(self, rack: Rack, index: int) -> float:
-        e = self.config.electrical
-        return usable_kw(rack.feeds[index], e.power_factor, e.derate)
+        return derated_kw(rack.feeds[index], self.config.electrical)
 
 
 def rack_ref(load: RackLoad) -> RackRef:

@@ -11,6 +11,7 @@ import importlib
 import pkgutil
 
 from clusterforge.policies.registry import Rule, ordered
+from clusterforge.targets import rule_packages as target_rule_packages
 
 SHARED_RULES = "clusterforge.policies.domains"
 _found: list[str] = []
@@ -18,8 +19,6 @@ _found: list[str] = []
 
 def rule_packages() -> list[str]:
     """The shared domains, then the `rules` package of every target that has one."""
-    from clusterforge.targets import rule_packages as target_rule_packages
-
     return [SHARED_RULES, *target_rule_packages()]
 
 

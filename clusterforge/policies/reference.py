@@ -299,7 +299,7 @@ def page() -> str:
              "Inputs name blueprint fields; `a[].{b,c}` means fields `b` and `c` of every item of `a`. What stands "
              "in a rack is its `devices` list or, where a rack omits it, the planner's placement of the pools.", ""]
     for domain in dict.fromkeys(r.domain for r in all_rules):
-        lines += [f"### {DOMAINS[domain].title if domain in DOMAINS else domain.title()}", ""]
+        lines += [f"### {DOMAINS[domain].title}", ""]
         for rule in (r for r in all_rules if r.domain == domain):
             lines += rule_markdown(rule)
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pydantic import Field
 
 from clusterforge.model import Rack
-from clusterforge.physics.electrical import describe, usable_kw
+from clusterforge.physics.electrical import derated_kw, describe
 from clusterforge.plan.capacity import panel_shares
 from clusterforge.policies.config import Settings
 from clusterforge.policies.context import Context, rack_ref
@@ -219,7 +219,7 @@ def panel_aggregate(ctx: Context, settings: Settings) -> Iterator[Draft]:
                 loads[name] += load.power_kw * share
     e = ctx.config.electrical
     for i, panel in enumerate(ctx.site.panels):
-        usable = usable_kw(panel, e.power_factor, e.derate)
+        usable = derated_kw(panel, e)
         if loads.get(panel.name, 0.0) > usable:
             yield Draft(("site", "panels", i),
                         f"panel {panel.name} carries {loads[panel.name]:.1f} kW when the other side is lost; it "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from clusterforge.catalog import Instance
 from clusterforge.targets.aws.blueprint import blueprint_problems
 from clusterforge.targets.aws.settings import DEFAULT_CONTROLLER_TYPE
 from clusterforge.targets.protocol import Target
@@ -20,10 +21,10 @@ if TYPE_CHECKING:
     from clusterforge.render.context import RenderContext
 
 
-def _with_controller(cluster: Cluster, instance_type: str) -> tuple[Cluster, bool]:
+def _with_controller(cluster: Cluster, instance_type: str | None) -> tuple[Cluster, bool]:
     from clusterforge.targets.aws.design import with_controller
 
-    return with_controller(cluster, instance_type)
+    return with_controller(cluster, instance_type or DEFAULT_CONTROLLER_TYPE)
 
 
 def _render(ctx: RenderContext) -> dict[str, str]:
@@ -39,7 +40,7 @@ def _report_pools(loaded: Loaded) -> list[dict[str, Any]]:
 
 
 TARGET = Target(
-    name="aws", title="AWS", hardware="instance", section="aws", exclusive_fabrics=("efa",), efa_software=True,
-    controller_type=DEFAULT_CONTROLLER_TYPE, blueprint_problems=blueprint_problems, with_controller=_with_controller,
+    name="aws", title="AWS", hardware=Instance, section="aws", exclusive_fabrics=("efa",), efa_software=True,
+    blueprint_problems=blueprint_problems, with_controller=_with_controller,
     render=_render, report_pools=_report_pools,
 )
