@@ -20,6 +20,7 @@ from clusterforge.model.text import (
     SlurmTime,
     VersionPin,
 )
+from clusterforge.validation import expected
 
 Role = Literal["compute", "login", "controller", "storage"]
 
@@ -150,8 +151,10 @@ class TeamPlacement(Strict):
     count: Count = 1
     position: Annotated[int, Field(ge=1, le=100)] | None = None
 
-TargetName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{0,31}$"),
-                       Field(description="where the cluster runs: onprem or aws (a target under clusterforge/targets)")]
+
+TARGET_NAME = r"^[a-z][a-z0-9-]{0,31}$"
+TargetName = Annotated[str, StringConstraints(pattern=TARGET_NAME), Field(description=expected(
+    TARGET_NAME, "a target name such as onprem or aws (a package under clusterforge/targets)"))]
 
 
 class Cluster(Strict):
