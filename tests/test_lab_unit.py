@@ -12,6 +12,7 @@ from clusterforge.errors import ClusterforgeError
 from clusterforge.lab import host
 from clusterforge.lab.paths import LabPaths
 from clusterforge.lab.render import DEFAULT_BLUEPRINT, DEFAULT_CATALOG, data_file, inventory_hosts, render, resized
+from clusterforge.lab.repo import Pins
 from clusterforge.load import load_blueprint
 from clusterforge.render import yamlout
 from tests.conftest import ROOT
@@ -228,3 +229,48 @@ def test_repo_index_lists_stand_ins(tmp_path, monkeypatch) -> None:
     assert f"Filename: ./{deb.name}\nSize: {deb.stat().st_size}\n" in packages
     assert "clusterforge lab stand-in" in packages
     assert "Packages" in (tmp_path / "Release").read_text()
+
+
+def _pins(**changes: str) -> Pins:
+    base = {"nccl": "2.26.2", "cuda": "12.8", "nvidia_driver": "570.133.20", "efa_installer": "1.41.0",
+            "aws_ofi_nccl": "1.14.2", "lustre_client": "2.15.6"}
+    return Pins(**(base | changes))
+
+
+def test_repo_serves_enroot_and_pyxis_at_the_containers_roles_pins() -> None:
+    """The lab installs the containers role's pinned versions: the stand-ins must be those versions, under
+    NVIDIA's package names, or apt finds nothing to install at `enroot=<pin>-*`."""
+    import yaml
+
+    from clusterforge.lab import repo
+
+    defaults = yaml.safe_load((ROOT / "roles/containers/defaults/main.yml").read_text())
+    served = {name: version for name, version, _ in repo._packages(_pins())}
+    enroot, pyxis = defaults["containers_enroot_version"], defaults["containers_pyxis_version"]
+    assert {name: served[name] for name in [*defaults["containers_enroot_packages"],
+                                            *defaults["containers_pyxis_packages"]]} == {
+        "enroot": f"{enroot}-1", "enroot+caps": f"{enroot}-1", "nvslurm-plugin-pyxis": f"{pyxis}-1"}
+    other = {name: version for name, version, _ in repo._packages(_pins(enroot="3.5.0", pyxis="0.20.0"))}
+    assert (other["enroot+caps"], other["nvslurm-plugin-pyxis"]) == ("3.5.0-1", "0.20.0-1")
+
+
+def test_repo_enroot_and_pyxis_stand_ins_declare_nvidias_dependencies(tmp_path) -> None:
+    """enroot+caps needs enroot of its own version and pyxis needs an enroot, as NVIDIA's packages declare, so
+    apt resolves the three the way it does on a real node."""
+    import shutil
+
+    if shutil.which("dpkg-deb") is None:
+        pytest.skip("dpkg-deb is not installed (Debian/Ubuntu only)")
+    from clusterforge.lab import repo
+
+    for name, version, build in repo._packages(_pins(enroot="4.1.2", pyxis="0.24.0")):
+        if name in ("enroot", "enroot+caps", "nvslurm-plugin-pyxis"):
+            build(tmp_path / f"{name}_{version}_amd64.deb")
+    repo._index(tmp_path)
+    stanzas = {s.split("\n", 1)[0]: s for s in (tmp_path / "Packages").read_text().split("\n\n") if s}
+    assert set(stanzas) == {"Package: enroot", "Package: enroot+caps", "Package: nvslurm-plugin-pyxis"}
+    assert "Version: 4.1.2-1\n" in stanzas["Package: enroot"]
+    assert "Depends: enroot (= 4.1.2-1)\n" in stanzas["Package: enroot+caps"]
+    assert "Version: 0.24.0-1\n" in stanzas["Package: nvslurm-plugin-pyxis"]
+    assert "Depends: enroot (>= 3.1.0) | enroot-hardened (>= 3.1.0)\n" in stanzas["Package: nvslurm-plugin-pyxis"]
+    assert all("clusterforge lab stand-in" in stanza for stanza in stanzas.values())

@@ -59,9 +59,10 @@ def test_a_catalog_gpu_model_is_refused_in_slurm_conf_and_gres_conf(value: str) 
 
 @pytest.mark.parametrize(("field", "value", "path"), [
     ("cluster_name", "x\nAuthType=auth/none", "name"),  # the example names no slurm.cluster_name
-    ("controller", "gpu-0001 SlurmctldHost=evil", "pools"),
+    ("controllers", ("gpu-0001", "gpu-0002 SlurmctldHost=evil"), "pools"),
+    ("dbd_host", "gpu-0001\nAccountingStorageHost=evil", "slurm.accounting"),
 ])
-def test_cluster_settings_are_refused(field: str, value: str, path: str) -> None:
+def test_cluster_settings_are_refused(field: str, value: object, path: str) -> None:
     ctx = with_slurm(context(), **{field: value})
     with pytest.raises(ClusterforgeError) as error:
         slurm_conf.render(ctx)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from clusterforge.catalog.slurm_parameters import for_version, releases
 from clusterforge.hostlist import expand
 from clusterforge.render.yamlout import load
 from tests.conftest import EXAMPLES
@@ -21,53 +22,37 @@ def words(text: str) -> set[str]:
     return set(text.split())
 
 
-# Every parameter of slurm.conf(5), Slurm 22.05 (the version software.slurm pins), from the man page's
-# PARAMETERS, NODE CONFIGURATION and PARTITION CONFIGURATION sections.
-SLURM_CONF_KEYS = words("""
-AccountingStorageBackupHost AccountingStorageEnforce AccountingStorageExternalHost AccountingStorageHost
-AccountingStorageParameters AccountingStoragePass AccountingStoragePort AccountingStorageTRES AccountingStorageType
-AccountingStorageUser AccountingStoreFlags AcctGatherEnergyType AcctGatherFilesystemType AcctGatherInterconnectType
-AcctGatherNodeFreq AcctGatherProfileType AllowSpecResourcesUsage AuthAltParameters AuthAltTypes AuthInfo AuthType
-BackupAddr BackupController BatchStartTimeout BcastExclude BcastParameters BurstBufferType CliFilterPlugins
-ClusterName CommunicationParameters CompleteWait ControlAddr ControlMachine CoreSpecPlugin CpuFreqDef
-CpuFreqGovernors CredType DebugFlags DefCpuPerGPU DefMemPerCPU DefMemPerGPU DefMemPerNode DependencyParameters
-DisableRootJobs EioTimeout EnforcePartLimits Epilog EpilogMsgTime EpilogSlurmctld ExtSensorsFreq ExtSensorsType
-FairShareDampeningFactor FederationParameters FirstJobId GetEnvTimeout GpuFreqDef GresTypes GroupUpdateForce
-GroupUpdateTime HealthCheckInterval HealthCheckNodeState HealthCheckProgram InactiveLimit InteractiveStepOptions
-JobAcctGatherFrequency JobAcctGatherParams JobAcctGatherType JobCompHost JobCompLoc JobCompParams JobCompPass
-JobCompPort JobCompType JobCompUser JobContainerType JobFileAppend JobRequeue JobSubmitPlugins KillOnBadExit
-KillWait LaunchParameters LaunchType Licenses LogTimeFormat MCSParameters MCSPlugin MailDomain MailProg
-MaxArraySize MaxDBDMsgs MaxJobCount MaxJobId MaxMemPerCPU MaxMemPerNode MaxNodeCount MaxStepCount MaxTasksPerNode
-MessageTimeout MinJobAge MpiDefault MpiParams NodeFeaturesPlugins OverTimeLimit PlugStackConfig PluginDir
-PowerParameters PowerPlugin PrEpParameters PrEpPlugins PreemptExemptTime PreemptMode PreemptType
-PriorityCalcPeriod PriorityDecayHalfLife PriorityFavorSmall PriorityFlags PriorityMaxAge PriorityParameters
-PrioritySiteFactorParameters PrioritySiteFactorPlugin PriorityType PriorityUsageResetPeriod PriorityWeightAge
-PriorityWeightAssoc PriorityWeightFairshare PriorityWeightJobSize PriorityWeightPartition PriorityWeightQOS
-PriorityWeightTRES PrivateData ProctrackType Prolog PrologEpilogTimeout PrologFlags PrologSlurmctld
-PropagatePrioProcess PropagateResourceLimits PropagateResourceLimitsExcept RebootProgram ReconfigFlags
-RequeueExit RequeueExitHold ResumeFailProgram ResumeProgram ResumeRate ResumeTimeout ResvEpilog ResvOverRun
-ResvProlog ReturnToService RoutePlugin SchedulerParameters SchedulerTimeSlice SchedulerType ScronParameters
-SelectType SelectTypeParameters SlurmSchedLogFile SlurmSchedLogLevel SlurmUser SlurmctldAddr SlurmctldDebug
-SlurmctldHost SlurmctldLogFile SlurmctldParameters SlurmctldPidFile SlurmctldPlugstack SlurmctldPort
-SlurmctldPrimaryOffProg SlurmctldPrimaryOnProg SlurmctldSyslogDebug SlurmctldTimeout SlurmdDebug SlurmdLogFile
-SlurmdParameters SlurmdPidFile SlurmdPort SlurmdSpoolDir SlurmdSyslogDebug SlurmdTimeout SlurmdUser SrunEpilog
-SrunPortRange SrunProlog StateSaveLocation SuspendExcNodes SuspendExcParts SuspendProgram SuspendRate SuspendTime
-SuspendTimeout SwitchParameters SwitchType TCPTimeout TaskEpilog TaskPlugin TaskPluginParam TaskProlog TmpFS
-TopologyParam TopologyPlugin TrackWCKey TreeWidth UnkillableStepProgram UnkillableStepTimeout VSizeFactor WaitTime
-""")
-NODE_KEYS = words("""NodeName BcastAddr Boards CoreSpecCount CoresPerSocket CpuBind CPUs CpuSpecList Features Gres
-MemSpecLimit NodeAddr NodeHostname Port Procs RealMemory Reason Sockets SocketsPerBoard State ThreadsPerCore TmpDisk
-Weight""")
-PARTITION_KEYS = words("""PartitionName AllocNodes AllowAccounts AllowGroups AllowQos Alternate CpuBind DefaultTime
-DefCpuPerGPU DefMemPerCPU DefMemPerGPU DefMemPerNode Default DenyAccounts DenyQos DisableRootJobs ExclusiveUser
-GraceTime Hidden LLN MaxCPUsPerNode MaxMemPerCPU MaxMemPerNode MaxNodes MaxTime MinNodes Nodes OverSubscribe
-OverTimeLimit PreemptMode PriorityJobFactor PriorityTier QOS ReqResv ResumeTimeout RootOnly SelectTypeParameters
-State SuspendTime SuspendTimeout TRESBillingWeights""")
+# Every parameter of slurm.conf(5) and cgroup.conf(5) of SLURM 24.11 (the release software.slurm pins by default),
+# from the parameter lists read off the man pages (clusterforge/catalog/data/slurm-parameters.yaml).
+PARAMETERS = for_version("24.11")
+assert PARAMETERS is not None
+SLURM_CONF_KEYS = set(PARAMETERS.known("slurm_conf"))
+NODE_KEYS = set(PARAMETERS.known("node"))
+PARTITION_KEYS = set(PARAMETERS.known("partition"))
+CGROUP_KEYS = set(PARAMETERS.known("cgroup_conf"))
+# The keys of the slurm.conf a real slurmctld 24.11 ran with (../shared/reference/slurm-production.md, section 2):
+# an anchor for the lists, which come from the same man pages the tests read back with.
+RECIPE_KEYS = words("""ClusterName SlurmctldHost SlurmctldParameters SlurmUser AuthType AuthInfo CredType
+StateSaveLocation SlurmdSpoolDir SlurmctldLogFile SlurmdLogFile SlurmctldPidFile SlurmdPidFile SlurmctldTimeout
+SlurmdTimeout ReturnToService MailProg ProctrackType TaskPlugin JobAcctGatherType AccountingStorageType
+AccountingStorageHost AccountingStorageEnforce SelectType SelectTypeParameters DefMemPerCPU PriorityType
+PriorityWeightFairshare PriorityWeightQOS PriorityWeightAge PriorityWeightJobSize PriorityDecayHalfLife
+PriorityCalcPeriod PreemptType PreemptMode MpiDefault TopologyPlugin MaxNodeCount""")
 GRES_KEYS = {"AutoDetect", "Count", "Cores", "File", "Flags", "Links", "MultipleFiles", "Name", "NodeName", "Type"}
 TOPOLOGY_KEYS = {"SwitchName", "Switches", "Nodes", "LinkSpeed"}
-CGROUP_KEYS = words("""AllowedKmemSpace AllowedRAMSpace AllowedSwapSpace CgroupAutomount CgroupMountpoint CgroupPlugin
-ConstrainCores ConstrainDevices ConstrainKmemSpace ConstrainRAMSpace ConstrainSwapSpace IgnoreSystemd
-IgnoreSystemdOnFailure MaxKmemPercent MaxRAMPercent MaxSwapPercent MemorySwappiness MinKmemSpace MinRAMSpace""")
+JOB_CONTAINER_KEYS = {"AutoBasePath", "BasePath", "CloneNSScript", "CloneNSScript_Wait", "CloneNSEpilog",
+                      "CloneNSEpilog_Wait", "Dirs", "EntireStepInNS", "InitScript", "NodeName", "Shared"}
+
+
+def test_the_parameter_lists_hold_what_a_real_slurmctld_read() -> None:
+    assert RECIPE_KEYS <= SLURM_CONF_KEYS
+    assert {"NodeName", "RealMemory", "Gres", "State"} <= NODE_KEYS and {"PartitionName", "Nodes"} <= PARTITION_KEYS
+    assert {"CgroupPlugin", "ConstrainCores", "ConstrainRAMSpace", "ConstrainDevices"} <= CGROUP_KEYS
+    # nested options are not parameters; sections' line keys are not slurm.conf parameters
+    assert not {"associations", "bf_continue", "NodeName", "PartitionName", "CR_Core"} & SLURM_CONF_KEYS
+    assert list(releases()) == ["22.05", "23.02", "23.11", "24.05", "24.11", "25.05", "25.11", "26.05"]
+    assert "HashPlugin" not in releases()["22.05"].known("slurm_conf")  # new in 24.05
+    assert "ConstrainKmemSpace" not in CGROUP_KEYS  # removed in 23.02
 
 
 def render(cli, blueprint: Path, out: Path, *extra: str) -> Path:
@@ -218,3 +203,17 @@ def test_12500_nodes_compress_to_a_handful_of_lines(cli, write, tmp_path) -> Non
     assert sum(len(expand(line.split()[0].split("=", 1)[1])) for line in node_lines) == 13_000
     hosts = load((out / "inventory" / "hosts.yml").read_text())["all"]["children"]
     assert len(hosts["pool_gpu"]["hosts"]) == 12_500
+
+
+def test_job_container_and_plugstack_conf_parse(cli, write, tmp_path) -> None:
+    data = design([{"name": "ctl", "hardware": "cpu-1u", "count": 1, "role": "controller"},
+                   {"name": "gpu", "hardware": "dgx-h100", "count": 2, "partition": "train"}])
+    data["slurm"] |= {"job_container_tmpfs": {"base_path": "/local/tmp", "dirs": ["/tmp", "/dev/shm", "/scratch"]},
+                      "containers": True}
+    out = render(cli, write(yaml.safe_dump(data)), tmp_path / "out") / "slurm"
+    [fields] = conf_lines(out / "job_container.conf")
+    assert fields[0] == ("BasePath", "/local/tmp")  # job_container.conf(5): a line without NodeName starts so
+    assert {key for key, _ in fields} <= JOB_CONTAINER_KEYS and dict(fields)["Dirs"] == "/tmp,/dev/shm,/scratch"
+    # spank(7): "required/optional plugin arguments", one plugin per line; '#' starts a comment
+    plugins = [line.split() for line in (out / "plugstack.conf").read_text().splitlines() if not line.startswith("#")]
+    assert plugins == [["required", "/usr/local/lib/slurm/spank_pyxis.so"]]

@@ -20,7 +20,9 @@ scalars = (st.none() | st.booleans() | st.integers(-10**12, 10**12)
            | st.floats(allow_nan=False, allow_infinity=False) | words | st.text(max_size=12))
 keys = words | st.text(min_size=1, max_size=10)
 values = st.recursive(scalars | st.lists(scalars, max_size=5),
-                      lambda inner: st.dictionaries(keys, inner, max_size=4), max_leaves=20)
+                      lambda inner: st.dictionaries(keys, inner, max_size=4)
+                      | st.lists(st.dictionaries(keys, inner, min_size=1, max_size=3), min_size=1, max_size=3),
+                      max_leaves=20)
 
 
 @settings(max_examples=400, deadline=None)
@@ -60,8 +62,11 @@ def templatable(data: Any) -> list[str]:
     return [data] if isinstance(data, str) and is_trusted_as_template(data) else []
 
 
+safe_keys = keys.filter(lambda k: "{" not in k)
 ansible_values = st.recursive(scalars | ansible_words | st.lists(scalars | ansible_words, max_size=5),
-                              lambda inner: st.dictionaries(keys.filter(lambda k: "{" not in k), inner, max_size=4),
+                              lambda inner: st.dictionaries(safe_keys, inner, max_size=4)
+                              | st.lists(st.dictionaries(safe_keys, inner, min_size=1, max_size=3), min_size=1,
+                                         max_size=3),
                               max_leaves=20)
 
 
@@ -76,11 +81,23 @@ def test_ansible_reads_back_the_data_and_can_evaluate_none_of_it(data: dict) -> 
 
 
 def test_only_a_template_stays_a_template() -> None:
+    # a list of lists is a shape only PyYAML's dumper writes: the fallback keeps the same promises
     text = dump_ansible({"dir": Template("{{ inventory_dir }}/../slurm"), "text": "{{ inventory_dir }}",
-                         "list": [{"name": "{% x %}"}], "version": "12.10", "n": 3})
+                         "list": [["{% x %}"]], "version": "12.10", "n": 3})
     assert text.startswith("dir: '{{ inventory_dir }}/../slurm'\ntext: !unsafe '{{ inventory_dir }}'\n")
     assert [s for s in templatable(ansible_load(text)) if "{" in s] == ["{{ inventory_dir }}/../slurm"]
     assert "version: '12.10'" in text  # quoted, untagged: Ansible would read !unsafe 12.10 as the float 12.1
+
+
+def test_a_list_of_mappings_is_a_block_sequence() -> None:
+    # slurm_qos and slurm_accounts in group_vars: the direct writer, every string still !unsafe
+    data = {"qos": [{"name": "high", "options": {"Priority": "1000", "Preempt": "{{ x }}"}, "users": ["a"]}],
+            "n": 1}
+    text = dump_ansible(data)
+    assert text == ('qos:\n- name: !unsafe high\n  options:\n    Priority: "1000"\n    Preempt: !unsafe "{{ x }}"\n'
+                    "  users: [!unsafe a]\nn: 1\n")
+    assert load(text) == data and ansible_load(text) == data
+    assert [s for s in templatable(ansible_load(text)) if "{" in s] == []
 
 
 def test_a_key_with_template_syntax_is_refused() -> None:

@@ -50,7 +50,6 @@ ANSIBLE_OWN = frozenset({
 # Facts render writes for people and for operators' own playbooks (README.md: "rack, position, rails, GPUs per
 # host"; docs/aws.md: the stack's hosts and addresses). No role reads them, so no role may declare them.
 INVENTORY_FACTS = {
-    "slurm_cluster_name": "the SLURM ClusterName",
     "aws_region": "the AWS region",
     "gres": "the pool's SLURM GRES",
     "placement_group": "the pool's EC2 cluster placement group",

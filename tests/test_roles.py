@@ -32,7 +32,7 @@ def tasks_of(role: str) -> list[tuple[str, dict[str, Any]]]:
 
 def test_every_role_of_the_issue_exists() -> None:
     assert set(ROLES) == {"common", "munge", "slurm", "nvidia_driver", "nccl", "efa", "infiniband",
-                          "lustre_client", "health"}
+                          "lustre_client", "health", "containers"}
 
 
 @pytest.mark.parametrize("role", ROLES)
@@ -131,3 +131,112 @@ def test_munge_key_of_the_wrong_size_is_made_again() -> None:
     assert task["no_log"] is True
     verify = {t["name"]: t for _, t in tasks_of("munge")}
     assert verify["This host makes a munge credential"]["no_log"] is True
+
+
+# --- containers: what the role's variables and enroot.conf come to ----------------------------------------------
+
+def _trusted(value: Any) -> Any:
+    from ansible.template import trust_as_template
+
+    if isinstance(value, str):
+        return trust_as_template(value)
+    if isinstance(value, dict):
+        return {k: _trusted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_trusted(v) for v in value]
+    return value
+
+
+def containers_templar(**inventory: Any) -> Any:
+    """Ansible's templating over the containers role's defaults and vars, with these inventory variables."""
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar
+
+    variables: dict[str, Any] = {}
+    for part in ("defaults", "vars"):
+        variables |= _trusted(load(ROOT / "roles" / "containers" / part / "main.yml"))
+    return Templar(loader=DataLoader(), variables=variables | inventory)
+
+
+def containers_value(name: str, **inventory: Any) -> Any:
+    from ansible.template import trust_as_template
+
+    return containers_templar(**inventory).template(trust_as_template("{{ " + name + " }}"))
+
+
+@pytest.mark.parametrize(("inventory", "applies"), [
+    ({"group_names": ["slurm_compute", "pool_gpu"], "containers_enabled": True}, True),
+    ({"group_names": ["slurm_login"], "containers_enabled": True}, True),
+    ({"group_names": ["slurm_controller"], "containers_enabled": True}, True),  # srun there loads pyxis too
+    ({"group_names": ["storage"], "containers_enabled": True}, False),
+    ({"group_names": ["slurm_compute"], "containers_enabled": False}, False),
+    ({"group_names": ["slurm_compute"]}, False),  # off unless the blueprint asks
+])
+def test_containers_applies_to_submit_and_compute_hosts_when_enabled(inventory: dict[str, Any],
+                                                                     applies: bool) -> None:
+    assert containers_value("containers_applies", **inventory) is applies
+
+
+@pytest.mark.parametrize(("gpu_count", "expected"), [
+    (0, ["enroot=4.1.2-*", "enroot+caps=4.1.2-*", "nvslurm-plugin-pyxis=0.24.0-*"]),
+    (8, ["enroot=4.1.2-*", "enroot+caps=4.1.2-*", "nvslurm-plugin-pyxis=0.24.0-*", "libnvidia-container-tools"]),
+])
+def test_containers_installs_nvidias_packages_at_the_pins(gpu_count: int, expected: list[str]) -> None:
+    defaults = load(ROOT / "roles" / "containers" / "defaults" / "main.yml")
+    assert (defaults["containers_enroot_version"], defaults["containers_pyxis_version"]) == ("4.1.2", "0.24.0")
+    assert containers_value("containers_package_specs", gpu_count=gpu_count) == expected
+    assert containers_value("containers_package_names", gpu_count=gpu_count) == [s.split("=")[0] for s in expected]
+
+
+def test_containers_pin_patterns_follow_a_site_version_scheme() -> None:
+    """A site repository that builds pyxis per SLURM release (`24.11.5-0.24.0-1`) sets its own pattern."""
+    specs = containers_value("containers_package_specs", containers_pyxis_package_version="24.11*-0.24.0-*")
+    assert "nvslurm-plugin-pyxis=24.11*-0.24.0-*" in specs
+
+
+@pytest.mark.parametrize(("arch", "path"), [("x86_64", "/usr/lib/x86_64-linux-gnu/slurm/spank_pyxis.so"),
+                                            ("aarch64", "/usr/lib/aarch64-linux-gnu/slurm/spank_pyxis.so")])
+def test_containers_pyxis_plugin_is_where_the_pyxis_package_puts_it(arch: str, path: str) -> None:
+    """pyxis's debian/rules installs with libdir=/usr/lib/$(DEB_HOST_MULTIARCH); its Makefile adds slurm/."""
+    assert containers_value("containers_pyxis_plugin", ansible_architecture=arch) == path
+
+
+# enroot's config::load (enroot.in): the keys it exports; every other line of enroot.conf is ignored.
+ENROOT_READS = re.compile(r"^ENROOT_[A-Z_]+$|^(MELLANOX_|NVIDIA_)|^SSL_CERT_(DIR|FILE)$|^(all|no|http|https)_proxy$")
+
+
+def enroot_conf(**inventory: Any) -> str:
+    from ansible.template import trust_as_template
+
+    text = (ROOT / "roles" / "containers" / "templates" / "enroot.conf.j2").read_text()
+    rendered: str = containers_templar(**inventory).template(trust_as_template(text))
+    return rendered
+
+
+def test_enroot_conf_has_the_cluster_paths_and_settings_enroot_reads() -> None:
+    import subprocess
+
+    text = enroot_conf(containers_enroot_extra_settings={"ENROOT_REMAP_ROOT": True, "https_proxy": "http://p:3128"})
+    settings = dict(line.split(" ", 1) for line in text.splitlines() if line and not line.startswith("#"))
+    assert settings == {
+        "ENROOT_RUNTIME_PATH": "/run/enroot/user-$(id -u)",
+        "ENROOT_CACHE_PATH": "/var/lib/enroot/cache/user-$(id -u)",
+        "ENROOT_DATA_PATH": "/var/lib/enroot/data/user-$(id -u)",
+        "ENROOT_SQUASH_OPTIONS": "-noI -noD -noF -noX -no-duplicates",
+        "ENROOT_MOUNT_HOME": "no", "ENROOT_RESTRICT_DEV": "yes", "ENROOT_ROOTFS_WRITABLE": "yes",
+        "ENROOT_REMAP_ROOT": "yes", "https_proxy": "http://p:3128"}
+    assert all(ENROOT_READS.match(key) for key in settings)
+    # enroot refuses a configuration file bash cannot parse; the role validates the file the same way
+    assert subprocess.run(["bash", "-n"], input=text, text=True, check=False).returncode == 0
+    assert containers_value("containers_enroot_parents") == ["/run/enroot", "/var/lib/enroot/cache",
+                                                              "/var/lib/enroot/data"]
+
+
+@pytest.mark.parametrize(("key", "reads"), [("ENROOT_MOUNT_HOME", True), ("NVIDIA_DRIVER_CAPABILITIES", True),
+                                            ("SSL_CERT_FILE", True), ("no_proxy", True), ("ENROOT_DATA_PATH2", False),
+                                            ("enroot_mount_home", False), ("HTTPS_PROXY", False)])
+def test_containers_accepts_only_keys_enroot_reads(key: str, reads: bool) -> None:
+    """A key enroot ignores would silently do nothing: the role's check agrees with enroot's own."""
+    pattern = load(ROOT / "roles" / "containers" / "vars" / "main.yml")["containers_enroot_key_pattern"]
+    assert bool(re.match(pattern, key)) is reads
+    assert bool(ENROOT_READS.match(key)) is reads

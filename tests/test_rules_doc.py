@@ -43,7 +43,8 @@ def policies_md_ids() -> list[str]:
 
 
 # Rules this project adds beyond POLICIES.md: the security defaults of the AWS stack (reliability issue).
-ADDITIONS = ("SEC-001", "SEC-002", "SEC-003", "SEC-004")
+ADDITIONS = ("SEC-001", "SEC-002", "SEC-003", "SEC-004", "SW-003",
+             "SLM-003", "SLM-004", "SLM-005", "SLM-006", "SLM-007")
 
 
 def test_every_policies_md_id_is_registered_and_documented() -> None:

@@ -43,6 +43,10 @@ class Catalog:
         except KeyError:
             raise ClusterforgeError(self.unknown(key)) from None
 
+    def with_entry(self, key: str, entry: Entry) -> Catalog:
+        """A copy with `key` replaced (the lab describes its nodes with the figures of the machine it runs on)."""
+        return Catalog({**self._entries, key: entry}, self.origins, self.software)
+
     def unknown(self, key: str, source: Source | None = None, path: Sequence[str | int] = ()) -> Problem:
         """A Problem for an unknown hardware key, with the closest known names."""
         suggestion = closest(key, self._entries)

@@ -1,7 +1,7 @@
 """Software sets known to work together, as catalog data: one row per release, each with its source.
 
-SW-001 checks a blueprint's `software:` pins against these tables. The built-in rows live in
-`catalog/data/software.yaml`; a site catalog (`--catalog site.yaml`) adds the sets it has qualified under the
+SW-001 checks a blueprint's `software:` pins against these tables, SW-003 the SLURM release. The built-in rows
+live in `catalog/data/software.yaml`; a site catalog (`--catalog site.yaml`) adds the sets it has qualified under the
 same keys, and a built-in row cannot be redefined (a silent shadow would change every verdict that uses it).
 """
 
@@ -78,6 +78,23 @@ class NeuronRow(Row):
     efa_installer: Release | None = Field(None, description="EFA installer series the release pins")
 
 
+YEAR_MONTH = r"^20[0-9]{2}-(0[1-9]|1[0-2])$"
+YearMonth = Annotated[str, StringConstraints(pattern=YEAR_MONTH), Field(description=expected(
+    YEAR_MONTH, "a month as YYYY-MM, e.g. 2028-08"))]
+SHORT = rf"^{LINE_CHAR}{{3,120}}$"
+Short = Annotated[str, StringConstraints(pattern=SHORT), Field(description=expected(
+    SHORT, "one line of text without control characters, 3 to 120 characters"))]
+
+
+class SlurmRow(Row):
+    """A SLURM release and until when someone ships security fixes for it (SW-003 warns after that month)."""
+
+    KEY = "slurm"
+    slurm: Release = Field(description="major.minor, e.g. 24.11")
+    supported_until: YearMonth = Field(description="last month with security fixes, from SchedMD or a distribution")
+    supported_by: Short = Field(description="who ships those fixes, e.g. Debian 13 trixie security support")
+
+
 class SoftwareTables(BaseModel):
     """The tables of one catalog file; every one may be empty or absent."""
 
@@ -89,6 +106,7 @@ class SoftwareTables(BaseModel):
     efa_installer: Annotated[list[EfaInstallerRow], Field(max_length=1000)] = []
     rocm: Annotated[list[RocmRow], Field(max_length=1000)] = []
     neuron_sdk: Annotated[list[NeuronRow], Field(max_length=1000)] = []
+    slurm: Annotated[list[SlurmRow], Field(max_length=1000)] = []
 
     def rows(self) -> Iterator[tuple[str, int, Row]]:
         """(table, index, row) of every row, in file order."""

@@ -63,9 +63,15 @@ def _finish(outcome: Outcome, what: str, name: str) -> None:
 @click.option("--catalog", "catalogs", multiple=True, type=click.Path(path_type=Path, dir_okay=False),
               help="Extra catalog YAML (the bundled lab-node catalog is always loaded).")
 @click.option("--bare", is_flag=True, help="Start from the plain node image: every package installed by the roles.")
+@click.option("--ha", is_flag=True,
+              help="Add ctl-0002 as the backup controller (slurmctld's state on /shared) and db-0001 for slurmdbd.")
 @name_option
-def up(count: int | None, blueprint: Path | None, catalogs: tuple[Path, ...], bare: bool, name: str) -> None:
-    """Build the images (once), start the nodes, run site.yml over SSH, then run a job on every compute node."""
+def up(count: int | None, blueprint: Path | None, catalogs: tuple[Path, ...], bare: bool, ha: bool,
+       name: str) -> None:
+    """Build the images (once), start the nodes, run site.yml over SSH, then run a job on every compute node.
+
+    The cluster has SLURM 24.11 with accounting (slurmdbd and MariaDB on the controller), QOS low and high
+    (high preempts low by requeue), configless compute nodes, PMIx, and /shared mounted on every node."""
     from clusterforge.lab import cluster
     from clusterforge.lab.render import DEFAULT_BLUEPRINT, DEFAULT_CATALOG, data_file
 
@@ -78,7 +84,7 @@ def up(count: int | None, blueprint: Path | None, catalogs: tuple[Path, ...], ba
     result: list[tuple[LabState, Timings]] = []
 
     def bring_up(handler: EventHandler) -> Outcome:
-        lab, outcome, timings = cluster.up(paths, bp, all_catalogs, count, bare, view.print, handler)
+        lab, outcome, timings = cluster.up(paths, bp, all_catalogs, count, bare, view.print, handler, ha)
         result.append((lab, timings))
         return outcome
 

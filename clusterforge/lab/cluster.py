@@ -25,6 +25,11 @@ Say = Callable[[str], None]
 BAKED_REPO = "localhost/cf-lab-baked"
 CONTROLLER = "slurm_controller"
 COMPUTE = "slurm_compute"
+# What the bake node must not pass on to every node: its identity and keys, and the daemons Debian's packages
+# enable at install (each node enables only its own: the slurm role).
+BAKE_CLEANUP = ("rm -f /etc/ssh/ssh_host_* /etc/munge/munge.key "
+                "&& systemctl disable --quiet slurmctld slurmd slurmdbd mariadb "
+                "&& : > /etc/machine-id && apt-get clean")
 
 
 @dataclass
@@ -74,7 +79,7 @@ def _bake_inputs(node_image: str, pins: repo.Pins) -> str:
               *root.glob("roles/*/vars/main.yml"), *root.glob("filter_plugins/*.py")]
     for path in sorted(inputs):
         digest.update(path.relative_to(root).as_posix().encode() + path.read_bytes())
-    digest.update(repr(pins).encode())
+    digest.update(repr(pins).encode() + BAKE_CLEANUP.encode())
     digest.update((repo.repo_root() / "Packages").read_bytes())
     return digest.hexdigest()[:12]
 
@@ -99,11 +104,12 @@ def ensure_baked(paths: LabPaths, node_image: str, rendered: Path, say: Say, on_
     try:
         nodes.write_ssh_config(paths, [Node(spec.name, paths.container(spec.name), spec.ip, spec.groups)])
         nodes.wait_booted(paths, [spec.name])
-        outcome = _run(paths, bake_dir / "inventory/hosts.yml", on_event, tags="install")
+        # the bake node stands in for every host, the accounting database's too
+        outcome = _run(paths, bake_dir / "inventory/hosts.yml", on_event, tags="install",
+                       extra_vars={"slurm_dbd_host": "bake"})
         if not outcome.summary.ok:
             raise ClusterforgeError(outcome.problem("the install steps on the bake node"))
-        cleanup = nodes.ssh(paths, "bake", ["sh", "-c", "rm -f /etc/ssh/ssh_host_* /etc/munge/munge.key "
-                                                         "&& : > /etc/machine-id && apt-get clean"], control=False)
+        cleanup = nodes.ssh(paths, "bake", ["sh", "-c", BAKE_CLEANUP], control=False)
         if cleanup.returncode != 0:
             raise ClusterforgeError(Problem(f"cleaning the bake node failed: {cleanup.stderr.strip()}", "bake"))
         nodes.close_ssh(paths, ["bake"])
@@ -117,7 +123,7 @@ def ensure_baked(paths: LabPaths, node_image: str, rendered: Path, say: Say, on_
 
 
 def up(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: int | None, bare: bool, say: Say,
-       on_event: EventHandler | None) -> tuple[LabState, Outcome, Timings]:
+       on_event: EventHandler | None, ha: bool = False) -> tuple[LabState, Outcome, Timings]:
     """Bring a lab up and provision it; the caller runs the smoke job."""
     if state.load(paths) is not None or podman.labelled("container", f"{LABEL}={paths.name}"):
         raise ClusterforgeError(Problem(
@@ -126,7 +132,7 @@ def up(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: int | 
     timings = Timings()
     host.require(need_debootstrap=not podman_image_exists(image.BASE_IMAGE))
     paths.root.mkdir(parents=True, exist_ok=True)
-    render(blueprint, catalogs, count, paths.render)
+    render(blueprint, catalogs, count, paths.render, ha)
     hosts = inventory_hosts(paths.render / "inventory/hosts.yml")
     if not any(CONTROLLER in g for g in hosts.values()):
         raise ClusterforgeError(Problem("the rendered inventory has no slurm_controller host", str(blueprint)))

@@ -1,7 +1,7 @@
 """Lab images, built locally and cached in podman storage (no registry is needed or used).
 
-`base`: a Debian bookworm rootfs from debootstrap, imported as is. `node`: the base with per-node SSH host keys
-and the timers that would race Ansible masked (data/Containerfile). The `baked` image (see cluster.py) is a
+`base`: a Debian trixie rootfs (SLURM 24.11) from debootstrap, imported as is. `node`: the base with per-node SSH
+host keys and the timers that would race Ansible masked (data/Containerfile). The `baked` image (see cluster.py) is a
 node that the roles' install steps already ran on.
 """
 
@@ -21,7 +21,7 @@ from clusterforge.errors import ClusterforgeError, Problem
 from clusterforge.lab import podman
 from clusterforge.lab.paths import shared_cache
 
-SUITE = "bookworm"
+SUITE = "trixie"
 BASE_IMAGE = f"localhost/cf-lab-base:{SUITE}"
 NODE_IMAGE_REPO = "localhost/cf-lab-node"
 DEFAULT_MIRROR = "http://deb.debian.org/debian"

@@ -19,13 +19,20 @@ ON_COMPUTE = "{{ inventory_hostname in groups['slurm_compute'] | default([]) }}"
 
 def lab_vars(paths: LabPaths, repo: Repo) -> dict[str, Any]:
     local: dict[str, Any] = {}
-    for role in ("nvidia_driver", "nccl", "lustre_client"):
+    for role in ("nvidia_driver", "nccl", "lustre_client", "containers"):
         local |= {f"{role}_apt_repository": APT_LINE, f"{role}_apt_repository_filename": REPO_FILE,
                   f"{role}_apt_key_url": ""}
     return {
         "ansible_user": "root",
         "ansible_ssh_common_args": f"-F {paths.ssh_config}",
         "munge_key_file": str(paths.root / "munge.key"),
+        "slurm_dbd_password_file": str(paths.root / "slurmdbd.password"),
+        # The lab's two compute nodes run an MPI allreduce through PMIx at the end of every provisioning run.
+        "slurm_verify_mpi": True,
+        # enroot and pyxis stand-ins from the lab repository, switched on here and not by the blueprint's
+        # slurm.containers: the stand-in has no spank_pyxis.so, and a pyxis line in plugstack.conf would make
+        # every srun in the lab fail.
+        "containers_enabled": True,
         # The lab's nodes have no GPUs; the driver and NCCL roles install and configure on compute nodes anyway
         # and skip only the device steps. The health check then checks NCCL but not GPUs or fabric ports.
         "nvidia_driver_enabled": ON_COMPUTE,

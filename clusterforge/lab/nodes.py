@@ -1,7 +1,8 @@
 """Node containers: systemd as PID 1 on a podman network, reached over SSH with a key made for this lab.
 
 Compute nodes get CAP_SYS_ADMIN and a private cgroup namespace, so that a boot unit of the image can make their
-own cgroup controllers writable for SLURM's cgroup plugins; they are not privileged (no host devices, no
+own cgroup controllers writable for SLURM's cgroup plugins, and CAP_SYS_NICE, without which task/affinity cannot
+pin a non-root job's tasks (slurmd then drains the node); they are not privileged (no host devices, no
 kernel modules, no clock). Every container and the network carry the lab's label, so `down` finds them all.
 """
 
@@ -73,6 +74,18 @@ def state_volume(paths: LabPaths, spec: NodeSpec) -> list[str]:
     return ["--volume", f"{volume}:{STATE_SAVE_LOCATION}"]
 
 
+SHARED_MOUNT = "/shared"
+
+
+def shared_volume(paths: LabPaths) -> list[str]:
+    """One volume every node mounts at /shared, standing in for the NFS or Lustre file system a cluster shares:
+    the HA controllers' StateSaveLocation, job checkpoints, software."""
+    volume = f"{paths.name}-shared"
+    if not podman.exists("volume", volume):
+        podman.run(["volume", "create", "--label", f"{LABEL}={paths.name}", volume])
+    return ["--volume", f"{volume}:{SHARED_MOUNT}"]
+
+
 def start(paths: LabPaths, specs: Sequence[NodeSpec], image: str, repo: str, keep_state: bool = True) -> None:
     """Start one container per node (about 0.2 s each); systemd boots in the background. Without keep_state
     (the bake node, committed as an image) nothing is on a volume."""
@@ -84,9 +97,9 @@ def start(paths: LabPaths, specs: Sequence[NodeSpec], image: str, repo: str, kee
             "--network", paths.network, "--ip", spec.ip, "--network-alias", spec.name, "--no-hosts",
             "--systemd=always",
             "--label", f"{LABEL}={paths.name}", "--label", f"{LABEL}.node={spec.name}",
-            *(["--cap-add", "SYS_ADMIN", "--cgroupns=private"] if cgroups else []),
+            *(["--cap-add", "SYS_ADMIN", "--cap-add", "SYS_NICE", "--cgroupns=private"] if cgroups else []),
             "--volume", f"{repo}:{MOUNT}:ro", "--volume", f"{pubkey}:/root/.ssh/authorized_keys:ro",
-            *(state_volume(paths, spec) if keep_state else []), image,
+            *([*state_volume(paths, spec), *shared_volume(paths)] if keep_state else []), image,
         ])
 
 

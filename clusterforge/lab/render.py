@@ -7,8 +7,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from clusterforge.catalog.loader import Catalog
+from clusterforge.catalog.models import Cpus, Server
 from clusterforge.errors import ClusterforgeError, Problem
-from clusterforge.model import Cluster
+from clusterforge.model import Cluster, Pool
 from clusterforge.render.yamlout import load
 
 DEFAULT_BLUEPRINT = "blueprint.yaml"
@@ -31,16 +33,71 @@ def resized(cluster: Cluster, nodes: int) -> Cluster:
     return cluster.model_copy(update={"pools": pools})
 
 
-def render(blueprint: Path, catalogs: Sequence[Path], nodes: int | None, out: Path) -> None:
-    """Write inventory/, group_vars and slurm/ for the lab into `out` (replaced as a whole)."""
+HA_STATE = "/shared/slurm/state"
+DBD_POOL = "db"  # on the volume every lab node mounts at /shared (nodes.SHARED_MOUNT)
+
+
+def with_backup_controller(cluster: Cluster) -> Cluster:
+    """The cluster with a second controller (the backup), slurmctld's state on the shared volume, where
+    whichever controller is in charge reads and writes it, and the accounting database on `db-0001`."""
+    controller = next((p for p in cluster.pools if p.role == "controller"), None)
+    if controller is None:
+        raise ClusterforgeError(Problem("--ha needs a pool with role: controller in the lab's blueprint", "--ha"))
+    pools = [p.model_copy(update={"count": 2}) if p is controller else p for p in cluster.pools]
+    # slurmdbd on a node of its own: a backup that takes over must reach the accounting database, which would
+    # die with the primary if it ran there
+    pools.append(Pool(name=DBD_POOL, hardware=controller.hardware, count=1, role="login"))
+    accounting = cluster.slurm.accounting.model_copy(update={"pool": DBD_POOL})
+    slurm = cluster.slurm.model_copy(update={"state_save_location": HA_STATE, "accounting": accounting})
+    return cluster.model_copy(update={"pools": pools, "slurm": slurm})
+
+
+LAB_HARDWARE = "lab-node"
+
+
+def host_cpus(sysfs: Path = Path("/sys/devices/system/cpu")) -> Cpus | None:
+    """This machine's CPU topology as slurmd counts it (sockets, cores per socket, threads per core), read from
+    sysfs; the lab's containers see every CPU of the host. None when sysfs does not say."""
+    cores: dict[str, set[str]] = {}
+    threads = 0
+    for cpu in sysfs.glob("cpu[0-9]*/topology"):
+        try:
+            package = (cpu / "physical_package_id").read_text().strip()
+            core = (cpu / "core_id").read_text().strip()
+        except OSError:
+            continue
+        cores.setdefault(package, set()).add(core)
+        threads += 1
+    if not cores:
+        return None
+    per_socket = max(len(c) for c in cores.values())
+    total_cores = sum(len(c) for c in cores.values())
+    return Cpus(sockets=len(cores), cores_per_socket=per_socket, threads_per_core=max(1, threads // total_cores))
+
+
+def with_host_cpus(catalog: Catalog) -> Catalog:
+    """The lab's node entry with this machine's CPU topology, so slurm.conf's node line is what slurmd finds (a
+    node line that differs makes slurmctld log an error at every registration)."""
+    cpus = host_cpus()
+    entry = catalog.get(LAB_HARDWARE) if LAB_HARDWARE in catalog else None
+    if cpus is None or not isinstance(entry, Server):
+        return catalog
+    return catalog.with_entry(LAB_HARDWARE, entry.model_copy(update={"cpus": cpus}))
+
+
+def render(blueprint: Path, catalogs: Sequence[Path], nodes: int | None, out: Path, ha: bool = False) -> None:
+    """Write inventory/, group_vars and slurm/ for the lab into `out` (replaced as a whole); `ha` adds the
+    backup controller."""
     from clusterforge import analysis
     from clusterforge.load import Loaded
     from clusterforge.render import RenderContext, write
 
     policy = analysis.read_policy(analysis.PolicyInputs(catalogs=tuple(catalogs)))
     loaded = analysis.load(blueprint, policy)
+    cluster = with_backup_controller(loaded.cluster) if ha else loaded.cluster
     if nodes is not None:
-        loaded = Loaded(resized(loaded.cluster, nodes), loaded.source, loaded.catalog)
+        cluster = resized(cluster, nodes)
+    loaded = Loaded(cluster, loaded.source, with_host_cpus(loaded.catalog))
     result = analysis.analyze(loaded, policy)
     result.refuse_on_errors("the lab")
     write(RenderContext(loaded, result.plan, out / "pulumi"), out)

@@ -2,8 +2,9 @@
 
 NCCL is real: `libnccl2` carries the `libnccl.so.2` from PyPI's nvidia-nccl-cu12 wheel of the pinned version, so
 the nccl role's ncclGetVersion check tests the real library. The driver, Fabric Manager, Lustre client,
-aws-ofi-nccl and the EFA installer are stand-ins with the real names and versions and no payload: they let the
-roles' install paths (repository, pin, packages, checksum) run on machines without the vendors' repositories.
+aws-ofi-nccl, enroot, pyxis and the EFA installer are stand-ins with the real names and versions and no payload:
+they let the roles' install paths (repository, pin, packages, checksum) run on machines without the vendors'
+repositories.
 The repository is mounted read-only into every node at MOUNT and served as a flat `file:` repository.
 """
 
@@ -19,11 +20,13 @@ import tempfile
 import zipfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import yaml
+
 from clusterforge.errors import ClusterforgeError, Problem
-from clusterforge.lab.paths import shared_cache
+from clusterforge.lab.paths import project_root, shared_cache
 
 MOUNT = "/srv/clusterforge-repo"
 APT_LINE = f"deb [trusted=yes] file:{MOUNT} ./"
@@ -31,9 +34,16 @@ LIBDIR = "usr/lib/x86_64-linux-gnu"
 STANDIN = "clusterforge lab stand-in: the real package's name and version, none of its files"
 
 
+def _containers_default(variable: str) -> str:
+    """A version pinned in the containers role's defaults (the blueprint has no enroot or pyxis pin)."""
+    defaults = yaml.safe_load((project_root() / "roles/containers/defaults/main.yml").read_text())
+    return str(defaults[variable])
+
+
 @dataclass(frozen=True)
 class Pins:
-    """The versions to serve, from the rendered group_vars (the blueprint's software pins)."""
+    """The versions to serve, from the rendered group_vars (the blueprint's software pins); enroot's and pyxis's
+    are the containers role's defaults unless given."""
 
     nccl: str
     cuda: str
@@ -41,6 +51,8 @@ class Pins:
     efa_installer: str
     aws_ofi_nccl: str
     lustre_client: str
+    enroot: str = field(default_factory=lambda: _containers_default("containers_enroot_version"))
+    pyxis: str = field(default_factory=lambda: _containers_default("containers_pyxis_version"))
 
     @property
     def driver_branch(self) -> str:
@@ -92,6 +104,8 @@ def _packages(pins: Pins) -> list[tuple[str, str, Callable[[Path], None]]]:
     nccl_version = f"{pins.nccl}-1+cuda{pins.cuda}"
     driver = f"{pins.nvidia_driver}-1"
     lustre = f"{pins.lustre_client}-1"
+    enroot = f"{pins.enroot}-1"
+    pyxis = f"{pins.pyxis}-1"
     return [
         ("libnccl2", nccl_version, lambda deb: _nccl(deb, pins, dev=False)),
         ("libnccl-dev", nccl_version, lambda deb: _nccl(deb, pins, dev=True)),
@@ -105,6 +119,14 @@ def _packages(pins: Pins) -> list[tuple[str, str, Callable[[Path], None]]]:
          lambda deb: _standin(deb, "lustre-client-modules-dkms", lustre, "Lustre client kernel modules (DKMS)")),
         ("aws-ofi-nccl", f"{pins.aws_ofi_nccl}-1",
          lambda deb: _standin(deb, "aws-ofi-nccl", f"{pins.aws_ofi_nccl}-1", "NCCL plugin for libfabric (EFA)")),
+        # NVIDIA/enroot's release .debs and pyxis's `make deb`, with the dependencies between them they declare
+        ("enroot", enroot, lambda deb: _standin(deb, "enroot", enroot, "Unprivileged container sandboxing utility")),
+        ("enroot+caps", enroot,
+         lambda deb: _standin(deb, "enroot+caps", enroot, "enroot's extra capabilities for unprivileged image import",
+                              f"Depends: enroot (= {enroot})\n")),
+        ("nvslurm-plugin-pyxis", pyxis,
+         lambda deb: _standin(deb, "nvslurm-plugin-pyxis", pyxis, "Slurm SPANK plugin for containerized tasks (pyxis)",
+                              "Depends: enroot (>= 3.1.0) | enroot-hardened (>= 3.1.0)\n")),
     ]
 
 
@@ -123,11 +145,11 @@ def _build(tree: Path, deb: Path, compress: str = "gzip") -> None:
     tmp.replace(deb)
 
 
-def _standin(deb: Path, name: str, version: str, what: str) -> None:
+def _standin(deb: Path, name: str, version: str, what: str, extra: str = "") -> None:
     with tempfile.TemporaryDirectory(dir=deb.parent) as tmp:
         tree = Path(tmp)
         (tree / "DEBIAN").mkdir()
-        (tree / "DEBIAN/control").write_text(_control(name, version, f"{what} ({STANDIN})"))
+        (tree / "DEBIAN/control").write_text(_control(name, version, f"{what} ({STANDIN})", extra))
         doc = tree / "usr/share/doc" / name
         doc.mkdir(parents=True)
         (doc / "README.clusterforge-lab").write_text(f"{what} {version}: {STANDIN}.\n")

@@ -4,9 +4,8 @@ from clusterforge.model.blueprint import (
     Cluster,
     EfaFabric,
     OnPremLustre,
-    Partition,
     Pool,
-    Slurm,
+    SharedStorage,
     Software,
     Storage,
     SwitchedFabric,
@@ -26,10 +25,20 @@ from clusterforge.model.site import (
     RowCooling,
     Site,
 )
+from clusterforge.model.slurm import (
+    Account,
+    Accounting,
+    JobContainerTmpfs,
+    Partition,
+    PriorityWeights,
+    Qos,
+    Slurm,
+)
 
 __all__ = [
-    "AirCooling", "Aws", "AwsSecurity", "CapacityBlock", "Cluster", "ContainmentCooling", "EfaFabric", "Feed",
-    "FsxLustre", "Ingress",
-    "LiquidCooling", "Odcr", "OnDemand", "OnPremLustre", "Panel", "Partition", "Placement", "Pool", "Rack",
-    "RdhxCooling", "Row", "RowCooling", "Site", "Slurm", "Software", "Storage", "SwitchedFabric", "Workload",
+    "Account", "Accounting", "AirCooling", "Aws", "AwsSecurity", "CapacityBlock", "Cluster", "ContainmentCooling",
+    "EfaFabric", "Feed", "FsxLustre", "Ingress", "JobContainerTmpfs",
+    "LiquidCooling", "Odcr", "OnDemand", "OnPremLustre", "Panel", "Partition", "Placement", "Pool",
+    "PriorityWeights", "Qos", "Rack", "RdhxCooling", "Row", "RowCooling", "SharedStorage", "Site", "Slurm",
+    "Software", "Storage", "SwitchedFabric", "Workload",
 ]

@@ -9,6 +9,7 @@ from pydantic import BaseModel, Discriminator, Field, StringConstraints, Tag
 from clusterforge.model.base import Count, Kw, Name, ObjectName, Strict
 from clusterforge.model.cloud import Aws, AzId, FsxLustre
 from clusterforge.model.site import Site
+from clusterforge.model.slurm import Slurm
 from clusterforge.model.text import (
     CatalogKey,
     FreeText,
@@ -17,7 +18,7 @@ from clusterforge.model.text import (
     LnetNids,
     MountOptions,
     MountPath,
-    SlurmTime,
+    NfsSource,
     VersionPin,
 )
 from clusterforge.validation import expected
@@ -93,24 +94,19 @@ Lustre = Annotated[
 ]
 
 
+class SharedStorage(Strict):
+    """A shared file system (NFS or alike) every node mounts: home directories, job scripts, and the
+    controllers' StateSaveLocation when there are two. Without `source` the mount point is only created:
+    something else (the lab's volume, an automounter) provides it."""
+
+    mount: MountPath
+    source: NfsSource | None = None
+    options: MountOptions = "defaults,_netdev"
+
+
 class Storage(Strict):
     lustre: Lustre | None = None
-
-
-class Partition(Strict):
-    name: Name
-    pools: Annotated[list[Name], Field(min_length=1)]
-    default: bool = False
-    max_time: SlurmTime = "UNLIMITED"
-
-
-class Slurm(Strict):
-    cluster_name: Name | None = None
-    partitions: list[Partition] = []
-    private_data: list[Literal["accounts", "jobs", "nodes", "partitions", "reservations", "usage", "users"]] = [
-        "jobs", "usage", "users", "accounts"]
-    # Seconds without an answer before slurmctld marks a node DOWN (SLURM's default: 300).
-    slurmd_timeout_s: Annotated[int, Field(ge=10, le=65533)] | None = None
+    shared: SharedStorage | None = None
 
 
 class Software(Strict):
@@ -125,7 +121,7 @@ class Software(Strict):
     nccl: VersionPin = "2.26.2"
     efa_installer: VersionPin = "1.41.0"
     aws_ofi_nccl: VersionPin = "1.14.2"
-    slurm: VersionPin = "22.05"
+    slurm: VersionPin = "24.11"
     rocm: VersionPin | None = None
     rccl: VersionPin | None = None
     amdgpu_driver: VersionPin | None = None

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from clusterforge.catalog import Catalog, Switch
 from clusterforge.errors import Problem, shown
 from clusterforge.model.blueprint import Cluster, SwitchedFabric
+from clusterforge.model.slurm_references import slurm_problems
 from clusterforge.targets import registered
 from clusterforge.validation import closest
 from clusterforge.yamlsource import PathKey, Source
@@ -51,6 +52,7 @@ def reference_problems(cluster: Cluster, source: Source) -> list[Problem]:
     for i, pool in enumerate(cluster.pools):
         if pool.partition and parts and pool.partition not in part_names:
             out.append(_unknown(("pools", i, "partition"), "partition", pool.partition, part_names, source))
+    out += slurm_problems(cluster, source)
     out += _target_problems(cluster, source)
     if cluster.placement and cluster.site is None:
         out.append(source.problem(("placement",), "placement needs a site to place into",

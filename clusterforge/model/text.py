@@ -85,3 +85,46 @@ LINE_CHAR = r"[^\x00-\x1f\x7f-\x9f\u2028\u2029]"
 FREE_TEXT = rf"^{LINE_CHAR}{{1,200}}$"
 FreeText = Annotated[str, StringConstraints(pattern=FREE_TEXT), Field(description=expected(
     FREE_TEXT, "one line of text without control characters, 1 to 200 characters"))]
+
+# SLURM QOS and account names (sacctmgr stores them lowercase): a letter, then letters, digits, '_' or '-'.
+SLURM_NAME = r"^[a-z][a-z0-9_-]{0,39}$"
+SlurmName = Annotated[str, StringConstraints(pattern=SLURM_NAME), Field(description=expected(
+    SLURM_NAME, "a SLURM QOS or account name: a lowercase letter, then lowercase letters, digits, '_' or '-', "
+    "at most 40 characters, e.g. high"))]
+
+# A POSIX login name as useradd(8) takes it by default (NAME_REGEX), at most 32 characters.
+UNIX_USER = r"^[a-z_][a-z0-9_-]{0,31}$"
+UnixUser = Annotated[str, StringConstraints(pattern=UNIX_USER), Field(description=expected(
+    UNIX_USER, "a user name: a lowercase letter or '_', then lowercase letters, digits, '_' or '-', at most 32, "
+    "e.g. alice"))]
+
+# sacctmgr(1) Description/Organization: one word or a few, no '|' (sacctmgr's parsable separator), quote or comma.
+SACCT_TEXT = r"^[A-Za-z0-9]([A-Za-z0-9 ._:/()-]{0,98}[A-Za-z0-9._)])?$"
+SacctText = Annotated[str, StringConstraints(pattern=SACCT_TEXT), Field(description=expected(
+    SACCT_TEXT, "a short description: letters, digits, spaces and ._:/()- (at most 100 characters), "
+    "e.g. Physics department"))]
+
+# sacctmgr(1) TRES limits (GrpTRES, MaxTRESPerUser, ...): type[/name[:kind]]=count, several joined by ','.
+_TRES = r"[a-z]{1,16}(/[a-z0-9_]{1,32}(:[A-Za-z0-9_.-]{1,32})?)?=(-1|[0-9]{1,15}[KMGTP]?)"
+TRES = rf"^{_TRES}(,{_TRES})*$"
+Tres = Annotated[str, StringConstraints(pattern=TRES, max_length=512), Field(description=expected(
+    TRES, "SLURM TRES limits: type[/name]=count joined by ',', e.g. gres/gpu=64,cpu=1024"))]
+
+# A slurm.conf or cgroup.conf parameter name (the parameter lists per release are catalog data).
+SLURM_KEY = r"^[A-Za-z][A-Za-z0-9_]{0,63}$"
+SlurmKey = Annotated[str, StringConstraints(pattern=SLURM_KEY), Field(description=expected(
+    SLURM_KEY, "a SLURM parameter name: a letter, then letters, digits or '_', e.g. SchedulerParameters"))]
+
+# A value written after `Key=` in slurm.conf or cgroup.conf: one word. SLURM splits a line at whitespace, reads
+# '#' as a comment and '\' as a line join, so none of them (nor quotes or control characters) is admitted; '=' is,
+# as options such as `SchedulerParameters=bf_window=4320` and `AuthInfo=cred_expire=30` need it.
+SLURM_VALUE = r"^[A-Za-z0-9_.,:/@%+=*~\[\]()-]{1,1000}$"
+SlurmValue = Annotated[str, StringConstraints(pattern=SLURM_VALUE), Field(description=expected(
+    SLURM_VALUE, "one word of letters, digits and ._,:/@%+=*~[]()- (no spaces, '#', quotes or backslashes), "
+    "e.g. bf_continue,bf_window=4320"))]
+
+# An NFS export as mount(8) names it: host:/path (a name, an IPv4 address or a bracketed IPv6 address).
+_HOST = r"([A-Za-z0-9][A-Za-z0-9.-]{0,252}|\[[0-9A-Fa-f:.]{2,45}\])"
+NFS_SOURCE = rf"^{_HOST}:(/|(/[A-Za-z0-9_-][A-Za-z0-9._-]{{0,63}}){{1,16}})$"
+NfsSource = Annotated[str, StringConstraints(pattern=NFS_SOURCE), Field(description=expected(
+    NFS_SOURCE, "an NFS export host:/path (no '..' component), e.g. nfs-01:/export/shared"))]

@@ -214,6 +214,7 @@ class SlurmSwitch:
     nodes: str = ""  # hostlist of nodes (leaf level)
     switches: str = ""  # hostlist of child switches (spines and cores)
     leaves: str = ""  # the physical leaves a rail group stands for
+    members: str = ""  # the spines or cores of the full tree a compact switch stands for (plan/compact.py)
 
 
 @dataclass(frozen=True)
@@ -221,11 +222,13 @@ class SlurmPlan:
     """What slurm.conf, gres.conf and topology.conf say, decided once here."""
 
     cluster_name: str
-    controller: str | None  # SlurmctldHost
+    controller: str | None  # the primary SlurmctldHost
     controller_reason: str  # why this host (a blueprint without a controller pool borrows one)
     nodes: tuple[SlurmNodes, ...]
     partitions: tuple[SlurmPartition, ...]
     switches: tuple[SlurmSwitch, ...]
+    controllers: tuple[str, ...] = ()  # every SlurmctldHost, primary first: two or more is HA
+    dbd_host: str | None = None  # where slurmdbd runs; None without accounting
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from clusterforge.catalog import Catalog
 from clusterforge.hostlist import compress
 from clusterforge.model import Cluster, SwitchedFabric
+from clusterforge.plan.compact import Upper, compact
 from clusterforge.plan.model import PoolNodes, SlurmNodes, SlurmPartition, SlurmPlan, SlurmSwitch, Topology
 from clusterforge.plan.topology import switch_names
 
@@ -14,16 +15,30 @@ def gres_type(model: str) -> str:
     return model.split("-", 1)[0].lower()
 
 
-def controller(pools: tuple[PoolNodes, ...]) -> tuple[str | None, str]:
-    """(SlurmctldHost, why). Without a controller pool the first login node, else the first compute node, runs
+def controllers(pools: tuple[PoolNodes, ...]) -> tuple[tuple[str, ...], str]:
+    """(SlurmctldHost lines, why). Every node of the first controller pool, the first the primary and the others
+    its backups (two is HA). Without a controller pool the first login node, else the first compute node, runs
     slurmctld: a small cluster works at once, and adding a `role: controller` pool moves it."""
-    for role, reason in (("controller", "first node of the controller pool"),
+    for role, reason in (("controller", "the controller pool"),
                          ("login", "no controller pool: the first login node"),
                          ("compute", "no controller or login pool: the first compute node")):
         pool = next((p for p in pools if p.role == role), None)
         if pool is not None:
-            return pool.name(1), reason
-    return None, "no controller, login or compute pool"
+            if role == "controller":
+                hosts = tuple(pool.names())
+                return hosts, reason + (f", {len(hosts)} nodes: the first primary, then backups" if len(hosts) > 1
+                                        else ": its first node")
+            return (pool.name(1),), reason
+    return (), "no controller, login or compute pool"
+
+
+def dbd_host(cluster: Cluster, pools: tuple[PoolNodes, ...], hosts: tuple[str, ...]) -> str | None:
+    """Where slurmdbd runs: the first node of `slurm.accounting.pool`, else the primary controller."""
+    accounting = cluster.slurm.accounting
+    if not accounting.enabled:
+        return None
+    pool = next((p for p in pools if p.pool == accounting.pool), None)
+    return pool.name(1) if pool is not None else (hosts[0] if hosts else None)
 
 
 def partitions(cluster: Cluster, pools: tuple[PoolNodes, ...]) -> tuple[SlurmPartition, ...]:
@@ -59,20 +74,45 @@ def leaf_groups(topology: Topology, rail_optimized: bool) -> dict[str, tuple[tup
     return {name: item for name, item in zip(names, groups.items(), strict=True)}
 
 
-def switches(topology: Topology | None, rail_optimized: bool) -> tuple[SlurmSwitch, ...]:
-    """topology.conf lines: the leaf level, then spines and cores with the switches below them."""
-    if topology is None:
-        return ()
+def full_tree(topology: Topology, rail_optimized: bool) -> tuple[list[SlurmSwitch], list[Upper]]:
+    """SLURM's leaf level, and every spine and core as wired with the switches right below it (a spine's
+    leaves replaced by their leaf-level switches). `switches` compacts it; tests hold the two equal."""
     groups = leaf_groups(topology, rail_optimized)
-    group_of = {leaf: name for name, (leaves, _) in groups.items() for leaf in leaves}
-    out = [SlurmSwitch(name, nodes=compress(nodes), leaves=compress(leaves) if rail_optimized else "")
-           for name, (leaves, nodes) in groups.items()]
-    for switch in topology.switches:
+    level0 = [SlurmSwitch(name, nodes=compress(nodes), leaves=compress(leaves) if rail_optimized else "")
+              for name, (leaves, nodes) in groups.items()]
+    known: dict[str, list[str]] = {}  # a switch of the wiring -> the switches SLURM knows it by
+    for name, (leaves, _) in groups.items():
+        for leaf in leaves:  # a leaf two rail groups share (pools of different NIC counts) stands for both
+            known.setdefault(leaf, []).append(name)
+    upper: list[Upper] = []
+    for switch in topology.switches:  # leaves, then spines, then cores: children come first
         if switch.tier == "leaf":
             continue
-        children = switch.children if switch.tier == "core" else [group_of[c] for c in switch.children if c in group_of]
-        out.append(SlurmSwitch(switch.name, switches=compress(dict.fromkeys(children))))
-    return tuple(out)
+        children = tuple(dict.fromkeys(k for c in switch.children for k in known.get(c, ())))
+        if children:  # a spine above only leaves that hold no node's first NIC has nothing for SLURM
+            upper.append(Upper(switch.name, switch.tier, children))
+            known[switch.name] = [switch.name]
+    return level0, upper
+
+
+def full_switches(topology: Topology | None, rail_optimized: bool) -> tuple[SlurmSwitch, ...]:
+    """topology.conf lines for the full tree, every spine and core on its own: what render wrote before the
+    tree was compacted, kept for the equivalence tests and benchmarks/slurmctld_start.py."""
+    if topology is None:
+        return ()
+    level0, upper = full_tree(topology, rail_optimized)
+    return (*level0, *(SlurmSwitch(s.name, switches=compress(s.children)) for s in upper))
+
+
+def switches(topology: Topology | None, rail_optimized: bool) -> tuple[SlurmSwitch, ...]:
+    """topology.conf lines: the leaf level, then one switch per class of equivalent spines or cores
+    (plan/compact.py), each naming the switches it stands for."""
+    if topology is None:
+        return ()
+    level0, upper = full_tree(topology, rail_optimized)
+    merged = compact([s.name for s in level0], upper)
+    return (*level0, *(SlurmSwitch(m.name, switches=compress(m.children), members=compress(m.members))
+                       for m in merged))
 
 
 MEMORY_FOR_JOBS = 0.95  # RealMemory above what slurmd finds drains the node: leave the OS its share
@@ -92,9 +132,10 @@ def node_line(pool: PoolNodes, catalog: Catalog) -> SlurmNodes:
 def slurm_plan(
     cluster: Cluster, catalog: Catalog, pools: tuple[PoolNodes, ...], topology: Topology | None
 ) -> SlurmPlan:
-    host, reason = controller(pools)
+    hosts, reason = controllers(pools)
     fabric = cluster.fabric
     rail_optimized = isinstance(fabric, SwitchedFabric) and fabric.rail_optimized
     nodes = tuple(node_line(p, catalog) for p in pools if p.role == "compute")
-    return SlurmPlan(cluster.slurm.cluster_name or cluster.name, host, reason, nodes,
-                     partitions(cluster, pools), switches(topology, rail_optimized))
+    return SlurmPlan(cluster.slurm.cluster_name or cluster.name, hosts[0] if hosts else None, reason, nodes,
+                     partitions(cluster, pools), switches(topology, rail_optimized), hosts,
+                     dbd_host(cluster, pools, hosts))

@@ -17,6 +17,8 @@ from clusterforge.render import (
     gres_conf,
     group_vars,
     inventory,
+    job_container_conf,
+    plugstack_conf,
     slurm_conf,
     topology_conf,
 )
@@ -25,7 +27,8 @@ from clusterforge.targets import target_of
 
 __all__ = ["OUTPUTS", "RenderContext", "write"]
 
-OUTPUTS: tuple[ModuleType, ...] = (inventory, group_vars, slurm_conf, gres_conf, topology_conf, cgroup_conf)
+OUTPUTS: tuple[ModuleType, ...] = (inventory, group_vars, slurm_conf, gres_conf, topology_conf, cgroup_conf,
+                                   plugstack_conf, job_container_conf)
 MARKER = ".clusterforge-render"
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from clusterforge.model import Cluster, FsxLustre, OnPremLustre
+from clusterforge.model import Account, Cluster, FsxLustre, OnPremLustre, Qos
 from clusterforge.plan.model import SlurmPlan
 from clusterforge.render.context import RenderContext
 from clusterforge.render.yamlout import Template, dump_ansible
@@ -30,12 +30,51 @@ def software_vars(cluster: Cluster) -> dict[str, Any]:
             "efa_aws_ofi_nccl_version": sw.aws_ofi_nccl, "slurm_version": sw.slurm}
 
 
-def slurm_vars(slurm: SlurmPlan) -> dict[str, Any]:
+def slurm_vars(cluster: Cluster, slurm: SlurmPlan) -> dict[str, Any]:
+    spec = cluster.slurm
+    accounting = spec.accounting.enabled and slurm.dbd_host is not None
     return {
         "slurm_cluster_name": slurm.cluster_name,
         "slurm_controller_host": slurm.controller,
         "slurm_config_dir": Template("{{ inventory_dir }}/../slurm"),
+        "slurm_state_save_location": spec.state_save_location,
+        "slurm_configless": spec.configless,
+        "slurm_accounting_enabled": accounting,
+        "slurm_dbd_host": slurm.dbd_host if accounting else "",
+        "slurm_dbd_database": spec.accounting.database,
+        "slurm_qos": [{"name": q.name, "options": qos_options(q)} for q in spec.qos] if accounting else [],
+        "slurm_accounts": [{"name": a.name, "options": account_options(a), "users": list(a.users)}
+                           for a in spec.accounts] if accounting else [],
+        "slurm_prolog_epilog": spec.prolog_epilog,
+        "slurm_pam_slurm_adopt": spec.pam_slurm_adopt,
+        "slurm_mpi": spec.mpi,
+        "containers_enabled": spec.containers,
     }
+
+
+def qos_options(qos: Qos) -> dict[str, str]:
+    """`sacctmgr add/modify qos` options, as strings; an option the blueprint leaves out is not managed."""
+    values = {"Description": qos.description, "Priority": qos.priority,
+              "Preempt": ",".join(qos.preempt) if qos.preempt else None, "MaxWall": qos.max_wall,
+              "GrpTRES": qos.grp_tres, "MaxTRESPerJob": qos.max_tres_per_job, "MaxTRESPerUser": qos.max_tres_per_user,
+              "MaxJobsPerUser": qos.max_jobs_per_user, "MaxSubmitJobsPerUser": qos.max_submit_jobs_per_user}
+    return {key: str(value) for key, value in values.items() if value is not None}
+
+
+def account_options(account: Account) -> dict[str, str]:
+    """`sacctmgr add/modify account` options, as strings (Description defaults to the name, as sacctmgr's)."""
+    values = {"Description": account.description or account.name, "Organization": account.organization,
+              "Fairshare": account.fairshare, "QOS": ",".join(account.qos) if account.qos else None,
+              "DefaultQOS": account.default_qos}
+    return {key: str(value) for key, value in values.items() if value is not None}
+
+
+def common_shared_vars(cluster: Cluster) -> dict[str, Any]:
+    """The shared file system the common role mounts ("" for a source that something else provides)."""
+    shared = cluster.storage.shared
+    return {"common_shared_enabled": shared is not None, "common_shared_mount": shared.mount if shared else "",
+            "common_shared_source": (shared.source or "") if shared else "",
+            "common_shared_options": shared.options if shared else ""}
 
 
 def lustre_vars(cluster: Cluster) -> dict[str, Any]:
@@ -58,7 +97,8 @@ def group_vars(ctx: RenderContext) -> dict[str, Any]:
                            "clusterforge_description": cluster.description or ""}
     if cluster.aws is not None:
         out["aws_region"] = cluster.aws.region
-    return out | fabric_vars(cluster) | software_vars(cluster) | slurm_vars(slurm) | lustre_vars(cluster)
+    return (out | fabric_vars(cluster) | software_vars(cluster) | slurm_vars(cluster, slurm) | lustre_vars(cluster)
+            | common_shared_vars(cluster))
 
 
 def render(ctx: RenderContext) -> dict[str, str]:

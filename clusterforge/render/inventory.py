@@ -1,8 +1,8 @@
 """inventory/hosts.yml: groups per SLURM role and per pool, with what each host needs (rack, rails, GPUs).
 
-Groups: `slurm_controller` (the SlurmctldHost), `slurm_compute` and `slurm_login` (their pools as children),
-and `pool_<name>` (dashes become underscores, which Ansible group names require). Facts shared by a pool
-(GPU count and model, GRES, EFA) are the pool group's vars; rack, position and rails are per host.
+Groups: `slurm_controller` (the SlurmctldHosts, primary first), `slurm_compute` and `slurm_login` (their pools
+as children), and `pool_<name>` (dashes become underscores, which Ansible group names require). Facts shared by
+a pool (GPU count and model, GRES, EFA) are the pool group's vars; rack, position and rails are per host.
 Every string is written `!unsafe` (yamlout.dump_ansible): catalog and stack values reach Ansible as data,
 never as templates.
 """
@@ -49,14 +49,22 @@ def pool_hosts(pool: PoolNodes, plan: Plan) -> dict[str, Any]:
     return hosts
 
 
-def inventory(plan: Plan) -> dict[str, Any]:
+def controllers(plan: Plan) -> tuple[str, ...]:
+    """The SlurmctldHost nodes, primary first (the order HA's `SlurmctldHost` lines and roles rely on)."""
     slurm = plan.slurm
+    if slurm is None:
+        return ()
+    return slurm.controllers or ((slurm.controller,) if slurm.controller else ())
+
+
+def inventory(plan: Plan) -> dict[str, Any]:
+    hosts = controllers(plan)
     by_role: dict[str, dict[str, Any]] = {"compute": {}, "login": {}}
     for pool in plan.nodes:
         if pool.role in by_role:
             by_role[pool.role][pool_group(pool.pool)] = {}
     groups: dict[str, Any] = {
-        "slurm_controller": {"hosts": {slurm.controller: {}}} if slurm and slurm.controller else {},
+        "slurm_controller": {"hosts": {host: {} for host in hosts}} if hosts else {},
         "slurm_compute": {"children": by_role["compute"]} if by_role["compute"] else {},
         "slurm_login": {"children": by_role["login"]} if by_role["login"] else {},
     }

@@ -1,36 +1,42 @@
 """slurm.conf: cluster settings, one NodeName line per pool (hostlist ranges), and the partitions.
 
-Every value that did not come from this module passes `RenderContext.conf`, which refuses what would break a
-line or a `key=value` pair.
+The settings follow the measured SLURM 24.11 recipe (../shared/reference/slurm-production.md, sections 2 and 11):
+each line is there because a daemon works, or logs no error, with it. The blueprint's `slurm.settings` is merged
+over them last (render/conf_settings.py). Every value that did not come from this module passes
+`RenderContext.conf`, which refuses what would break a line or a `key=value` pair.
 """
 
 from __future__ import annotations
 
+from clusterforge.model.slurm import STATE_SAVE_LOCATION as STATE_SAVE_LOCATION  # the default (lab/nodes.py)
+from clusterforge.model.slurm import Slurm
 from clusterforge.plan.model import SlurmNodes, SlurmPlan
+from clusterforge.render.conf_settings import Pairs, lines, merge
 from clusterforge.render.context import RenderContext, conf_lines
 
-STATE_SAVE_LOCATION = "/var/spool/slurmctld"
 HEALTH_CHECK_PROGRAM = "/usr/local/sbin/clusterforge-health"  # health_script in roles/health/defaults/main.yml
+PROLOG_DIR = "/etc/slurm/prolog.d"  # the slurm role creates both; every executable file in them runs
+EPILOG_DIR = "/etc/slurm/epilog.d"
 
 # Settings every clusterforge cluster gets: cgroup process tracking and task containment (GPU isolation
 # through ConstrainDevices), consumable trackable resources for GRES, unlimited locked memory for RDMA.
+# The pid files sit in the directories Debian's units create (RuntimeDirectory=slurmctld, slurm); MailProg is a
+# program that exists (Debian's default, /bin/mail, is not installed: "Configured MailProg is invalid").
 _FIXED = [
     ("AuthType", "auth/munge"),
     ("SlurmUser", "slurm"),
     ("SlurmctldPort", "6817"),
     ("SlurmdPort", "6818"),
-    ("StateSaveLocation", STATE_SAVE_LOCATION),
     ("SlurmdSpoolDir", "/var/spool/slurmd"),
-    ("SlurmctldPidFile", "/run/slurmctld.pid"),
-    ("SlurmdPidFile", "/run/slurmd.pid"),
+    ("SlurmctldPidFile", "/run/slurmctld/slurmctld.pid"),
+    ("SlurmdPidFile", "/run/slurm/slurmd.pid"),
     ("SlurmctldLogFile", "/var/log/slurm/slurmctld.log"),
     ("SlurmdLogFile", "/var/log/slurm/slurmd.log"),
+    ("MailProg", "/bin/true"),
     ("ProctrackType", "proctrack/cgroup"),
     ("TaskPlugin", "task/cgroup,task/affinity"),
-    ("JobAcctGatherType", "jobacct_gather/cgroup"),
     ("SelectType", "select/cons_tres"),
     ("SchedulerType", "sched/backfill"),
-    ("MpiDefault", "none"),
     ("ReturnToService", "1"),
     ("PropagateResourceLimitsExcept", "MEMLOCK"),
     # The health role's script (roles/health): checks GPUs, driver, NCCL and fabric, drains a failing node
@@ -58,25 +64,68 @@ def gpu_type(ctx: RenderContext, node: SlurmNodes) -> str:
     return ctx.conf(node.gpu_type, f"catalog {hardware}: gpus.model (pool {node.pool})")
 
 
+def preempts(spec: Slurm) -> bool:
+    """QOS preemption is on: some QOS preempts another, with accounting (QOS live in slurmdbd) and a mode."""
+    return spec.accounting.enabled and spec.preempt_mode != "off" and any(q.preempt for q in spec.qos)
+
+
+def accounting(ctx: RenderContext, slurm: SlurmPlan) -> Pairs:
+    """slurmdbd, job accounting and multifactor priority, or none of them: slurmctld logs an error for gathered
+    accounting it cannot store, and for fair-share and age weights without slurmdbd."""
+    spec = ctx.loaded.cluster.slurm
+    if not spec.accounting.enabled or slurm.dbd_host is None:
+        return [("AccountingStorageType", "accounting_storage/none"), ("JobAcctGatherType", "jobacct_gather/none")]
+    pairs = [("AccountingStorageType", "accounting_storage/slurmdbd"),
+             ("AccountingStorageHost", ctx.conf(slurm.dbd_host, ("slurm", "accounting")))]
+    if spec.accounts:  # enforcing associations refuses every job of a user no account lists
+        pairs.append(("AccountingStorageEnforce", "associations,limits,qos"))
+    weights = spec.priority_weights
+    pairs += [("JobAcctGatherType", "jobacct_gather/cgroup"), ("PriorityType", "priority/multifactor"),
+              ("PriorityWeightFairshare", str(weights.fairshare)), ("PriorityWeightQOS", str(weights.qos)),
+              ("PriorityWeightAge", str(weights.age)), ("PriorityWeightJobSize", str(weights.job_size)),
+              ("PriorityWeightPartition", str(weights.partition))]
+    if preempts(spec):
+        pairs += [("PreemptType", "preempt/qos"), ("PreemptMode", spec.preempt_mode.upper())]
+    return pairs
+
+
+def jobs(ctx: RenderContext) -> Pairs:
+    """MPI, prolog and epilog, and job containment (pam_slurm_adopt and job_container/tmpfs need the extern step
+    that PrologFlags=Contain creates)."""
+    spec = ctx.loaded.cluster.slurm
+    pairs: Pairs = [("MpiDefault", spec.mpi)]
+    if spec.prolog_epilog:
+        pairs += [("Prolog", f"{PROLOG_DIR}/*"), ("Epilog", f"{EPILOG_DIR}/*")]
+    if spec.pam_slurm_adopt or spec.job_container_tmpfs is not None:
+        pairs.append(("PrologFlags", "Contain"))
+    if spec.job_container_tmpfs is not None:
+        pairs.append(("JobContainerType", "job_container/tmpfs"))
+    return pairs
+
+
 def settings(ctx: RenderContext, slurm: SlurmPlan) -> list[str]:
-    name_path = ("slurm", "cluster_name") if ctx.loaded.cluster.slurm.cluster_name else ("name",)
-    lines = [f"ClusterName={ctx.conf(slurm.cluster_name, name_path)}"]
-    if slurm.controller:
-        lines.append(f"SlurmctldHost={ctx.conf(slurm.controller, ('pools',))}")
-    lines += [f"{key}={value}" for key, value in _FIXED]
+    spec = ctx.loaded.cluster.slurm
+    name_path = ("slurm", "cluster_name") if spec.cluster_name else ("name",)
+    pairs: Pairs = [("ClusterName", ctx.conf(slurm.cluster_name, name_path))]
+    hosts = slurm.controllers or ((slurm.controller,) if slurm.controller else ())
+    pairs += [("SlurmctldHost", ctx.conf(host, ("pools",))) for host in hosts]
+    pairs.append(("StateSaveLocation", ctx.conf(spec.state_save_location, ("slurm", "state_save_location"))))
+    if spec.configless:
+        pairs.append(("SlurmctldParameters", "enable_configless"))
+    pairs += _FIXED
+    pairs += accounting(ctx, slurm)
+    pairs += jobs(ctx)
     # memory is a consumable only when every node's RealMemory is known; otherwise it would default to 1 MB
-    lines.append(f"SelectTypeParameters={'CR_Core_Memory' if memory_known(slurm) else 'CR_Core'}")
+    pairs.append(("SelectTypeParameters", "CR_Core_Memory" if memory_known(slurm) else "CR_Core"))
     if any(n.gres for n in slurm.nodes):
-        lines.append("GresTypes=gpu")
+        pairs.append(("GresTypes", "gpu"))
     if slurm.switches:
-        lines.append("TopologyPlugin=topology/tree")
-    timeout = ctx.loaded.cluster.slurm.slurmd_timeout_s
-    if timeout is not None:
-        lines.append(f"SlurmdTimeout={timeout}")
-    private = ctx.loaded.cluster.slurm.private_data
-    if private:
-        lines.append(f"PrivateData={','.join(private)}")
-    return lines
+        pairs.append(("TopologyPlugin", "topology/tree"))
+    if spec.slurmd_timeout_s is not None:
+        pairs.append(("SlurmdTimeout", str(spec.slurmd_timeout_s)))
+    if spec.private_data:
+        pairs.append(("PrivateData", ",".join(spec.private_data)))
+    return lines(merge(ctx, pairs, spec.settings, "settings"))
 
 
 def memory_known(slurm: SlurmPlan) -> bool:

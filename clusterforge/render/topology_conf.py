@@ -1,4 +1,5 @@
-"""topology.conf for topology/tree: leaves with their nodes, spines and cores with the switches below them;
+"""topology.conf for topology/tree: SLURM's leaf level with its nodes, then the spines and cores compacted
+(plan/compact.py: one switch per class of equivalent ones, a comment naming the switches each stands for);
 values pass `RenderContext.conf` like slurm.conf's."""
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ def render(ctx: RenderContext) -> dict[str, str]:
         if switch.leaves:
             leaves = ctx.conf(switch.leaves, "fabric (leaf names)")
             lines.append(f"# {name}: rail group on {leaves} (its nodes have NICs on every one of them)")
+        elif switch.members:
+            members = ctx.conf(switch.members, "fabric (switch names)")
+            lines.append(f"# {name}: stands for {members} (any two nodes below it share one of them)")
         child = (f"Nodes={ctx.conf(switch.nodes, ('pools',))}" if switch.nodes
                  else f"Switches={ctx.conf(switch.switches, 'fabric (switch names)')}")
         lines.append(f"SwitchName={name} {child}")

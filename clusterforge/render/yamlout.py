@@ -1,10 +1,10 @@
-"""Deterministic YAML for rendered files: keys in the order built, mappings as blocks, lists inline
-(a host's eight rails stay on one line), no line wrapping.
+"""Deterministic YAML for rendered files: keys in the order built, mappings as blocks, lists of scalars inline
+(a host's eight rails stay on one line), lists of mappings as block sequences, no line wrapping.
 
 Rendered data is plain (mappings, lists of scalars, strings, numbers), so it is written directly: a 12,500-host
 inventory takes a tenth of a second instead of PyYAML's seconds. A string that YAML would read as anything but
 that string (yes, 010, a: b, …) is written double-quoted with JSON's escapes, which YAML reads back exactly.
-Anything else (nested lists, other types) goes through PyYAML's dumper.
+Anything else (nested lists, mixed lists, other types) goes through PyYAML's dumper.
 
 Ansible evaluates `{{ }}`, `{% %}` and `{# #}` in every string of an inventory or vars file, and the strings
 here come from untrusted blueprints, catalogs and stack outputs. `dump_ansible` therefore writes every string
@@ -152,6 +152,13 @@ def _write(data: dict[str, Any], indent: str, out: list[str], unsafe: bool) -> N
                 _write(value, indent + "  ", out, unsafe)
             else:
                 out.append(f"{indent}{name}: {{}}\n")
+        elif isinstance(value, list) and value and all(isinstance(v, dict) and v for v in value):
+            out.append(f"{indent}{name}:\n")
+            for item in value:  # a block sequence of mappings: `- first: ...` then the other keys below it
+                lines: list[str] = []
+                _write(item, indent + "  ", lines, unsafe)
+                out.append(f"{indent}- {lines[0][len(indent) + 2:]}")
+                out.extend(lines[1:])
         elif isinstance(value, list):
             out.append(f"{indent}{name}: [{', '.join(_scalar(v, unsafe) for v in value)}]\n")
         else:

@@ -50,6 +50,15 @@ def slurm_untouched(tree: Path, out: Path) -> None:
             assert "evil" not in text and "PrologSlurmctld" not in text, f"{path.name}: injected line"
 
 
+def no_slurm_conf_line(tree: Path, out: Path) -> None:
+    """Whatever the exit, no rendered file carries a line the blueprint's settings tried to add."""
+    slurm_untouched(tree, out)
+    for path in (out / "render").rglob("*") if (out / "render").is_dir() else ():
+        if path.is_file():
+            text = path.read_text()
+            assert "/etc/shadow" not in text and "SlurmctldHost=10.6.6.6" not in text, f"{path.name}: injected"
+
+
 def header_one_line(tree: Path, out: Path) -> None:
     render = out / "render"
     if not render.is_dir():
@@ -88,7 +97,32 @@ OUTPUTS = {
     "controller": {"name": "gpu-0001", "private_ip": {"nested": ["x" * 4000]}},
 }
 
+def settings(pairs: str) -> str:
+    return VALID + f"  settings: {{{pairs}}}\n"
+
+
+ACCOUNT = VALID + f"  accounts: [{{name: a, description: {json.dumps(PIPE)}, users: [{json.dumps(SHADOW)}]}}]\n"
+
 CASES = [
+    Case("render-newline-in-slurm-setting", "a line break in a slurm.settings value adds slurm.conf lines",
+         {"cluster.yaml": settings('"SchedulerParameters": "x\\nSlurmctldHost=10.6.6.6\\nPrologSlurmctld=/x"')},
+         exits={"*": frozenset({2})}, says={"validate": "slurm.settings.SchedulerParameters",
+                                            "render": "not one word"},
+         check=no_slurm_conf_line),
+    Case("render-comment-and-space-in-slurm-setting", "'#' or a space in a setting's value cuts or splits the line",
+         {"cluster.yaml": settings('"SchedulerParameters": "x #", "SlurmctldTimeout": "10 SlurmctldHost=evil"')},
+         exits={"*": frozenset({2})}, says={"check": "slurm.settings.SlurmctldTimeout"}, check=no_slurm_conf_line),
+    Case("render-structural-key-in-slurm-settings", "slurm.settings adds a node line and a controller",
+         {"cluster.yaml": settings('"NodeName": "evil-[1-9]", "SlurmctldHost": "10.6.6.6"')},
+         exits={"*": frozenset({2})}, says={"render": "NodeName cannot be set in slurm.settings"},
+         check=no_slurm_conf_line),
+    Case("render-include-in-slurm-settings", "slurm.settings makes slurmctld include another file",
+         {"cluster.yaml": settings('"include": "/etc/shadow", "PlugStackConfig": "/etc/shadow"')},
+         exits={"*": frozenset({2})}, says={"check": "it would make SLURM read a file"}, check=no_slurm_conf_line),
+    Case("render-template-in-account", "Ansible template syntax in an account's description and users",
+         {"cluster.yaml": ACCOUNT},
+         exits={"*": frozenset({2})}, says={"validate": "slurm.accounts[0].description"}, check=no_evaluable_input),
+
     Case("render-template-in-free-text", "Ansible template syntax in the description reaches group_vars !unsafe",
          {"cluster.yaml": VALID.replace("target:", f"description: {json.dumps(f'{PIPE} {STATEMENT} {SHADOW}')}"
                                                    "\ntarget:")},

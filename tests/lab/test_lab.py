@@ -12,6 +12,7 @@ import json
 import os
 import re
 import secrets
+import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -69,6 +70,91 @@ def test_status_names_the_controller_and_nodes(lab: Lab) -> None:
     assert status["controller"] == "ctl-0001"
     assert [n["name"] for n in status["nodes"]] == ALL
     assert all(n["running"] and n["ip"] for n in status["nodes"])
+
+
+# What a clean start may still log (slurm-production.md, section 11): slurmctld's notices about the state files
+# an empty StateSaveLocation lacks, slurmdbd's first registration of a new cluster, and the race of an
+# interactive srun that exits before the controller's completion message reaches it.
+FIRST_START = re.compile(
+    r"Could not open (node|job|reservation|trigger|resv|assoc|qos|fed_mgr|part)|Trying backup state save file"
+    r"|No fed_mgr state file|We can't find assoc 1 on cluster|state file .* missing"
+    r"|slurm_send_node_msg: .*SRUN_JOB_COMPLETE.*Connection reset by peer"
+    r"|_sync_nodes_to_comp_job|(assoc|qos|usage) state file")
+
+
+def error_lines(lab: Lab, node: str, log: str) -> list[str]:
+    text = lab.sh(node, f"cat /var/log/slurm/{log}")
+    return [line for line in text.splitlines() if re.search(r"\b(error|fatal):", line)]
+
+
+def test_slurm_is_24_11(lab: Lab) -> None:
+    for node in ALL:
+        assert re.fullmatch(r"slurm(-wlm)? 24\.11\.\d+", lab.sh(node, "sinfo --version")), node
+
+
+def test_daemon_logs_are_clean_after_up(lab: Lab) -> None:
+    """After `lab up` (a first start, the smoke job and the MPI check): no error line from slurmctld, slurmdbd
+    or any slurmd except the first-start notices."""
+    logs = [("ctl-0001", "slurmctld.log"), ("ctl-0001", "slurmdbd.log"), *((n, "slurmd.log") for n in COMPUTE)]
+    found = {f"{node}:{log}": [line for line in error_lines(lab, node, log) if not FIRST_START.search(line)]
+             for node, log in logs}
+    assert all(not lines for lines in found.values()), found
+
+
+def test_compute_nodes_are_configless(lab: Lab) -> None:
+    """Compute nodes hold the munge key and no SLURM file: slurmd fetched them from slurmctld."""
+    for node in COMPUTE:
+        assert lab.run(node, "test -e /etc/slurm/slurm.conf").returncode == 1, node
+        cached = lab.sh(node, "cat /run/slurm/conf/slurm.conf")
+        assert "SlurmctldParameters=enable_configless" in cached, node
+    assert "--conf-server ctl-0001" in lab.sh(COMPUTE[0], "cat /etc/default/slurmd")
+
+
+def test_accounting_records_a_finished_job(lab: Lab) -> None:
+    job_id = lab.sh("ctl-0001", "sbatch --parsable --wait -N2 --time=1 --wrap 'srun hostname'")
+    lab.wait("the job in accounting", lambda: "COMPLETED" in lab.sh(
+        "ctl-0001", f"sacct -n -X -P -j {job_id} -o state"), timeout=30)
+    assert lab.sh("ctl-0001", f"sacct -n -X -P -j {job_id} -o nodelist") == "node-[0001-0002]"
+
+
+def test_qos_and_preemption_are_in_the_database(lab: Lab) -> None:
+    qos = dict(line.split("|", 1) for line in lab.sh(
+        "ctl-0001", "sacctmgr -n -P show qos format=name,preempt").splitlines())
+    assert qos["high"] == "low" and qos["low"] == "", qos
+    config = dict(re.findall(r"^(\w+)\s+= (.*)$", lab.sh("ctl-0001", "scontrol show config"), re.M))
+    assert config["PreemptType"] == "preempt/qos" and config["PreemptMode"] == "REQUEUE", config
+    assert config["AccountingStorageType"] == "accounting_storage/slurmdbd"
+    assert config["MpiDefault"] == "pmix"
+
+
+def test_a_high_job_requeues_a_low_one_that_then_runs_again(lab: Lab) -> None:
+    low = lab.sh("ctl-0001", "sbatch --parsable --qos=low -N2 --exclusive --time=5 --wrap 'srun sleep 300'")
+    lab.wait("the low job running", lambda: job_state(lab, low) == "RUNNING", timeout=60)
+    high = lab.sh("ctl-0001", "sbatch --parsable --qos=high -N2 --exclusive --time=1 --wrap 'srun sleep 5'")
+    try:
+        lab.wait("the high job running", lambda: job_state(lab, high) in ("RUNNING", "COMPLETED"), timeout=60)
+        assert job_state(lab, low) == "PENDING"
+        assert "Restarts=1" in lab.sh("ctl-0001", f"scontrol show job {low}")
+        # back after the high job and the requeue hold (AuthInfo=cred_expire=30 in the lab blueprint)
+        lab.wait("the low job running again", lambda: job_state(lab, low) == "RUNNING", timeout=150)
+        assert "PREEMPTED" in lab.sh("ctl-0001", f"sacct -n -X -P --duplicates -j {low} -o state")
+    finally:
+        lab.sh("ctl-0001", f"scancel {low} {high}", check=False)
+    lab.wait("the nodes free", lambda: lab.sh("ctl-0001", "squeue -h | wc -l") == "0", timeout=60)
+
+
+def job_state(lab: Lab, job_id: str) -> str:
+    return lab.sh("ctl-0001", f"scontrol show job {job_id} | grep -o 'JobState=[A-Z]*' | cut -d= -f2", check=False)
+
+
+def test_mpi_allreduce_across_both_compute_nodes(lab: Lab) -> None:
+    probe = ("from mpi4py import MPI; c = MPI.COMM_WORLD; s = c.allreduce(c.rank + 1); "
+             "print(c.rank, c.size, MPI.Get_processor_name(), s)")
+    out = lab.sh("ctl-0001", f"srun --mpi=pmix -N2 -n4 --time=1 python3 -c {shlex.quote(probe)}")
+    ranks = sorted(tuple(line.split()) for line in out.splitlines())
+    assert ranks == [("0", "4", "node-0001", "10"), ("1", "4", "node-0001", "10"),
+                     ("2", "4", "node-0002", "10"), ("3", "4", "node-0002", "10")], out
+    assert "An MPI allreduce across two compute nodes agrees through PMIx" in lab.up_output
 
 
 def test_munge_key_is_one_key_0400_owned_by_munge(lab: Lab) -> None:
@@ -219,6 +305,85 @@ def test_blueprint_text_reaches_every_node_as_text(lab: Lab) -> None:
         assert motd == f"clusterforge cluster lab\n{DESCRIPTION}", (node, motd)
         assert "root:" not in motd
     nothing_evaluated(lab)
+
+
+PRODUCTION = """
+apiVersion: clusterforge/v1
+kind: Cluster
+name: prod
+target: onprem
+pools:
+  - {name: pctl, hardware: lab-node, count: 2, role: controller}
+  - {name: gpu, hardware: lab-node, count: 4, role: compute, partition: batch}
+storage:
+  shared: {mount: /shared, source: "nfs-01:/export/shared"}
+slurm:
+  state_save_location: /shared/slurm/state
+  partitions: [{name: batch, pools: [gpu], default: true, max_time: "2-00:00:00"}]
+  qos:
+    - {name: low, priority: 0, max_wall: "1-00:00:00"}
+    - {name: high, priority: 1000, preempt: [low], grp_tres: "cpu=64", max_jobs_per_user: 8}
+  accounts:
+    - {name: physics, fairshare: 60, qos: [normal, low, high], default_qos: normal, users: [alice]}
+    - {name: chemistry, fairshare: 40, qos: [normal, low], users: [bob]}
+  settings: {SchedulerParameters: "bf_continue,bf_window=4320", SlurmctldTimeout: 60, MessageTimeout: 30}
+  cgroup_settings: {AllowedRAMSpace: 98}
+  prolog_epilog: true
+  pam_slurm_adopt: true
+  job_container_tmpfs: {base_path: /var/tmp/slurm}
+"""
+
+
+def test_a_real_slurmctld_accepts_a_rendered_production_config(lab: Lab, tmp_path: Path) -> None:
+    """A blueprint with QOS, accounts, two controllers, pass-through settings, prolog/epilog, pam_slurm_adopt and
+    job_container/tmpfs, rendered, then loaded by a real slurmctld 24.11 (a throwaway container of the lab's
+    image named as the rendered primary, its nodes resolving to loopback, accounting through the lab's
+    slurmdbd) until it runs as the primary controller."""
+    from clusterforge.lab.paths import LabPaths
+    from clusterforge.lab.render import data_file
+
+    (tmp_path / "prod.yaml").write_text(PRODUCTION)
+    out = tmp_path / "out"
+    from tests.lab.conftest import clusterforge
+
+    clusterforge("render", str(tmp_path / "prod.yaml"), "--catalog", str(data_file("catalog.yaml")), "-o", str(out))
+    conf = (out / "slurm/slurm.conf").read_text()
+    assert "SlurmctldHost=pctl-0001" in conf and "SlurmctldHost=pctl-0002" in conf
+    assert "SchedulerParameters=bf_continue,bf_window=4320" in conf and "JobContainerType=job_container/tmpfs" in conf
+    paths = LabPaths.of(lab.name)
+    status = lab.status()
+    dbd_ip = next(n["ip"] for n in status["nodes"] if n["name"] == "ctl-0001")
+    container = f"{lab.name}-acceptance"
+    hosts = f"{dbd_ip} pctl-0001\n127.0.0.2 pctl-0002\n" + "".join(
+        f"127.0.1.{i} gpu-{i:04d}\n" for i in range(1, 5))
+    subprocess.run(["podman", "rm", "-f", container], capture_output=True, check=False)
+    subprocess.run(["podman", "run", "-d", "--name", container, "--hostname", "pctl-0001", "--network",
+                    paths.network, "--no-hosts", "--systemd=always", "--label", f"io.clusterforge.lab={lab.name}",
+                    status["image"]], check=True, capture_output=True)
+    try:
+        def run(*argv: str, **kw: object) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(["podman", "exec", container, *argv], capture_output=True, text=True,
+                                  check=False, **kw)  # type: ignore[call-overload]
+
+        lab.wait("the container booted", lambda: run("systemctl", "is-system-running").stdout.strip() in (
+            "running", "degraded"), timeout=60)
+        for name in sorted(p.name for p in (out / "slurm").iterdir()):
+            subprocess.run(["podman", "cp", str(out / "slurm" / name), f"{container}:/etc/slurm/{name}"], check=True)
+        subprocess.run(["podman", "cp", str(paths.root / "munge.key"), f"{container}:/etc/munge/munge.key"],
+                       check=True)
+        script = (f"printf '{hosts}' >> /etc/hosts && chown munge:munge /etc/munge/munge.key && "
+                  "chmod 0400 /etc/munge/munge.key && systemctl restart munge && "
+                  "install -d -o slurm -g slurm -m 0700 /shared/slurm/state && "
+                  "install -d -o slurm -g slurm /var/log/slurm && "
+                  "timeout 90 slurmctld -D -i -vv 2>&1 | tee /tmp/ctld.log | "
+                  "grep -m1 -E 'Running as primary controller|fatal' ; pkill slurmctld; cat /tmp/ctld.log")
+        proc = run("sh", "-c", script, timeout=150)
+        log = proc.stdout
+        assert "Running as primary controller" in log, log[-3000:]
+        assert "fatal" not in log, log[-3000:]
+        assert not re.search(r"error: .*(Parse|Parsing|unrecognized|Unknown|invalid)", log, re.I), log[-3000:]
+    finally:
+        subprocess.run(["podman", "rm", "-f", "--time", "0", container], capture_output=True, check=False)
 
 
 def test_down_leaves_nothing_behind(lab: Lab) -> None:

@@ -5,9 +5,11 @@ catalog adds the sets it has qualified. The rules only read them."""
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Iterator
 
+from clusterforge.catalog.slurm_parameters import release_of
 from clusterforge.catalog.software import (
     AwsOfiNcclRow,
     CudaRow,
@@ -16,6 +18,7 @@ from clusterforge.catalog.software import (
     NeuronRow,
     RocmRow,
     Row,
+    SlurmRow,
     SoftwareCatalog,
     version_tuple,
 )
@@ -160,3 +163,40 @@ def pinned_versions(ctx: Context, settings: Settings) -> Iterator[Draft]:
         if name not in pins:
             yield Draft(("software", "stack"), f"software.stack is {sw.stack} but software.{name} is not pinned",
                         f"pin software.{name} (see `clusterforge catalog software`)")
+
+
+def today() -> dt.date:
+    """The date SW-003 compares end-of-support months with (a seam for tests)."""
+    return dt.date.today()
+
+
+def _month_over(month: str, day: dt.date) -> bool:
+    """Whether `day` is after the whole of `month` (YYYY-MM)."""
+    year, number = (int(part) for part in month.split("-"))
+    return (day.year, day.month) > (year, number)
+
+
+@rule("SW-003", "error", DOMAIN, "SLURM release is known and supported",
+      "SchedMD's end of support per release (slurm.schedmd.com/upgrades.html), or a distribution's security "
+      "support where it ships the release; rows with their sources in clusterforge/catalog/data/software.yaml",
+      inputs=Inputs(("software.slurm",), also="the catalog's `slurm` table (a site adds rows with `--catalog`) "
+             "and today's date"))
+def slurm_release(ctx: Context, settings: Settings) -> Iterator[Draft]:
+    """The pinned SLURM release is in the software tables (an error if not) and someone still ships security fixes
+    for it (a warning once its last supported month has passed)."""
+    version = ctx.cluster.software.slurm
+    if not PIN.match(version):
+        return  # SW-002 reports it
+    tables = ctx.catalog.software
+    release = release_of(version)
+    row = tables.row(SlurmRow, release)
+    if row is None:
+        yield _unknown(tables, SlurmRow, release, "SLURM")
+        return
+    day = today()
+    if _month_over(row.supported_until, day):
+        supported = [r.key for _, r in tables.rows() if isinstance(r, SlurmRow)
+                     and not _month_over(r.supported_until, day)]
+        yield Draft(("software", "slurm"), f"SLURM {release} is out of support: its last security fixes were due "
+                    f"in {row.supported_until} ({row.supported_by})",
+                    f"pin a supported release: {', '.join(supported) or 'none known'}", level="warning")
