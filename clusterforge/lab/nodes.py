@@ -25,6 +25,8 @@ from clusterforge.render.slurm_conf import STATE_SAVE_LOCATION
 
 CGROUP_WRITERS = ("slurm_compute",)
 STATE_HOLDER = "slurm_controller"
+DATABASE_HOLDER = "pool_db"  # the accounting host of `lab up --ha` (lab/render.py DBD_POOL)
+DATABASE_DIR = "/var/lib/mysql"
 
 
 FIRST_HOST = 10  # node addresses start at .10 of the lab network (the gateway is .1)
@@ -64,14 +66,23 @@ def specs_for(hosts: dict[str, tuple[str, ...]], subnet: ipaddress.IPv4Network) 
 
 
 def state_volume(paths: LabPaths, spec: NodeSpec) -> list[str]:
-    """The controller's StateSaveLocation on a volume of its own, as on a server's persistent disk: jobs and
-    node states survive the container being restarted or replaced (the fault drill in docs/lab.md)."""
-    if STATE_HOLDER not in spec.groups:
-        return []
-    volume = f"{paths.container(spec.name)}-state"
-    if not podman.exists("volume", volume):
-        podman.run(["volume", "create", "--label", f"{LABEL}={paths.name}", volume])
-    return ["--volume", f"{volume}:{STATE_SAVE_LOCATION}"]
+    """The controller's StateSaveLocation and the accounting database on volumes of their own, as on a server's
+    persistent disk: jobs, node states and accounting survive the container being restarted or replaced (the
+    fault drill in docs/lab.md)."""
+    mounts = []
+    if STATE_HOLDER in spec.groups:
+        mounts.append(("state", STATE_SAVE_LOCATION))
+    if STATE_HOLDER in spec.groups or DATABASE_HOLDER in spec.groups:
+        # the accounting database too: slurmctld refuses to start when its saved state names a cluster ID the
+        # database no longer knows (a re-imaged controller with an empty database)
+        mounts.append(("db", DATABASE_DIR))
+    options = []
+    for suffix, path in mounts:
+        volume = f"{paths.container(spec.name)}-{suffix}"
+        if not podman.exists("volume", volume):
+            podman.run(["volume", "create", "--label", f"{LABEL}={paths.name}", volume])
+        options += ["--volume", f"{volume}:{path}"]
+    return options
 
 
 SHARED_MOUNT = "/shared"
