@@ -112,8 +112,9 @@ def test_a_dead_slurmd_is_marked_down_its_job_runs_on_the_others_and_provision_b
 
 def test_the_controller_replaced_during_a_job_keeps_the_running_and_queued_jobs(lab: Lab) -> None:
     assert re.search(r"volumes/\S+-ctl-0001-state/", lab.sh(CONTROLLER, "findmnt -n -o SOURCE /var/spool/slurmctld"))
-    running = lab.sh(CONTROLLER, "sbatch --parsable -N3 --time=3 --wrap 'srun sleep 45'")
-    queued = lab.sh(CONTROLLER, "sbatch --parsable -N3 --time=2 --wrap 'srun hostname'")
+    # whole nodes: the lab's nodes have as many CPUs as this machine, so two 1-task jobs would share them
+    running = lab.sh(CONTROLLER, "sbatch --parsable -N3 --exclusive --time=3 --wrap 'srun sleep 45'")
+    queued = lab.sh(CONTROLLER, "sbatch --parsable -N3 --exclusive --time=2 --wrap 'srun hostname'")
     lab.wait(f"job {running} running", lambda: job(lab, running)["JobState"] == "RUNNING", timeout=60)
     started = job(lab, running)["StartTime"]
 
