@@ -102,6 +102,10 @@ def settings(pairs: str) -> str:
 
 
 ACCOUNT = VALID + f"  accounts: [{{name: a, description: {json.dumps(PIPE)}, users: [{json.dumps(SHADOW)}]}}]\n"
+QOS = VALID + f"  qos: [{{name: {json.dumps(PIPE)}}}, {{name: high, preempt: [{json.dumps(SHADOW)}]}}]\n"
+# an fstab line of its own after the NFS source, and template syntax in the mount point
+SHARED = VALID.replace("slurm:", "storage:\n  shared: {mount: \"/shared\", source: \"nfs:/x /etc nfs defaults 0 0\\n"
+                       "evil:/root /root nfs\"}\nslurm:") + f"  state_save_location: {json.dumps(PIPE)}\n"
 
 CASES = [
     Case("render-newline-in-slurm-setting", "a line break in a slurm.settings value adds slurm.conf lines",
@@ -123,6 +127,12 @@ CASES = [
          {"cluster.yaml": ACCOUNT},
          exits={"*": frozenset({2})}, says={"validate": "slurm.accounts[0].description"}, check=no_evaluable_input),
 
+    Case("render-template-in-qos", "Ansible template syntax in a QOS name and in whom a QOS preempts",
+         {"cluster.yaml": QOS},
+         exits={"*": frozenset({2})}, says={"validate": "slurm.qos[0].name"}, check=no_evaluable_input),
+    Case("render-fstab-line-in-shared-storage", "an NFS source that adds an fstab line, a template as state location",
+         {"cluster.yaml": SHARED},
+         exits={"*": frozenset({2})}, says={"validate": "storage.shared.source"}, check=no_evaluable_input),
     Case("render-template-in-free-text", "Ansible template syntax in the description reaches group_vars !unsafe",
          {"cluster.yaml": VALID.replace("target:", f"description: {json.dumps(f'{PIPE} {STATEMENT} {SHADOW}')}"
                                                    "\ntarget:")},
