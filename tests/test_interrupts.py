@@ -15,9 +15,12 @@ import pytest
 
 from tests.conftest import EXAMPLES
 
-# Runs the real CLI, with one renderer slowed down after the staging directory holds some files.
+# Runs the real CLI, with one renderer slowed down after the staging directory holds some files. Ctrl-C is
+# restored to Python's default first, as in a terminal: a suite started in the background (`cmd &` without job
+# control) passes an ignored SIGINT down, and the render would rightly keep ignoring it.
 SLOW_RENDER = """
-import sys, time
+import signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from pathlib import Path
 import clusterforge.render.cgroup_conf as slow
 original = slow.render
