@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -63,6 +64,10 @@ class Lab:
     def status(self) -> dict:
         return json.loads(self.cli("status", "--format", "json").stdout)
 
+    def job(self, job_id: str, on: str = "ctl-0001") -> dict[str, str]:
+        """`scontrol show job` as fields (JobState, StartTime, Restarts, ...), asked of the controller `on`."""
+        return dict(re.findall(r"(\w+)=(\S*)", self.sh(on, f"scontrol show job {job_id}", check=False)))
+
     def wait(self, what: str, predicate: Callable[[], bool], timeout: float) -> float:
         started = time.monotonic()
         while not predicate():
@@ -113,3 +118,18 @@ def bring_up(name: str, *args: str) -> Iterator[Lab]:
         yield Lab(name, proc.stdout)
     finally:
         clusterforge("lab", "down", "--name", name, check=False)
+
+
+# What a clean start may still log (slurm-production.md, section 11): slurmctld's notices about the state files
+# an empty StateSaveLocation lacks, slurmdbd's first registration of a new cluster, and the race of an
+# interactive srun that exits before the controller's completion message reaches it.
+FIRST_START = re.compile(
+    r"Could not open (node|job|reservation|trigger|resv|assoc|qos|fed_mgr|part)|Trying backup state save file"
+    r"|No fed_mgr state file|We can't find assoc 1 on cluster|state file .* missing"
+    r"|slurm_send_node_msg: .*SRUN_JOB_COMPLETE.*Connection reset by peer"
+    r"|_sync_nodes_to_comp_job|(assoc|qos|usage) state file")
+
+
+def error_lines(lab: Lab, node: str, log: str) -> list[str]:
+    text = lab.sh(node, f"cat /var/log/slurm/{log}")
+    return [line for line in text.splitlines() if re.search(r"\b(error|fatal):", line)]

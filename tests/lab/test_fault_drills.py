@@ -39,11 +39,6 @@ def node_state(lab: Lab, node: str) -> str:
     return lab.sh(CONTROLLER, f"sinfo --noheader --Node --nodes {node} --format '%T'", check=False)
 
 
-def job(lab: Lab, job_id: str) -> dict[str, str]:
-    text = lab.sh(CONTROLLER, f"scontrol show job {job_id}")
-    return dict(re.findall(r"(\w+)=(\S*)", text))
-
-
 def munge_keys(lab: Lab) -> dict[str, str]:
     return {node: lab.sh(node, "md5sum < /etc/munge/munge.key") for node in ALL}
 
@@ -99,8 +94,8 @@ def test_a_dead_slurmd_is_marked_down_its_job_runs_on_the_others_and_provision_b
     job_id = lab.sh(CONTROLLER, "sbatch --parsable -N2 --time=2 --wrap 'srun hostname'")
     waited = lab.wait(f"{dead} marked down", lambda: node_state(lab, dead).startswith("down"), timeout=120)
     print(f"{dead} was marked down {waited:.0f} s after slurmd was killed (SlurmdTimeout=30)")
-    lab.wait(f"job {job_id} completed", lambda: job(lab, job_id)["JobState"] == "COMPLETED", timeout=120)
-    finished = job(lab, job_id)
+    lab.wait(f"job {job_id} completed", lambda: lab.job(job_id)["JobState"] == "COMPLETED", timeout=120)
+    finished = lab.job(job_id)
     assert finished["ExitCode"] == "0:0"
     assert lab.sh(CONTROLLER, f"scontrol show hostnames {finished['NodeList']}").split() == COMPUTE[1:]
 
@@ -115,8 +110,8 @@ def test_the_controller_replaced_during_a_job_keeps_the_running_and_queued_jobs(
     # whole nodes: the lab's nodes have as many CPUs as this machine, so two 1-task jobs would share them
     running = lab.sh(CONTROLLER, "sbatch --parsable -N3 --exclusive --time=3 --wrap 'srun sleep 45'")
     queued = lab.sh(CONTROLLER, "sbatch --parsable -N3 --exclusive --time=2 --wrap 'srun hostname'")
-    lab.wait(f"job {running} running", lambda: job(lab, running)["JobState"] == "RUNNING", timeout=60)
-    started = job(lab, running)["StartTime"]
+    lab.wait(f"job {running} running", lambda: lab.job(running)["JobState"] == "RUNNING", timeout=60)
+    started = lab.job(running)["StartTime"]
 
     lab.cli("replace", CONTROLLER)
     # a new system disk: no munge key, no slurmctld until provisioning
@@ -125,11 +120,11 @@ def test_the_controller_replaced_during_a_job_keeps_the_running_and_queued_jobs(
     out = lab.cli("provision").stdout
     assert recap(out)[CONTROLLER][0] > 0 and all(c[1:] == (0, 0) for c in recap(out).values()), out
 
-    during = job(lab, running)
+    during = lab.job(running)
     assert during["JobState"] in ("RUNNING", "COMPLETED") and during["StartTime"] == started
-    assert job(lab, queued)["JobState"] in ("PENDING", "RUNNING", "COMPLETED")
-    lab.wait("both jobs completed", lambda: job(lab, queued)["JobState"] == "COMPLETED", timeout=120)
-    first, second = job(lab, running), job(lab, queued)
+    assert lab.job(queued)["JobState"] in ("PENDING", "RUNNING", "COMPLETED")
+    lab.wait("both jobs completed", lambda: lab.job(queued)["JobState"] == "COMPLETED", timeout=120)
+    first, second = lab.job(running), lab.job(queued)
     assert first["JobState"] == "COMPLETED" and first["Restarts"] == "0" and first["ExitCode"] == "0:0"
     assert second["ExitCode"] == "0:0" and second["StartTime"] >= first["EndTime"]
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tests.lab.conftest import Lab, bring_up, job_hosts, leftovers
+from tests.lab.conftest import FIRST_START, Lab, bring_up, error_lines, job_hosts, leftovers
 
 pytestmark = pytest.mark.lab
 NAME = f"cf-labtest-{os.getpid()}"
@@ -72,21 +72,6 @@ def test_status_names_the_controller_and_nodes(lab: Lab) -> None:
     assert all(n["running"] and n["ip"] for n in status["nodes"])
 
 
-# What a clean start may still log (slurm-production.md, section 11): slurmctld's notices about the state files
-# an empty StateSaveLocation lacks, slurmdbd's first registration of a new cluster, and the race of an
-# interactive srun that exits before the controller's completion message reaches it.
-FIRST_START = re.compile(
-    r"Could not open (node|job|reservation|trigger|resv|assoc|qos|fed_mgr|part)|Trying backup state save file"
-    r"|No fed_mgr state file|We can't find assoc 1 on cluster|state file .* missing"
-    r"|slurm_send_node_msg: .*SRUN_JOB_COMPLETE.*Connection reset by peer"
-    r"|_sync_nodes_to_comp_job|(assoc|qos|usage) state file")
-
-
-def error_lines(lab: Lab, node: str, log: str) -> list[str]:
-    text = lab.sh(node, f"cat /var/log/slurm/{log}")
-    return [line for line in text.splitlines() if re.search(r"\b(error|fatal):", line)]
-
-
 def test_slurm_is_24_11(lab: Lab) -> None:
     for node in ALL:
         assert re.fullmatch(r"slurm(-wlm)? 24\.11\.\d+", lab.sh(node, "sinfo --version")), node
@@ -129,22 +114,18 @@ def test_qos_and_preemption_are_in_the_database(lab: Lab) -> None:
 
 def test_a_high_job_requeues_a_low_one_that_then_runs_again(lab: Lab) -> None:
     low = lab.sh("ctl-0001", "sbatch --parsable --qos=low -N2 --exclusive --time=5 --wrap 'srun sleep 300'")
-    lab.wait("the low job running", lambda: job_state(lab, low) == "RUNNING", timeout=60)
+    lab.wait("the low job running", lambda: lab.job(low).get("JobState") == "RUNNING", timeout=60)
     high = lab.sh("ctl-0001", "sbatch --parsable --qos=high -N2 --exclusive --time=1 --wrap 'srun sleep 5'")
     try:
-        lab.wait("the high job running", lambda: job_state(lab, high) in ("RUNNING", "COMPLETED"), timeout=60)
-        assert job_state(lab, low) == "PENDING"
+        lab.wait("the high job running", lambda: lab.job(high).get("JobState") in ("RUNNING", "COMPLETED"), timeout=60)
+        assert lab.job(low).get("JobState") == "PENDING"
         assert "Restarts=1" in lab.sh("ctl-0001", f"scontrol show job {low}")
         # back after the high job and the requeue hold (AuthInfo=cred_expire=30 in the lab blueprint)
-        lab.wait("the low job running again", lambda: job_state(lab, low) == "RUNNING", timeout=150)
+        lab.wait("the low job running again", lambda: lab.job(low).get("JobState") == "RUNNING", timeout=150)
         assert "PREEMPTED" in lab.sh("ctl-0001", f"sacct -n -X -P --duplicates -j {low} -o state")
     finally:
         lab.sh("ctl-0001", f"scancel {low} {high}", check=False)
     lab.wait("the nodes free", lambda: lab.sh("ctl-0001", "squeue -h | wc -l") == "0", timeout=60)
-
-
-def job_state(lab: Lab, job_id: str) -> str:
-    return lab.sh("ctl-0001", f"scontrol show job {job_id} | grep -o 'JobState=[A-Z]*' | cut -d= -f2", check=False)
 
 
 def test_mpi_allreduce_across_both_compute_nodes(lab: Lab) -> None:
