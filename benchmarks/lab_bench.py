@@ -10,6 +10,7 @@ average at the start, since on a shared machine other work changes the numbers.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -54,6 +55,34 @@ def changed(output: str) -> int:
     return sum(int(n) for n in re.findall(r"^\S+\s+: ok=\d+\s+changed=(\d+)", output, re.M))
 
 
+FLOOR_TASKS = 60
+
+
+def floor_seconds(name: str, limit: str | None) -> float:
+    """ansible-playbook with the lab's settings (Mitogen) running FLOOR_TASKS tasks of `command: true` on the
+    lab's hosts: what a check task costs at the least, the floor under a run with nothing to change."""
+    import tempfile
+
+    from clusterforge.lab.paths import LabPaths, project_root
+    from clusterforge.provision.runner import mitogen_env
+
+    paths = LabPaths.of(name)
+    tasks = [{"name": f"noop {i}", "ansible.builtin.command": "true", "changed_when": False}
+             for i in range(FLOOR_TASKS)]
+    with tempfile.NamedTemporaryFile("w", suffix=".yml") as playbook:
+        playbook.write(json.dumps([{"hosts": "all", "gather_facts": False, "tasks": tasks}]))
+        playbook.flush()
+        env = {**os.environ, **mitogen_env(), "ANSIBLE_CONFIG": str(project_root() / "ansible.cfg"),
+               "ANSIBLE_HOST_KEY_CHECKING": "False", "ANSIBLE_SSH_CONTROL_PATH": f"{paths.root}/cp-%%n",
+               "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+        command = ["ansible-playbook", "-e", f"@{paths.extra_vars}", "-i",
+                   str(paths.render / "inventory" / "hosts.yml"), *(["--limit", limit] if limit else []),
+                   playbook.name]
+        started = time.monotonic()
+        subprocess.run(command, cwd=project_root(), env=env, capture_output=True, check=True)
+        return time.monotonic() - started
+
+
 def measure(nodes: int, name: str) -> list[str]:
     load = os.getloadavg()[0]
     cf("lab", "down", "--name", name)
@@ -67,12 +96,16 @@ def measure(nodes: int, name: str) -> list[str]:
     rest = used_bytes() - baseline
     prov_s, prov_out = cf("lab", "provision", "--name", name)
     linear_s, linear_out = cf("lab", "provision", "--linear", "--name", name)
+    one_host_s, all_hosts_s = floor_seconds(name, "ctl-0001"), floor_seconds(name, None)
+    per_host_task_ms = (all_hosts_s - one_host_s) / (FLOOR_TASKS * (nodes - 1)) * 1000
     down_s, _ = cf("lab", "down", "--name", name)
     gib = 1024**3
     return [
         f"| {nodes} | lab up → first srun | {up_s:.1f} s | {steps.group(1) if steps else ''} | load {load:.1f} |",
         f"| {nodes} | re-provision (Mitogen) | {prov_s:.1f} s | changed={changed(prov_out)} | |",
         f"| {nodes} | re-provision (plain Ansible, --linear) | {linear_s:.1f} s | changed={changed(linear_out)} | |",
+        f"| {nodes} | {FLOOR_TASKS} no-op tasks (Mitogen) | {one_host_s:.1f} s on 1 host, {all_hosts_s:.1f} s on "
+        f"{nodes} | {per_host_task_ms:.0f} ms per task and host added | |",
         f"| {nodes} | memory | peak +{(peak.peak - baseline) / gib:.2f} GiB | at rest +{rest / gib:.2f} GiB | |",
         f"| {nodes} | lab down | {down_s:.1f} s | | |",
     ]
