@@ -5,7 +5,12 @@ SU = 32 DGX H100 × 8 rails = 256 endpoints on radix-64 QM9700 switches (32 down
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
+import yaml
+from click.testing import Result
 
 from clusterforge.hostlist import expand
 from clusterforge.plan.fabric import size_fat_tree
@@ -120,3 +125,26 @@ def test_slurm_leaf_level_is_the_rail_group() -> None:
 
 def test_no_fabric_for_efa_or_cpu_only_pools() -> None:
     assert plan_of(design([{"name": "svc", "hardware": "cpu-1u", "count": 4, "role": "login"}])).fabric is None
+
+
+@pytest.mark.parametrize(("switch", "radix", "speed", "split"), [
+    ("qm9700", 64, 400, False),   # 400G NICs on 400G ports: native
+    ("q3400", 288, 400, True),    # 400G NICs on 800G ports: 144 ports split into 288 (hardware-2026, 3.2)
+])
+def test_400g_nics_split_faster_ports_and_double_the_radix(switch: str, radix: int, speed: int, split: bool) -> None:
+    fabric = plan_of(dgx(512, switch=switch)).fabric
+    assert fabric is not None
+    assert (fabric.radix, fabric.port_speed_gbps, fabric.split) == (radix, speed, split)
+    # k²/2: 2,048 endpoints in two tiers at radix 64; 41,472 at 288
+    assert fabric.tiers == (3 if radix == 64 else 2)
+    assert ("radix doubles for 400G NICs" in fabric.split_note) == split
+
+
+def test_plan_says_the_ports_are_split(tmp_path: Path, cli: Callable[..., Result]) -> None:
+    blueprint = tmp_path / "hall.yaml"
+    blueprint.write_text(yaml.safe_dump(dgx(512, switch="q3400")))
+    result = cli("plan", blueprint)
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.output.split())
+    assert "endpoints on radix-288 switches" in out
+    assert "ports: 144 × 800G ports split into 288 × 400G: the radix doubles for 400G NICs" in out

@@ -42,9 +42,10 @@ def policies_md_ids() -> list[str]:
     return rows
 
 
-# Rules this project adds beyond POLICIES.md: the security defaults of the AWS stack (reliability issue).
+# Rules this project adds beyond POLICIES.md: the security defaults of the AWS stack (reliability issue), the
+# production SLURM rules, and NIC against switch port speed (Ethernet fabrics and split ports).
 ADDITIONS = ("SEC-001", "SEC-002", "SEC-003", "SEC-004", "SW-003",
-             "SLM-003", "SLM-004", "SLM-005", "SLM-006", "SLM-007")
+             "SLM-003", "SLM-004", "SLM-005", "SLM-006", "SLM-007", "NET-007")
 
 
 def test_every_policies_md_id_is_registered_and_documented() -> None:

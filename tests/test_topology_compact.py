@@ -211,15 +211,18 @@ def test_compact_tree_is_a_tree_with_fewer_switches(name: str) -> None:
     assert sorted(stands_for) == sorted(s.name for s in full if not s.nodes)  # every spine and core, once
 
 
-def test_100k_gpu_fabric_is_195_switches_for_2258() -> None:
-    """The 100,000-GPU benchmark fabric (12,500 DGX H100, Q3400, three tiers): 174 rail groups of 72 nodes,
-    20 pods (1,389 spines), 695 cores. 3,000 sampled pairs of nodes; hops from 24 leaf-level switches to all."""
+def test_100k_gpu_fabric_is_94_switches_for_1131() -> None:
+    """The 100,000-GPU benchmark fabric (12,500 DGX H100 with 400G NICs, Q3400 split to 288 × 400G, three
+    tiers): 88 rail groups of 144 nodes, 5 pods (695 spines), 348 cores. (At the Q3400's native 144 × 800G it
+    was 174 rail groups, 1,389 spines, 695 cores: 195 switches for 2,258.) 3,000 sampled pairs of nodes; hops
+    from 24 leaf-level switches to all."""
     data = fabric(12_500, switch="q3400")
     plan = plan_of(data)
-    assert plan.topology is not None and plan.slurm is not None
-    assert len(full_switches(plan.topology, True)) == 174 + 1_389 + 695
+    assert plan.topology is not None and plan.slurm is not None and plan.fabric is not None
+    assert (plan.fabric.radix, plan.fabric.split) == (288, True)
+    assert len(full_switches(plan.topology, True)) == 88 + 695 + 348
     names = [s.name for s in plan.slurm.switches]
-    assert len(names) == 195 and names[173:176] == ["su-174", "pod-001", "pod-002"] and names[-1] == "cores"
+    assert len(names) == 94 and names[87:90] == ["su-088", "pod-001", "pod-002"] and names[-1] == "cores"
     check(plan, data, wiring=True, pair_limit=0, sources=24)
 
 

@@ -55,6 +55,8 @@ def fabric_table(fabric: FatTree, console: Console) -> None:
 
     console.print(f"fabric: {fabric.tiers} tier(s), {fabric.endpoints:,} endpoints on radix-{fabric.radix} "
                   f"switches (capacity {fabric.capacity:,}), oversubscription {fabric.oversubscription:g}:1")
+    if fabric.split:
+        console.print(f"ports: {fabric.split_note}")
     table = Table()
     for column in ("tier", "switches", "ports used", "cables from below"):
         table.add_column(column, justify="left" if column == "tier" else "right")

@@ -7,7 +7,7 @@ from clusterforge.model import Cluster, SwitchedFabric
 from clusterforge.physics import Assumptions
 from clusterforge.plan.capacity import rack_limits
 from clusterforge.plan.elevation import elevation
-from clusterforge.plan.fabric import size_fat_tree
+from clusterforge.plan.fabric import port_mode, size_fat_tree
 from clusterforge.plan.loads import rack_loads
 from clusterforge.plan.model import FatTree, PlacedDevices, PlacementReport, Plan, RackLimits, RackLoad, RackPlan
 from clusterforge.plan.nodes import pool_nodes
@@ -31,8 +31,16 @@ def size_fabric(cluster: Cluster, catalog: Catalog) -> FatTree | None:
     endpoints = fabric_endpoints(cluster, catalog)
     if not endpoints:
         return None
-    radix = catalog.of(cluster.fabric.switch, Switch).ports
-    return size_fat_tree(endpoints, radix, cluster.fabric.oversubscription, cluster.fabric.tiers)
+    mode = port_mode(catalog.of(cluster.fabric.switch, Switch), fastest_nic_gbps(cluster, catalog))
+    return size_fat_tree(endpoints, mode.radix, cluster.fabric.oversubscription, cluster.fabric.tiers,
+                         mode.speed_gbps, mode.split)
+
+
+def fastest_nic_gbps(cluster: Cluster, catalog: Catalog) -> int:
+    """The fastest compute-fabric NIC of the pools on the fabric (0: none)."""
+    speeds = [entry.nics.speed_gbps for pool in cluster.pools
+              if fabric_nics(pool, entry := catalog.get(pool.hardware)) and isinstance(entry, Server) and entry.nics]
+    return max(speeds, default=0)
 
 
 def build_plan(

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Literal
 
+from clusterforge.catalog import Switch
 from clusterforge.plan.model import FatTree
 
 
@@ -33,8 +35,27 @@ def tiers_needed(endpoints: int, radix: int, oversubscription: float = 1.0) -> i
     return 4
 
 
+@dataclass(frozen=True)
+class PortMode:
+    """How the fabric uses its switches' ports: native, or split into twice as many at half the speed."""
+
+    radix: int
+    speed_gbps: int
+    split: bool
+
+
+def port_mode(switch: Switch, nic_gbps: int) -> PortMode:
+    """Split ports when the fastest NIC runs no faster than the switch's split speed: the switch's capacity is
+    constant, so a 64 × 800G switch used as 128 × 400G serves 400G NICs with twice the radix (k²/2 two-tier
+    endpoints × 4). Otherwise native ports; a NIC faster than a native port is NET-007's error."""
+    if switch.split_ports and switch.split_speed_gbps and 0 < nic_gbps <= switch.split_speed_gbps:
+        return PortMode(switch.split_ports, switch.split_speed_gbps, True)
+    return PortMode(switch.ports, switch.port_speed_gbps, False)
+
+
 def size_fat_tree(
-    endpoints: int, radix: int, oversubscription: float = 1.0, tiers: Literal["auto", 1, 2, 3] = "auto"
+    endpoints: int, radix: int, oversubscription: float = 1.0, tiers: Literal["auto", 1, 2, 3] = "auto",
+    port_speed_gbps: int = 0, split: bool = False,
 ) -> FatTree:
     """Leaves, spines and cores for `endpoints` (rail-optimized: nodes × NICs per node).
 
@@ -46,7 +67,7 @@ def size_fat_tree(
     down, up = leaf_split(radix, oversubscription)
     if count == 1:
         return FatTree(endpoints, radix, 1, oversubscription, min(endpoints, radix), 0, 1, 0, 0,
-                       capacity(radix, 1, oversubscription))
+                       capacity(radix, 1, oversubscription), port_speed_gbps, split)
     leaves = math.ceil(endpoints / down)
     if count == 2:
         spines = math.ceil(leaves * up / radix)
@@ -55,4 +76,4 @@ def size_fat_tree(
         spines = math.ceil(leaves * up / (radix // 2))
         cores = math.ceil(spines * (radix // 2) / radix)
     return FatTree(endpoints, radix, min(count, 3), oversubscription, down, up, leaves, spines, cores,
-                   capacity(radix, min(count, 3), oversubscription))
+                   capacity(radix, min(count, 3), oversubscription), port_speed_gbps, split)

@@ -68,6 +68,16 @@ class FatTree:
     spines: int
     cores: int
     capacity: int  # most endpoints this many tiers of this radix can carry at this oversubscription
+    port_speed_gbps: int = 0  # the speed every link of the fabric runs at (0: not known)
+    split: bool = False  # the switches' ports are split (e.g. 64 × 800G used as 128 × 400G): radix doubled
+
+    @property
+    def split_note(self) -> str:
+        """How split ports are used ("" when native), for plan and report."""
+        if not self.split:
+            return ""
+        return (f"{self.radix // 2} × {self.port_speed_gbps * 2}G ports split into {self.radix} × "
+                f"{self.port_speed_gbps}G: the radix doubles for {self.port_speed_gbps}G NICs")
 
     @property
     def switches(self) -> int:

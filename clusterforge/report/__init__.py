@@ -131,7 +131,8 @@ def _gpus(loaded: Loaded, key: str) -> int:
 
 
 def _fabric_note(fabric: Any, switch: str) -> str:
-    return (f"{fabric.tiers}-tier fat tree of {fabric.radix}-port {switch} switches at "
+    split = f" ({fabric.split_note})" if fabric.split else ""
+    return (f"{fabric.tiers}-tier fat tree of {fabric.radix}-port {switch} switches{split} at "
             f"{fabric.oversubscription:g}:1; carries up to {fabric.capacity:,} endpoints.")
 
 

@@ -124,3 +124,21 @@ def test_net006_an_explicit_opt_out_warns_and_reserved_capacity_needs_no_group(c
     data["aws"]["capacity"] = capacity
     assert found(data) == []
     assert found(data, level="warning").count("NET-006") == (1 if warns else 0)
+
+
+FAST_NIC = FOUR_NIC.replace("gpu-4nic", "gpu-800g").replace("4 compute NICs", "8 compute NICs at 800G").replace(
+    "nics: {compute: 4, speed_gbps: 400}", "nics: {compute: 8, speed_gbps: 800}")
+
+
+@pytest.mark.parametrize(("hardware", "switch", "fails"), [
+    ("gpu-800g", "qm9700", True),     # an 800G NIC on a 400G port
+    ("gpu-800g", "q3400", False),     # 800G on 800G
+    ("dgx-h100", "q3400", False),     # 400G on 800G: the planner splits the ports
+    ("dgx-h100", "qm9700", False),
+])
+def test_net007_nic_faster_than_the_port(tmp_path: Path, hardware: str, switch: str, fails: bool) -> None:
+    extra = tmp_path / "cat.yaml"
+    extra.write_text(FAST_NIC)
+    pools = [{"name": "gpu", "hardware": hardware, "count": 4, "partition": "train"}]
+    data = design(pools, fabric={"kind": "infiniband", "switch": switch})
+    assert found(data, catalog=load_catalog([extra])) == (["NET-007"] if fails else [])

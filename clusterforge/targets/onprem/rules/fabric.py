@@ -7,8 +7,10 @@ from collections.abc import Iterator
 
 from pydantic import Field
 
+from clusterforge.catalog import Switch
 from clusterforge.model import SwitchedFabric
 from clusterforge.plan.fabric import capacity, leaf_split, tiers_needed
+from clusterforge.plan.topology import fabric_nics
 from clusterforge.policies.config import Settings
 from clusterforge.policies.context import Context
 from clusterforge.policies.findings import Draft
@@ -117,3 +119,27 @@ def port_budget(ctx: Context, settings: Settings) -> Iterator[Draft]:
             yield Draft(("fabric", "cores"), f"{spines * (tree.radix // 2)} spine uplinks over {fabric.cores} cores "
                         f"is {per_core} per core; each has {tree.radix} ports", f"declare at least {tree.cores} cores",
                         per_core, tree.radix, "ports")
+
+
+@rule("NET-007", "error", DOMAIN, "NIC and switch port speed",
+      "NVIDIA twin-port OSFP transceiver documentation (an 800G cage carries two 400G ports; 1:2 splitters give "
+      "200G); hardware-2026 reference, section 3.2", target="onprem",
+      inputs=Inputs(("fabric.switch", "pools[].{hardware,role}"), ("nics", "port_speed_gbps", "split_speed_gbps")))
+def port_speed(ctx: Context, settings: Settings) -> Iterator[Draft]:
+    """No compute NIC is faster than the fabric's switch ports: its link would run at the port's speed. A NIC at
+    the switch's split speed is no error: the planner splits the ports and doubles the radix (`plan` says so)."""
+    fabric = _switched(ctx)
+    if fabric is None:
+        return
+    switch = ctx.catalog.get(fabric.switch)
+    if not isinstance(switch, Switch):
+        return
+    for i, pool in enumerate(ctx.cluster.pools):
+        server = ctx.server(pool)
+        if server is None or server.nics is None or not fabric_nics(pool, server):
+            continue
+        if server.nics.speed_gbps > switch.port_speed_gbps:
+            yield Draft(("pools", i, "hardware"), f"{pool.hardware} has {server.nics.speed_gbps}G compute NICs; "
+                        f"{fabric.switch} ports run at {switch.port_speed_gbps}G, so every link would run at "
+                        f"{switch.port_speed_gbps}G", f"choose a {server.nics.speed_gbps}G switch for the fabric",
+                        server.nics.speed_gbps, switch.port_speed_gbps, "Gb/s")
