@@ -63,6 +63,7 @@ def floor_seconds(name: str, limit: str | None) -> float:
     lab's hosts: what a check task costs at the least, the floor under a run with nothing to change."""
     import tempfile
 
+    from clusterforge.lab.cluster import ansible_env
     from clusterforge.lab.paths import LabPaths, project_root
     from clusterforge.provision.runner import mitogen_env
 
@@ -72,8 +73,8 @@ def floor_seconds(name: str, limit: str | None) -> float:
     with tempfile.NamedTemporaryFile("w", suffix=".yml") as playbook:
         playbook.write(json.dumps([{"hosts": "all", "gather_facts": False, "tasks": tasks}]))
         playbook.flush()
-        env = {**os.environ, **mitogen_env(), "ANSIBLE_CONFIG": str(project_root() / "ansible.cfg"),
-               "ANSIBLE_HOST_KEY_CHECKING": "False", "ANSIBLE_SSH_CONTROL_PATH": f"{paths.root}/cp-%%n",
+        env = {**os.environ, **mitogen_env(), **ansible_env(paths),
+               "ANSIBLE_CONFIG": str(project_root() / "ansible.cfg"),
                "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
         command = ["ansible-playbook", "-e", f"@{paths.extra_vars}", "-i",
                    str(paths.render / "inventory" / "hosts.yml"), *(["--limit", limit] if limit else []),

@@ -58,16 +58,20 @@ def role_default(role: str, variable: str) -> object:
     return defaults[variable]
 
 
+def ansible_env(paths: LabPaths) -> dict[str, str]:
+    """What every Ansible run against the lab adds to the environment (benchmarks/lab_bench.py uses it too)."""
+    # Lab nodes make new host keys every `up`; ssh_config keeps them out of known_hosts.
+    return {"ANSIBLE_CACHE_PLUGIN_CONNECTION": str(paths.facts), "ANSIBLE_HOST_KEY_CHECKING": "False",
+            "ANSIBLE_SSH_CONTROL_PATH": f"{paths.root}/cp-%%n"}
+
+
 def _run(paths: LabPaths, inventory: Path, on_event: EventHandler | None, *, check: bool = False,
          diff: bool = False, tags: str | None = None, limit: str | None = None, fast: bool = True,
          extra_vars: dict[str, str] | None = None, vars_files: Sequence[Path] = ()) -> Outcome:
     return execute(Run(
         project=project_root(), inventories=[inventory], private_dir=paths.runner_dir, check=check, diff=diff,
         tags=tags, limit=limit, extra_vars_files=[paths.extra_vars, *vars_files], extra_vars=extra_vars or {},
-        fast=fast,
-        # Lab nodes make new host keys every `up`; ssh_config keeps them out of known_hosts.
-        env={"ANSIBLE_CACHE_PLUGIN_CONNECTION": str(paths.facts), "ANSIBLE_HOST_KEY_CHECKING": "False",
-             "ANSIBLE_SSH_CONTROL_PATH": f"{paths.root}/cp-%%n"}), on_event)
+        fast=fast, env=ansible_env(paths)), on_event)
 
 
 def _bake_inputs(node_image: str, pins: repo.Pins) -> str:

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 
 from pydantic import Field
 
-from clusterforge.catalog import Switch
 from clusterforge.model import SwitchedFabric
 from clusterforge.plan.fabric import capacity, leaf_split, tiers_needed
 from clusterforge.plan.topology import fabric_nics
@@ -128,18 +127,15 @@ def port_budget(ctx: Context, settings: Settings) -> Iterator[Draft]:
 def port_speed(ctx: Context, settings: Settings) -> Iterator[Draft]:
     """No compute NIC is faster than the fabric's switch ports: its link would run at the port's speed. A NIC at
     the switch's split speed is no error: the planner splits the ports and doubles the radix (`plan` says so)."""
-    fabric = _switched(ctx)
-    if fabric is None:
-        return
-    switch = ctx.catalog.get(fabric.switch)
-    if not isinstance(switch, Switch):
+    fabric, tree = _switched(ctx), ctx.plan.fabric
+    if fabric is None or tree is None:
         return
     for i, pool in enumerate(ctx.cluster.pools):
         server = ctx.server(pool)
         if server is None or server.nics is None or not fabric_nics(pool, server):
             continue
-        if server.nics.speed_gbps > switch.port_speed_gbps:
+        if server.nics.speed_gbps > tree.port_speed_gbps:
             yield Draft(("pools", i, "hardware"), f"{pool.hardware} has {server.nics.speed_gbps}G compute NICs; "
-                        f"{fabric.switch} ports run at {switch.port_speed_gbps}G, so every link would run at "
-                        f"{switch.port_speed_gbps}G", f"choose a {server.nics.speed_gbps}G switch for the fabric",
-                        server.nics.speed_gbps, switch.port_speed_gbps, "Gb/s")
+                        f"{fabric.switch} ports run at {tree.port_speed_gbps}G, so every link would run at "
+                        f"{tree.port_speed_gbps}G", f"choose a {server.nics.speed_gbps}G switch for the fabric",
+                        server.nics.speed_gbps, tree.port_speed_gbps, "Gb/s")
