@@ -84,17 +84,18 @@ def test_gb200_nvl72_scalable_unit(cli, write) -> None:
     """The GB200 SuperPOD SU: 8 NVL72 racks, 576 GPUs. Each rack draws 132 kW (8 power shelves), 85 % of it to the
     liquid loop (112.2 kW) and 19.8 kW to air; 415 V 3φ 250 A feeds give 143.8 kW a side, 91.8 % used after a feed
     loss, past PWR-002's 90 % warning. Row: 898 kW of liquid heat on four 300 kW CDUs (N+1: 900 kW), 158 kW of air
-    on three 100 kW CRAHs (N+1: 200 kW). The power shelves split 24/24 where 40 are needed: PWR-003 warns.
-    Verdict: PASS; 576 GPUs in the plan."""
+    on three 100 kW CRAHs (N+1: 200 kW). The 48 PSUs split 24/24 and 24 × 5.5 kW carry 132 kW: no PWR-003.
+    Verdict: PASS; 576 GPUs in the plan, as 144 SLURM nodes (18 trays of 4 GPUs a rack)."""
     racks = [rack(f"g{i}", count=1, u_height=48, max_weight_kg=2000, footprint_m2=1.2,
                   feeds=[feed(f"g{i}-a", "A", 415, 250), feed(f"g{i}-b", "B", 415, 250)],
                   cooling={"kind": "liquid", "liquid_kw": 120, "air_kw": 25}) for i in range(1, 9)]
     pools = [{"name": "gpu", "hardware": "gb200-nvl72", "count": 8, "partition": "train"}]
     data = onprem(racks, pools=pools, row={"cooling": {"crah_kw": [100, 100, 100], "cdu_kw": [300] * 4}})
     path = write(yaml.safe_dump(data))
-    assert _check(cli, path) == (0, {"error": [], "warning": ["PWR-002"] * 8 + ["PWR-003"]})
+    assert _check(cli, path) == (0, {"error": [], "warning": ["PWR-002"] * 8})
     plan = json.loads(cli("plan", path, "-f", "json").stdout)
     assert sum(n["gpu_count"] * n["count"] for n in plan["nodes"]) == 576
+    assert [(n["count"], n["gpu_count"]) for n in plan["nodes"]] == [(144, 4)]
     data["site"]["rows"][0]["cooling"]["cdu_kw"] = [300] * 3  # no spare CDU: 600 kW N+1 < 898 kW
     assert "CLG-004" in _check(cli, write(yaml.safe_dump(data), "short.yaml"))[1]["error"]
 

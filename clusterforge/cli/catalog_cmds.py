@@ -24,8 +24,9 @@ def _summary(entry: Entry) -> tuple[str, str, str, str]:
     from clusterforge.catalog import Instance, Server, Switch
 
     if isinstance(entry, Server):
-        gpus = f"{entry.gpus.count}x {entry.gpus.model}" if entry.gpus else "-"
-        nics = f"{entry.nics.compute}x {entry.nics.speed_gbps}G" if entry.nics else "-"
+        per = f"{entry.hosts.count} {entry.hosts.name}s × " if entry.hosts else ""
+        gpus = f"{per}{entry.node_gpus.count}x {entry.node_gpus.model}" if entry.node_gpus else "-"
+        nics = f"{per}{entry.node_nics.compute}x {entry.node_nics.speed_gbps}G" if entry.node_nics else "-"
         return gpus, f"{entry.max_power_kw:g} kW", f"{entry.u_height}U {entry.weight_kg:g} kg", nics
     if isinstance(entry, Instance):
         acc = entry.gpus or entry.accelerators

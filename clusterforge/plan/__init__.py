@@ -13,15 +13,16 @@ from clusterforge.plan.model import FatTree, PlacedDevices, PlacementReport, Pla
 from clusterforge.plan.nodes import pool_nodes
 from clusterforge.plan.packing import auto_place, explicit_racks, pools_to_place
 from clusterforge.plan.slurm import slurm_plan
-from clusterforge.plan.topology import fabric_nics, wire
+from clusterforge.plan.topology import fabric_nics, hosts_per_device, wire
 
 __all__ = ["FatTree", "PlacedDevices", "Plan", "RackLimits", "RackLoad", "RackPlan", "build_plan",
            "fabric_endpoints"]
 
 
 def fabric_endpoints(cluster: Cluster, catalog: Catalog) -> int:
-    """Ports the compute fabric must carry: nodes × compute NICs of every GPU pool."""
-    return sum(pool.count * fabric_nics(pool, catalog.get(pool.hardware)) for pool in cluster.pools)
+    """Ports the compute fabric must carry: nodes (trays of a rack-scale system) × compute NICs of every GPU pool."""
+    return sum(pool.count * hosts_per_device(entry) * fabric_nics(pool, entry)
+               for pool in cluster.pools for entry in (catalog.get(pool.hardware),))
 
 
 def size_fabric(cluster: Cluster, catalog: Catalog) -> FatTree | None:
@@ -38,8 +39,9 @@ def size_fabric(cluster: Cluster, catalog: Catalog) -> FatTree | None:
 
 def fastest_nic_gbps(cluster: Cluster, catalog: Catalog) -> int:
     """The fastest compute-fabric NIC of the pools on the fabric (0: none)."""
-    speeds = [entry.nics.speed_gbps for pool in cluster.pools
-              if fabric_nics(pool, entry := catalog.get(pool.hardware)) and isinstance(entry, Server) and entry.nics]
+    speeds = [entry.node_nics.speed_gbps for pool in cluster.pools
+              if fabric_nics(pool, entry := catalog.get(pool.hardware)) and isinstance(entry, Server)
+              and entry.node_nics]
     return max(speeds, default=0)
 
 

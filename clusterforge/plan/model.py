@@ -144,6 +144,18 @@ class PoolNodes:
     efa_interfaces: int | None = None  # aws: EFA interfaces per node
     placement_group: str | None = None  # aws: the cluster placement group of the pool
     availability_zone: str | None = None  # aws
+    domain_size: int = 1  # nodes per device: 18 trays of an NVL72 share one NVLink domain; 1 for servers
+    gpu_vendor: str | None = None  # nvidia | amd | aws (the catalog's gpus.vendor)
+
+    @property
+    def domains(self) -> list[tuple[int, list[str]]]:
+        """NVLink domains of a rack-scale pool: (domain number, its nodes), `domain_size` consecutive nodes each;
+        empty for servers (each its own NVLink island, nothing to schedule across)."""
+        if self.domain_size <= 1:
+            return []
+        names = self.names()
+        return [(i // self.domain_size + 1, names[i:i + self.domain_size])
+                for i in range(0, len(names), self.domain_size)]
 
     def name(self, number: int) -> str:
         """Hostname of node `number` (1-based)."""

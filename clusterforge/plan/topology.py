@@ -19,10 +19,16 @@ MIN_SWITCH_WIDTH = 3
 
 
 def fabric_nics(pool: Pool, entry: Entry) -> int:
-    """Compute-fabric NICs of one node: GPU servers in compute pools have one per rail; others none."""
-    if isinstance(entry, Server) and entry.gpus and entry.nics and pool.role == "compute":
-        return entry.nics.compute
+    """Compute-fabric NICs of one node (a tray of a rack-scale system): GPU servers in compute pools have one
+    per rail; others none."""
+    if isinstance(entry, Server) and entry.node_gpus and entry.node_nics and pool.role == "compute":
+        return entry.node_nics.compute
     return 0
+
+
+def hosts_per_device(entry: Entry) -> int:
+    """Nodes one device of this entry holds (18 trays of an NVL72 rack), else 1."""
+    return entry.hosts_per_device if isinstance(entry, Server) else 1
 
 
 def switch_names(tier: str, count: int) -> list[str]:

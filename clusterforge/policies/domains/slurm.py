@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from clusterforge.catalog import Server
 from clusterforge.catalog.slurm_parameters import File, release_of, releases
 from clusterforge.policies.config import Settings
 from clusterforge.policies.context import Context
@@ -40,12 +41,13 @@ def partitions(ctx: Context, settings: Settings) -> Iterator[Draft]:
 @rule("SLM-002", "error", DOMAIN, "GRES matches the hardware", "SLURM gres.conf(5); the hardware catalog",
       inputs=Inputs(("pools[].{hardware,gres}",), ("gpus",)))
 def gres_matches(ctx: Context, settings: Settings) -> Iterator[Draft]:
-    """A pool's declared gres (gpu[:type]:count) agrees with the catalog's GPU count and model."""
+    """A pool's declared gres (gpu[:type]:count) agrees with the catalog's GPU count and model per node (per tray
+    of a rack-scale system)."""
     for i, pool in enumerate(ctx.cluster.pools):
         if pool.gres is None:
             continue
         entry = ctx.catalog.get(pool.hardware)
-        gpus = getattr(entry, "gpus", None)
+        gpus = entry.node_gpus if isinstance(entry, Server) else getattr(entry, "gpus", None)
         match = re.fullmatch(r"gpu(?::([A-Za-z0-9_-]+))?:(\d+)", pool.gres)
         count = gpus.count if gpus else 0
         expected = f"gpu:{gpus.model.split('-')[0].lower()}:{count}" if gpus else "none"

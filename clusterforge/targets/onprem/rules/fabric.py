@@ -77,13 +77,14 @@ def rail_alignment(ctx: Context, settings: Settings) -> Iterator[Draft]:
         return
     for i, pool in enumerate(ctx.cluster.pools):
         server = ctx.server(pool)
-        if server is None or server.gpus is None or pool.role != "compute":
+        gpus, node_nics = server.node_gpus if server else None, server.node_nics if server else None
+        if gpus is None or pool.role != "compute":
             continue
-        nics = server.nics.compute if server.nics else 0
-        if nics != server.gpus.count:
-            yield Draft(("pools", i, "hardware"), f"{pool.hardware} has {nics} compute NICs for {server.gpus.count} "
-                        "GPUs: rails cannot be aligned", "set rail_optimized: false or choose hardware with a NIC "
-                        "per GPU", nics, server.gpus.count, "NICs", minimum=True)
+        nics = node_nics.compute if node_nics else 0
+        if nics != gpus.count:
+            yield Draft(("pools", i, "hardware"), f"{pool.hardware} has {nics} compute NICs for {gpus.count} "
+                        "GPUs per node: rails cannot be aligned", "set rail_optimized: false or choose hardware "
+                        "with a NIC per GPU", nics, gpus.count, "NICs", minimum=True)
 
 
 @rule("NET-004", "error", DOMAIN, "Switch port budget", "NVIDIA QM9700 specification (64 × 400G)",
@@ -132,10 +133,11 @@ def port_speed(ctx: Context, settings: Settings) -> Iterator[Draft]:
         return
     for i, pool in enumerate(ctx.cluster.pools):
         server = ctx.server(pool)
-        if server is None or server.nics is None or not fabric_nics(pool, server):
+        nics = server.node_nics if server else None
+        if server is None or nics is None or not fabric_nics(pool, server):
             continue
-        if server.nics.speed_gbps > tree.port_speed_gbps:
-            yield Draft(("pools", i, "hardware"), f"{pool.hardware} has {server.nics.speed_gbps}G compute NICs; "
+        if nics.speed_gbps > tree.port_speed_gbps:
+            yield Draft(("pools", i, "hardware"), f"{pool.hardware} has {nics.speed_gbps}G compute NICs; "
                         f"{fabric.switch} ports run at {tree.port_speed_gbps}G, so every link would run at "
-                        f"{tree.port_speed_gbps}G", f"choose a {server.nics.speed_gbps}G switch for the fabric",
-                        server.nics.speed_gbps, tree.port_speed_gbps, "Gb/s")
+                        f"{tree.port_speed_gbps}G", f"choose a {nics.speed_gbps}G switch for the fabric",
+                        nics.speed_gbps, tree.port_speed_gbps, "Gb/s")
