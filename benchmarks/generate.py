@@ -4,7 +4,13 @@
     python benchmarks/generate.py --gpus 100000 --compact -o /tmp/hall-100k-c.yaml
 
 Three DGX H100 per rack (30.6 kW on 415 V 3φ 60 A A/B feeds, a 50 kW rear door), 24 racks per row with
-N+1 CRAHs, a rail-optimized QM9700 fabric. The design passes `check` (PWR-003 warns).
+N+1 CRAHs, a rail-optimized QM9700 fabric. The design passes `check` (PWR-003 warns; RCK-007 warns that the
+fabric's switches find no room: the compute racks have 3.9 kW left each).
+
+    python benchmarks/generate.py --gpus 100000 --network-racks 174 -o /tmp/hall-100k-net.yaml
+
+adds rows of `role: network` racks (42U, two 415 V 3φ 60 A feeds a side, a 60 kW door) after the compute rows:
+ten 4U Q3400 each, so 174 hold the 1,738 switches of the 100,000-GPU fabric and nothing warns but PWR-003.
 """
 
 from __future__ import annotations
@@ -58,6 +64,20 @@ def row_cooling(racks: int) -> str:
 def feed_lines(rack: str, side: str) -> list[str]:
     return [f"            - name: {rack}-{side}", f"              side: {side.upper()}", "              voltage: 415",
             "              amps: 60", "              phase: 3"]
+
+
+def network_rows(racks: int, first_row: int) -> list[str]:
+    """`racks` network racks in rows of RACKS_PER_ROW, named n<row>k<rack>, after the compute rows."""
+    lines: list[str] = []
+    for r in range(math.ceil(racks / RACKS_PER_ROW)):
+        in_row = min(RACKS_PER_ROW, racks - r * RACKS_PER_ROW)
+        lines += [f"    - name: n{first_row + r:03d}", row_cooling(in_row), "      racks:"]
+        for k in range(in_row):
+            name = f"n{first_row + r:03d}k{k:02d}"
+            lines += [f"        - {{name: {name}, role: network, u_height: 42, reserved_u: 2, "
+                      "cooling: {kind: rdhx, air_kw: 60}, feeds: ["
+                      + ", ".join(f"{{side: {side}, voltage: 415, amps: 60, phase: 3}}" for side in "AABB") + "]}"]
+    return lines
 
 
 def full(nodes: int) -> list[str]:
@@ -120,10 +140,17 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--gpus", type=int, default=100_000)
     parser.add_argument("--compact", action="store_true", help="racks as groups (name ranges)")
+    parser.add_argument("--network-racks", type=int, default=0,
+                        help="add this many `role: network` racks for the fabric's switches")
     parser.add_argument("-o", "--output", type=Path)
     args = parser.parse_args(argv)
     nodes = math.ceil(args.gpus / GPUS_PER_NODE)
-    text = "\n".join(compact(nodes) if args.compact else full(nodes)) + "\n"
+    lines = compact(nodes) if args.compact else full(nodes)
+    if args.network_racks:
+        at = lines.index("fabric: " + footer(nodes)[0].removeprefix("fabric: "))
+        rows = math.ceil(math.ceil(nodes / PER_RACK) / RACKS_PER_ROW)
+        lines[at:at] = network_rows(args.network_racks, rows)
+    text = "\n".join(lines) + "\n"
     if args.output:
         args.output.write_text(text)
     else:

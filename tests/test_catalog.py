@@ -10,6 +10,7 @@ from clusterforge.errors import ClusterforgeError
 REQUIRED = [
     "dgx-h100", "dgx-h200", "dgx-b200", "gb200-nvl72", "hgx-h100-8gpu", "p4d.24xlarge", "p4de.24xlarge",
     "p5.48xlarge", "p5e.48xlarge", "p5en.48xlarge", "p6-b200.48xlarge", "trn1.32xlarge", "trn1n.32xlarge",
+    "p6-b300.48xlarge", "trn2.48xlarge", "m5.8xlarge", "m5.4xlarge", "c5.xlarge", "c5.2xlarge",
     "cpu-1u", "qm9700",
 ]
 
@@ -22,11 +23,50 @@ def test_every_required_key_present() -> None:
 @pytest.mark.parametrize(
     ("key", "efa", "cards"),
     [("p5.48xlarge", 32, 32), ("p5e.48xlarge", 32, 32), ("p5en.48xlarge", 16, 16), ("p6-b200.48xlarge", 8, 8),
-     ("p4d.24xlarge", 4, 4), ("trn1.32xlarge", 8, 8), ("trn1n.32xlarge", 16, 16)],
+     ("p4d.24xlarge", 4, 4), ("trn1.32xlarge", 8, 8), ("trn1n.32xlarge", 16, 16), ("p6-b300.48xlarge", 16, 17),
+     ("trn2.48xlarge", 16, 16)],
 )
 def test_efa_layouts(key: str, efa: int, cards: int) -> None:
     entry = load_catalog().of(key, Instance)
     assert (entry.efa_max_interfaces, entry.network_cards) == (efa, cards)
+
+
+def test_p6_b300_card_0_carries_no_efa() -> None:
+    """17 cards, 16 EFA: card 0 is ENA only (AWS engineering, aws-parallelcluster issue 7143)."""
+    entry = load_catalog().of("p6-b300.48xlarge", Instance)
+    assert not entry.primary_card_efa and list(entry.efa_cards) == list(range(1, 17))
+    assert entry.gpus is not None and (entry.gpus.model, entry.gpus.count, entry.gpus.vendor) == ("B300", 8, "nvidia")
+    assert (entry.efa_bandwidth_gbps, entry.memory_gib) == (6400, 4096)
+    assert all(load_catalog().of(key, Instance).primary_card_efa for key in REQUIRED
+               if key.endswith("xlarge") and key != "p6-b300.48xlarge")
+
+
+@pytest.mark.parametrize("key", ["trn1.32xlarge", "trn1n.32xlarge", "trn2.48xlarge"])
+def test_trainium_is_a_gpu_of_vendor_aws(key: str) -> None:
+    """The planner reads `gpus` (SLURM GRES gpu on /dev/neuron files); `vendor: aws` picks the Neuron stack."""
+    entry = load_catalog().of(key, Instance)
+    assert entry.gpus is not None and entry.gpus.vendor == "aws" and entry.gpus.count == 16
+    assert entry.accelerators is None
+
+
+@pytest.mark.parametrize(("key", "threads", "memory"), [
+    ("m5.8xlarge", 32, 128), ("m5.4xlarge", 16, 64), ("c5.xlarge", 4, 8), ("c5.2xlarge", 8, 16)])
+def test_service_types_from_aws_samples(key: str, threads: int, memory: int) -> None:
+    """Head, login and controller types AWS's samples use: no EFA, no GPU, no cluster placement group."""
+    entry = load_catalog().of(key, Instance)
+    assert entry.cpus is not None and (entry.cpus.threads, entry.memory_gib) == (threads, memory)
+    assert (entry.efa_max_interfaces, entry.gpus, entry.placement_group) == (0, None, False)
+
+
+def test_more_efa_than_cards_that_carry_it_is_refused(tmp_path: Path) -> None:
+    extra = tmp_path / "extra.yaml"
+    extra.write_text("apiVersion: clusterforge/v1\nkind: Catalog\nhardware:\n  x1.big:\n    kind: instance\n"
+                     "    description: d\n    efa_max_interfaces: 4\n    network_cards: 4\n"
+                     "    primary_card_efa: false\n    efa_bandwidth_gbps: 400\n"
+                     "    sources: {efa_max_interfaces: s, network_cards: s, primary_card_efa: s,\n"
+                     "              efa_bandwidth_gbps: s}\n")
+    with pytest.raises(ClusterforgeError, match="4 EFA interfaces do not fit on 3 network cards that carry EFA"):
+        load_catalog([extra])
 
 
 @pytest.mark.parametrize(
@@ -112,3 +152,20 @@ def test_builtin_files_take_the_fast_parser_with_the_same_data() -> None:
     for name in _BUILTIN_FILES:
         text = (resources.files("clusterforge.catalog") / "data" / name).read_text(encoding="utf-8")
         assert parse_fast(text, name, refuse).data == parse_text(text, name).data  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("key", "model", "memory", "cooling"), [
+    ("mi300x-8gpu", "MI300X", 192, "air"), ("mi325x-8gpu", "MI325X", 256, "air"),
+    ("mi355x-8gpu", "MI355X", 288, "hybrid"),
+])
+def test_amd_instinct_servers(key: str, model: str, memory: float, cooling: str) -> None:
+    """8 AMD GPUs and 8 x 400G per server; every OEM figure is marked unconfirmed, the MI355X is liquid-cooled."""
+    entry = load_catalog().of(key, Server)
+    assert entry.gpus is not None and (entry.gpus.vendor, entry.gpus.model, entry.gpus.count) == ("amd", model, 8)
+    assert entry.gpus.memory_gib == memory and entry.cooling == cooling
+    assert entry.nics is not None and (entry.nics.compute, entry.nics.speed_gbps) == (8, 400)
+    for figure in ("max_power_kw", "psus", "u_height", "weight_kg", "depth_mm", "nics"):
+        assert "[U]" in entry.sources[figure], f"{key}.{figure} has no primary source: it must say [U]"
+    if cooling == "hybrid":
+        assert 0.5 <= entry.liquid_heat_fraction < 1 and "[U]" in entry.sources["liquid_heat_fraction"]
+        assert entry.max_supply_water_c is not None

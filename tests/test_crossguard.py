@@ -95,11 +95,38 @@ def efa_instance_types() -> list[tuple[str, int]]:
             if isinstance(entry, Instance) and entry.efa_max_interfaces]
 
 
+def stack_layout(instance_type: str, interfaces: int) -> list[dict[str, Any]]:
+    """The layout the stack builds for `interfaces` EFA devices on this type, as launch template props."""
+    from clusterforge.catalog import Instance, load_catalog
+    from clusterforge.targets.aws.layout import instance_layout
+
+    instance = load_catalog().of(instance_type, Instance)
+    return [{"networkCardIndex": nic.network_card_index, "deviceIndex": nic.device_index,
+             **({} if nic.interface_type == "interface" else {"interfaceType": nic.interface_type}),
+             "subnetId": "subnet-1", "securityGroups": ["sg-1"]} for nic in instance_layout(instance, interfaces)]
+
+
 @pytest.mark.parametrize(("instance_type", "maximum"), efa_instance_types())
 def test_every_efa_type_takes_its_full_layout_and_no_more(instance_type: str, maximum: int) -> None:
-    assert validate("NET-005", LAUNCH_TEMPLATE, lt_props(efa_layout(maximum), instance_type)) == []
-    found = validate("NET-005", LAUNCH_TEMPLATE, lt_props(efa_layout(maximum + 1), instance_type))
+    assert validate("NET-005", LAUNCH_TEMPLATE, lt_props(stack_layout(instance_type, maximum), instance_type)) == []
+    found = validate("NET-005", LAUNCH_TEMPLATE, lt_props(stack_layout(instance_type, maximum + 1), instance_type))
     assert f"{maximum + 1} EFA interfaces exceed {instance_type}'s maximum of {maximum}" in found
+
+
+def test_p6_b300_takes_efa_on_cards_1_to_16_only() -> None:
+    """p6-b300's card 0 is ENA only: the primary `interface` there and `efa-only` on cards 1-16 passes; AWS's
+    p5-style layout (card 0 `efa`) or an `efa-only` beside the primary on card 0 is refused at preview."""
+    b300 = "p6-b300.48xlarge"
+    good = stack_layout(b300, 16)
+    assert [(n["networkCardIndex"], n.get("interfaceType")) for n in good] == [
+        (0, None), *((card, "efa-only") for card in range(1, 17))]
+    assert validate("NET-005", LAUNCH_TEMPLATE, lt_props(good, b300)) == []
+    p5_style = efa_layout(16)
+    assert validate("NET-005", LAUNCH_TEMPLATE, lt_props(p5_style, b300)) == [
+        "network card 0 of p6-b300.48xlarge carries no EFA (ENA only): EFA interfaces go on cards 1..16"]
+    beside = [good[0], {**good[1], "networkCardIndex": 0, "deviceIndex": 1}, *good[2:]]
+    assert "network card 0 of p6-b300.48xlarge carries no EFA (ENA only): EFA interfaces go on cards 1..16" in (
+        validate("NET-005", LAUNCH_TEMPLATE, lt_props(beside, b300)))
 
 
 def test_33_interfaces_fail() -> None:

@@ -134,7 +134,7 @@ def test_rack_scale_systems_take_an_empty_rack_each() -> None:
 def test_adds_to_what_is_explicitly_placed() -> None:
     # a01 already holds two DGX (20.4 of 34.5 kW): one more fits; the rest go to a02
     racks = [rack("a01", count=2, pool="gpu"), rack("a02", count=0)]
-    data = onprem(racks, pools=[unplaced_pool(2), unplaced_pool(4, name="more")])
+    data = onprem(racks, pools=[unplaced_pool(2), unplaced_pool(4, name="more")], network=False)
     data["slurm"]["partitions"][0]["pools"] = ["gpu", "more"]
     plan = plan_of(data)
     assert per_rack(plan, "more") == [1, 3]

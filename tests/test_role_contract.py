@@ -400,7 +400,8 @@ def _ansible_env(tmp: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize(("source", "host"), [("examples/onprem-dgx-h100", "gpu-0002"),
-                                              ("render --from-stack", "controller-0001"), ("lab", "node-0001")])
+                                              ("render --from-stack", "controller-0001"), ("lab", "node-0001"),
+                                              ("templates/amd-mi300x-roce", "gpu-0001")])
 def test_ansible_accepts_a_rendered_inventory_in_every_role(source: str, host: str, tmp_path: Path,
                                                             rendered: Rendered) -> None:
     """site.yml on this machine with only the `always` tags, in check mode: the facts, each role's validation

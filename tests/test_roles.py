@@ -31,7 +31,7 @@ def tasks_of(role: str) -> list[tuple[str, dict[str, Any]]]:
 
 
 def test_every_role_of_the_issue_exists() -> None:
-    assert set(ROLES) == {"common", "munge", "slurm", "nvidia_driver", "nccl", "efa", "infiniband",
+    assert set(ROLES) == {"common", "munge", "slurm", "nvidia_driver", "imex", "rocm", "nccl", "efa", "infiniband",
                           "lustre_client", "health", "containers"}
 
 

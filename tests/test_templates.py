@@ -12,8 +12,8 @@ TEMPLATES = sorted(discover())
 
 
 def test_at_least_the_five_team_templates() -> None:
-    assert {"dgx-h100-superpod", "gb200-nvl72-row", "aws-p5-capacity-block", "aws-p6-b200", "onprem-dev"} <= set(
-        TEMPLATES)
+    assert {"dgx-h100-superpod", "gb200-nvl72-row", "gb300-nvl72-row", "aws-p5-capacity-block", "aws-p6-b200",
+            "aws-p6-b300", "onprem-dev", "amd-mi300x-roce"} <= set(TEMPLATES)
 
 
 def test_list_is_one_per_line_name_first(cli) -> None:
@@ -35,10 +35,16 @@ def test_defaults_pass_check(cli, tmp_path, name: str) -> None:
 @pytest.mark.parametrize(("name", "sets"), [
     ("dgx-h100-superpod", ["scalable_units=64"]),   # 2,048 nodes, 16,384 endpoints: three tiers
     ("dgx-h100-superpod", ["scalable_units=1", "feed_amps=63"]),
-    ("gb200-nvl72-row", ["racks=16", "facility_water_class=W40"]),
+    ("gb200-nvl72-row", ["racks=16", "facility_water_class=W40"]),   # 54 switches in 3 network racks
+    ("gb300-nvl72-row", ["racks=16"]),   # 24 Q3400 in 3 network racks
+    ("gb300-nvl72-row", ["racks=1", "feed_amps=250"]),   # one 144-port switch: one tier
     ("aws-p5-capacity-block", ["instance_type=p5en.48xlarge", "nodes=256", "fsx_capacity_gib=48000"]),
     ("aws-p6-b200", ["capacity=odcr", "reservation_id=cr-0abcdef0123456789"]),
+    ("aws-p6-b300", ["capacity=odcr", "reservation_id=cr-0abcdef0123456789", "nodes=1024"]),
+    ("aws-p6-b300", ["nodes=1", "fsx_capacity_gib=1200", "fsx_throughput=125"]),
     ("onprem-dev", ["nodes=3", "hardware=hgx-h100-8gpu", "fabric=roce"]),
+    ("amd-mi300x-roce", ["racks=64", "rocm=7.0.2"]),   # 256 nodes, 2,048 endpoints: two tiers of split SN5600s
+    ("amd-mi300x-roce", ["racks=1", "feed_amps=63", "rear_door_kw=50", "rocm=7.1.1"]),
 ])
 def test_the_range_ends_pass_too(cli, tmp_path, name: str, sets: list[str]) -> None:
     args = [a for s in sets for a in ("--set", s)]
@@ -51,7 +57,10 @@ def test_the_range_ends_pass_too(cli, tmp_path, name: str, sets: list[str]) -> N
     ("dgx-h100-superpod", "scalable_units=many", "scalable_units='many'"),
     ("gb200-nvl72-row", "facility_water_class=W99", "one of W17, W27, W32, W40"),
     ("aws-p5-capacity-block", "reservation_id=xyz", "reservation_id"),
+    ("aws-p6-b300", "nodes=1025", "int in 1..1024"),
     ("onprem-dev", "nodes=4", "int in 1..3"),
+    ("amd-mi300x-roce", "rocm=6.4.0", "one of 7.2.2, 7.1.1, 7.0.2"),
+    ("amd-mi300x-roce", "racks=65", "int in 1..64"),
     ("onprem-dev", "node=2", "did you mean nodes?"),
 ])
 def test_bad_parameters_exit_2_naming_the_parameter(cli, tmp_path, name: str, setting: str, fragment: str) -> None:
@@ -150,3 +159,20 @@ def test_failover_nids_are_accepted(cli, tmp_path) -> None:
                  "-o", out)
     assert result.exit_code == 0, result.stderr
     assert 'mgs_nid: "10.0.0.10@o2ib,10.1.0.10@tcp0:10.0.0.11@o2ib"' in out.read_text()
+
+
+def test_the_amd_template_renders_amd_gres_and_the_rocm_pins(cli, tmp_path) -> None:
+    """The MI300X template's defaults render /dev/dri/renderD GRES and what the rocm and nccl roles read."""
+    from clusterforge.render.yamlout import load
+
+    blueprint, out = tmp_path / "x.yaml", tmp_path / "out"
+    assert cli("new", "amd-mi300x-roce", "--set", "rocm=7.0.2", "-o", blueprint).exit_code == 0
+    result = cli("render", blueprint, "-o", out)
+    assert result.exit_code == 0, result.output
+    gres = (out / "slurm" / "gres.conf").read_text().splitlines()[1:]
+    assert gres == ["NodeName=gpu-[0001-0032] Name=gpu Type=mi300x File=/dev/dri/renderD[128-135] Flags=amd_gpu_env"]
+    group_vars = load((out / "inventory" / "group_vars" / "all.yml").read_text())
+    assert {k: group_vars[k] for k in ("gpu_vendor", "rocm_version", "rocm_rccl_version", "rocm_amdgpu_version",
+                                       "fabric_kind")} == {
+        "gpu_vendor": "amd", "rocm_version": "7.0.2", "rocm_rccl_version": "2.26.6", "rocm_amdgpu_version": "30.30.3",
+        "fabric_kind": "roce"}

@@ -192,7 +192,10 @@ class Switch(_Physical):
 
 
 class Instance(_Sourced):
-    """A cloud instance type: no rack figures, but network cards and EFA limits matter."""
+    """A cloud instance type: no rack figures, but network cards and EFA limits matter.
+
+    `primary_card_efa: false` is a type whose network card 0 carries only ENA (p6-b300): its EFA interfaces sit
+    on cards 1..n and card 0 keeps just the primary interface."""
 
     kind: Literal["instance"]
     provider: Literal["aws"] = "aws"
@@ -200,11 +203,24 @@ class Instance(_Sourced):
     accelerators: Gpus | None = None
     efa_max_interfaces: Annotated[int, Field(ge=0)]
     network_cards: PositiveInt
+    primary_card_efa: bool = True
     efa_bandwidth_gbps: Annotated[int, Field(ge=0)]
     placement_group: bool = True
     root_volume_gib: PositiveInt = 200
     cpus: Cpus | None = None
     memory_gib: PositiveFloat | None = None
+
+    @model_validator(mode="after")
+    def _efa_fits_the_cards(self) -> Instance:
+        if self.efa_max_interfaces > len(self.efa_cards):
+            raise ValueError(f"{self.efa_max_interfaces} EFA interfaces do not fit on {len(self.efa_cards)} network "
+                             "cards that carry EFA (one per card)")
+        return self
+
+    @property
+    def efa_cards(self) -> range:
+        """The network card indexes that can carry an EFA interface, in order."""
+        return range(0 if self.primary_card_efa else 1, self.network_cards)
 
     @property
     def gpu_count(self) -> int:

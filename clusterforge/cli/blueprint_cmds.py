@@ -22,6 +22,7 @@ def validate(files: tuple[Path, ...], catalog: tuple[Path, ...]) -> None:
     """
     from clusterforge.catalog import load_catalog
     from clusterforge.load import load_blueprint
+    from clusterforge.plan.topology import hosts_per_device
 
     cat = load_catalog(catalog)
     failed = False
@@ -33,7 +34,7 @@ def validate(files: tuple[Path, ...], catalog: tuple[Path, ...]) -> None:
             failed = True
             continue
         cluster = loaded.cluster
-        nodes = sum(p.count for p in cluster.pools)
+        nodes = sum(p.count * hosts_per_device(loaded.catalog.get(p.hardware)) for p in cluster.pools)  # trays
         pools = f"{len(cluster.pools)} pool{'s' if len(cluster.pools) != 1 else ''}"
         racks = f", {len(cluster.site.racks())} racks" if cluster.site else ""
         click.echo(f"{one_line(str(path))}: valid ({cluster.name}, target {cluster.target}, {nodes} nodes in "

@@ -34,7 +34,18 @@ def _summary(entry: Entry) -> tuple[str, str, str, str]:
         efa = f"{entry.efa_max_interfaces} EFA / {entry.network_cards} cards" if entry.efa_max_interfaces else "no EFA"
         return gpus, "-", "-", efa
     assert isinstance(entry, Switch)
-    return "-", f"{entry.max_power_kw:g} kW", f"{entry.u_height}U", f"{entry.ports}x {entry.port_speed_gbps}G"
+    ports = f"{entry.ports}x {entry.port_speed_gbps}G"
+    if entry.split_ports and entry.split_speed_gbps:  # what NICs at the split speed see (plan/fabric.py port_mode)
+        ports += f" or {entry.split_ports}x {entry.split_speed_gbps}G"
+    return "-", f"{entry.max_power_kw:g} kW", f"{entry.u_height}U {entry.weight_kg:g} kg", ports
+
+
+def _shown(value: Any) -> str:
+    """A figure as one line: nested groups (a rack's hosts and their GPUs) in braces, unset fields left out."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_shown(v) if not isinstance(v, dict) else '{' + _shown(v) + '}'}"
+                         for k, v in value.items() if v is not None)
+    return str(value)
 
 
 def _as_json(key: str, entry: Entry, catalog: Catalog) -> dict[str, Any]:
@@ -92,8 +103,7 @@ def show(key: str, fmt: str, catalog: tuple[Path, ...]) -> None:
     for name, value in data.items():
         if value is None:
             continue
-        shown = ", ".join(f"{k}: {v}" for k, v in value.items()) if isinstance(value, dict) else str(value)
-        table.add_row(name, escape(shown), escape(entry.sources.get(name, "")))
+        table.add_row(name, escape(_shown(value)), escape(entry.sources.get(name, "")))
     console = Console(width=200)
     console.print(table)
     if entry.notes:

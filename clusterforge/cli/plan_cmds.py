@@ -31,7 +31,10 @@ def plan(file: Path, fmt: str, inputs: PolicyInputs) -> None:
     (tiers, switches, ports, cables) and the node names per pool, with the policy verdict on it.
 
     Pools without explicit rack placements are placed by the planner (first-fit decreasing within every
-    rack's U, A/B power, weight, floor and cooling limits); what fits nowhere is listed as unplaced.
+    rack's U, A/B power, weight, floor and cooling limits); what fits nowhere is listed as unplaced. The fabric's
+    switches are racked after them, in the racks marked `role: network` or else in the room the pools leave;
+    those that fit nowhere are listed too (RCK-007 warns; a site file may leave its network racks out, so
+    they do not change the exit code).
 
     \b
     Exit codes: 0 the planner can build it (see `check` for the policy verdict),

@@ -31,7 +31,8 @@ def racks_table(plan: Plan, console: Console) -> None:
     for column in ("rack", "row", "devices", "U", "kW (A/B)", "kg", "air kW", "liquid kW"):
         table.add_column(column, justify="left" if column in ("rack", "row", "devices") else "right")
     for load, limit in zip(plan.loads, plan.limits, strict=True):
-        devices = ", ".join(f"{d.pool} ×{d.count}" + ("" if d.explicit else " (auto)") for d in load.rack.devices)
+        devices = ", ".join([*(f"{d.pool} ×{d.count}" + ("" if d.explicit else " (auto)") for d in load.rack.devices),
+                             *(f"{s.tier} ×{s.count} ({s.switch})" for s in load.rack.switches)])
         liquid = used_of(load.liquid_heat_kw, limit.liquid_kw) if limit.liquid else "-"
         table.add_row(load.rack.name, load.rack.row, devices or "-", used_of(load.u_used, limit.u),
                       used_of(load.power_kw, limit.kw), used_of(load.weight_kg + limit.tare_kg, limit.kg),
@@ -50,21 +51,38 @@ def placement_lines(plan: Plan, console: Console) -> None:
     console.print(f"lower bound: {bound} ({bounds})")
 
 
+def switch_lines(plan: Plan, console: Console) -> None:
+    """Where the fabric's switches were racked, and those that fit in no rack (RCK-007 warns about them)."""
+    racked = plan.switches
+    if racked is None:
+        return
+    unplaced = racked.unplaced
+    placed = ", ".join(f"{tier} {count:,}" + (f" of {count + unplaced[tier]:,}" if tier in unplaced else "")
+                       for tier, count in racked.placed.items())
+    where = ("the site's network racks" if racked.where == "network"
+             else "room the pools leave (the site marks no rack `role: network`)")
+    console.print(f"switches racked: {placed} into {racked.racks_used:,} rack(s), {where}")
+    if unplaced:
+        console.print("[red]unplaced switches[/red]: " + ", ".join(
+            f"{tier} {count:,}" for tier, count in unplaced.items()) + " fit in no rack (RCK-007)")
+
+
 def fabric_table(fabric: FatTree, console: Console) -> None:
     from rich.table import Table
 
     console.print(f"fabric: {fabric.tiers} tier(s), {fabric.endpoints:,} endpoints on radix-{fabric.radix} "
-                  f"switches (capacity {fabric.capacity:,}), oversubscription {fabric.oversubscription:g}:1")
+                  f"switches (capacity {fabric.capacity:,}), oversubscription {fabric.ratio_note}")
     if fabric.split:
         console.print(f"ports: {fabric.split_note}")
+    ratios = {tier: f"{down} down / {up} up ({ratio:g}:1)" for tier, ratio, down, up in fabric.ratios}
     table = Table()
-    for column in ("tier", "switches", "ports used", "cables from below"):
-        table.add_column(column, justify="left" if column == "tier" else "right")
+    for column in ("tier", "switches", "ports used", "cables from below", "ports per switch"):
+        table.add_column(column, justify="left" if column in ("tier", "ports per switch") else "right")
     for tier in fabric_bom(fabric):
         below = "node" if tier.tier == "leaf" else {"spine": "leaf", "core": "spine"}[tier.tier]
         table.add_row(tier.tier, f"{tier.switches:,}", used_of(tier.ports_used, tier.ports_total),
-                      f"{tier.cables_down:,} ({below}-{tier.tier})")
-    table.add_row("total", f"{fabric.switches:,}", "", f"{sum(fabric.cables.values()):,}")
+                      f"{tier.cables_down:,} ({below}-{tier.tier})", ratios.get(tier.tier, "-"))
+    table.add_row("total", f"{fabric.switches:,}", "", f"{sum(fabric.cables.values()):,}", "")
     console.print(table)
 
 
@@ -86,13 +104,17 @@ def nodes_table(plan: Plan, console: Console) -> None:
         console.print(f"slurm controller: {plan.slurm.controller or '-'} ({plan.slurm.controller_reason})")
         for part in plan.slurm.partitions:
             console.print(f"partition {part.name}{' (default)' if part.default else ''}: {part.nodes or '-'}")
+        if plan.slurm.blocks:
+            console.print(f"slurm topology: topology/block, {len(plan.slurm.blocks)} NVLink domain(s) as blocks "
+                          f"({plan.slurm.blocks[0].name}: {plan.slurm.blocks[0].nodes}, ...), "
+                          f"BlockSizes={','.join(map(str, plan.slurm.block_sizes))}")
 
 
 def show(cluster: Cluster, plan: Plan) -> None:
     from rich.console import Console
 
     console = Console(width=160)
-    nodes = sum(p.count for p in cluster.pools)
+    nodes = sum(p.count for p in plan.nodes) if plan.nodes else sum(p.count for p in cluster.pools)  # trays count
     racks = f", {len(plan.racks)} racks" if plan.racks else ""
     if cluster.site is None and target_of(cluster).facility:
         racks = ", no site (design only)"
@@ -106,4 +128,5 @@ def show(cluster: Cluster, plan: Plan) -> None:
                       + " node(s) fit in no rack")
     if plan.fabric is not None:
         fabric_table(plan.fabric, console)
+        switch_lines(plan, console)
     nodes_table(plan, console)

@@ -36,6 +36,10 @@ def lab_vars(paths: LabPaths, repo: Repo) -> dict[str, Any]:
         # The lab's nodes have no GPUs; the driver and NCCL roles install and configure on compute nodes anyway
         # and skip only the device steps. The health check then checks NCCL but not GPUs or fabric ports.
         "nvidia_driver_enabled": ON_COMPUTE,
+        # The lab's compute nodes stand in for the trays of one NVLink domain: the imex role installs the stand-in
+        # package and writes their node list; the daemon needs the driver and is skipped.
+        "imex_enabled": ON_COMPUTE,
+        "imex_domain_hosts": "{{ groups['slurm_compute'] | default([]) }}",
         "nccl_enabled": ON_COMPUTE,
         "health_check_nccl": True,
         "health_check_infiniband": False,

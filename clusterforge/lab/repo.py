@@ -1,7 +1,7 @@
 """The lab's local apt repository: the vendor packages the hardware roles install, which no Debian mirror has.
 
 NCCL is real: `libnccl2` carries the `libnccl.so.2` from PyPI's nvidia-nccl-cu12 wheel of the pinned version, so
-the nccl role's ncclGetVersion check tests the real library. The driver, Fabric Manager, Lustre client,
+the nccl role's ncclGetVersion check tests the real library. The driver, Fabric Manager, IMEX, Lustre client,
 aws-ofi-nccl, enroot, pyxis and the EFA installer are stand-ins with the real names and versions and no payload:
 they let the roles' install paths (repository, pin, packages, checksum) run on machines without the vendors'
 repositories.
@@ -113,6 +113,8 @@ def _packages(pins: Pins) -> list[tuple[str, str, Callable[[Path], None]]]:
          lambda deb: _standin(deb, f"cuda-drivers-{pins.driver_branch}", driver, "NVIDIA driver metapackage")),
         (f"nvidia-fabricmanager-{pins.driver_branch}", driver,
          lambda deb: _standin(deb, f"nvidia-fabricmanager-{pins.driver_branch}", driver, "NVIDIA Fabric Manager")),
+        (f"nvidia-imex-{pins.driver_branch}", driver,
+         lambda deb: _standin(deb, f"nvidia-imex-{pins.driver_branch}", driver, "NVIDIA IMEX (multi-node NVLink)")),
         ("lustre-client-utils", lustre,
          lambda deb: _standin(deb, "lustre-client-utils", lustre, "Lustre client utilities")),
         ("lustre-client-modules-dkms", lustre,

@@ -4,6 +4,7 @@ from clusterforge.model.blueprint import (
     Cluster,
     EfaFabric,
     OnPremLustre,
+    Oversubscription,
     Pool,
     SharedStorage,
     Software,
@@ -38,7 +39,7 @@ from clusterforge.model.slurm import (
 __all__ = [
     "Account", "Accounting", "AirCooling", "Aws", "AwsSecurity", "CapacityBlock", "Cluster", "ContainmentCooling",
     "EfaFabric", "Feed", "FsxLustre", "Ingress", "JobContainerTmpfs",
-    "LiquidCooling", "Odcr", "OnDemand", "OnPremLustre", "Panel", "Partition", "Placement", "Pool",
+    "LiquidCooling", "Odcr", "OnDemand", "OnPremLustre", "Oversubscription", "Panel", "Partition", "Placement", "Pool",
     "PriorityWeights", "Qos", "Rack", "RdhxCooling", "Row", "RowCooling", "SharedStorage", "Site", "Slurm",
     "Software", "Storage", "SwitchedFabric", "Workload",
 ]

@@ -42,17 +42,51 @@ class Pool(Strict):
     root_volume_gib: Annotated[int, Field(ge=8, le=65536)] | None = None
 
 
+Ratio = Annotated[float, Field(ge=1.0, le=64.0)]  # down:up bandwidth of a switch, as x for x:1
+
+
+class Oversubscription(Strict):
+    """Down:up bandwidth per tier of the fat tree, each as x for x:1.
+
+    `leaf`: a leaf's ports to nodes over its ports to spines (what a single `oversubscription: 2` sets).
+    `spine`: in a three-tier tree, a spine's ports to leaves over its ports to cores: above 1 a pod holds more
+    leaves and fewer cores are needed, at the price of bandwidth between pods (Meta's "AI zones" are built this
+    way). A two-tier spine has no uplinks, so `spine` changes nothing there.
+    """
+
+    leaf: Ratio = 1.0
+    spine: Ratio = 1.0
+
+
+def _ratio_form(value: Any) -> str:
+    """A mapping (or a model) is the per-tier form; anything else is the single number, so a wrong value gets
+    one error about what it should be, not one per form."""
+    return "tiers" if isinstance(value, dict | BaseModel) else "leaf"
+
+
+OversubscriptionForm = Annotated[
+    Annotated[Ratio, Tag("leaf")] | Annotated[Oversubscription, Tag("tiers")], Discriminator(_ratio_form)
+]
+
+
 class SwitchedFabric(Strict):
     """An InfiniBand, RoCE or Ethernet fat tree built from a catalog switch."""
 
     kind: Literal["infiniband", "roce", "ethernet"]
     switch: CatalogKey = "qm9700"
     tiers: Literal["auto", 1, 2, 3] = "auto"
-    oversubscription: Annotated[float, Field(ge=1.0, le=64.0)] = 1.0
+    # one number is the leaf's ratio (the contract since v1); a mapping gives it per tier
+    oversubscription: OversubscriptionForm = 1.0
     rail_optimized: bool = True
     leaves: Annotated[int, Field(ge=1)] | None = None
     spines: Annotated[int, Field(ge=1)] | None = None
     cores: Annotated[int, Field(ge=1)] | None = None
+
+    @property
+    def ratios(self) -> Oversubscription:
+        """The oversubscription per tier, whichever form the blueprint used."""
+        given = self.oversubscription
+        return given if isinstance(given, Oversubscription) else Oversubscription(leaf=given)
 
 
 class EfaFabric(Strict):

@@ -79,8 +79,16 @@ RackCooling = Annotated[
 ]
 
 
+RackRole = Literal["compute", "network"]
+
+
 class Rack(Strict):
+    """One rack. `role: network` sets it aside for the fabric: the planner puts the fabric's switches there and
+    no pools (explicit `devices` may still stand in it). Without any network rack the switches go into the room
+    the pools leave (plan/switches.py)."""
+
     name: ObjectName
+    role: RackRole = "compute"
     u_height: Annotated[int, Field(ge=1, le=60)] = 42
     max_weight_kg: Kg = 1361
     tare_weight_kg: Annotated[float, Field(ge=0, le=10_000)] = 150

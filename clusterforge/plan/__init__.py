@@ -5,14 +5,15 @@ from __future__ import annotations
 from clusterforge.catalog import Catalog, Server, Switch
 from clusterforge.model import Cluster, SwitchedFabric
 from clusterforge.physics import Assumptions
-from clusterforge.plan.capacity import rack_limits
+from clusterforge.plan.capacity import site_limits
 from clusterforge.plan.elevation import elevation
 from clusterforge.plan.fabric import port_mode, size_fat_tree
-from clusterforge.plan.loads import rack_loads
+from clusterforge.plan.loads import rack_load, rack_loads
 from clusterforge.plan.model import FatTree, PlacedDevices, PlacementReport, Plan, RackLimits, RackLoad, RackPlan
 from clusterforge.plan.nodes import pool_nodes
 from clusterforge.plan.packing import auto_place, explicit_racks, pools_to_place
 from clusterforge.plan.slurm import slurm_plan
+from clusterforge.plan.switches import place_switches
 from clusterforge.plan.topology import fabric_nics, hosts_per_device, wire
 
 __all__ = ["FatTree", "PlacedDevices", "Plan", "RackLimits", "RackLoad", "RackPlan", "build_plan",
@@ -33,8 +34,9 @@ def size_fabric(cluster: Cluster, catalog: Catalog) -> FatTree | None:
     if not endpoints:
         return None
     mode = port_mode(catalog.of(cluster.fabric.switch, Switch), fastest_nic_gbps(cluster, catalog))
-    return size_fat_tree(endpoints, mode.radix, cluster.fabric.oversubscription, cluster.fabric.tiers,
-                         mode.speed_gbps, mode.split)
+    ratios = cluster.fabric.ratios
+    return size_fat_tree(endpoints, mode.radix, ratios.leaf, cluster.fabric.tiers, mode.speed_gbps, mode.split,
+                         ratios.spine)
 
 
 def fastest_nic_gbps(cluster: Cluster, catalog: Catalog) -> int:
@@ -58,26 +60,37 @@ def build_plan(
     limits: tuple[RackLimits, ...] = ()
     unplaced: dict[str, int] = {}
     report = None
+    switches = None
     elevations: tuple[tuple[tuple[int | None, ...], ...], ...] = ()
+    fabric = size_fabric(cluster, catalog)
     if cluster.site is not None:
         site_racks = [rack for _, _, _, rack in cluster.site.racks()]
         heights = {p.name: catalog.of(p.hardware, Server).u_height for p in cluster.pools}
-        if detail or pools_to_place(cluster):  # the rules need no limits when everything is placed by hand
-            limits = tuple(rack_limits(rack, cluster.site, assumptions) for rack in site_racks)
+        to_rack = fabric is not None and isinstance(cluster.fabric, SwitchedFabric)
+        # the rules need no limits when everything is placed by hand and there are no switches to rack
+        if detail or to_rack or pools_to_place(cluster):
+            limits = site_limits(cluster.site, assumptions)
             racks, unplaced, report = auto_place(cluster, catalog, racks, loads, limits, heights, assumptions)
         else:
             report = PlacementReport({}, 0, 0, {})
         if any(report.auto_placed.values()):
             loads = rack_loads(racks, cluster, catalog)
+        if to_rack and isinstance(cluster.fabric, SwitchedFabric) and fabric is not None:  # after the pools
+            key = cluster.fabric.switch
+            whole = {p.name for p in cluster.pools if catalog.of(p.hardware, Server).form == "rack"}
+            racks, switches = place_switches(cluster.site, racks, loads, limits, fabric, key,
+                                             catalog.of(key, Switch), heights, assumptions, whole)
+            pools = {p.name: p for p in cluster.pools}
+            loads = tuple(rack_load(rack, cluster, catalog, pools) if rack.switches else load
+                          for rack, load in zip(racks, loads, strict=True))
         if detail:
             elevations = tuple(elevation(plan, heights, rack.u_height, rack.reserved_u)
                                for plan, rack in zip(racks, site_racks, strict=True))
-    fabric = size_fabric(cluster, catalog)
     if not detail:
-        return Plan(racks, loads, unplaced, fabric, limits, report)
+        return Plan(racks, loads, unplaced, fabric, limits, report, switches=switches)
     nodes = pool_nodes(cluster, catalog, racks, elevations)
     topology = None
     if fabric is not None and isinstance(cluster.fabric, SwitchedFabric):
         topology = wire(fabric, nodes, cluster.fabric.rail_optimized)
     slurm = slurm_plan(cluster, catalog, nodes, topology)
-    return Plan(racks, loads, unplaced, fabric, limits, report, nodes, topology, slurm)
+    return Plan(racks, loads, unplaced, fabric, limits, report, nodes, topology, slurm, switches)

@@ -51,6 +51,23 @@ def rack_limits(rack: Rack, site: Site, assumptions: Assumptions) -> RackLimits:
     )
 
 
+def site_limits(site: Site, assumptions: Assumptions) -> tuple[RackLimits, ...]:
+    """`rack_limits` of every rack, in blueprint order, worked out once per kind of rack: a hall repeats a few
+    kinds thousands of times, and racks of one kind share one RackLimits (plan/switches.py groups by it)."""
+    kinds: dict[tuple[object, ...], RackLimits] = {}
+    out = []
+    for _, _, _, rack in site.racks():
+        cooling = rack.cooling.__dict__  # not getattr: a missing field costs pydantic an exception
+        kind = (rack.u_height, rack.reserved_u, rack.max_weight_kg, rack.tare_weight_kg, rack.footprint_m2,
+                cooling["kind"], cooling["air_kw"], cooling.get("liquid_kw"),
+                tuple([(feed.side, feed.voltage, feed.amps, feed.phase) for feed in rack.feeds]))
+        limit = kinds.get(kind)
+        if limit is None:
+            limit = kinds[kind] = rack_limits(rack, site, assumptions)
+        out.append(limit)
+    return tuple(out)
+
+
 def n_plus_one_kw(units: list[float]) -> float:
     """Capacity of a plant with one unit held in reserve: Σ − largest (0 when none are listed)."""
     return sum(units) - max(units, default=0.0)
@@ -76,7 +93,10 @@ def panel_shares(rack: Rack) -> dict[str, float]:
 
 
 def suits(server: Server, rack: Rack, limits: RackLimits) -> bool:
-    """Whether the hardware may stand in this rack at all: cooling kind, airflow direction, mounting depth."""
+    """Whether the planner may put the hardware in this rack at all: not a rack the site keeps for the network
+    (`role: network`), and the right cooling kind, airflow direction and mounting depth."""
+    if rack.role == "network":
+        return False
     if server.cooling != "air" and not limits.liquid:
         return False
     if server.airflow != rack.airflow:

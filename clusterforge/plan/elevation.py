@@ -1,8 +1,9 @@
 """Rack elevation: the lowest U of every device, so the inventory says where each node stands.
 
 Devices with an explicit `position` stack upwards from it. The others fill the lowest free U from the bottom;
-reserved U are taken to be at the top (switches, patch panels). A device that finds no free run gets None:
-the rack is over-full, which RCK-001 reports.
+reserved U are taken to be at the top (patch panels, management switches). A device that finds no free run
+gets None: the rack is over-full, which RCK-001 reports. The fabric switches the planner racked fill the free
+U from just below the reserved U downwards, after the devices (so a device's U never depends on them).
 """
 
 from __future__ import annotations
@@ -74,4 +75,38 @@ def _lowest_free_run(taken: list[bool], start: int, height: int, top: int) -> in
         if blocked is None:
             return u
         u = blocked + 1
+    return None
+
+
+def switch_positions(rack: RackPlan, heights: dict[str, int], u_height: int, reserved_u: int,
+                     switch_heights: dict[str, int]) -> Positions:
+    """Lowest U of each switch of each entry of `rack.switches` (`switch_heights`: U per catalog key): stacked
+    from the top of the free U downwards, filling the highest free run before the next — as plan/switches.py
+    books them, ⌊run / U⌋ switches per free run, highest first."""
+    taken = _stack(rack, heights, u_height, reserved_u)[1]
+    cursor = len(taken) - 1  # the highest U below the reserved ones
+    out: list[tuple[int | None, ...]] = []
+    for placed in rack.switches:
+        height = switch_heights[placed.switch]
+        positions: list[int | None] = []
+        for _ in range(placed.count):
+            start = _highest_free_run(taken, cursor, height)
+            if start is None:
+                positions.append(None)
+                continue
+            for u in range(start, start + height):
+                taken[u] = True
+            positions.append(start)
+            cursor = start - 1
+        out.append(tuple(positions))
+    return tuple(out)
+
+
+def _highest_free_run(taken: list[bool], start: int, height: int) -> int | None:
+    """The lowest U of the highest run of `height` free U at or below `start`."""
+    free = 0
+    for u in range(start, 0, -1):
+        free = free + 1 if not taken[u] else 0
+        if free == height:
+            return u
     return None

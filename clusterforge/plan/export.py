@@ -17,6 +17,7 @@ def rack_dict(load: RackLoad, limit: RackLimits | None) -> dict[str, Any]:
         "name": rack.name, "row": rack.row, "path": format_path(rack.path),
         "devices": [{"pool": d.pool, "count": d.count, "position": d.position, "explicit": d.explicit}
                     for d in rack.devices],
+        "switches": [{"tier": s.tier, "count": s.count, "switch": s.switch} for s in rack.switches],
         "used": {"u": load.u_used, "weight_kg": round(load.weight_kg + (limit.tare_kg if limit else 0), 3),
                  "kw": round(load.power_kw, 3), "air_kw": round(load.air_heat_kw, 3),
                  "liquid_kw": round(load.liquid_heat_kw, 3)},
@@ -43,6 +44,7 @@ def plan_dict(plan: Plan) -> dict[str, Any]:
         "racks": [rack_dict(load, limit) for load, limit in zip(plan.loads, limits, strict=True)],
         "placement": asdict(plan.placement) if plan.placement else None,
         "unplaced": plan.unplaced,
+        "switches": asdict(plan.switches) if plan.switches else None,
         "fabric": None if fabric is None else {
             **asdict(fabric), "switches": fabric.switches, "cables": fabric.cables,
             "tiers_bom": [asdict(t) for t in fabric_bom(fabric)]},

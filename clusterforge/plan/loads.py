@@ -1,8 +1,9 @@
-"""Per-rack aggregates in one pass: U, weight, power and heat (air and liquid) from the catalog's nameplates."""
+"""Per-rack aggregates in one pass: U, weight, power and heat (air and liquid) from the catalog's nameplates,
+of the pools' devices and of the fabric switches the planner racked."""
 
 from __future__ import annotations
 
-from clusterforge.catalog import Catalog, Server
+from clusterforge.catalog import Catalog, Server, Switch
 from clusterforge.model import Cluster, Pool
 from clusterforge.plan.model import RackLoad, RackPlan
 
@@ -31,7 +32,15 @@ def rack_load(rack: RackPlan, cluster: Cluster, catalog: Catalog, pools: dict[st
         fraction = server.liquid_heat_fraction if has_loop else 0.0
         liquid += kw * fraction
         air += kw * (1.0 - fraction)
-    return RackLoad(rack, tuple(servers), u, kg, power, air, liquid)
+    switches = []
+    for placed_switches in rack.switches:  # fabric switches are air-cooled: all their heat goes to air
+        switch = catalog.of(placed_switches.switch, Switch)
+        switches.append((placed_switches, switch))
+        u += switch.u_height * placed_switches.count
+        kg += switch.weight_kg * placed_switches.count
+        power += switch.max_power_kw * placed_switches.count
+        air += switch.max_power_kw * placed_switches.count
+    return RackLoad(rack, tuple(servers), u, kg, power, air, liquid, tuple(switches))
 
 
 def rack_loads(racks: tuple[RackPlan, ...], cluster: Cluster, catalog: Catalog) -> tuple[RackLoad, ...]:

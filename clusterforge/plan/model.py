@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from clusterforge.catalog import Server
+from clusterforge.catalog import Server, Switch
 from clusterforge.yamlsource import PathKey
 
 
@@ -23,14 +23,25 @@ class PlacedDevices:
 
 
 @dataclass(frozen=True)
+class PlacedSwitches:
+    """`count` fabric switches of one tier in a rack, placed by the planner from the top of the rack's free U
+    downwards (plan/switches.py); `switch` is the catalog key of `fabric.switch`."""
+
+    tier: str  # leaf | spine | core
+    count: int
+    switch: str
+
+
+@dataclass(frozen=True)
 class RackPlan:
-    """One rack of the site and what stands in it."""
+    """One rack of the site and what stands in it: devices of pools, and the fabric's switches."""
 
     row_index: int
     rack_index: int
     row: str
     name: str
     devices: tuple[PlacedDevices, ...] = ()
+    switches: tuple[PlacedSwitches, ...] = ()
 
     @property
     def path(self) -> PathKey:
@@ -48,10 +59,13 @@ class RackLoad:
     power_kw: float
     air_heat_kw: float
     liquid_heat_kw: float
+    # the fabric switches in the rack; counted in u_used, weight_kg, power_kw and air_heat_kw like servers
+    switches: tuple[tuple[PlacedSwitches, Switch], ...] = ()
 
     @property
     def device_count(self) -> int:
-        return sum(placed.count for placed, _ in self.servers)
+        """Servers and switches: anything that loads the rack."""
+        return sum(placed.count for placed, _ in self.servers) + sum(placed.count for placed, _ in self.switches)
 
 
 @dataclass(frozen=True)
@@ -70,6 +84,25 @@ class FatTree:
     capacity: int  # most endpoints this many tiers of this radix can carry at this oversubscription
     port_speed_gbps: int = 0  # the speed every link of the fabric runs at (0: not known)
     split: bool = False  # the switches' ports are split (e.g. 64 × 800G used as 128 × 400G): radix doubled
+    spine_oversubscription: float = 1.0  # a spine's down:up in a three-tier tree (`oversubscription` is the leaf's)
+    spine_downlinks: int = 0  # ports of a spine to leaves (k at two tiers, k/2 at 1:1 with three)
+    spine_uplinks: int = 0  # ports of a spine to cores (three tiers only)
+
+    @property
+    def ratios(self) -> list[tuple[str, float, int, int]]:
+        """(tier, down:up ratio, downlinks, uplinks) of each tier that has uplinks: the leaf, and at three tiers
+        the spine — what `plan` and the report show per tier."""
+        out = [("leaf", self.oversubscription, self.leaf_downlinks, self.leaf_uplinks)] if self.tiers >= 2 else []
+        if self.tiers >= 3:
+            out.append(("spine", self.spine_oversubscription, self.spine_downlinks, self.spine_uplinks))
+        return out
+
+    @property
+    def ratio_note(self) -> str:
+        """`1:1`, or `leaf 1:1, spine 2:1` when a three-tier tree's spines are oversubscribed too."""
+        if self.tiers < 3 or self.spine_oversubscription == 1.0:
+            return f"{self.oversubscription:g}:1"
+        return f"leaf {self.oversubscription:g}:1, spine {self.spine_oversubscription:g}:1"
 
     @property
     def split_note(self) -> str:
@@ -90,7 +123,7 @@ class FatTree:
         if self.tiers >= 2:
             out["leaf-spine"] = self.leaves * self.leaf_uplinks
         if self.tiers >= 3:
-            out["spine-core"] = self.spines * (self.radix // 2)
+            out["spine-core"] = self.spines * self.spine_uplinks
         return out
 
 
@@ -115,6 +148,18 @@ class PlacementReport:
     racks_used: int  # racks that received auto-placed devices
     lower_bound: int | None  # fewest racks those pools could need; None when a pool fits in no rack at all
     bounds: dict[str, int | None]  # the lower bound per limit ("u", "kw", ...) and per pool ("pool gpu")
+
+
+@dataclass(frozen=True)
+class SwitchPlacement:
+    """Where the planner racked the fabric's switches: into the site's `role: network` racks when it marks
+    any, else into the room the pools leave in the other racks; per tier, how many found a rack and how many
+    did not (RCK-007 reports those)."""
+
+    where: str  # "network": the site's `role: network` racks | "compute": the room the pools leave
+    placed: dict[str, int]  # tier -> switches racked
+    unplaced: dict[str, int]  # tier -> switches that fit in no rack
+    racks_used: int
 
 
 @dataclass(frozen=True)
@@ -148,13 +193,15 @@ class PoolNodes:
     gpu_vendor: str | None = None  # nvidia | amd | aws (the catalog's gpus.vendor)
 
     @property
-    def domains(self) -> list[tuple[int, list[str]]]:
-        """NVLink domains of a rack-scale pool: (domain number, its nodes), `domain_size` consecutive nodes each;
-        empty for servers (each its own NVLink island, nothing to schedule across)."""
+    def domains(self) -> list[tuple[str, list[str]]]:
+        """NVLink domains of a rack-scale pool: (name, its nodes), `domain_size` consecutive nodes each
+        (`gb200-nvl01`: the trays of the pool's first rack); empty for servers (each its own NVLink island,
+        nothing to schedule across). The SLURM block and the IMEX domain of those nodes carry this name."""
         if self.domain_size <= 1:
             return []
         names = self.names()
-        return [(i // self.domain_size + 1, names[i:i + self.domain_size])
+        width = max(2, len(str(-(-self.count // self.domain_size))))
+        return [(f"{self.pool}-nvl{i // self.domain_size + 1:0{width}d}", names[i:i + self.domain_size])
                 for i in range(0, len(names), self.domain_size)]
 
     def name(self, number: int) -> str:
@@ -240,6 +287,14 @@ class SlurmSwitch:
 
 
 @dataclass(frozen=True)
+class SlurmBlock:
+    """One topology.conf BlockName line: the nodes of one NVLink domain (the 18 trays of an NVL72 rack)."""
+
+    name: str
+    nodes: str  # hostlist
+
+
+@dataclass(frozen=True)
 class SlurmPlan:
     """What slurm.conf, gres.conf and topology.conf say, decided once here."""
 
@@ -251,6 +306,15 @@ class SlurmPlan:
     switches: tuple[SlurmSwitch, ...]
     controllers: tuple[str, ...] = ()  # every SlurmctldHost, primary first: two or more is HA
     dbd_host: str | None = None  # where slurmdbd runs; None without accounting
+    blocks: tuple[SlurmBlock, ...] = ()  # NVLink domains for topology/block (replaces `switches` when set)
+    block_sizes: tuple[int, ...] = ()  # BlockSizes: the domain size, then the aggregates SLURM may plan with
+
+    @property
+    def topology_plugin(self) -> str | None:
+        """topology/block for NVLink domains, topology/tree for a switched fabric, else none."""
+        if self.blocks:
+            return "topology/block"
+        return "topology/tree" if self.switches else None
 
 
 @dataclass(frozen=True)
@@ -264,6 +328,12 @@ class Plan:
     nodes: tuple[PoolNodes, ...] = ()
     topology: Topology | None = None  # None without a switched fabric
     slurm: SlurmPlan | None = None
+    switches: SwitchPlacement | None = None  # None without a site or without a switched fabric
+
+    @property
+    def unplaced_switches(self) -> dict[str, int]:
+        """tier -> fabric switches that fit in no rack (empty when all are racked or nothing is to rack)."""
+        return self.switches.unplaced if self.switches is not None else {}
 
     def pool_nodes(self, pool: str) -> PoolNodes:
         return next(p for p in self.nodes if p.pool == pool)
@@ -275,7 +345,7 @@ class Plan:
         tree = self.fabric
         if tree is not None and tree.endpoints > tree.capacity:
             reasons.append(f"the fabric needs {tree.endpoints:,} endpoints; {tree.tiers} tiers of {tree.radix}-port "
-                           f"switches at {tree.oversubscription:g}:1 carry at most {tree.capacity:,}")
+                           f"switches at {tree.ratio_note} carry at most {tree.capacity:,}")
         for pool, count in self.unplaced.items():
             reasons.append(f"{count:,} node(s) of pool {pool} fit in no rack")
         return reasons

@@ -8,10 +8,11 @@ cooling N+1, panels), and places that many at once. That is pools × racks steps
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 
 from clusterforge.catalog import Catalog, Server
-from clusterforge.model import Cluster, Pool, Rack, Site
+from clusterforge.model import Cluster, Pool, Rack, Row, Site
 from clusterforge.physics import Assumptions
 from clusterforge.physics.electrical import derated_kw
 from clusterforge.plan.capacity import Demand, device_demand, n_plus_one_kw, panel_shares, room_heat_kw, suits
@@ -44,7 +45,7 @@ def pools_to_place(cluster: Cluster) -> list[Pool]:
 
 
 @dataclass
-class _Room:
+class Room:
     """Free capacity of one rack while packing: `gaps` are its free stretches of U (lowest first), `free` the
     other dimensions, `draws` the (budget, demand field, share) of the shared budgets it draws from."""
 
@@ -54,22 +55,28 @@ class _Room:
     draws: list[tuple[str, str, float]]
 
 
-def _shared_budgets(site: Site, loads: tuple[RackLoad, ...], assumptions: Assumptions) -> dict[str, float]:
+def shared_budgets(site: Site, loads: tuple[RackLoad, ...], assumptions: Assumptions,
+                   rows: Collection[int] | None = None) -> dict[str, float]:
     """What is left of each budget racks share: row CRAHs (N+1, when listed), row CDUs (N+1; none listed
-    means no liquid heat) and panels (derated), after the blueprint's own placements."""
+    means no liquid heat) and panels (derated), after the blueprint's own placements. `rows`: only those rows'
+    budgets (and every panel), for a caller that needs a few rows of a large hall."""
     budgets: dict[str, float] = {}
-    for row in site.rows:
+    for ri, row in enumerate(site.rows):
+        if rows is not None and ri not in rows:
+            continue
         if row.cooling.crah_kw:
             budgets[f"row {row.name} air_kw"] = n_plus_one_kw(row.cooling.crah_kw)
         budgets[f"row {row.name} liquid_kw"] = n_plus_one_kw(row.cooling.cdu_kw)
     for panel in site.panels:
         budgets[f"panel {panel.name}"] = derated_kw(panel, assumptions.electrical)
-    for (_, _, row, rack), load in zip(site.racks(), loads, strict=True):
-        if f"row {row.name} air_kw" in budgets:
-            budgets[f"row {row.name} air_kw"] -= room_heat_kw(load.air_heat_kw, rack)
-        budgets[f"row {row.name} liquid_kw"] -= load.liquid_heat_kw
-        for key, _, share in _panel_draws(rack):
-            budgets[key] -= load.power_kw * share
+    for (ri, _, row, rack), load in zip(site.racks(), loads, strict=True):
+        if rows is None or ri in rows:
+            if f"row {row.name} air_kw" in budgets:
+                budgets[f"row {row.name} air_kw"] -= room_heat_kw(load.air_heat_kw, rack)
+            budgets[f"row {row.name} liquid_kw"] -= load.liquid_heat_kw
+        if site.panels:
+            for key, _, share in _panel_draws(rack):
+                budgets[key] -= load.power_kw * share
     return budgets
 
 
@@ -83,31 +90,35 @@ def _capacity(limit: RackLimits) -> dict[str, float]:
             "liquid_kw": limit.liquid_kw}
 
 
-def _rooms(site: Site, racks: tuple[RackPlan, ...], loads: tuple[RackLoad, ...], limits: tuple[RackLimits, ...],
-           budgets: dict[str, float], heights: dict[str, int]) -> list[_Room]:
-    rooms = []
-    for (_, _, row, rack), plan, load, limit in zip(site.racks(), racks, loads, limits, strict=True):
-        used = {"kw": load.power_kw, "kg": load.weight_kg, "air_kw": load.air_heat_kw,
-                "liquid_kw": load.liquid_heat_kw}
-        free = {dim: room - used[dim] for dim, room in _capacity(limit).items() if dim != "u"}
-        gaps = free_runs(plan, heights, rack.u_height, rack.reserved_u)
-        draws = [(f"row {row.name} liquid_kw", "liquid_kw", 1.0), *_panel_draws(rack)]
-        if f"row {row.name} air_kw" in budgets and rack.cooling.kind != "rdhx":  # a door keeps it from the room
-            draws.append((f"row {row.name} air_kw", "air_kw", 1.0))
-        rooms.append(_Room(gaps, free, load.device_count == 0, draws))
-    return rooms
+def open_room(row: Row, rack: Rack, plan: RackPlan, load: RackLoad, limit: RackLimits, budgets: dict[str, float],
+              heights: dict[str, int]) -> Room:
+    """One rack's room: what its limits leave after its load, its free U and the shared budgets it draws from
+    (`budgets` must hold its row's)."""
+    used = {"kw": load.power_kw, "kg": load.weight_kg, "air_kw": load.air_heat_kw, "liquid_kw": load.liquid_heat_kw}
+    free = {dim: room - used[dim] for dim, room in _capacity(limit).items() if dim != "u"}
+    gaps = free_runs(plan, heights, rack.u_height, rack.reserved_u)
+    draws = [(f"row {row.name} liquid_kw", "liquid_kw", 1.0), *_panel_draws(rack)]
+    if f"row {row.name} air_kw" in budgets and rack.cooling.kind != "rdhx":  # a door keeps it from the room
+        draws.append((f"row {row.name} air_kw", "air_kw", 1.0))
+    return Room(gaps, free, load.device_count == 0, draws)
 
 
-def _fit(demand: Demand, gaps: list[int], free: dict[str, float], draws: list[tuple[str, str, float]],
-         budgets: dict[str, float]) -> int:
+def open_rooms(site: Site, racks: tuple[RackPlan, ...], loads: tuple[RackLoad, ...], limits: tuple[RackLimits, ...],
+               budgets: dict[str, float], heights: dict[str, int]) -> list[Room]:
+    return [open_room(row, rack, plan, load, limit, budgets, heights)
+            for (_, _, row, rack), plan, load, limit in zip(site.racks(), racks, loads, limits, strict=True)]
+
+
+def fit(demand: Demand, gaps: list[int], free: dict[str, float], draws: list[tuple[str, str, float]],
+        budgets: dict[str, float]) -> int:
     """How many devices of `demand` fit in the gaps, `free` and the shared budgets (0 when any is exceeded)."""
     ratios = [free[dim] / need for dim in _DIMENSIONS[1:] if (need := getattr(demand, dim)) > 0]
     ratios += [budgets[key] / need for key, dim, share in draws if (need := getattr(demand, dim) * share) > 0]
-    fit = sum(gap // demand.u for gap in gaps)
-    return min(fit, max(0, math.floor(min(ratios) + _EPS))) if ratios else fit
+    count = sum(gap // demand.u for gap in gaps)
+    return min(count, max(0, math.floor(min(ratios) + _EPS))) if ratios else count
 
 
-def _take(demand: Demand, count: int, room: _Room, budgets: dict[str, float]) -> None:
+def _take(demand: Demand, count: int, room: Room, budgets: dict[str, float]) -> None:
     """Book `count` devices: U from the lowest gaps first (as the elevation stacks them), the rest by amount."""
     left = count
     for i, gap in enumerate(room.gaps):
@@ -124,19 +135,21 @@ def _take(demand: Demand, count: int, room: _Room, budgets: dict[str, float]) ->
 def _empty_fit(demand: Demand, server: Server, limit: RackLimits) -> int:
     """Devices an empty rack of these limits holds, ignoring shared budgets (for the lower bound)."""
     capacity = _capacity(limit)
-    fit = _fit(demand, [int(capacity["u"])], capacity, [], {})
-    return min(fit, 1) if server.form == "rack" else fit
+    count = fit(demand, [int(capacity["u"])], capacity, [], {})
+    return min(count, 1) if server.form == "rack" else count
 
 
 def lower_bound(items: list[Item], racks: list[Rack],
                 limits: tuple[RackLimits, ...]) -> tuple[int | None, dict[str, int | None]]:
-    """Fewest racks the items could need: per limit ⌈Σ demand / best rack⌉, per pool ⌈count / best fit⌉."""
+    """Fewest racks the items could need: per limit ⌈Σ demand / best rack⌉, per pool ⌈count / best fit⌉ (racks
+    kept for the network take no pool, so they are not the best rack)."""
     bounds: dict[str, int | None] = {}
+    pool_racks = [limit for rack, limit in zip(racks, limits, strict=True) if rack.role != "network"]
     for dim in _DIMENSIONS:
         need = sum(pool.count * getattr(demand, dim) for pool, _, demand in items)
         if need <= 0:
             continue
-        best = max((_capacity(limit)[dim] for limit in limits), default=0.0)
+        best = max((_capacity(limit)[dim] for limit in pool_racks), default=0.0)
         bounds[dim] = math.ceil(need / best - _EPS) if best > 0 else None
     for pool, server, demand in items:
         fits = [_empty_fit(demand, server, limit) for rack, limit in zip(racks, limits, strict=True)
@@ -180,8 +193,8 @@ def auto_place(cluster: Cluster, catalog: Catalog, racks: tuple[RackPlan, ...], 
         return racks, {}, PlacementReport({}, 0, 0, {})
     site_racks = [rack for _, _, _, rack in site.racks()]
     bound, bounds = lower_bound(items, site_racks, limits)
-    budgets = _shared_budgets(site, loads, assumptions)
-    rooms = _rooms(site, racks, loads, limits, budgets, heights)
+    budgets = shared_budgets(site, loads, assumptions)
+    rooms = open_rooms(site, racks, loads, limits, budgets, heights)
     added: list[list[PlacedDevices]] = [[] for _ in racks]
     unplaced: dict[str, int] = {}
     auto_placed: dict[str, int] = {}
@@ -192,7 +205,7 @@ def auto_place(cluster: Cluster, catalog: Catalog, racks: tuple[RackPlan, ...], 
                 break
             if not suits(server, rack, limit) or (server.form == "rack" and not room.empty):
                 continue
-            count = min(left, _fit(demand, room.gaps, room.free, room.draws, budgets))
+            count = min(left, fit(demand, room.gaps, room.free, room.draws, budgets))
             if server.form == "rack":
                 count = min(count, 1)
             if count:

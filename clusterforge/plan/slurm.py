@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-from clusterforge.catalog import Catalog
+from clusterforge.catalog import Catalog, Server
 from clusterforge.hostlist import compress
 from clusterforge.model import Cluster, SwitchedFabric
 from clusterforge.plan.compact import Upper, compact
-from clusterforge.plan.model import PoolNodes, SlurmNodes, SlurmPartition, SlurmPlan, SlurmSwitch, Topology
+from clusterforge.plan.model import (
+    PoolNodes,
+    SlurmBlock,
+    SlurmNodes,
+    SlurmPartition,
+    SlurmPlan,
+    SlurmSwitch,
+    Topology,
+)
 from clusterforge.plan.topology import switch_names
 
 
@@ -115,14 +123,36 @@ def switches(topology: Topology | None, rail_optimized: bool) -> tuple[SlurmSwit
                        for m in merged))
 
 
+def blocks(pools: tuple[PoolNodes, ...]) -> tuple[tuple[SlurmBlock, ...], tuple[int, ...]]:
+    """topology/block's blocks and BlockSizes when every compute pool is made of NVLink domains (NVL72 racks).
+
+    NVIDIA's guidance is one block per NVLink domain, a hard boundary for jobs that need the NVLink fabric
+    (developer.nvidia.com, "GB200 NVL72 with Slurm block scheduling"). SLURM 24.11 takes one topology plugin, so
+    a cluster that mixes rack-scale and server pools keeps topology/tree (the fabric) and no blocks. BlockSizes
+    starts at the domain size and doubles while that many domains exist (18, 36, 72 for four racks): each size
+    must be a power of two times the first (topology.conf(5))."""
+    compute = [p for p in pools if p.role == "compute"]
+    if not compute or any(p.domain_size <= 1 for p in compute):
+        return (), ()
+    out = []
+    for pool in compute:
+        out += [SlurmBlock(name, compress(nodes)) for name, nodes in pool.domains]
+    base = min(p.domain_size for p in compute)
+    total = sum(p.count for p in compute)
+    sizes = [base]
+    while sizes[-1] * 2 <= total:
+        sizes.append(sizes[-1] * 2)
+    return tuple(out), tuple(sizes)
+
+
 MEMORY_FOR_JOBS = 0.95  # RealMemory above what slurmd finds drains the node: leave the OS its share
 
 
 def node_line(pool: PoolNodes, catalog: Catalog) -> SlurmNodes:
     """A pool's NodeName entry: GRES from the GPUs, sockets/cores/threads and memory from the catalog."""
     entry = catalog.get(pool.hardware)
-    cpus = getattr(entry, "cpus", None)
-    memory = getattr(entry, "memory_gib", None)
+    cpus = entry.node_cpus if isinstance(entry, Server) else getattr(entry, "cpus", None)
+    memory = entry.node_memory_gib if isinstance(entry, Server) else getattr(entry, "memory_gib", None)
     return SlurmNodes(pool.pool, pool.hostlist, gres_type(pool.gpu_model) if pool.gpu_model else None,
                       pool.gpu_count, cpus.sockets if cpus else None, cpus.cores_per_socket if cpus else None,
                       cpus.threads_per_core if cpus else None,
@@ -136,6 +166,7 @@ def slurm_plan(
     fabric = cluster.fabric
     rail_optimized = isinstance(fabric, SwitchedFabric) and fabric.rail_optimized
     nodes = tuple(node_line(p, catalog) for p in pools if p.role == "compute")
+    domains, sizes = blocks(pools)
     return SlurmPlan(cluster.slurm.cluster_name or cluster.name, hosts[0] if hosts else None, reason, nodes,
-                     partitions(cluster, pools), switches(topology, rail_optimized), hosts,
-                     dbd_host(cluster, pools, hosts))
+                     partitions(cluster, pools), () if domains else switches(topology, rail_optimized), hosts,
+                     dbd_host(cluster, pools, hosts), domains, sizes)

@@ -4,7 +4,8 @@ Rail-optimized (DGX SuperPOD): nodes form groups of as many nodes as a leaf has 
 one scalable unit); NIC i of every node in a group lands on the group's rail-i leaf. When a group is not full,
 rails share a leaf (16 nodes × 8 rails fill 4 leaves), so the leaf count stays ⌈endpoints / downlinks⌉ as
 sized. Otherwise a node's NICs go to consecutive ports. Two tiers: every spine reaches every leaf. Three
-tiers: pods of k/2 leaves with their own spines; core j serves the spines at one position of every pod.
+tiers: pods of as many leaves as a spine has downlinks (k/2 at 1:1) with their own spines; core j serves the
+spines at one position of every pod.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def _upper_tiers(fabric: FatTree, leaves: list[str]) -> list[FabricSwitch]:
     spines = switch_names("spine", fabric.spines)
     if fabric.tiers == 2:
         return [FabricSwitch(name, "spine", children=tuple(leaves)) for name in spines]
-    pod_leaves = fabric.radix // 2
+    pod_leaves = fabric.spine_downlinks  # k/2 at 1:1; more when the spines are oversubscribed
     per_pod = fabric.leaf_uplinks  # spines in a full pod: one per leaf uplink
     out = [FabricSwitch(name, "spine", children=tuple(leaves[(s // per_pod) * pod_leaves:
                                                              (s // per_pod + 1) * pod_leaves]))

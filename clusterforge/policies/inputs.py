@@ -9,8 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 RACK = "site.rows[].racks[]"
-HELD = (f"{RACK}.devices[].{{pool,count}}", "pools[].{hardware,count}")  # what stands in each rack
-PLACED = (HELD[0], "pools[].{hardware,count,max_power_kw}")  # ... and what it draws
+# what stands in each rack: the pools' devices, and the fabric's switches the planner racks (plan/switches.py:
+# into racks marked `role: network`, else the room the pools leave)
+HELD = (f"{RACK}.devices[].{{pool,count}}", "pools[].{hardware,count}", f"{RACK}.role", "fabric.switch")
+PLACED = (HELD[0], "pools[].{hardware,count,max_power_kw}", *HELD[2:])  # ... and what it draws
 FEEDS = f"{RACK}.feeds[].{{side,voltage,amps,phase}}"
 SOFTWARE = ("software.{stack,nvidia_driver,cuda,nccl,efa_installer,aws_ofi_nccl,slurm,rocm,rccl,amdgpu_driver,"
             "neuron_sdk,neuron_driver}")

@@ -297,7 +297,9 @@ def page() -> str:
     lines = [*_intro(all_rules), *_usage(), *_config(), *_waivers(), *software_sets(), *_formats(), *_crossguard(),
              "## Rules", "",
              "Inputs name blueprint fields; `a[].{b,c}` means fields `b` and `c` of every item of `a`. What stands "
-             "in a rack is its `devices` list or, where a rack omits it, the planner's placement of the pools.", ""]
+             "in a rack is its `devices` list or, where a rack omits it, the planner's placement of the pools, and "
+             "the fabric's switches the planner racks (in racks marked `role: network`, else in the room the pools "
+             "leave): their U, kW, kg and heat count like a server's.", ""]
     for domain in dict.fromkeys(r.domain for r in all_rules):
         lines += [f"### {DOMAINS[domain].title}", ""]
         for rule in (r for r in all_rules if r.domain == domain):

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from clusterforge.model import Account, Cluster, FsxLustre, OnPremLustre, Qos
-from clusterforge.plan.model import SlurmPlan
+from clusterforge.plan.model import Plan, SlurmPlan
 from clusterforge.render.context import RenderContext
 from clusterforge.render.yamlout import Template, dump_ansible
 
@@ -20,7 +20,10 @@ from clusterforge.render.yamlout import Template, dump_ansible
 def fabric_vars(cluster: Cluster) -> dict[str, Any]:
     fabric = cluster.fabric
     kind = fabric.kind if fabric is not None else "none"
-    return {"fabric_kind": kind, "infiniband_enabled": kind == "infiniband", "efa_enabled": kind == "efa"}
+    # RoCE runs on the same verbs stack as InfiniBand (rdma-core, the mlx5 provider): without it NCCL and RCCL fall
+    # back to TCP sockets. The infiniband role installs it on both; opensm and IPoIB stay off without hosts for them.
+    rdma = kind in ("infiniband", "roce")
+    return {"fabric_kind": kind, "infiniband_enabled": rdma, "efa_enabled": kind == "efa"}
 
 
 def software_vars(cluster: Cluster) -> dict[str, Any]:
@@ -28,6 +31,21 @@ def software_vars(cluster: Cluster) -> dict[str, Any]:
     return {"nvidia_driver_version": sw.nvidia_driver, "nvidia_driver_cuda_version": sw.cuda,
             "nccl_version": sw.nccl, "efa_installer_version": sw.efa_installer,
             "efa_aws_ofi_nccl_version": sw.aws_ofi_nccl, "slurm_version": sw.slurm}
+
+
+def accelerator_vars(cluster: Cluster, plan: Plan) -> dict[str, Any]:
+    """The vendor of the cluster's GPUs (the catalog's gpus.vendor) when it is not NVIDIA, and on AMD the ROCm pins:
+    the hardware roles pick their software by it (nvidia_driver and nccl on NVIDIA, rocm and RCCL's settings on AMD,
+    neither on Trainium). Nothing is written for NVIDIA GPUs, the roles' default, so those clusters' files stay as
+    they were. Pools of several vendors fail SW-004 (one cluster, one stack); rendered anyway, they get no vendor."""
+    vendors = {pool.gpu_vendor for pool in plan.nodes if pool.gpu_count and pool.gpu_vendor}
+    vendor = vendors.pop() if len(vendors) == 1 else "nvidia"
+    out: dict[str, Any] = {} if vendor == "nvidia" else {"gpu_vendor": vendor}
+    sw = cluster.software
+    if vendor == "amd" or sw.stack == "rocm":
+        out |= {"rocm_version": sw.rocm or "", "rocm_rccl_version": sw.rccl or "",
+                "rocm_amdgpu_version": sw.amdgpu_driver or ""}
+    return out
 
 
 def slurm_vars(cluster: Cluster, slurm: SlurmPlan) -> dict[str, Any]:
@@ -97,8 +115,8 @@ def group_vars(ctx: RenderContext) -> dict[str, Any]:
                            "clusterforge_description": cluster.description or ""}
     if cluster.aws is not None:
         out["aws_region"] = cluster.aws.region
-    return (out | fabric_vars(cluster) | software_vars(cluster) | slurm_vars(cluster, slurm) | lustre_vars(cluster)
-            | common_shared_vars(cluster))
+    return (out | fabric_vars(cluster) | software_vars(cluster) | accelerator_vars(cluster, ctx.plan)
+            | slurm_vars(cluster, slurm) | lustre_vars(cluster) | common_shared_vars(cluster))
 
 
 def render(ctx: RenderContext) -> dict[str, str]:

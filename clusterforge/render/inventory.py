@@ -2,7 +2,8 @@
 
 Groups: `slurm_controller` (the SlurmctldHosts, primary first), `slurm_compute` and `slurm_login` (their pools
 as children), and `pool_<name>` (dashes become underscores, which Ansible group names require). Facts shared by
-a pool (GPU count and model, GRES, EFA) are the pool group's vars; rack, position and rails are per host.
+a pool (GPU count and model, GRES, EFA, IMEX) are the pool group's vars; rack, position, rails and the NVLink
+domain of a rack-scale system's tray are per host.
 Every string is written `!unsafe` (yamlout.dump_ansible): catalog and stack values reach Ansible as data,
 never as templates.
 """
@@ -25,6 +26,8 @@ def pool_vars(pool: PoolNodes, plan: Plan) -> dict[str, Any]:
     gres = next((n.gres for n in slurm.nodes if n.pool == pool.pool), None) if slurm else None
     out: dict[str, Any] = {"gpu_count": pool.gpu_count, "gpu_model": pool.gpu_model, "gres": gres,
                            "fabric_nics": pool.fabric_nics}
+    if pool.domain_size > 1:
+        out["imex_enabled"] = True
     if pool.efa_interfaces is not None:
         out |= {"efa_interfaces": pool.efa_interfaces, "placement_group": pool.placement_group,
                 "availability_zone": pool.availability_zone}
@@ -33,6 +36,7 @@ def pool_vars(pool: PoolNodes, plan: Plan) -> dict[str, Any]:
 
 def pool_hosts(pool: PoolNodes, plan: Plan) -> dict[str, Any]:
     rails = plan.topology.rails if plan.topology else {}
+    domain = {node: name for name, nodes in pool.domains for node in nodes}
     hosts: dict[str, Any] = {}
     for run in pool.runs:
         for offset in range(run.count):
@@ -45,6 +49,8 @@ def pool_hosts(pool: PoolNodes, plan: Plan) -> dict[str, Any]:
                     host["rack_position"] = position
             if name in rails:
                 host["rails"] = list(rails[name])
+            if name in domain:  # the trays of one NVL72 rack: one IMEX domain (roles/imex)
+                host["nvlink_domain"] = domain[name]
             hosts[name] = host
     return hosts
 

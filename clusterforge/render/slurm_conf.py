@@ -119,8 +119,8 @@ def settings(ctx: RenderContext, slurm: SlurmPlan) -> list[str]:
     pairs.append(("SelectTypeParameters", "CR_Core_Memory" if memory_known(slurm) else "CR_Core"))
     if any(n.gres for n in slurm.nodes):
         pairs.append(("GresTypes", "gpu"))
-    if slurm.switches:
-        pairs.append(("TopologyPlugin", "topology/tree"))
+    if slurm.topology_plugin:
+        pairs.append(("TopologyPlugin", slurm.topology_plugin))
     if spec.slurmd_timeout_s is not None:
         pairs.append(("SlurmdTimeout", str(spec.slurmd_timeout_s)))
     if spec.private_data:

@@ -20,7 +20,7 @@ from clusterforge.plan import Plan
 from clusterforge.plan.capacity import n_plus_one_kw, room_heat_kw
 from clusterforge.policies.context import Context
 from clusterforge.policies.findings import RackRef
-from clusterforge.report.elevation import pool_colours, rack_svg
+from clusterforge.report.elevation import SWITCH_COLOUR, pool_colours, rack_svg
 from clusterforge.report.fabric import fabric_svg
 from clusterforge.targets import target_of
 
@@ -95,7 +95,8 @@ def build(analysis: Analysis, max_racks: int = 1000) -> str:
     switch = getattr(cluster.fabric, "switch", "")
     switch_kw = getattr(loaded.catalog.get(switch), "max_power_kw", 0.0) if fabric and switch else 0.0
     gpus = sum(p.count * _gpus(loaded, p.hardware) for p in cluster.pools)
-    cards = [{"label": "nodes", "value": f"{sum(p.count for p in cluster.pools):,}"},
+    nodes = sum(p.count for p in plan.nodes) if plan.nodes else sum(p.count for p in cluster.pools)  # trays count
+    cards = [{"label": "nodes", "value": f"{nodes:,}"},
              {"label": "GPUs", "value": f"{gpus:,}"}]
     if cluster.site is not None:
         site = cluster.site
@@ -118,6 +119,7 @@ def build(analysis: Analysis, max_racks: int = 1000) -> str:
         counts={"error": verdict.count("error"), "warning": verdict.count("warning"), "waived": len(verdict.waived)},
         cards=cards, rows=rows_view, rack_rows=[{"name": k, "racks": v} for k, v in racks_view.items()],
         colours=colours, shown_racks=shown, hidden_racks=max(0, total_racks - shown),
+        switch_colour=SWITCH_COLOUR, switches=_switch_note(plan, switch),
         fabric_svg=fabric_svg(fabric, switch, sum(p.count for p in cluster.pools if p.role == "compute"))
         if fabric else "",
         fabric_note=_fabric_note(fabric, switch) if fabric else "",
@@ -130,10 +132,23 @@ def _gpus(loaded: Loaded, key: str) -> int:
     return entry.gpu_count if isinstance(entry, Server | Instance) else 0
 
 
+def _switch_note(plan: Plan, switch: str) -> dict[str, str] | None:
+    """What the elevations say about the fabric's switches: how many are drawn, and how many fit in no rack."""
+    racked = plan.switches
+    if racked is None:
+        return None
+    placed = sum(racked.placed.values())
+    where = "the site's network racks" if racked.where == "network" else "the room the pools leave"
+    note = {"racked": f"{placed:,} {switch} switch{'es' if placed != 1 else ''} racked in {where}"}
+    if racked.unplaced:
+        note["unplaced"] = ", ".join(f"{count:,} {tier}" for tier, count in racked.unplaced.items())
+    return note
+
+
 def _fabric_note(fabric: Any, switch: str) -> str:
     split = f" ({fabric.split_note})" if fabric.split else ""
     return (f"{fabric.tiers}-tier fat tree of {fabric.radix}-port {switch} switches{split} at "
-            f"{fabric.oversubscription:g}:1; carries up to {fabric.capacity:,} endpoints.")
+            f"{fabric.ratio_note}; carries up to {fabric.capacity:,} endpoints.")
 
 
 def _bom(loaded: Loaded, plan: Plan, switch: str, switch_kw: float) -> list[dict[str, Any]]:

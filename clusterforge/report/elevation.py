@@ -1,4 +1,5 @@
-"""Rack elevation drawings (SVG): every rack, devices at their U positions, coloured by pool."""
+"""Rack elevation drawings (SVG): every rack, devices at their U positions coloured by pool, and the fabric
+switches the planner racked in one colour of their own, labelled with their tier."""
 
 from __future__ import annotations
 
@@ -7,21 +8,23 @@ from html import escape
 
 from clusterforge.model import Rack
 from clusterforge.plan import RackLoad
-from clusterforge.plan.elevation import elevation
+from clusterforge.plan.elevation import elevation, switch_positions
 
 U_PX = 9  # pixels per rack unit
 WIDTH = 150
+SWITCH_COLOUR = "#2f3542"  # fabric switches: darker than every pool colour, so they read as a different thing
 PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#edc948", "#76b7b2", "#ff9da7", "#9c755f", "#e15759"]
 
 
 @dataclass(frozen=True)
 class Slot:
-    """One device drawn in a rack: its pool, lowest U and height."""
+    """One device drawn in a rack: its pool (a fabric switch's tier), lowest U, height and catalog key."""
 
     pool: str
     bottom: int
     height: int
     hardware: str
+    switch: bool = False
 
 
 def pool_colours(pools: list[str]) -> dict[str, str]:
@@ -40,6 +43,14 @@ def slots(load: RackLoad, rack: Rack, hardware: dict[str, str]) -> tuple[list[Sl
                 homeless += 1
             else:
                 out.append(Slot(placed.pool, start, heights[placed.pool], hardware[placed.pool]))
+    switch_heights = {placed.switch: switch.u_height for placed, switch in load.switches}
+    tops = switch_positions(load.rack, heights, rack.u_height, rack.reserved_u, switch_heights)
+    for switches, starts in zip(load.rack.switches, tops, strict=True):
+        for start in starts:
+            if start is None:
+                homeless += 1
+            else:
+                out.append(Slot(switches.tier, start, switch_heights[switches.switch], switches.switch, True))
     return out, homeless
 
 
@@ -61,9 +72,10 @@ def rack_svg(load: RackLoad, rack: Rack, colours: dict[str, str], hardware: dict
     for slot in drawn:
         y = 2 + height - (slot.bottom + slot.height - 1) * U_PX
         label = f"{slot.pool} · {slot.hardware}"
+        kind, fill = ("device switch", SWITCH_COLOUR) if slot.switch else ("device", colours.get(slot.pool, "#999"))
         parts.append(
-            f'<g class="device"><rect x="25" y="{y + 0.5}" width="{WIDTH - 2}" height="{slot.height * U_PX - 1}" '
-            f'rx="2" fill="{colours.get(slot.pool, "#999")}"><title>{escape(label)} at U{slot.bottom}'
+            f'<g class="{kind}"><rect x="25" y="{y + 0.5}" width="{WIDTH - 2}" height="{slot.height * U_PX - 1}" '
+            f'rx="2" fill="{fill}"><title>{escape(label)}{" switch" if slot.switch else ""} at U{slot.bottom}'
             f'</title></rect><text x="{24 + WIDTH / 2}" y="{y + slot.height * U_PX / 2 + 3}" '
             f'class="label">{escape(label)}</text></g>')
     name = escape(rack.name) + (f" (+{homeless} without room)" if homeless else "")

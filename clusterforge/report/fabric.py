@@ -9,9 +9,13 @@ from clusterforge.plan import FatTree
 
 def fabric_svg(tree: FatTree, switch: str, nodes: int) -> str:
     tiers = [("nodes", nodes, f"{tree.endpoints:,} endpoints")]
-    tiers.append(("leaves", tree.leaves, f"{tree.leaf_downlinks} down / {tree.leaf_uplinks} up each"))
-    if tree.tiers >= 2:
+    tiers.append(("leaves", tree.leaves, f"{tree.leaf_downlinks} down / {tree.leaf_uplinks} up each"
+                  + (f" ({tree.oversubscription:g}:1)" if tree.tiers >= 2 else "")))
+    if tree.tiers == 2:
         tiers.append(("spines", tree.spines, f"{switch}"))
+    elif tree.tiers >= 3:
+        tiers.append(("spines", tree.spines, f"{tree.spine_downlinks} down / {tree.spine_uplinks} up each "
+                      f"({tree.spine_oversubscription:g}:1)"))
     if tree.tiers >= 3:
         tiers.append(("cores", tree.cores, f"{switch}"))
     cables = list(tree.cables.items())

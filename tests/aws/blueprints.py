@@ -42,3 +42,22 @@ def with_errors() -> dict[str, Any]:
     data["pools"][0]["efa_interfaces"] = 41
     data["storage"]["lustre"] |= {"capacity_gib": 50000, "throughput_mb_s_per_tib": 200}
     return data
+
+
+def from_template(tmp: Path, name: str, **params: str) -> Path:
+    """The blueprint `clusterforge new <name> --set k=v ...` writes (the template's defaults otherwise)."""
+    from clusterforge.templating import get
+
+    path = tmp / f"{name}.yaml"
+    path.write_text(get(name).render(dict(params)))
+    return path
+
+
+def p6_b300(interfaces: int | None = None) -> dict[str, Any]:
+    """The aws-p6-b200 example on p6-b300.48xlarge: 17 cards, card 0 ENA only, 16 EFA."""
+    data = example("aws-p6-b200")
+    data["name"] = "research-b300"
+    data["pools"][0]["hardware"] = "p6-b300.48xlarge"
+    if interfaces is not None:
+        data["pools"][0]["efa_interfaces"] = interfaces
+    return data

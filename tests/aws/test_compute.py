@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from clusterforge.catalog import Instance, load_catalog
-from tests.aws.blueprints import example, lowered_p5, p4d, write
+from tests.aws.blueprints import example, from_template, lowered_p5, p4d, p6_b300, write
 from tests.aws.conftest import DLAMI, PINNED, ROOT_DEVICE, Recorder, Registered, Run, build_blueprint, build_example
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -53,6 +53,32 @@ def test_p4d_layout(stack: Stack, tmp_path: Path) -> None:
     template = gpu_template(stack(build_blueprint(write(tmp_path, p4d()))).recorder)
     assert template["instanceType"] == "p4d.24xlarge"
     expect_layout(template, 4)
+
+
+def test_p6_b300_template_keeps_card_0_for_the_primary_ena_interface(stack: Stack, tmp_path: Path) -> None:
+    """`clusterforge new aws-p6-b300` through the stack: card 0 (ENA only on this type) holds just the primary
+    interface, cards 1-16 one `efa-only` each at device 0; the EFA pool still gets its placement group."""
+    rec = stack(build_blueprint(from_template(tmp_path, "aws-p6-b300"))).recorder
+    template = gpu_template(rec)
+    assert template["instanceType"] == "p6-b300.48xlarge"
+    nics = template["networkInterfaces"]
+    assert [(n["networkCardIndex"], n["deviceIndex"], n.get("interfaceType")) for n in nics] == [
+        (0, 0, None), *((card, 0, "efa-only") for card in range(1, 17))]
+    assert len(nics) == CATALOG.of("p6-b300.48xlarge", Instance).network_cards
+    assert all(n["securityGroups"] == ["network-cluster-sg-id"] and n["subnetId"] == nics[0]["subnetId"]
+               for n in nics)
+    assert rec.one(PG).inputs["strategy"] == "cluster" and template["placement"] == {"groupName": "train-b300-gpu"}
+    [head] = rec.one(LT, "compute-head-lt").inputs["networkInterfaces"]
+    assert rec.one(LT, "compute-head-lt").inputs["instanceType"] == "m5.8xlarge"
+    assert (head["networkCardIndex"], head["deviceIndex"]) == (0, 0) and "interfaceType" not in head
+    gpus = [i for i in rec.of_type(INSTANCE) if i.inputs["tags"]["clusterforge:pool"] == "gpu"]
+    assert len(gpus) == 8
+
+
+def test_p6_b300_with_fewer_interfaces_starts_at_card_1(stack: Stack, tmp_path: Path) -> None:
+    nics = gpu_template(stack(build_blueprint(write(tmp_path, p6_b300(4)))).recorder)["networkInterfaces"]
+    assert [(n["networkCardIndex"], n["deviceIndex"], n.get("interfaceType")) for n in nics] == [
+        (0, 0, None), (1, 0, "efa-only"), (2, 0, "efa-only"), (3, 0, "efa-only"), (4, 0, "efa-only")]
 
 
 def test_a_pool_may_use_fewer_interfaces(stack: Stack, tmp_path: Path) -> None:

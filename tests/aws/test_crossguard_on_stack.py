@@ -20,6 +20,7 @@ from pulumi_policy import (
 from pulumi_policy.proxy import unknown_checking_proxy
 
 from clusterforge.targets.aws.crossguard.pack import policies
+from tests.aws.blueprints import from_template
 from tests.aws.conftest import EXAMPLES, ROOT, Recorder, Run, build_blueprint, build_example
 
 Stack = Callable[..., Run]
@@ -56,6 +57,26 @@ def violations(resources: list[PolicyResource], blueprint: Path) -> list[str]:
 def test_the_stack_passes_the_pack(stack: Stack, example: str) -> None:
     rec = stack(build_example(example)).recorder
     assert violations(policy_resources(rec), EXAMPLES / f"{example}.yaml") == []
+
+
+@pytest.mark.parametrize("params", [{}, {"capacity": "odcr", "reservation_id": "cr-0abcdef0123456789"}])
+def test_the_p6_b300_template_passes_the_pack_and_a_p5_style_layout_does_not(stack: Stack, tmp_path: Path,
+                                                                            params: dict[str, str]) -> None:
+    """What `pulumi preview --policy-pack` sees for `clusterforge new aws-p6-b300`: no violation; the same
+    template with card 0 made `efa` (the p5 layout) is refused, since p6-b300's card 0 carries no EFA."""
+    blueprint = from_template(tmp_path, "aws-p6-b300", **params)
+    rec = stack(build_blueprint(blueprint)).recorder
+    assert violations(policy_resources(rec), blueprint) == []
+
+    def efa_on_card_0(name: str, props: dict[str, Any]) -> dict[str, Any]:
+        if name != "compute-gpu-lt":
+            return props
+        first, *rest = props["networkInterfaces"]
+        return props | {"networkInterfaces": [first | {"interfaceType": "efa"}, *rest]}
+
+    found = violations(policy_resources(rec, efa_on_card_0), blueprint)
+    assert found and {f.split(":")[0] for f in found} == {"NET-005"}
+    assert any("network card 0 of p6-b300.48xlarge carries no EFA (ENA only)" in f for f in found)
 
 
 def test_the_pack_and_the_blueprint_rule_agree_on_a_capacity_block_without_a_group(stack: Stack, tmp_path: Path

@@ -16,7 +16,7 @@ from clusterforge.targets.aws.efa import Interface
 from clusterforge.targets.aws.layout import efa_layout, pool_layout
 from clusterforge.targets.aws.settings import StackSettings
 from clusterforge.targets.aws.userdata import NodeIdentity, cloud_config
-from tests.aws.blueprints import example, lowered_p5, p4d, write
+from tests.aws.blueprints import example, lowered_p5, p4d, p6_b300, write
 
 CATALOG = load_catalog()
 
@@ -38,6 +38,26 @@ def test_full_layout_is_the_catalog_card_count(instance_type: str, cards: int) -
 
 def test_no_efa_is_one_standard_interface() -> None:
     assert efa_layout(0) == (Interface(0, 0, "interface"),)
+    assert efa_layout(0, primary_card_efa=False) == (Interface(0, 0, "interface"),)
+
+
+def test_p6_b300_keeps_card_0_for_the_primary_ena_interface() -> None:
+    """Card 0 is ENA only: the primary `interface` alone there, `efa-only` at device 0 on cards 1-16 (AWS's
+    layout for p6-b300, aws-parallelcluster issue 7143), 17 interfaces for 16 EFA."""
+    instance = CATALOG.of("p6-b300.48xlarge", Instance)
+    layout = pool_layout("gpu", "p6-b300.48xlarge", instance, instance.efa_max_interfaces)
+    assert layout == (Interface(0, 0, "interface"), *(Interface(card, 0, "efa-only") for card in range(1, 17)))
+    assert pool_layout("gpu", "p6-b300.48xlarge", instance, 4) == (
+        Interface(0, 0, "interface"), *(Interface(card, 0, "efa-only") for card in range(1, 5)))
+    with pytest.raises(ClusterforgeError, match=r"17 EFA interfaces exceed p6-b300\.48xlarge's maximum of 16"):
+        pool_layout("gpu", "p6-b300.48xlarge", instance, 17)
+
+
+def test_design_of_p6_b300(tmp_path: Path) -> None:
+    gpu = design(load_blueprint(write(tmp_path, p6_b300())), settings(tmp_path)).pools[1]
+    assert gpu.instance_type == "p6-b300.48xlarge" and gpu.efa and gpu.placement_group == "research-b300-gpu"
+    assert [(i.network_card_index, i.interface_type) for i in gpu.interfaces] == [
+        (0, "interface"), *((card, "efa-only") for card in range(1, 17))]
 
 
 def test_a_layout_beyond_the_cards_is_refused() -> None:

@@ -66,3 +66,25 @@ def test_hostile_outputs_are_refused_located(stack: Stack, cli: Callable[..., Re
     result = cli("render", EXAMPLES / "aws-p5.yaml", "-o", tmp_path / "out", "--from-stack", outputs)
     assert result.exit_code == 2 and "nodes[3].private_ip" in result.output and "is not an IP address" in result.output
     assert "\nansible_connection" not in result.output and len(result.output.splitlines()) == 1
+
+
+def test_the_p6_b300_template_from_new_to_render_from_stack(stack: Stack, cli: Callable[..., Result],
+                                                            tmp_path: Path) -> None:
+    """The whole workflow on `clusterforge new aws-p6-b300`: check passes, the real stack program (its policy
+    guard included) builds the 17-interface launch template, and its outputs render the inventory."""
+    blueprint = tmp_path / "b300.yaml"
+    assert cli("new", "aws-p6-b300", "-o", blueprint).exit_code == 0
+    assert cli("check", blueprint).exit_code == 0
+    run = stack(run_main({"blueprint": str(blueprint)}))
+    [template] = [t.inputs for t in run.recorder.of_type("aws:ec2/launchTemplate:LaunchTemplate")
+                  if t.inputs["instanceType"] == "p6-b300.48xlarge"]
+    assert [(n["networkCardIndex"], n.get("interfaceType")) for n in template["networkInterfaces"]] == [
+        (0, None), *((card, "efa-only") for card in range(1, 17))]
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps(run.exports, indent=2))
+    result = cli("render", blueprint, "-o", tmp_path / "out", "--from-stack", outputs)
+    assert result.exit_code == 0, result.output
+    inventory = load((tmp_path / "out" / "inventory" / "hosts.yml").read_text())["all"]
+    gpus = inventory["children"]["pool_gpu"]
+    assert len(gpus["hosts"]) == 8 and gpus["vars"]["gres"] == "gpu:b300:8" and gpus["vars"]["efa_interfaces"] == 16
+    assert list(inventory["children"]["slurm_controller"]["hosts"]) == ["head-0001"]

@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -133,3 +134,42 @@ FIRST_START = re.compile(
 def error_lines(lab: Lab, node: str, log: str) -> list[str]:
     text = lab.sh(node, f"cat /var/log/slurm/{log}")
     return [line for line in text.splitlines() if re.search(r"\b(error|fatal):", line)]
+
+
+def real_slurmctld(lab: Lab, slurm_dir: Path, host: str, hosts: str, *then: str) -> tuple[str, str]:
+    """Load rendered SLURM files into a real slurmctld 24.11: a throwaway container of the lab's image named
+    `host` (the rendered SlurmctldHost), `hosts` appended to its /etc/hosts (node names on loopback, accounting
+    through the lab's slurmdbd), `slurmctld -D -i` until it runs as primary or fails. Then the `then` commands run
+    against it. Returns (slurmctld's log, the output of `then`)."""
+    from clusterforge.lab.paths import LabPaths
+
+    paths = LabPaths.of(lab.name)
+    container = f"{lab.name}-acceptance"
+    subprocess.run(["podman", "rm", "-f", container], capture_output=True, check=False)
+    subprocess.run(["podman", "run", "-d", "--name", container, "--hostname", host, "--network", paths.network,
+                    "--no-hosts", "--systemd=always", "--label", f"{LABEL}={lab.name}", lab.status()["image"]],
+                   check=True, capture_output=True)
+    try:
+        def run(*argv: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(["podman", "exec", container, *argv], capture_output=True, text=True,
+                                  check=False, timeout=timeout)
+
+        lab.wait("the container booted", lambda: run("systemctl", "is-system-running").stdout.strip() in (
+            "running", "degraded"), timeout=60)
+        for name in sorted(p.name for p in slurm_dir.iterdir()):
+            subprocess.run(["podman", "cp", str(slurm_dir / name), f"{container}:/etc/slurm/{name}"], check=True)
+        subprocess.run(["podman", "cp", str(paths.root / "munge.key"), f"{container}:/etc/munge/munge.key"],
+                       check=True)
+        after = " ; ".join(f"{command} > /tmp/then.out 2>&1" if i == 0 else f"{command} >> /tmp/then.out 2>&1"
+                           for i, command in enumerate(then)) or "true"
+        script = (f"printf '{hosts}' >> /etc/hosts && chown munge:munge /etc/munge/munge.key && "
+                  "chmod 0400 /etc/munge/munge.key && systemctl restart munge && "
+                  "install -d -o slurm -g slurm -m 0700 /shared/slurm/state /var/spool/slurmctld && "
+                  "install -d -o slurm -g slurm /var/log/slurm && "
+                  "(timeout 90 slurmctld -D -i -vv > /tmp/ctld.log 2>&1 &) ; "
+                  "for i in $(seq 90); do grep -qE 'Running as primary controller|fatal' /tmp/ctld.log && break; "
+                  f"sleep 1; done; {after}; pkill slurmctld; sleep 1; touch /tmp/then.out")
+        run("sh", "-c", script, timeout=150)
+        return run("cat", "/tmp/ctld.log").stdout, run("cat", "/tmp/then.out").stdout
+    finally:
+        subprocess.run(["podman", "rm", "-f", "--time", "0", container], capture_output=True, check=False)

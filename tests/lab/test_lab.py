@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tests.lab.conftest import FIRST_START, Lab, bring_up, error_lines, job_hosts, leftovers
+from tests.lab.conftest import FIRST_START, Lab, bring_up, error_lines, job_hosts, leftovers, real_slurmctld
 
 pytestmark = pytest.mark.lab
 NAME = f"cf-labtest-{os.getpid()}"
@@ -188,13 +188,22 @@ def test_hardware_roles_configured_what_they_could(lab: Lab) -> None:
     assert lab.sh("ctl-0001", "systemctl is-enabled opensm; true") == "disabled"  # no HCA to manage
     hosts = lab.sh(node, "cat /etc/hosts")
     assert all(re.search(rf"^\d+\.\d+\.\d+\.\d+ {n}$", hosts, re.M) for n in ALL), hosts
+    # IMEX: the compute nodes stand in for the trays of one NVLink domain, each listing both addresses
+    assert lab.sh(node, "dpkg-query -W -f '${Version}' nvidia-imex-570") == "570.133.20-1"
+    ips = {n["name"]: n["ip"] for n in lab.status()["nodes"]}
+    for each in COMPUTE:
+        listed = [line for line in lab.sh(each, "cat /etc/nvidia-imex/nodes_config.cfg").splitlines()
+                  if not line.startswith("#")]
+        assert listed == [ips[n] for n in COMPUTE], listed
+    assert "IMEX_NODE_CONFIG_FILE=/etc/nvidia-imex/nodes_config.cfg" in lab.sh(node, "cat /etc/nvidia-imex/config.cfg")
+    assert lab.sh("ctl-0001", "test -e /etc/nvidia-imex || echo absent") == "absent"  # not a tray
 
 
 def test_up_said_what_it_skipped_for_lack_of_hardware(lab: Lab) -> None:
     text = " ".join(lab.up_output.split())
     for expected in ("skipped loading nvidia/nvidia_uvm", "skipped modprobe ib_umad",
                      "skipped mounting 192.0.2.10@o2ib:/lab on /lustre: this host is a container",
-                     "skipped chrony", "skipped applying sysctl"):
+                     "skipped chrony", "skipped applying sysctl", "skipped starting nvidia-imex"):
         assert expected in text, expected
 
 
@@ -320,7 +329,6 @@ def test_a_real_slurmctld_accepts_a_rendered_production_config(lab: Lab, tmp_pat
     job_container/tmpfs, rendered, then loaded by a real slurmctld 24.11 (a throwaway container of the lab's
     image named as the rendered primary, its nodes resolving to loopback, accounting through the lab's
     slurmdbd) until it runs as the primary controller."""
-    from clusterforge.lab.paths import LabPaths
     from clusterforge.lab.render import data_file
 
     (tmp_path / "prod.yaml").write_text(PRODUCTION)
@@ -331,40 +339,44 @@ def test_a_real_slurmctld_accepts_a_rendered_production_config(lab: Lab, tmp_pat
     conf = (out / "slurm/slurm.conf").read_text()
     assert "SlurmctldHost=pctl-0001" in conf and "SlurmctldHost=pctl-0002" in conf
     assert "SchedulerParameters=bf_continue,bf_window=4320" in conf and "JobContainerType=job_container/tmpfs" in conf
-    paths = LabPaths.of(lab.name)
-    status = lab.status()
-    dbd_ip = next(n["ip"] for n in status["nodes"] if n["name"] == "ctl-0001")
-    container = f"{lab.name}-acceptance"
+    dbd_ip = next(n["ip"] for n in lab.status()["nodes"] if n["name"] == "ctl-0001")
     hosts = f"{dbd_ip} pctl-0001\n127.0.0.2 pctl-0002\n" + "".join(
         f"127.0.1.{i} gpu-{i:04d}\n" for i in range(1, 5))
-    subprocess.run(["podman", "rm", "-f", container], capture_output=True, check=False)
-    subprocess.run(["podman", "run", "-d", "--name", container, "--hostname", "pctl-0001", "--network",
-                    paths.network, "--no-hosts", "--systemd=always", "--label", f"io.clusterforge.lab={lab.name}",
-                    status["image"]], check=True, capture_output=True)
-    try:
-        def run(*argv: str, **kw: object) -> subprocess.CompletedProcess[str]:
-            return subprocess.run(["podman", "exec", container, *argv], capture_output=True, text=True,
-                                  check=False, **kw)  # type: ignore[call-overload]
+    log, _ = real_slurmctld(lab, out / "slurm", "pctl-0001", hosts)
+    assert "Running as primary controller" in log, log[-3000:]
+    assert "fatal" not in log, log[-3000:]
+    assert not re.search(r"error: .*(Parse|Parsing|unrecognized|Unknown|invalid)", log, re.I), log[-3000:]
 
-        lab.wait("the container booted", lambda: run("systemctl", "is-system-running").stdout.strip() in (
-            "running", "degraded"), timeout=60)
-        for name in sorted(p.name for p in (out / "slurm").iterdir()):
-            subprocess.run(["podman", "cp", str(out / "slurm" / name), f"{container}:/etc/slurm/{name}"], check=True)
-        subprocess.run(["podman", "cp", str(paths.root / "munge.key"), f"{container}:/etc/munge/munge.key"],
-                       check=True)
-        script = (f"printf '{hosts}' >> /etc/hosts && chown munge:munge /etc/munge/munge.key && "
-                  "chmod 0400 /etc/munge/munge.key && systemctl restart munge && "
-                  "install -d -o slurm -g slurm -m 0700 /shared/slurm/state && "
-                  "install -d -o slurm -g slurm /var/log/slurm && "
-                  "timeout 90 slurmctld -D -i -vv 2>&1 | tee /tmp/ctld.log | "
-                  "grep -m1 -E 'Running as primary controller|fatal' ; pkill slurmctld; cat /tmp/ctld.log")
-        proc = run("sh", "-c", script, timeout=150)
-        log = proc.stdout
-        assert "Running as primary controller" in log, log[-3000:]
-        assert "fatal" not in log, log[-3000:]
-        assert not re.search(r"error: .*(Parse|Parsing|unrecognized|Unknown|invalid)", log, re.I), log[-3000:]
-    finally:
-        subprocess.run(["podman", "rm", "-f", "--time", "0", container], capture_output=True, check=False)
+
+def test_nvl72_blocks_load_in_a_real_slurmctld(lab: Lab, tmp_path: Path) -> None:
+    """`new gb200-nvl72-row` (4 racks): 72 tray nodes with Gres=gpu:gb200:4, gres.conf per tray and
+    topology/block with one block per rack; a real slurmctld 24.11 loads it and `scontrol show topology` lists
+    the four blocks of 18 trays and the BlockSizes."""
+    from tests.lab.conftest import clusterforge
+
+    blueprint, out = tmp_path / "nvl.yaml", tmp_path / "out"
+    clusterforge("new", "gb200-nvl72-row", "-o", str(blueprint))
+    clusterforge("render", str(blueprint), "-o", str(out))
+    conf = (out / "slurm/slurm.conf").read_text()
+    assert "TopologyPlugin=topology/block" in conf
+    assert "NodeName=gb200-[0001-0072] Sockets=2 CoresPerSocket=72 ThreadsPerCore=1" in conf
+    assert " Gres=gpu:gb200:4 " in conf
+    gres = (out / "slurm/gres.conf").read_text()
+    assert "NodeName=gb200-[0001-0072] Name=gpu Type=gb200 File=/dev/nvidia[0-3]" in gres
+    # the controller is the first tray, and slurmdbd would be on it too: none here (scontrol must reach this
+    # container's slurmctld, not the lab's), so accounting is off and every tray resolves to loopback
+    (out / "slurm/slurm.conf").write_text(re.sub(r"(?m)^AccountingStorageHost=.*\n", "", conf.replace(
+        "AccountingStorageType=accounting_storage/slurmdbd", "AccountingStorageType=accounting_storage/none")))
+    hosts = "".join(f"127.1.0.{i} gb200-{i:04d}\n" for i in range(1, 73))
+    log, topology = real_slurmctld(lab, out / "slurm", "gb200-0001", hosts, "scontrol show topology")
+    assert "Running as primary controller" in log, log[-3000:]
+    assert "fatal" not in log and not re.search(r"error: .*(topolog|block)", log, re.I), log[-3000:]
+    blocks = re.findall(r"BlockName=(\S+) BlockIndex=\d+ Nodes=(\S+) BlockSize=(\d+)", topology)
+    assert [(name, nodes, int(size)) for name, nodes, size in blocks] == [
+        (f"gb200-nvl{r:02d}", f"gb200-[{18 * r - 17:04d}-{18 * r:04d}]", 18) for r in range(1, 5)], topology
+    aggregated = re.findall(r"AggregatedBlock=\S+ BlockIndex=\d+ Nodes=(\S+) BlockSize=(\d+)", topology)
+    assert sorted(aggregated) == [("gb200-[0001-0036]", "36"), ("gb200-[0001-0072]", "72"),
+                                  ("gb200-[0037-0072]", "36")], topology
 
 
 def test_down_leaves_nothing_behind(lab: Lab) -> None:

@@ -28,15 +28,26 @@ def rack(name: str = "a01", count: int = 2, pool: str = "gpu", **overrides: Any)
     return base
 
 
+# one network rack with room for any fabric these tests build (up to 40 QM9700: 40U, 68.8 kW, 580 kg): 415 V
+# 3φ 100 A a side (57.5 kW usable) and a 60 kW door keep the 27 switches of 8 GB200 NVL72 (46.4 kW) under
+# PWR-002's 90 % and CLG-001's 80 % warnings
+NETWORK_ROW = {"name": "net", "cooling": {"crah_kw": [30, 30]},
+               "racks": [rack("n01", count=0, role="network", cooling={"kind": "rdhx", "air_kw": 60},
+                              feeds=[feed("n01-a", "A", amps=100), feed("n01-b", "B", amps=100)])]}
+
+
 def onprem(racks: list[dict] | None = None, pools: list[dict] | None = None, row: dict | None = None,
-           **site: Any) -> dict:
-    """A passing on-prem design: DGX H100 pool sized to the racks' placements, one row with N+1 CRAHs."""
+           network: bool = True, **site: Any) -> dict:
+    """A passing on-prem design: DGX H100 pool sized to the racks' placements, one row with N+1 CRAHs, and
+    (unless `network=False`) a second row with one `role: network` rack that takes the fabric's switches, so
+    a rule test's hand-worked figures for row a are those of its servers alone (plan/switches.py)."""
     racks = racks if racks is not None else [rack()]
     placed = sum(d["count"] for r in racks for d in r.get("devices", []) if d["pool"] == "gpu")
     pools = pools if pools is not None else [
         {"name": "gpu", "hardware": "dgx-h100", "count": max(placed, 1), "partition": "train"}]
+    rows = [{"name": "a", "cooling": {"crah_kw": [200, 200]}, "racks": racks, **(row or {})}]
     site_data = {"name": "dc1", "floor_load_kg_per_m2": 1500, "max_inlet_c": 27,
-                 "rows": [{"name": "a", "cooling": {"crah_kw": [200, 200]}, "racks": racks, **(row or {})}]}
+                 "rows": [*rows, NETWORK_ROW] if network else rows}
     site_data.update(site)
     return {
         "apiVersion": "clusterforge/v1", "kind": "Cluster", "name": "t", "target": "onprem",

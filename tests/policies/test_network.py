@@ -80,6 +80,8 @@ def test_net004_declared_switches(declared: dict, fails: bool) -> None:
     ("p5en.48xlarge", 32, (["NET-005"], [])),
     ("p6-b200.48xlarge", 8, ([], [])),
     ("p4d.24xlarge", 8, (["NET-005"], [])),
+    ("p6-b300.48xlarge", 16, ([], [])),         # 17 cards, but card 0 carries no EFA: 16 is the maximum
+    ("p6-b300.48xlarge", 17, (["NET-005"], [])),
 ])
 def test_net005_efa_interfaces(hardware: str, interfaces: int, expect: tuple[list[str], list[str]]) -> None:
     data = aws(pools=[{"name": "gpu", "hardware": hardware, "count": 2, "partition": "train",
@@ -97,6 +99,11 @@ def test_net005_layout_shared_with_crossguard() -> None:
     assert efa_layout_problems("p5.48xlarge", p5, [*good, Interface(32, 1, "efa-only")])
     assert efa_layout_problems("p5.48xlarge", p5, [Interface(0, 0, "efa-only")])
     assert efa_layout_problems("p5.48xlarge", p5, [Interface(0, 0, "efa"), Interface(0, 1, "efa")])
+    b300 = load_catalog().of("p6-b300.48xlarge", Instance)
+    aws_layout = [Interface(0, 0, "interface"), *[Interface(c, 0, "efa-only") for c in range(1, 17)]]
+    assert efa_layout_problems("p6-b300.48xlarge", b300, aws_layout) == []
+    assert efa_layout_problems("p6-b300.48xlarge", b300, [Interface(0, 0, "efa")]) == [
+        "network card 0 of p6-b300.48xlarge carries no EFA (ENA only): EFA interfaces go on cards 1..16"]
 
 
 @pytest.mark.parametrize(("pool_extra", "zones", "fails"), [

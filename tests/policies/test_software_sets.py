@@ -1,5 +1,5 @@
 """SW-001 over the software tables as catalog data: the 2026 sets, ROCm and Neuron stacks, and a site's own
-qualified set added with --catalog."""
+qualified set added with --catalog; SW-004, the stack the accelerators run."""
 
 from __future__ import annotations
 
@@ -33,6 +33,15 @@ def test_dlami_sets_on_aws(software: dict, expect: list[str]) -> None:
 
 ROCM = {"stack": "rocm", "rocm": "7.2.2", "rccl": "2.27.7", "amdgpu_driver": "30.30.3"}
 NEURON = {"stack": "neuron", "neuron_sdk": "2.32.0", "neuron_driver": "2.30.2.0", "efa_installer": "1.47.0"}
+MI300X = [{"name": "gpu", "hardware": "mi300x-8gpu", "count": 16, "partition": "train"}]
+# A Trainium instance type whose accelerators the catalog marks vendor aws (a site file: the stack SW-004 expects
+# from the catalog's vendor, whatever the built-in Trainium rows say).
+TRAINIUM = {"apiVersion": "clusterforge/v1", "kind": "Catalog", "hardware": {"site-trn": {
+    "kind": "instance", "description": "a Trainium instance type",
+    "accelerators": {"model": "Trainium2", "count": 16, "memory_gib": 96, "vendor": "aws"},
+    "efa_max_interfaces": 16, "network_cards": 16, "efa_bandwidth_gbps": 3200,
+    "sources": {"accelerators": "s", "efa_max_interfaces": "s", "network_cards": "s", "efa_bandwidth_gbps": "s"}}}}
+TRN_POOLS = [{"name": "gpu", "hardware": "site-trn", "count": 4, "partition": "train"}]
 
 
 @pytest.mark.parametrize(("software", "expect"), [
@@ -44,7 +53,7 @@ NEURON = {"stack": "neuron", "neuron_sdk": "2.32.0", "neuron_driver": "2.30.2.0"
     ({**ROCM, "cuda": "12.7"}, []),                    # the CUDA fields are not this stack's
 ])
 def test_rocm_stack(software: dict, expect: list[str]) -> None:
-    assert found(design(software=software)) == expect
+    assert found(design(MI300X, software=software)) == expect
 
 
 @pytest.mark.parametrize(("software", "expect"), [
@@ -53,8 +62,56 @@ def test_rocm_stack(software: dict, expect: list[str]) -> None:
     ({**NEURON, "efa_installer": "1.50.0"}, ["SW-001"]),    # Neuron 2.28 to 2.32 pin EFA installer 1.47
     ({"stack": "neuron", "neuron_sdk": "2.32.0"}, ["SW-002"]),
 ])
-def test_neuron_stack_on_aws(software: dict, expect: list[str]) -> None:
-    assert found(aws(software=software)) == expect
+def test_neuron_stack_on_aws(software: dict, expect: list[str], tmp_path: Path) -> None:
+    site = tmp_path / "trn.yaml"
+    site.write_text(yaml.safe_dump(TRAINIUM))
+    assert found(aws(pools=TRN_POOLS, software=software), catalog=load_catalog([site])) == expect
+
+
+@pytest.mark.parametrize(("pools", "software", "expect"), [
+    (MI300X, {}, ["SW-004"]),                           # AMD GPUs on the default CUDA stack
+    (MI300X, ROCM, []),
+    ([{**MI300X[0], "hardware": "mi355x-8gpu"}], {"stack": "cuda"}, ["SW-004"]),
+    (None, ROCM, ["SW-004"]),                           # DGX H100 (NVIDIA) with a ROCm stack
+    (None, {}, []),
+    (None, {"stack": "neuron", "neuron_sdk": "2.32.0", "neuron_driver": "2.30.2.0"}, ["SW-004"]),
+    ([*MI300X, {"name": "ctl", "hardware": "cpu-1u", "count": 1, "role": "controller"}], ROCM, []),  # no GPUs
+    ([*MI300X, {"name": "h100", "hardware": "dgx-h100", "count": 2, "partition": "train"}], ROCM, ["SW-004"]),
+])
+def test_the_stack_is_the_one_the_accelerators_run(pools: list[dict] | None, software: dict,
+                                                   expect: list[str]) -> None:
+    assert found(design(pools, software=software)) == expect
+
+
+def test_a_mismatched_stack_names_the_pool_vendor_and_the_fix() -> None:
+    from tests.policies.builders import evaluate_data
+
+    pools = [{"name": "h100", "hardware": "dgx-h100", "count": 2, "partition": "train"}, *MI300X]
+    [finding] = [f for f in evaluate_data(design(pools)).findings if f.id == "SW-004"]
+    assert finding.path == "pools[1].hardware"
+    assert finding.message == ("pool gpu has AMD MI300X (mi300x-8gpu) but software.stack is cuda: CUDA/NCCL pins "
+                               "would be checked and installed, not ROCm/RCCL")
+    assert "stack: rocm, rocm: ..., rccl: ..." in finding.hint
+
+
+def test_trainium_on_a_neuron_stack_passes_and_on_cuda_does_not(tmp_path: Path) -> None:
+    site = tmp_path / "trn.yaml"
+    site.write_text(yaml.safe_dump(TRAINIUM))
+    catalog = load_catalog([site])
+    assert "SW-004" not in found(aws(pools=TRN_POOLS, software=NEURON), catalog=catalog)
+    assert "SW-004" in found(aws(pools=TRN_POOLS), catalog=catalog)
+
+
+def test_instance_accelerators_without_a_vendor_are_aws_chips(tmp_path: Path) -> None:
+    """An instance type listing `accelerators` without a vendor (Gpus.vendor defaults to nvidia): AWS's own chips,
+    so Neuron."""
+    entry = TRAINIUM["hardware"]["site-trn"]
+    chips = {k: v for k, v in entry["accelerators"].items() if k != "vendor"}
+    site = tmp_path / "trn.yaml"
+    site.write_text(yaml.safe_dump({**TRAINIUM, "hardware": {"site-trn": {**entry, "accelerators": chips}}}))
+    catalog = load_catalog([site])
+    assert "SW-004" not in found(aws(pools=TRN_POOLS, software=NEURON), catalog=catalog)
+    assert "SW-004" in found(aws(pools=TRN_POOLS), catalog=catalog)
 
 
 def test_every_builtin_row_has_a_source_and_the_tables_cover_late_2026() -> None:

@@ -1,10 +1,12 @@
-"""Rack density rules: U space and positions, weight, floor loading, depth, airflow, contracted kW."""
+"""Rack density rules: U space and positions, weight, floor loading, depth, airflow, contracted kW, and room for the
+fabric's switches."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from itertools import pairwise
 
+from clusterforge.catalog import Switch
 from clusterforge.policies.config import Settings
 from clusterforge.policies.context import Context, rack_ref
 from clusterforge.policies.findings import Draft
@@ -117,3 +119,33 @@ def density_contract(ctx: Context, settings: Settings) -> Iterator[Draft]:
             yield Draft(load.rack.path, f"rack {rack.name} draws {load.power_kw:.1f} kW; the contract allows "
                         f"{limit:g} kW per rack", "renegotiate density or spread the load", load.power_kw, limit,
                         "kW", where=rack_ref(load))
+
+
+@rule("RCK-007", "warning", DOMAIN, "Fabric switches have rack room",
+      "NVIDIA DGX SuperPOD reference architecture (leaf, spine and core switches stand in racks of their own); "
+      "NetBox rack validation", needs_site=True,
+      inputs=Inputs(("fabric.{tiers,oversubscription}", f"{RACK}.{{u_height,reserved_u,airflow,mounting_depth_mm}}",
+                     *HELD),
+                    ("u_height", "max_power_kw", "weight_kg", "depth_mm", "airflow"), ("electrical", "cooling"),
+                    also="the catalog figures are the fabric switch's as well as the pools' hardware's"))
+def switch_room(ctx: Context, settings: Settings) -> Iterator[Draft]:
+    """Every switch of the fat tree has a rack: one marked `role: network`, or the room the pools leave when none is.
+
+    A warning by default, not an error: a site file may describe only the compute racks while the network
+    stands in a row it leaves out. Where the site file is the whole room, set `level: error` in the policy config.
+    """
+    racked, tree = ctx.plan.switches, ctx.plan.fabric
+    if racked is None or tree is None or not racked.unplaced:
+        return
+    key = getattr(ctx.cluster.fabric, "switch", "")
+    unplaced = sum(racked.unplaced.values())
+    tiers = ", ".join(f"{count:,} {tier}" for tier, count in racked.unplaced.items())
+    where = ("the racks marked role: network" if racked.where == "network"
+             else "the site (no rack is marked role: network, so the room the pools leave was used)")
+    switch = ctx.catalog.get(key)
+    each = (f" (each {switch.u_height}U, {switch.max_power_kw:g} kW, {switch.weight_kg:g} kg)"
+            if isinstance(switch, Switch) else "")
+    yield Draft(("fabric", "switch"), f"{unplaced:,} of the fabric's {tree.switches:,} {key} switches ({tiers}) "
+                f"fit in no rack of {where}{each}",
+                "add racks with `role: network` (or room in them: U, A/B feeds, weight, cooling) for the switches",
+                unplaced, 0, "switches")

@@ -1,4 +1,5 @@
-"""Software rules: a known-compatible set (CUDA, ROCm or Neuron, with the EFA pieces on AWS), and versions pinned.
+"""Software rules: a known-compatible set (CUDA, ROCm or Neuron, with the EFA pieces on AWS), versions pinned, and
+the stack the one the accelerators run.
 
 The compatibility tables are catalog data (`clusterforge/catalog/data/software.yaml`, a source per row); a site
 catalog adds the sets it has qualified. The rules only read them."""
@@ -9,6 +10,7 @@ import datetime as dt
 import re
 from collections.abc import Iterator
 
+from clusterforge.catalog import Gpus, Instance, Server
 from clusterforge.catalog.slurm_parameters import release_of
 from clusterforge.catalog.software import (
     AwsOfiNcclRow,
@@ -34,6 +36,10 @@ DOMAIN = domain("software", "Software", 60)
 PIN = re.compile(r"^\d+(\.\d+){1,3}$")
 STACK_PINS = {"cuda": ("nvidia_driver", "cuda", "nccl"), "rocm": ("rocm", "rccl"),
               "neuron": ("neuron_sdk", "neuron_driver")}
+# The stack each accelerator vendor runs (the catalog's gpus.vendor), and how messages name them.
+VENDOR_STACK = {"nvidia": "cuda", "amd": "rocm", "aws": "neuron"}
+VENDOR_NAME = {"nvidia": "NVIDIA", "amd": "AMD", "aws": "AWS Neuron"}
+STACK_NAME = {"cuda": "CUDA/NCCL", "rocm": "ROCm/RCCL", "neuron": "Neuron"}
 
 
 def _unknown(tables: SoftwareCatalog, kind: type[Row], version: str, what: str) -> Draft:
@@ -200,3 +206,39 @@ def slurm_release(ctx: Context, settings: Settings) -> Iterator[Draft]:
         yield Draft(("software", "slurm"), f"SLURM {release} is out of support: its last security fixes were due "
                     f"in {row.supported_until} ({row.supported_by})",
                     f"pin a supported release: {', '.join(supported) or 'none known'}", level="warning")
+
+
+def accelerators(entry: object) -> Gpus | None:
+    """The accelerators of one node of a catalog entry: a server's (a tray's for a rack-scale system) or an
+    instance type's GPUs or accelerators; None for CPU-only hardware. An instance type's `accelerators` without a
+    vendor are AWS's own chips (Trainium, Inferentia), not the NVIDIA that `Gpus.vendor` defaults to."""
+    if isinstance(entry, Server):
+        return entry.node_gpus
+    if isinstance(entry, Instance):
+        if entry.gpus is not None or entry.accelerators is None:
+            return entry.gpus
+        chips = entry.accelerators
+        return chips if "vendor" in chips.model_fields_set else chips.model_copy(update={"vendor": "aws"})
+    return None
+
+
+@rule("SW-004", "error", DOMAIN, "Software stack matches the accelerators",
+      "the vendors' stacks run only on their own devices: CUDA and NCCL on NVIDIA GPUs, ROCm and RCCL on AMD "
+      "Instinct, the Neuron SDK on Trainium/Inferentia; the vendor is the catalog's gpus.vendor",
+      inputs=Inputs(("software.stack", "pools[].hardware"), ("gpus", "accelerators")))
+def stack_matches_accelerators(ctx: Context, settings: Settings) -> Iterator[Draft]:
+    """Every pool's accelerators are of the vendor whose software `software.stack` pins (NVIDIA: cuda, AMD: rocm,
+    AWS Trainium: neuron); otherwise SW-001 checks, and the roles install, the pins of another vendor's stack."""
+    stack = ctx.cluster.software.stack
+    for i, pool in enumerate(ctx.cluster.pools):
+        gpus = accelerators(ctx.catalog.get(pool.hardware))
+        if gpus is None or VENDOR_STACK[gpus.vendor] == stack:
+            continue
+        wanted = VENDOR_STACK[gpus.vendor]
+        pins = ", ".join(f"{name}: ..." for name in STACK_PINS[wanted])
+        yield Draft(("pools", i, "hardware"),
+                    f"pool {pool.name} has {VENDOR_NAME[gpus.vendor]} {gpus.model} ({pool.hardware}) but "
+                    f"software.stack is {stack}: {STACK_NAME[stack]} pins would be checked and installed, not "
+                    f"{STACK_NAME[wanted]}",
+                    f"set software: {{stack: {wanted}, {pins}}} (`clusterforge catalog software` lists the known "
+                    "sets); one cluster runs one vendor's stack")

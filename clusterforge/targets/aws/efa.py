@@ -65,4 +65,12 @@ def efa_layout_problems(instance_type: str, instance: Instance, interfaces: Iter
     primary = [i for i in listed if i.network_card_index == 0 and i.device_index == 0]
     if primary and primary[0].interface_type == "efa-only":
         problems.append("the primary interface (card 0, device 0) cannot be efa-only")
+    no_efa = sorted({i.network_card_index for i in efa if 0 <= i.network_card_index < instance.network_cards}
+                    - set(instance.efa_cards))
+    if no_efa:
+        carriers = instance.efa_cards
+        where = (f"EFA interfaces go on cards {carriers.start}..{carriers.stop - 1}" if carriers
+                 else "it has no EFA card")
+        problems.append(f"network card {', '.join(map(str, no_efa))} of {instance_type} carries no EFA (ENA only): "
+                        f"{where}")
     return problems

@@ -25,14 +25,17 @@ DOMAIN = domain("network", "Network", 40)
 
 
 @rule("NET-005", "error", DOMAIN, "EFA interfaces",
-      "AWS EC2 User Guide, EFA supported instance types (p5/p5e 32, p5en 16, p6-b200 8, p4d 4)", target="aws",
+      "AWS EC2 User Guide, EFA supported instance types (p5/p5e 32, p5en 16, p6-b200 8, p4d 4) and efa-acc-inst-types "
+      "(an EFA-only interface is never primary); p6-b300: 16 EFA on cards 1-16, card 0 ENA only (aws-parallelcluster "
+      "issue 7143)", target="aws",
       inputs=Inputs(("pools[].{hardware,efa_interfaces}",), ("efa_max_interfaces", "efa_bandwidth_gbps"),
                     also="a `warning` when a pool uses fewer interfaces than the instance type offers"),
       preview=Preview((LAUNCH_TEMPLATE,),
                       "clusterforge.targets.aws.crossguard.launch_template:launch_template_problems",
                       "`networkInterfaces` against `instanceType`: EFA interfaces ≤ the type's maximum, network card "
-                      "indexes unique and in range, the primary (card 0, device 0) not `efa-only`; types the catalog "
-                      "does not know are skipped"))
+                      "indexes unique and in range, the primary (card 0, device 0) not `efa-only`, no `efa` or "
+                      "`efa-only` on a card the type keeps for ENA (catalog `primary_card_efa: false`: p6-b300's "
+                      "card 0); types the catalog does not know are skipped"))
 def efa_interfaces(ctx: Context, settings: Settings) -> Iterator[Draft]:
     """Configured EFA interfaces ≤ the instance maximum (error) and = it for full bandwidth (warning below)."""
     for i, pool in enumerate(ctx.cluster.pools):

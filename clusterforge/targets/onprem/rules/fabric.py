@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 from pydantic import Field
 
-from clusterforge.model import SwitchedFabric
-from clusterforge.plan.fabric import capacity, leaf_split, tiers_needed
+from clusterforge.model import Oversubscription, SwitchedFabric
+from clusterforge.plan.fabric import capacity, leaf_split, spine_split, tiers_needed
 from clusterforge.plan.topology import fabric_nics
 from clusterforge.policies.config import Settings
 from clusterforge.policies.context import Context
@@ -35,14 +35,15 @@ def fabric_tiers(ctx: Context, settings: Settings) -> Iterator[Draft]:
     fabric, tree = _switched(ctx), ctx.plan.fabric
     if fabric is None or tree is None:
         return
-    needed = tiers_needed(tree.endpoints, tree.radix, fabric.oversubscription)
+    ratios = (fabric.ratios.leaf, fabric.ratios.spine)
+    needed = tiers_needed(tree.endpoints, tree.radix, *ratios)
     if needed > 3:
         yield Draft(("fabric", "switch"), f"{tree.endpoints} endpoints exceed a three-tier fat tree of {tree.radix}-"
-                    f"port {fabric.switch} switches ({capacity(tree.radix, 3, fabric.oversubscription)} endpoints)",
+                    f"port {fabric.switch} switches ({capacity(tree.radix, 3, *ratios)} endpoints)",
                     "use a higher-radix switch or split the cluster into fabrics", tree.endpoints,
-                    capacity(tree.radix, 3, fabric.oversubscription), "endpoints")
+                    capacity(tree.radix, 3, *ratios), "endpoints")
     elif fabric.tiers != "auto" and needed > fabric.tiers:
-        limit = capacity(tree.radix, fabric.tiers, fabric.oversubscription)
+        limit = capacity(tree.radix, fabric.tiers, *ratios)
         yield Draft(("fabric", "tiers"), f"{tree.endpoints} endpoints need {needed} tiers of {tree.radix}-port "
                     f"switches; {fabric.tiers} tiers carry at most {limit}", f"set tiers: {needed} (or auto)",
                     tree.endpoints, limit, "endpoints")
@@ -54,17 +55,23 @@ class OversubscriptionSettings(Settings):
 
 @rule("NET-002", "error", DOMAIN, "Oversubscription", SUPERPOD + " (compute fabric non-blocking, 1:1)",
       OversubscriptionSettings, target="onprem",
-      inputs=Inputs(("fabric.oversubscription",)))
+      inputs=Inputs(("fabric.{oversubscription,tiers}", "pools[].{hardware,count,role}"), ("nics", "ports")))
 def oversubscription(ctx: Context, settings: OversubscriptionSettings) -> Iterator[Draft]:
-    """The compute fabric's leaf down:up ratio is at most the configured maximum (1:1 by default)."""
-    fabric = _switched(ctx)
-    if fabric is not None and fabric.oversubscription > settings.max_oversubscription:
-        yield Draft(("fabric", "oversubscription"),
-                    f"the compute fabric is oversubscribed {fabric.oversubscription:g}:1; "
-                    f"the policy allows {settings.max_oversubscription:g}:1",
-                    "add spines for a non-blocking fabric, or raise NET-002 max_oversubscription in the policy config",
-                    fabric.oversubscription,
-                    settings.max_oversubscription, ":1")
+    """Each tier's down:up ratio (the leaf's, and a three-tier tree's spine's) is at most the configured maximum."""
+    fabric, tree = _switched(ctx), ctx.plan.fabric
+    if fabric is None:
+        return
+    per_tier = isinstance(fabric.oversubscription, Oversubscription)
+    tiers = [("leaf", fabric.ratios.leaf)]
+    if tree is not None and tree.tiers >= 3:  # a two-tier spine has no uplinks to oversubscribe
+        tiers.append(("spine", fabric.ratios.spine))
+    for tier, ratio in tiers:
+        if ratio > settings.max_oversubscription:
+            yield Draft(("fabric", "oversubscription", tier) if per_tier else ("fabric", "oversubscription"),
+                        f"the compute fabric's {tier}s are oversubscribed {ratio:g}:1; "
+                        f"the policy allows {settings.max_oversubscription:g}:1",
+                        f"add {'spines' if tier == 'leaf' else 'cores'} for a non-blocking fabric, or raise NET-002 "
+                        "max_oversubscription in the policy config", ratio, settings.max_oversubscription, ":1")
 
 
 @rule("NET-003", "error", DOMAIN, "Rail alignment", SUPERPOD + " (one NIC per GPU, NIC i on rail leaf i)",
@@ -96,17 +103,17 @@ def port_budget(ctx: Context, settings: Settings) -> Iterator[Draft]:
     fabric, tree = _switched(ctx), ctx.plan.fabric
     if fabric is None or tree is None:
         return
-    down, up = leaf_split(tree.radix, fabric.oversubscription)
+    down, up = leaf_split(tree.radix, fabric.ratios.leaf)
     if fabric.leaves is not None and tree.tiers > 1:
         per_leaf = math.ceil(tree.endpoints / fabric.leaves)
         if per_leaf > down:
             yield Draft(("fabric", "leaves"), f"{tree.endpoints} node cables over {fabric.leaves} leaves is "
                         f"{per_leaf} per leaf; a {tree.radix}-port leaf has {down} downlinks at "
-                        f"{fabric.oversubscription:g}:1", f"declare at least {tree.leaves} leaves", per_leaf, down,
+                        f"{fabric.ratios.leaf:g}:1", f"declare at least {tree.leaves} leaves", per_leaf, down,
                         "ports")
+    spine_down, spine_up = (tree.radix, 0) if tree.tiers == 2 else spine_split(tree.radix, fabric.ratios.spine)
     if fabric.spines is not None and tree.tiers > 1:
         leaves = fabric.leaves or tree.leaves
-        spine_down = tree.radix if tree.tiers == 2 else tree.radix // 2
         per_spine = math.ceil(leaves * up / fabric.spines)
         if per_spine > spine_down:
             yield Draft(("fabric", "spines"), f"{leaves * up} leaf uplinks over {fabric.spines} spines is "
@@ -114,9 +121,9 @@ def port_budget(ctx: Context, settings: Settings) -> Iterator[Draft]:
                         f"declare at least {tree.spines} spines", per_spine, spine_down, "ports")
     if fabric.cores is not None and tree.tiers == 3:
         spines = fabric.spines or tree.spines
-        per_core = math.ceil(spines * (tree.radix // 2) / fabric.cores)
+        per_core = math.ceil(spines * spine_up / fabric.cores)
         if per_core > tree.radix:
-            yield Draft(("fabric", "cores"), f"{spines * (tree.radix // 2)} spine uplinks over {fabric.cores} cores "
+            yield Draft(("fabric", "cores"), f"{spines * spine_up} spine uplinks over {fabric.cores} cores "
                         f"is {per_core} per core; each has {tree.radix} ports", f"declare at least {tree.cores} cores",
                         per_core, tree.radix, "ports")
 
