@@ -135,15 +135,15 @@ def test_munge_key_of_the_wrong_size_is_made_again() -> None:
 
 # --- containers: what the role's variables and enroot.conf come to ----------------------------------------------
 
-def _trusted(value: Any) -> Any:
+def trusted(value: Any) -> Any:
     from ansible.template import trust_as_template
 
     if isinstance(value, str):
         return trust_as_template(value)
     if isinstance(value, dict):
-        return {k: _trusted(v) for k, v in value.items()}
+        return {k: trusted(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_trusted(v) for v in value]
+        return [trusted(v) for v in value]
     return value
 
 
@@ -154,7 +154,7 @@ def containers_templar(**inventory: Any) -> Any:
 
     variables: dict[str, Any] = {}
     for part in ("defaults", "vars"):
-        variables |= _trusted(load(ROOT / "roles" / "containers" / part / "main.yml"))
+        variables |= trusted(load(ROOT / "roles" / "containers" / part / "main.yml"))
     return Templar(loader=DataLoader(), variables=variables | inventory)
 
 

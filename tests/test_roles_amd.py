@@ -15,23 +15,12 @@ import yaml
 
 from filter_plugins.packages import missing_packages
 from tests.conftest import ROOT
+from tests.test_roles import trusted
 
 BIN = Path(sys.executable).parent
 FACTS = {"ansible_distribution_release": "noble", "ansible_distribution": "Ubuntu",
          "ansible_kernel": "6.8.0-45-generic"}
 KEY = "deb [arch=amd64 signed-by=/etc/apt/keyrings/rocm.asc]"
-
-
-def _trusted(value: Any) -> Any:
-    from ansible.template import trust_as_template
-
-    if isinstance(value, str):
-        return trust_as_template(value)
-    if isinstance(value, dict):
-        return {k: _trusted(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_trusted(v) for v in value]
-    return value
 
 
 def value(role: str, name: str, **inventory: Any) -> Any:
@@ -42,7 +31,7 @@ def value(role: str, name: str, **inventory: Any) -> Any:
     variables: dict[str, Any] = {}
     for part in ("defaults", "vars"):
         path = ROOT / "roles" / role / part / "main.yml"
-        variables |= _trusted(yaml.safe_load(path.read_text()) if path.is_file() else {}) or {}
+        variables |= trusted(yaml.safe_load(path.read_text()) if path.is_file() else {}) or {}
     templar = Templar(loader=DataLoader(), variables=variables | FACTS | inventory)
     return templar.template(trust_as_template("{{ " + name + " }}"))
 
