@@ -289,3 +289,15 @@ def test_rack_limits_once_per_kind_are_each_racks_limits() -> None:
     limits = site_limits(cluster.site, Assumptions())
     assert list(limits) == [rack_limits(r, cluster.site, Assumptions()) for _, _, _, r in cluster.site.racks()]
     assert limits[0] is limits[6] and len({id(limit) for limit in limits}) == 7
+
+
+@pytest.mark.parametrize(("from_top", "gaps"), [(True, [3, 1]), (False, [1, 3])])
+def test_switches_book_the_highest_gaps_devices_the_lowest(from_top: bool, gaps: list[int]) -> None:
+    """Two 2U switches in free runs of 3U (low) and 5U (high): booked from the top they take the high run, as
+    `switch_positions` draws them; devices take the lowest runs first, as the elevation stacks them."""
+    from clusterforge.plan.capacity import Demand
+    from clusterforge.plan.packing import Room, take
+
+    room = Room([3, 5], {"kw": 10.0, "kg": 100.0, "air_kw": 10.0, "liquid_kw": 0.0}, True, [])
+    take(Demand(2, 1.0, 10.0, 1.0, 0.0), 2, room, {}, from_top=from_top)
+    assert room.gaps == gaps and room.free["kw"] == 8.0 and not room.empty

@@ -114,7 +114,7 @@ def show(cluster: Cluster, plan: Plan) -> None:
     from rich.console import Console
 
     console = Console(width=160)
-    nodes = sum(p.count for p in plan.nodes) if plan.nodes else sum(p.count for p in cluster.pools)  # trays count
+    nodes = sum(p.count for p in plan.nodes)  # the plan's nodes: an NVL72 rack is 18 (its trays)
     racks = f", {len(plan.racks)} racks" if plan.racks else ""
     if cluster.site is None and target_of(cluster).facility:
         racks = ", no site (design only)"

@@ -90,12 +90,17 @@ def _capacity(limit: RackLimits) -> dict[str, float]:
             "liquid_kw": limit.liquid_kw}
 
 
+def free_room(limit: RackLimits, load: RackLoad) -> dict[str, float]:
+    """What a rack's limits leave after its load, per dimension but U (kW, kg without the tare, air and liquid)."""
+    used = {"kw": load.power_kw, "kg": load.weight_kg, "air_kw": load.air_heat_kw, "liquid_kw": load.liquid_heat_kw}
+    return {dim: room - used[dim] for dim, room in _capacity(limit).items() if dim != "u"}
+
+
 def open_room(row: Row, rack: Rack, plan: RackPlan, load: RackLoad, limit: RackLimits, budgets: dict[str, float],
               heights: dict[str, int]) -> Room:
     """One rack's room: what its limits leave after its load, its free U and the shared budgets it draws from
     (`budgets` must hold its row's)."""
-    used = {"kw": load.power_kw, "kg": load.weight_kg, "air_kw": load.air_heat_kw, "liquid_kw": load.liquid_heat_kw}
-    free = {dim: room - used[dim] for dim, room in _capacity(limit).items() if dim != "u"}
+    free = free_room(limit, load)
     gaps = free_runs(plan, heights, rack.u_height, rack.reserved_u)
     draws = [(f"row {row.name} liquid_kw", "liquid_kw", 1.0), *_panel_draws(rack)]
     if f"row {row.name} air_kw" in budgets and rack.cooling.kind != "rdhx":  # a door keeps it from the room
@@ -118,11 +123,13 @@ def fit(demand: Demand, gaps: list[int], free: dict[str, float], draws: list[tup
     return min(count, max(0, math.floor(min(ratios) + _EPS))) if ratios else count
 
 
-def _take(demand: Demand, count: int, room: Room, budgets: dict[str, float]) -> None:
-    """Book `count` devices: U from the lowest gaps first (as the elevation stacks them), the rest by amount."""
+def take(demand: Demand, count: int, room: Room, budgets: dict[str, float], from_top: bool = False) -> None:
+    """Book `count` devices: U from the lowest gaps first, as the elevation stacks devices (from the highest with
+    `from_top`, as it stacks the fabric's switches), the rest by amount."""
     left = count
-    for i, gap in enumerate(room.gaps):
-        used = min(left, gap // demand.u)
+    order = range(len(room.gaps) - 1, -1, -1) if from_top else range(len(room.gaps))
+    for i in order:
+        used = min(left, room.gaps[i] // demand.u)
         room.gaps[i] -= used * demand.u
         left -= used
     for dim in _DIMENSIONS[1:]:
@@ -209,7 +216,7 @@ def auto_place(cluster: Cluster, catalog: Catalog, racks: tuple[RackPlan, ...], 
             if server.form == "rack":
                 count = min(count, 1)
             if count:
-                _take(demand, count, room, budgets)
+                take(demand, count, room, budgets)
                 added[index].append(PlacedDevices(pool.name, count))
                 left -= count
         auto_placed[pool.name] = pool.count - left

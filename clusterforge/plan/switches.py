@@ -33,7 +33,7 @@ from clusterforge.physics import Assumptions
 from clusterforge.plan.capacity import Demand
 from clusterforge.plan.elevation import free_runs
 from clusterforge.plan.model import FatTree, PlacedSwitches, RackLimits, RackLoad, RackPlan, SwitchPlacement
-from clusterforge.plan.packing import Room, fit, open_room, shared_budgets
+from clusterforge.plan.packing import Room, fit, free_room, open_room, shared_budgets, take
 
 NETWORK_RACKS = "network"  # the site marks racks `role: network`: only those
 COMPUTE_RACKS = "compute"  # it marks none: the room the pools leave
@@ -102,21 +102,6 @@ def level(fits: list[int], count: int) -> list[int]:
     return shares
 
 
-def _book_from_top(demand: Demand, count: int, room: Room, budgets: dict[str, float]) -> None:
-    """Book `count` switches: U from the highest gaps first (as `switch_positions` stacks them), the rest by
-    amount (packing's `_take` books devices from the lowest gaps)."""
-    left = count
-    for i in range(len(room.gaps) - 1, -1, -1):
-        used = min(left, room.gaps[i] // demand.u)
-        room.gaps[i] -= used * demand.u
-        left -= used
-    for dim in ("kw", "kg", "air_kw", "liquid_kw"):
-        room.free[dim] -= getattr(demand, dim) * count
-    for key, dim, share in room.draws:
-        budgets[key] -= getattr(demand, dim) * share * count
-    room.empty = False
-
-
 def _own_fits(order: list[int], site_racks: list[Rack], racks: tuple[RackPlan, ...], loads: tuple[RackLoad, ...],
               limits: tuple[RackLimits, ...], heights: dict[str, int], demand: Demand) -> list[int]:
     """Switches each rack of `order` takes by its own room (free U, kW, kg, air), before shared budgets: worked
@@ -129,10 +114,8 @@ def _own_fits(order: list[int], site_racks: list[Rack], racks: tuple[RackPlan, .
         kind = (id(limit), rack.u_height, rack.reserved_u, tuple([(d.pool, d.count, d.position) for d in plan.devices]))
         count = known.get(kind)
         if count is None:
-            load = loads[i]
-            free = {"kw": limit.kw - load.power_kw, "kg": limit.kg - limit.tare_kg - load.weight_kg,
-                    "air_kw": limit.air_kw - load.air_heat_kw, "liquid_kw": limit.liquid_kw - load.liquid_heat_kw}
-            count = known[kind] = fit(demand, free_runs(plan, heights, rack.u_height, rack.reserved_u), free, [], {})
+            gaps = free_runs(plan, heights, rack.u_height, rack.reserved_u)
+            count = known[kind] = fit(demand, gaps, free_room(limit, loads[i]), [], {})
         out.append(count)
     return out
 
@@ -166,7 +149,7 @@ def place_switches(site: Site, racks: tuple[RackPlan, ...], loads: tuple[RackLoa
     def book(i: int, count: int) -> int:
         taken = min(count, fit(demand, room(i).gaps, room(i).free, room(i).draws, budgets))
         if taken > 0:
-            _book_from_top(demand, taken, room(i), budgets)
+            take(demand, taken, room(i), budgets, from_top=True)
         return max(taken, 0)
 
     counts = [0] * len(racks)

@@ -95,7 +95,7 @@ def build(analysis: Analysis, max_racks: int = 1000) -> str:
     switch = getattr(cluster.fabric, "switch", "")
     switch_kw = getattr(loaded.catalog.get(switch), "max_power_kw", 0.0) if fabric and switch else 0.0
     gpus = sum(p.count * _gpus(loaded, p.hardware) for p in cluster.pools)
-    nodes = sum(p.count for p in plan.nodes) if plan.nodes else sum(p.count for p in cluster.pools)  # trays count
+    nodes = sum(p.count for p in plan.nodes)  # the plan's nodes: an NVL72 rack is 18 (its trays)
     cards = [{"label": "nodes", "value": f"{nodes:,}"},
              {"label": "GPUs", "value": f"{gpus:,}"}]
     if cluster.site is not None:

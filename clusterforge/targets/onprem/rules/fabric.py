@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pydantic import Field
 
 from clusterforge.model import Oversubscription, SwitchedFabric
-from clusterforge.plan.fabric import capacity, leaf_split, spine_split, tiers_needed
+from clusterforge.plan.fabric import capacity, leaf_split, tiers_needed
 from clusterforge.plan.topology import fabric_nics
 from clusterforge.policies.config import Settings
 from clusterforge.policies.context import Context
@@ -111,7 +111,7 @@ def port_budget(ctx: Context, settings: Settings) -> Iterator[Draft]:
                         f"{per_leaf} per leaf; a {tree.radix}-port leaf has {down} downlinks at "
                         f"{fabric.ratios.leaf:g}:1", f"declare at least {tree.leaves} leaves", per_leaf, down,
                         "ports")
-    spine_down, spine_up = (tree.radix, 0) if tree.tiers == 2 else spine_split(tree.radix, fabric.ratios.spine)
+    spine_down, spine_up = tree.spine_downlinks, tree.spine_uplinks
     if fabric.spines is not None and tree.tiers > 1:
         leaves = fabric.leaves or tree.leaves
         per_spine = math.ceil(leaves * up / fabric.spines)
