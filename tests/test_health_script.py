@@ -1,6 +1,7 @@
 """The health check's GPU branch, run for real against recorded `/proc/driver/nvidia/version` lines and a
 stand-in `nvidia-smi` printing what the real one prints. The lab has no GPU, so this is where the parsing is
-exercised."""
+exercised. The deeper checks (Xids, ECC, fabric, mounts, the drain reason, the textfile) are in
+test_health_checks.py; a health.conf without their keys runs none of them, as here."""
 
 from __future__ import annotations
 
@@ -48,15 +49,19 @@ def health(tmp_path: Path, version_line: str | None, smi_output: str, smi_exit: 
 def test_a_healthy_node_passes_with_every_kind_of_kernel_module(tmp_path: Path, line: str) -> None:
     result = health(tmp_path, line, H100 * 8)
     assert result.returncode == 0, result.stdout
-    assert result.stdout.splitlines() == ["ok   driver 570.133.20 loaded", "ok   8 GPUs (H100)"]
+    assert result.stdout.splitlines() == ["ok   gpu-driver: driver 570.133.20 loaded",
+                                          "ok   gpu-missing: 8 GPUs (H100)"]
 
 
 @pytest.mark.parametrize(("line", "smi", "exit_code", "failure"), [
-    (None, H100 * 8, 0, "FAIL nvidia driver not loaded"),
-    (OPEN.replace("570.133.20", "570.124.06"), H100 * 8, 0, "FAIL driver 570.124.06 loaded, expected 570.133.20"),
-    (OPEN, H100 * 7, 0, "FAIL 7 GPUs visible, expected 8"),  # a GPU fallen off the bus
-    (OPEN, H100 * 7 + "NVIDIA A100-SXM4-80GB\n", 0, "FAIL GPU model is not H100: NVIDIA A100-SXM4-80GB;NVIDIA H100"),
-    (OPEN, NO_DRIVER, 9, "FAIL nvidia-smi failed (9): NVIDIA-SMI has failed because it couldn't communicate"),
+    (None, H100 * 8, 0, "FAIL gpu-driver (person): nvidia driver not loaded"),
+    (OPEN.replace("570.133.20", "570.124.06"), H100 * 8, 0,
+     "FAIL gpu-driver (person): driver 570.124.06 loaded, expected 570.133.20"),
+    (OPEN, H100 * 7, 0, "FAIL gpu-missing (reboot): 7 GPUs visible, expected 8"),  # a GPU fallen off the bus
+    (OPEN, H100 * 7 + "NVIDIA A100-SXM4-80GB\n", 0,
+     "FAIL gpu-missing (person): GPU model is not H100: NVIDIA A100-SXM4-80GB;NVIDIA H100"),
+    (OPEN, NO_DRIVER, 9,
+     "FAIL gpu-missing (reboot): nvidia-smi failed (9): NVIDIA-SMI has failed because it couldn't communicate"),
 ], ids=["no-driver", "wrong-driver", "gpu-missing", "wrong-model", "smi-fails"])
 def test_each_gpu_fault_fails_with_its_reason(tmp_path: Path, line: str | None, smi: str, exit_code: int,
                                               failure: str) -> None:

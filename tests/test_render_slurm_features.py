@@ -85,8 +85,10 @@ def test_everything_at_once(cli, write, tmp_path) -> None:
     assert settings["SlurmctldParameters"] == "enable_configless,idle_on_node_suspend"
     assert settings["PrologFlags"] == "Contain,X11"
     assert settings["SchedulerType"] == "sched/builtin"  # overridden in place, whatever the case of the key
-    assert [k for k, _ in conf][-2:] == ["SchedulerParameters", "SlurmctldTimeout"]  # new keys are appended
-    assert settings["SchedulerParameters"] == "bf_continue,bf_window=4320" and settings["SlurmctldTimeout"] == "10"
+    assert [k for k, _ in conf][-1:] == ["SlurmctldTimeout"]  # new keys are appended
+    # ... and scheduler options join the recovery ones clusterforge writes
+    assert settings["SchedulerParameters"] == "nohold_on_prolog_fail,sched_interval=10,bf_continue,bf_window=4320"
+    assert settings["SlurmctldTimeout"] == "10"
     assert {k: settings[k] for k in ("AccountingStorageType", "AccountingStorageHost", "AccountingStorageEnforce",
                                      "JobAcctGatherType", "PriorityType", "PriorityWeightAge", "PreemptType",
                                      "PreemptMode", "MpiDefault", "Prolog", "Epilog", "JobContainerType",
@@ -153,7 +155,8 @@ def test_defaults_no_accounts_no_enforcement(cli, write, tmp_path) -> None:
     assert [k for k, _ in pairs(out / "slurm" / "slurm.conf")].count("SlurmctldHost") == 1
     assert "required" not in (out / "slurm" / "plugstack.conf").read_text()  # comments only
     assert not (out / "slurm" / "job_container.conf").exists()
-    assert "Prolog" not in settings and "PrologFlags" not in settings and "JobContainerType" not in settings
+    assert "PrologFlags" not in settings and "JobContainerType" not in settings
+    assert settings["Prolog"] == "/etc/slurm/prolog.d/*"  # the health check's prolog (operations.health.prolog)
     data = group_vars(out)
     assert (data["slurm_controller_host"], data["common_shared_enabled"]) == ("ctl-0001", True)
 

@@ -34,6 +34,7 @@ def lab_group() -> None:
     clusterforge lab provision      re-run site.yml (a second run changes nothing)
     clusterforge lab stop NODE      power a node off (fault drills); `lab start` powers it on
     clusterforge lab replace NODE   re-image a node (a new container); `lab provision` configures it
+    clusterforge lab drill NAME     inject a failure and measure detection, recovery and resume
     clusterforge lab down           remove every container, network and volume of the lab
 
     Needs root, podman with runc and debootstrap: scripts/lab-host-setup installs and configures them.
@@ -96,7 +97,11 @@ def up(count: int | None, blueprint: Path | None, catalogs: tuple[Path, ...], ba
     view.print(output.rstrip())
     steps = ", ".join(f"{step} {seconds:.1f}s" for step, seconds in timings.steps)
     view.print(f"lab {name} is up in {time.monotonic() - started:.1f}s ({steps})")
-    view.print(f"next: clusterforge lab exec {lab.controller} -- sinfo   |   clusterforge lab down")
+    monitoring = cluster.monitoring_urls(paths, lab)
+    if monitoring:
+        view.print(f"monitoring: {monitoring}")
+    view.print(f"next: clusterforge lab exec {lab.controller} -- sinfo   |   clusterforge lab drill node-loss   |   "
+               "clusterforge lab down")
 
 
 @lab_group.command("status")
@@ -233,3 +238,48 @@ def down(purge: bool, name: str) -> None:
         click.echo(f"removed {item}")
     if not removed:
         click.echo(f"nothing to remove: no lab named {name}")
+
+
+@lab_group.command("drill")
+@click.argument("drill", metavar="DRILL", type=click.Choice(["node-loss", "gpu-fault", "exporter-down",
+                                                            "controller-failover"]))
+@format_option("text", "json")
+@name_option
+def drill(drill: str, fmt: str, name: str) -> None:
+    """Inject one failure into the running lab and report what the cluster did, with times from the failure.
+
+    \b
+    node-loss            power off the node a checkpointing training job (examples/jobs) runs on: SLURM marks it
+                         DOWN, requeues the job, which resumes from its checkpoint elsewhere and completes;
+                         time to detect, requeue and resume, steps recomputed
+    gpu-fault            an Xid 79 where the lab's health check reads the kernel log: the node is drained with
+                         the reason code, the alert reaches Alertmanager, remediation reboots it, it returns
+    exporter-down        stop a node exporter: NodeDown reaches Alertmanager within 2 scrapes + for:, clears
+    controller-failover  (lab up --ha) power off the primary controller during a job: the backup takes over,
+                         the job finishes, a new one runs, the primary takes back control
+
+    Exit status 0 when the cluster behaved as it must, 1 when not (the failures are listed), 2 when the drill
+    could not run. Every drill puts back what it broke. Expected figures follow from the lab blueprint's
+    timeouts; docs/operations.md explains them.
+    """
+    from clusterforge.lab.drill_session import Session
+    from clusterforge.lab.drills import DRILLS
+
+    session = Session(name)
+    view = console()
+    if fmt == "text":
+        view.print(f"drill {drill} on lab {name}: this takes a few minutes")
+    result = DRILLS[drill](session)
+    if fmt == "json":
+        click.echo(json.dumps(result.to_json(), indent=2))
+    else:
+        for at, event in result.timeline:
+            view.print(f"  {at:7.1f} s  {event}")
+        view.print("measured: " + ", ".join(f"{k}={v}" for k, v in result.figures.items()))
+        for key, text in result.expected.items():
+            view.print(f"expected {key}: {text}")
+        for failure in result.failures:
+            view.print(f"[red]FAILED[/red] {failure}")
+        view.print(f"drill {drill}: " + ("[green]passed[/green]" if result.ok else "[red]failed[/red]"))
+    if not result.ok:
+        raise click.exceptions.Exit(EXIT_POLICY)

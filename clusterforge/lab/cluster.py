@@ -28,7 +28,7 @@ COMPUTE = "slurm_compute"
 # What the bake node must not pass on to every node: its identity and keys, and the daemons Debian's packages
 # enable at install (each node enables only its own: the slurm role).
 BAKE_CLEANUP = ("rm -f /etc/ssh/ssh_host_* /etc/munge/munge.key "
-                "&& systemctl disable --quiet slurmctld slurmd slurmdbd mariadb "
+                "&& systemctl disable --quiet slurmctld slurmd slurmdbd mariadb prometheus prometheus-alertmanager "
                 "&& : > /etc/machine-id && apt-get clean")
 
 
@@ -108,9 +108,9 @@ def ensure_baked(paths: LabPaths, node_image: str, rendered: Path, say: Say, on_
     try:
         nodes.write_ssh_config(paths, [Node(spec.name, paths.container(spec.name), spec.ip, spec.groups)])
         nodes.wait_booted(paths, [spec.name])
-        # the bake node stands in for every host, the accounting database's too
+        # the bake node stands in for every host, the accounting database's and the monitoring host's too
         outcome = _run(paths, bake_dir / "inventory/hosts.yml", on_event, tags="install",
-                       extra_vars={"slurm_dbd_host": "bake"})
+                       extra_vars={"slurm_dbd_host": "bake", "monitoring_host": "bake"})
         if not outcome.summary.ok:
             raise ClusterforgeError(outcome.problem("the install steps on the bake node"))
         cleanup = nodes.ssh(paths, "bake", ["sh", "-c", BAKE_CLEANUP], control=False)
@@ -188,6 +188,21 @@ def smoke(paths: LabPaths, lab: LabState, timeout: float = 60) -> str:
             raise ClusterforgeError(Problem(f"srun -N{computes} hostname failed: {proc.stderr.strip()[-300:]}",
                                             lab.controller, hint=f"clusterforge lab exec {lab.controller} -- sinfo"))
         time.sleep(1)
+
+
+def monitoring_node(paths: LabPaths, lab: LabState) -> Node | None:
+    """The node running Prometheus and Alertmanager (roles/monitoring), None when the blueprint has none."""
+    rendered = group_vars(paths.render) if (paths.render / "inventory/group_vars/all.yml").is_file() else {}
+    host = rendered.get("monitoring_host") if rendered.get("monitoring_enabled") else None
+    return lab.node(str(host)) if host else None
+
+
+def monitoring_urls(paths: LabPaths, lab: LabState) -> str:
+    """Where Prometheus and Alertmanager answer, from this host ("" when the lab's blueprint has none)."""
+    node = monitoring_node(paths, lab)
+    if node is None:
+        return ""
+    return f"Prometheus http://{node.ip}:9090  Alertmanager http://{node.ip}:9093 (on {node.name})"
 
 
 def running_containers(paths: LabPaths) -> set[str]:

@@ -14,6 +14,7 @@ from clusterforge.lab.paths import LabPaths
 from clusterforge.lab.repo import APT_LINE, MOUNT, Repo
 
 REPO_FILE = "clusterforge-lab"
+KERNEL_LOG_FILE = "/run/clusterforge-lab/kmsg"  # made at boot by the image's cf-lab-boot unit (data/Containerfile)
 ON_COMPUTE = "{{ inventory_hostname in groups['slurm_compute'] | default([]) }}"
 
 
@@ -44,6 +45,12 @@ def lab_vars(paths: LabPaths, repo: Repo) -> dict[str, Any]:
         "health_check_nccl": True,
         "health_check_infiniband": False,
         "health_check_efa": False,
+        # No Lustre server in the lab (the client is installed, not mounted); /shared is a podman volume.
+        "health_check_lustre": False,
+        # The Xid scan reads this file instead of the kernel log, which is the host's: `lab drill gpu-fault`
+        # writes an Xid line there. /run is a tmpfs, so the reboot remediation orders clears it.
+        "health_check_xid": ON_COMPUTE,
+        "health_kernel_log_file": KERNEL_LOG_FILE,
         # The controller stands in for a subnet-manager host so the opensm path runs too.
         "infiniband_opensm_hosts": "{{ groups['slurm_controller'] | default([]) }}",
         "nccl_aws_ofi_nccl_apt_repository": APT_LINE,

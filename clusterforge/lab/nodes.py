@@ -99,14 +99,18 @@ def shared_volume(paths: LabPaths) -> list[str]:
 
 def start(paths: LabPaths, specs: Sequence[NodeSpec], image: str, repo: str, keep_state: bool = True) -> None:
     """Start one container per node (about 0.2 s each); systemd boots in the background. Without keep_state
-    (the bake node, committed as an image) nothing is on a volume."""
+    (the bake node, committed as an image) nothing is on a volume.
+
+    A node restarts when its systemd exits, as a server comes back after `reboot` (SLURM's RebootProgram, run by
+    `scontrol reboot`): /run starts empty again and every service starts afresh. `podman stop` (`lab stop`, the
+    node-loss drill) keeps it stopped."""
     pubkey = paths.ssh_key.with_suffix(".pub")
     for spec in specs:
         cgroups = any(g in CGROUP_WRITERS for g in spec.groups)
         podman.run([
             "run", "--detach", "--name", paths.container(spec.name), "--hostname", spec.name,
             "--network", paths.network, "--ip", spec.ip, "--network-alias", spec.name, "--no-hosts",
-            "--systemd=always",
+            "--systemd=always", *(["--restart=always"] if keep_state else []),
             "--label", f"{LABEL}={paths.name}", "--label", f"{LABEL}.node={spec.name}",
             *(["--cap-add", "SYS_ADMIN", "--cap-add", "SYS_NICE", "--cgroupns=private"] if cgroups else []),
             "--volume", f"{repo}:{MOUNT}:ro", "--volume", f"{pubkey}:/root/.ssh/authorized_keys:ro",

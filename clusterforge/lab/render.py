@@ -39,7 +39,8 @@ DBD_POOL = "db"  # on the volume every lab node mounts at /shared (nodes.SHARED_
 
 def with_backup_controller(cluster: Cluster) -> Cluster:
     """The cluster with a second controller (the backup), slurmctld's state on the shared volume, where
-    whichever controller is in charge reads and writes it, and the accounting database on `db-0001`."""
+    whichever controller is in charge reads and writes it, and the accounting database and monitoring on
+    `db-0001`."""
     controller = next((p for p in cluster.pools if p.role == "controller"), None)
     if controller is None:
         raise ClusterforgeError(Problem("--ha needs a pool with role: controller in the lab's blueprint", "--ha"))
@@ -49,7 +50,10 @@ def with_backup_controller(cluster: Cluster) -> Cluster:
     pools.append(Pool(name=DBD_POOL, hardware=controller.hardware, count=1, role="login"))
     accounting = cluster.slurm.accounting.model_copy(update={"pool": DBD_POOL})
     slurm = cluster.slurm.model_copy(update={"state_save_location": HA_STATE, "accounting": accounting})
-    return cluster.model_copy(update={"pools": pools, "slurm": slurm})
+    # Prometheus and Alertmanager there too: an alert about the primary must not depend on the primary
+    ops = cluster.operations
+    operations = ops.model_copy(update={"monitoring": ops.monitoring.model_copy(update={"pool": DBD_POOL})})
+    return cluster.model_copy(update={"pools": pools, "slurm": slurm, "operations": operations})
 
 
 LAB_HARDWARE = "lab-node"

@@ -8,6 +8,7 @@ from pydantic import BaseModel, Discriminator, Field, StringConstraints, Tag
 
 from clusterforge.model.base import Count, Kw, Name, ObjectName, Strict
 from clusterforge.model.cloud import Aws, AzId, FsxLustre
+from clusterforge.model.operations import Operations
 from clusterforge.model.site import Site
 from clusterforge.model.slurm import Slurm
 from clusterforge.model.text import (
@@ -201,6 +202,7 @@ class Cluster(Strict):
     fabric: Fabric | None = None
     storage: Storage = Storage()
     slurm: Slurm = Slurm()
+    operations: Operations = Operations()
     software: Software = Software()
     aws: Aws | None = None
     workload: Workload | None = None

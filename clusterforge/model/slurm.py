@@ -109,6 +109,28 @@ class JobContainerTmpfs(Strict):
     dirs: Annotated[list[MountPath], Field(max_length=32)] = []
 
 
+ExitCode = Annotated[int, Field(ge=1, le=255)]
+
+
+class Recovery(Strict):
+    """How a job survives the loss of its node: requeued (`JobRequeue`), eligible again after `cred_expire_s`
+    (SLURM's default is 120 s), picked up by the next scheduler pass (`sched_interval_s`; default 60 s), and a
+    node SLURM set DOWN for not responding returns by itself when its slurmd registers again. The measured
+    effect of each term is in docs/operations.md."""
+
+    job_requeue: bool = True
+    return_to_service: Literal[0, 1, 2] = 1
+    cred_expire_s: Annotated[int, Field(ge=5, le=3600)] = 60
+    sched_interval_s: Annotated[int, Field(ge=1, le=600)] = 10
+    # batch jobs exiting with these codes are requeued (e.g. a wrapper's "NCCL timeout, try again")...
+    requeue_exit: Annotated[list[ExitCode], Field(max_length=32)] = []
+    # ...and with these requeued and held for a person (`scontrol release`)
+    requeue_exit_hold: Annotated[list[ExitCode], Field(max_length=32)] = []
+    # how long a rebooted node may take to register again before it is DOWN ("reboot timed out"): a GPU
+    # server's firmware POST alone can take several minutes
+    resume_timeout_s: Annotated[int, Field(ge=30, le=65_533)] = 900
+
+
 class Slurm(Strict):
     cluster_name: Name | None = None
     partitions: list[Partition] = []
@@ -116,6 +138,7 @@ class Slurm(Strict):
         "jobs", "usage", "users", "accounts"]
     # Seconds without an answer before slurmctld marks a node DOWN (SLURM's default: 300).
     slurmd_timeout_s: Annotated[int, Field(ge=10, le=65533)] | None = None
+    recovery: Recovery = Recovery()
     # Where slurmctld keeps its state; with two controllers it must be on storage both mount (SLM-006).
     state_save_location: MountPath = STATE_SAVE_LOCATION
     configless: bool = True  # compute nodes fetch their config from slurmctld (`slurmd --conf-server`)

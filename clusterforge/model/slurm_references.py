@@ -47,6 +47,12 @@ OWNED: dict[str, str] = {
     "Prolog": "slurm.prolog_epilog",
     "Epilog": "slurm.prolog_epilog",
     "TopologyPlugin": "fabric (topology.conf is rendered from it)",
+    "JobRequeue": "slurm.recovery.job_requeue",
+    "ReturnToService": "slurm.recovery.return_to_service",
+    "RequeueExit": "slurm.recovery.requeue_exit",
+    "RequeueExitHold": "slurm.recovery.requeue_exit_hold",
+    "ResumeTimeout": "slurm.recovery.resume_timeout_s",
+    "HealthCheckInterval": "operations.health.interval_s",
 }
 """slurm.conf keys a blueprint field sets, with the field."""
 
@@ -89,6 +95,15 @@ def slurm_problems(cluster: Cluster, source: Source) -> Iterator[Problem]:
         suggestion = closest(pool, names)
         yield source.problem(("slurm", "accounting", "pool"), f"unknown pool {shown(pool)}",
                              f"did you mean {suggestion}?" if suggestion else "known: " + ", ".join(names))
+    monitoring = cluster.operations.monitoring.pool
+    if monitoring is not None and monitoring not in names:
+        suggestion = closest(monitoring, names)
+        yield source.problem(("operations", "monitoring", "pool"), f"unknown pool {shown(monitoring)}",
+                             f"did you mean {suggestion}?" if suggestion else "known: " + ", ".join(names))
+    recovery = slurm.recovery
+    for code in sorted(set(recovery.requeue_exit) & set(recovery.requeue_exit_hold)):
+        yield source.problem(("slurm", "recovery", "requeue_exit_hold"), f"exit code {code} is in both "
+                             "requeue_exit and requeue_exit_hold", "a code either requeues or holds: keep it in one")
     shared, lustre = cluster.storage.shared, cluster.storage.lustre
     if shared is not None and lustre is not None and shared.mount == lustre.mount:
         yield source.problem(("storage", "shared", "mount"), f"storage.shared and storage.lustre are both mounted "

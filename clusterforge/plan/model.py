@@ -189,6 +189,7 @@ class PoolNodes:
     efa_interfaces: int | None = None  # aws: EFA interfaces per node
     placement_group: str | None = None  # aws: the cluster placement group of the pool
     availability_zone: str | None = None  # aws
+    fabric_nic_gbps: int = 0  # the speed of each compute-fabric NIC (the health check and alerts expect it)
     domain_size: int = 1  # nodes per device: 18 trays of an NVL72 share one NVLink domain; 1 for servers
     gpu_vendor: str | None = None  # nvidia | amd | aws (the catalog's gpus.vendor)
 

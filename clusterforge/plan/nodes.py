@@ -6,7 +6,7 @@ from __future__ import annotations
 from clusterforge.catalog import Catalog, Instance, Server
 from clusterforge.model import Cluster
 from clusterforge.plan.model import NodeRun, PoolNodes, RackPlan
-from clusterforge.plan.topology import fabric_nics, hosts_per_device
+from clusterforge.plan.topology import fabric_nic_gbps, fabric_nics, hosts_per_device
 from clusterforge.targets.aws.efa import availability_zone, efa_interfaces, placement_group
 
 MIN_WIDTH = 4
@@ -52,7 +52,7 @@ def pool_nodes(cluster: Cluster, catalog: Catalog, racks: tuple[RackPlan, ...],
             pool=pool.name, role=pool.role, hardware=pool.hardware, count=count, domain_size=hosts[pool.name],
             gpu_vendor=gpus.vendor if gpus else None,
             width=name_width(count), gpu_count=gpus.count if gpus else 0, gpu_model=gpus.model if gpus else None,
-            fabric_nics=fabric_nics(pool, entry), runs=runs[pool.name],
+            fabric_nics=fabric_nics(pool, entry), fabric_nic_gbps=fabric_nic_gbps(pool, entry), runs=runs[pool.name],
             efa_interfaces=efa_interfaces(pool, instance) if instance else None,
             placement_group=placement_group(cluster, pool, instance) if instance else None,
             availability_zone=availability_zone(cluster, pool) if instance else None,

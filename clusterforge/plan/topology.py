@@ -27,6 +27,13 @@ def fabric_nics(pool: Pool, entry: Entry) -> int:
     return 0
 
 
+def fabric_nic_gbps(pool: Pool, entry: Entry) -> int:
+    """The speed of each of those NICs, 0 where the node has none."""
+    if fabric_nics(pool, entry) and isinstance(entry, Server) and entry.node_nics:
+        return entry.node_nics.speed_gbps
+    return 0
+
+
 def hosts_per_device(entry: Entry) -> int:
     """Nodes one device of this entry holds (18 trays of an NVL72 rack), else 1."""
     return entry.hosts_per_device if isinstance(entry, Server) else 1

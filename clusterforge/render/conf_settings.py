@@ -1,9 +1,10 @@
 """A blueprint's pass-through parameters (`slurm.settings`, `slurm.cgroup_settings`) merged over rendered lines.
 
-A key clusterforge renders takes the blueprint's value in its place; a new key is appended. Two keys hold lists
-clusterforge needs items of (`enable_configless`, `Contain`): there the blueprint's items are added, so a site
-can add scheduler options without switching configless nodes or job containment off. Keys are compared as
-SLURM reads them, ignoring case.
+A key clusterforge renders takes the blueprint's value in its place; a new key is appended. Some keys hold lists
+of options clusterforge needs (`enable_configless`, `Contain`, `nohold_on_prolog_fail`, `cred_expire=`): there
+the blueprint's items are added, an item with an option name clusterforge wrote (`sched_interval=20`) replacing
+its own, so a site can add scheduler options without switching configless nodes or job containment off. Keys are
+compared as SLURM reads them, ignoring case.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from clusterforge.model.slurm_references import OWNED, STRUCTURAL
 from clusterforge.render.context import RenderContext
 
 Pairs = list[tuple[str, str]]
-LISTS = frozenset({"slurmctldparameters", "prologflags"})
+LISTS = frozenset({"slurmctldparameters", "prologflags", "schedulerparameters", "authinfo"})
 _REFUSED = {key.lower() for key in (*STRUCTURAL, *OWNED)}
 
 
@@ -35,12 +36,23 @@ def merge(ctx: RenderContext, pairs: Pairs, settings: Mapping[str, str], field: 
             index[folded] = len(out)
             out.append((name, word))
         elif folded in LISTS:
-            ours = out[at][1].split(",")
-            have = {item.lower() for item in ours}
-            out[at] = (out[at][0], ",".join(ours + [item for item in word.split(",") if item.lower() not in have]))
+            out[at] = (out[at][0], merged_options(out[at][1], word))
         else:
             out[at] = (out[at][0], word)
     return out
+
+
+def merged_options(ours: str, theirs: str) -> str:
+    """Comma-separated options, theirs over ours: a bare option is added once, `name=value` replaces our `name=`."""
+    items = ours.split(",")
+    for item in theirs.split(","):
+        name = item.split("=", 1)[0].lower()
+        at = next((i for i, have in enumerate(items) if have.split("=", 1)[0].lower() == name), None)
+        if at is None:
+            items.append(item)
+        elif "=" in item:
+            items[at] = item
+    return ",".join(items)
 
 
 def lines(pairs: Pairs) -> list[str]:

@@ -14,6 +14,7 @@ from typing import Any
 from clusterforge.model import Account, Cluster, FsxLustre, OnPremLustre, Qos
 from clusterforge.plan.model import Plan, SlurmPlan
 from clusterforge.render.context import RenderContext
+from clusterforge.render.slurm_conf import prolog_epilog
 from clusterforge.render.yamlout import Template, dump_ansible
 
 
@@ -63,7 +64,7 @@ def slurm_vars(cluster: Cluster, slurm: SlurmPlan) -> dict[str, Any]:
         "slurm_qos": [{"name": q.name, "options": qos_options(q)} for q in spec.qos] if accounting else [],
         "slurm_accounts": [{"name": a.name, "options": account_options(a), "users": list(a.users)}
                            for a in spec.accounts] if accounting else [],
-        "slurm_prolog_epilog": spec.prolog_epilog,
+        "slurm_prolog_epilog": prolog_epilog(cluster),
         "slurm_pam_slurm_adopt": spec.pam_slurm_adopt,
         "slurm_mpi": spec.mpi,
         "containers_enabled": spec.containers,
@@ -85,6 +86,31 @@ def account_options(account: Account) -> dict[str, str]:
               "Fairshare": account.fairshare, "QOS": ",".join(account.qos) if account.qos else None,
               "DefaultQOS": account.default_qos}
     return {key: str(value) for key, value in values.items() if value is not None}
+
+
+def operations_vars(cluster: Cluster, plan: Plan, slurm: SlurmPlan) -> dict[str, Any]:
+    """Telemetry and alerts (roles/telemetry, roles/monitoring), the health check's prolog and epilog, and the
+    remediation of drained nodes (roles/remediation). Prometheus runs on the first node of
+    `operations.monitoring.pool`, else on the primary controller."""
+    ops = cluster.operations
+    monitoring = ops.monitoring
+    pool = next((p for p in plan.nodes if p.pool == monitoring.pool), None)
+    host = pool.names()[0] if pool is not None and pool.names() else (slurm.controller or "")
+    return {
+        "monitoring_enabled": monitoring.enabled and bool(host),
+        "monitoring_host": host,
+        "monitoring_scrape_interval_s": monitoring.scrape_interval_s,
+        "monitoring_node_down_for_s": monitoring.node_down_for_s,
+        "monitoring_retention_days": monitoring.retention_days,
+        "monitoring_alert_webhooks": list(monitoring.alert_webhooks),
+        "health_prolog_enabled": ops.health.prolog,
+        "health_epilog_enabled": ops.health.epilog,
+        "health_dcgm_diag_level": ops.health.dcgm_diag_level,
+        "remediation_enabled": ops.remediation.enabled,
+        "remediation_max_reboots": ops.remediation.max_reboots,
+        "remediation_window_h": ops.remediation.window_h,
+        "remediation_interval_s": ops.remediation.interval_s,
+    }
 
 
 def common_shared_vars(cluster: Cluster) -> dict[str, Any]:
@@ -116,7 +142,8 @@ def group_vars(ctx: RenderContext) -> dict[str, Any]:
     if cluster.aws is not None:
         out["aws_region"] = cluster.aws.region
     return (out | fabric_vars(cluster) | software_vars(cluster) | accelerator_vars(cluster, ctx.plan)
-            | slurm_vars(cluster, slurm) | lustre_vars(cluster) | common_shared_vars(cluster))
+            | slurm_vars(cluster, slurm) | lustre_vars(cluster) | common_shared_vars(cluster)
+            | operations_vars(cluster, ctx.plan, slurm))
 
 
 def render(ctx: RenderContext) -> dict[str, str]:

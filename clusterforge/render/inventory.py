@@ -26,6 +26,8 @@ def pool_vars(pool: PoolNodes, plan: Plan) -> dict[str, Any]:
     gres = next((n.gres for n in slurm.nodes if n.pool == pool.pool), None) if slurm else None
     out: dict[str, Any] = {"gpu_count": pool.gpu_count, "gpu_model": pool.gpu_model, "gres": gres,
                            "fabric_nics": pool.fabric_nics}
+    if pool.fabric_nic_gbps:
+        out["fabric_nic_gbps"] = pool.fabric_nic_gbps
     if pool.domain_size > 1:
         out["imex_enabled"] = True
     if pool.efa_interfaces is not None:

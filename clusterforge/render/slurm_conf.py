@@ -8,6 +8,7 @@ over them last (render/conf_settings.py). Every value that did not come from thi
 
 from __future__ import annotations
 
+from clusterforge.model import Cluster
 from clusterforge.model.slurm import STATE_SAVE_LOCATION as STATE_SAVE_LOCATION  # the default (lab/nodes.py)
 from clusterforge.model.slurm import Slurm
 from clusterforge.plan.model import SlurmNodes, SlurmPlan
@@ -15,6 +16,7 @@ from clusterforge.render.conf_settings import Pairs, lines, merge
 from clusterforge.render.context import RenderContext, conf_lines
 
 HEALTH_CHECK_PROGRAM = "/usr/local/sbin/clusterforge-health"  # health_script in roles/health/defaults/main.yml
+REBOOT_PROGRAM = "/usr/local/sbin/clusterforge-reboot"  # health_reboot_program in roles/health/defaults/main.yml
 PROLOG_DIR = "/etc/slurm/prolog.d"  # the slurm role creates both; every executable file in them runs
 EPILOG_DIR = "/etc/slurm/epilog.d"
 
@@ -37,13 +39,14 @@ _FIXED = [
     ("TaskPlugin", "task/cgroup,task/affinity"),
     ("SelectType", "select/cons_tres"),
     ("SchedulerType", "sched/backfill"),
-    ("ReturnToService", "1"),
     ("PropagateResourceLimitsExcept", "MEMLOCK"),
-    # The health role's script (roles/health): checks GPUs, driver, NCCL and fabric, drains a failing node
-    # with the reason and resumes the nodes it drained once they pass.
+    # The health role's script (roles/health): checks GPUs, driver, Xids, ECC, fabric and mounts, drains a failing
+    # node with a reason code and resumes the nodes it drained once they pass. CYCLE spreads the runs over the
+    # interval instead of checking every node at once.
     ("HealthCheckProgram", HEALTH_CHECK_PROGRAM),
-    ("HealthCheckInterval", "300"),
     ("HealthCheckNodeState", "ANY,CYCLE"),
+    # `scontrol reboot` (the remediation role's, or an operator's) runs this on the node
+    ("RebootProgram", REBOOT_PROGRAM),
 ]
 
 
@@ -89,12 +92,38 @@ def accounting(ctx: RenderContext, slurm: SlurmPlan) -> Pairs:
     return pairs
 
 
+def prolog_epilog(cluster: Cluster) -> bool:
+    """Prolog and Epilog run the scripts in prolog.d and epilog.d: the blueprint's own, or the health check's."""
+    health = cluster.operations.health
+    return cluster.slurm.prolog_epilog or health.prolog or health.epilog
+
+
+def recovery(ctx: RenderContext) -> Pairs:
+    """How a job survives its node: requeue, how soon it may start again (cred_expire) and be picked up
+    (sched_interval), a failing prolog requeues the job unheld, and how long a rebooted node may take."""
+    cluster = ctx.loaded.cluster
+    spec = cluster.slurm.recovery
+    pairs: Pairs = [
+        ("JobRequeue", "1" if spec.job_requeue else "0"),
+        ("ReturnToService", str(spec.return_to_service)),
+        ("AuthInfo", f"cred_expire={spec.cred_expire_s}"),
+        ("SchedulerParameters", f"nohold_on_prolog_fail,sched_interval={spec.sched_interval_s}"),
+        ("ResumeTimeout", str(spec.resume_timeout_s)),
+        ("HealthCheckInterval", str(cluster.operations.health.interval_s)),
+    ]
+    if spec.requeue_exit:
+        pairs.append(("RequeueExit", ",".join(str(code) for code in spec.requeue_exit)))
+    if spec.requeue_exit_hold:
+        pairs.append(("RequeueExitHold", ",".join(str(code) for code in spec.requeue_exit_hold)))
+    return pairs
+
+
 def jobs(ctx: RenderContext) -> Pairs:
     """MPI, prolog and epilog, and job containment (pam_slurm_adopt and job_container/tmpfs need the extern step
     that PrologFlags=Contain creates)."""
     spec = ctx.loaded.cluster.slurm
     pairs: Pairs = [("MpiDefault", spec.mpi)]
-    if spec.prolog_epilog:
+    if prolog_epilog(ctx.loaded.cluster):
         pairs += [("Prolog", f"{PROLOG_DIR}/*"), ("Epilog", f"{EPILOG_DIR}/*")]
     if spec.pam_slurm_adopt or spec.job_container_tmpfs is not None:
         pairs.append(("PrologFlags", "Contain"))
@@ -113,6 +142,7 @@ def settings(ctx: RenderContext, slurm: SlurmPlan) -> list[str]:
     if spec.configless:
         pairs.append(("SlurmctldParameters", "enable_configless"))
     pairs += _FIXED
+    pairs += recovery(ctx)
     pairs += accounting(ctx, slurm)
     pairs += jobs(ctx)
     # memory is a consumable only when every node's RealMemory is known; otherwise it would default to 1 MB

@@ -1,15 +1,18 @@
 """Fault drills on a 4-node lab (1 controller + 3 compute), the failures a cluster of thousands sees daily:
-a node that dies while it is being provisioned, a dead slurmd, and a controller re-imaged while jobs run.
-What each drill shows and cannot show is in docs/lab.md ("Fault drills"). The fourth drill, a node drained by
-the health check, is in test_lab.py."""
+a node that dies while it is being provisioned, a dead slurmd, and a controller re-imaged while jobs run
+(docs/lab.md, "Fault drills"); then the product's own drills (`clusterforge lab drill`, docs/operations.md): the
+telemetry sees every node, a node lost under a checkpointing job, a GPU fault remediated by a reboot, and a dead
+exporter alerted on. A node drained by the health check is in test_lab.py."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 
 import pytest
@@ -127,6 +130,68 @@ def test_the_controller_replaced_during_a_job_keeps_the_running_and_queued_jobs(
     first, second = lab.job(running), lab.job(queued)
     assert first["JobState"] == "COMPLETED" and first["Restarts"] == "0" and first["ExitCode"] == "0:0"
     assert second["ExitCode"] == "0:0" and second["StartTime"] >= first["EndTime"]
+
+
+def drill(lab: Lab, name: str) -> dict:
+    """`clusterforge lab drill NAME --format json`: its report (the figures are printed for the CI log)."""
+    proc = lab.cli("drill", name, "--format", "json", check=False, timeout=900)
+    report = json.loads(proc.stdout)
+    print(f"{name}: {json.dumps(report['figures'])}")
+    assert proc.returncode == (0 if report["ok"] else 1), proc.stderr
+    return report
+
+
+def timeouts(lab: Lab) -> dict[str, int]:
+    from clusterforge.lab.drill_session import Session, settings
+
+    return settings(Session(lab.name))
+
+
+def test_every_node_is_a_scrape_target_and_up(lab: Lab) -> None:
+    ip = lab.status()["nodes"][0]["ip"]  # ctl-0001 runs Prometheus (the controller, first in the lab)
+    with urllib.request.urlopen(f"http://{ip}:9090/api/v1/targets?state=active", timeout=10) as response:
+        targets = json.loads(response.read())["data"]["activeTargets"]
+    node = {t["labels"]["instance"].split(":")[0]: t["health"] for t in targets if t["labels"]["job"] == "node"}
+    assert node == dict.fromkeys(ALL, "up"), targets
+    assert "up" in lab.sh(CONTROLLER, "curl -fsS localhost:9093/-/ready >/dev/null && echo up")
+
+
+def test_exporter_down_reaches_alertmanager_within_two_scrapes_and_for(lab: Lab) -> None:
+    report = drill(lab, "exporter-down")
+    assert report["ok"], report["failures"]
+    limits = timeouts(lab)
+    assert report["figures"]["alert_s"] <= 2 * limits["scrape_interval_s"] + limits["node_down_for_s"] + 2
+    assert "cleared_after_restart_s" in report["figures"]
+
+
+def test_node_loss_requeues_the_job_which_resumes_from_its_checkpoint(lab: Lab) -> None:
+    report = drill(lab, "node-loss")
+    assert report["ok"], report["failures"]
+    figures, limits = report["figures"], timeouts(lab)
+    assert figures["state"] == "COMPLETED" and figures["restarts"] == 1
+    assert 0 <= figures["steps_lost"] < 10  # the job checkpoints every 10 steps
+    assert figures["resumed_on"] != figures["node"]
+    # stopping a node fires NodeDown within two scrape intervals plus the rule's for:
+    assert figures["alert_s"] <= 2 * limits["scrape_interval_s"] + limits["node_down_for_s"] + 2
+    # detection by SlurmdTimeout, then cred_expire and a scheduler pass: 83 s measured for 30/30/5
+    assert figures["detect_s"] <= limits["slurmd_timeout_s"] + 30
+    assert figures["resume_s"] <= figures["detect_s"] + limits["cred_expire_s"] + limits["sched_interval_s"] + 30
+    assert lab.sh(CONTROLLER, "sinfo --noheader --Node --format '%N %T'").splitlines() == [
+        f"{node} idle" for node in COMPUTE]
+
+
+def test_gpu_fault_drains_alerts_reboots_and_returns_the_node(lab: Lab) -> None:
+    report = drill(lab, "gpu-fault")
+    assert report["ok"], report["failures"]
+    figures = report["figures"]
+    assert figures["drain_reason"].startswith("clusterforge-health: gpu-xid (reboot): Xid 79"), figures
+    assert figures["alert"] in ("GpuXidNeedsAction", "NodeHealthCheckFailing")
+    assert figures["reboots"] == 1 and figures["fault_lines_after_reboot"] == "0"
+    assert figures["drain_s"] < figures["reboot_ordered_s"] <= figures["rebooted_s"] < figures["returned_s"]
+    assert figures["returned_s"] < 240
+    node = figures["node"]
+    state = lab.sh(CONTROLLER, "cat /var/lib/clusterforge/remediation.json")
+    assert node in state  # the reboot is counted against the node's bound
 
 
 def test_drills_left_the_cluster_whole(lab: Lab) -> None:

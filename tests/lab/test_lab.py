@@ -228,9 +228,10 @@ def test_health_check_drains_a_failing_node_and_resumes_it(lab: Lab) -> None:
     lab.sh(node, "sed 's/^CHECK_GPUS=0/CHECK_GPUS=1/; s/^GPU_COUNT=0/GPU_COUNT=8/' /etc/clusterforge/health.conf"
                  " > /tmp/broken.conf")
     failed = lab.run(node, "clusterforge-health --conf /tmp/broken.conf")
-    assert failed.returncode == 1 and "FAIL nvidia driver not loaded" in failed.stdout
+    assert failed.returncode == 1 and "FAIL gpu-driver (person): nvidia driver not loaded" in failed.stdout
     state = lab.sh("ctl-0001", f"sinfo --noheader --Node --nodes {node} --format '%T|%E'")
-    assert state.startswith("drain") and "clusterforge-health: nvidia driver not loaded" in state, state
+    assert state.startswith("drain"), state
+    assert "clusterforge-health: gpu-driver (person): nvidia driver not loaded" in state, state
     lab.sh(node, "clusterforge-health")
     # a resumed node counts as not responding until slurmctld's next ping
     lab.wait(f"{node} resumed", lambda: lab.sh(

@@ -4,6 +4,7 @@ when the primary is stopped the backup takes over without losing the running job
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import time
@@ -73,3 +74,16 @@ def test_the_backup_takes_over_keeps_the_running_job_schedules_a_new_one_and_han
              in lab.sh("ctl-0002", "scontrol ping", check=False), timeout=120)
     assert sorted(lab.sh("ctl-0001", "srun -N2 hostname").split()) == COMPUTE
     assert lab.job(queued)["JobState"] == "COMPLETED"  # the returning primary read the backup's state
+
+
+def test_controller_failover_drill_reports_the_takeover(lab: Lab) -> None:
+    proc = lab.cli("drill", "controller-failover", "--format", "json", check=False)
+    report = json.loads(proc.stdout)
+    print(json.dumps(report["figures"]))
+    assert proc.returncode == 0 and report["ok"], proc.stdout + proc.stderr
+    figures = report["figures"]
+    assert figures["running_job_state"] == "COMPLETED" and figures["running_job_restarts"] == 0
+    assert figures["takeover_s"] < 60  # SlurmctldTimeout=10 in the lab blueprint: about 14 s measured
+    assert figures["new_job_done_s"] > figures["takeover_s"]
+    assert figures["alert"] == "SlurmBackupControllerInControl"  # Prometheus on db-0001 saw the backup in charge
+    assert "primary_back_s" in figures

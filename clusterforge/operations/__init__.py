@@ -1,0 +1,1 @@
+"""Day-to-day operations of a provisioned cluster: on-demand GPU diagnostics through SLURM."""
