@@ -115,6 +115,21 @@ def test_a_node_drained_for_a_reboot_is_rebooted_when_idle(ctl: Controller) -> N
     assert abs(int(metrics["clusterforge_remediation_last_run_timestamp_seconds"]) - time.time()) < 5
 
 
+def test_with_a_settle_time_a_new_drain_waits_and_its_counter_is_exported_at_zero(ctl: Controller) -> None:
+    ctl.conf.write_text(ctl.conf.read_text() + "SETTLE_S=30\n")
+    ctl.drained(("gpu-0003", "drained", XID))
+    first = ctl.run()
+    assert first.returncode == 0 and ctl.actions() == [], first.stdout
+    assert "acting 30 s after first seeing it" in first.stdout
+    assert ctl.metrics()['clusterforge_remediation_reboots_total{node="gpu-0003"}'] == "0"  # before it grows
+    state = json.loads(ctl.state.read_text())
+    state["nodes"]["gpu-0003"]["seen"]["at"] -= 31  # the next run, 31 s later
+    ctl.state.write_text(json.dumps(state))
+    assert ctl.run().returncode == 0
+    assert ctl.actions() == [reboot("gpu-0003", 1, XID)]
+    assert "seen" not in ctl.recorded()["gpu-0003"]
+
+
 def test_the_second_reboot_counts_the_first(ctl: Controller) -> None:
     ctl.history(**{"gpu-0003": {"reboots": [time.time() - 2 * HOUR], "total": 1}})
     ctl.drained(("gpu-0003", "draining", ECC))

@@ -157,6 +157,15 @@ class Session:
         return seen
 
 
+def node_down_alert(result: Result, seconds: float, bound: float) -> None:
+    """Record when NodeDown reached Alertmanager, and fail the drill beyond two scrape intervals plus `for:`
+    (`bound`; 2 s more for Prometheus' evaluation, the POST to Alertmanager and the drill's polling)."""
+    result.figures["alert_s"] = round(seconds, 1)
+    if seconds > bound + 2:
+        result.failures.append(f"NodeDown reached Alertmanager after {seconds:.1f} s, more than two scrape "
+                               f"intervals plus for: ({bound} s)")
+
+
 def settings(session: Session) -> dict[str, int]:
     """The timeouts of the lab's rendered slurm.conf and group_vars that the drills' expectations follow from."""
     conf = (session.paths.render / "slurm" / "slurm.conf").read_text()

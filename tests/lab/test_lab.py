@@ -162,6 +162,12 @@ def test_each_daemon_enabled_only_where_it_belongs(lab: Lab) -> None:
         assert lab.sh(node, state.format("slurmctld")).split() in (["disabled", "inactive"], ["inactive"])
     for node in ALL:
         assert lab.sh(node, "systemctl is-active munge") == "active"
+        assert lab.sh(node, "systemctl is-active prometheus-node-exporter") == "active"
+        monitoring = node == "ctl-0001"  # Prometheus and Alertmanager on the controller only
+        for unit in ("prometheus", "prometheus-alertmanager"):
+            assert lab.sh(node, state.format(unit)).split() in ((["enabled", "active"],) if monitoring else (
+                ["disabled", "inactive"], ["inactive"])), (node, unit)
+    assert lab.sh("ctl-0001", state.format("clusterforge-remediate.timer")).split() == ["enabled", "active"]
 
 
 def test_slurm_sees_every_compute_node_idle(lab: Lab) -> None:
@@ -283,9 +289,12 @@ def key_windows(key: bytes, width: int = 12) -> list[bytes]:
 def test_container_restart_brings_the_node_back(lab: Lab) -> None:
     node = COMPUTE[0]
     subprocess.run(["podman", "restart", "--time", "5", f"{lab.name}-{node}"], check=True, capture_output=True)
+    # slurmd reports the restart as a reboot ("Node unexpectedly rebooted", DOWN); the health check returns it
     lab.wait(f"{node} idle again", lambda: lab.sh(
         "ctl-0001", f"sinfo --noheader --Node --nodes {node} --format '%T'", check=False) == "idle", timeout=120)
-    assert sorted(lab.sh("ctl-0001", "srun -N2 hostname").split()) == COMPUTE
+    # the first step right after the return can be refused ("Invalid job credential") while slurmd settles
+    lab.wait("a job on both nodes", lambda: sorted(lab.run("ctl-0001", "srun -N2 --time=1 hostname").stdout.split())
+             == COMPUTE, timeout=60)
 
 
 def test_blueprint_text_reaches_every_node_as_text(lab: Lab) -> None:
@@ -339,7 +348,8 @@ def test_a_real_slurmctld_accepts_a_rendered_production_config(lab: Lab, tmp_pat
     clusterforge("render", str(tmp_path / "prod.yaml"), "--catalog", str(data_file("catalog.yaml")), "-o", str(out))
     conf = (out / "slurm/slurm.conf").read_text()
     assert "SlurmctldHost=pctl-0001" in conf and "SlurmctldHost=pctl-0002" in conf
-    assert "SchedulerParameters=bf_continue,bf_window=4320" in conf and "JobContainerType=job_container/tmpfs" in conf
+    assert "SchedulerParameters=nohold_on_prolog_fail,sched_interval=10,bf_continue,bf_window=4320" in conf
+    assert "JobContainerType=job_container/tmpfs" in conf and "RebootProgram=" in conf and "AuthInfo=" in conf
     dbd_ip = next(n["ip"] for n in lab.status()["nodes"] if n["name"] == "ctl-0001")
     hosts = f"{dbd_ip} pctl-0001\n127.0.0.2 pctl-0002\n" + "".join(
         f"127.0.1.{i} gpu-{i:04d}\n" for i in range(1, 5))
