@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 import time
 
@@ -72,8 +73,6 @@ def diag(level: int, nodes: str, partition: str | None, reservation: str | None,
 
 
 def _run(argv: list[str], via: str | None, lab: str | None) -> tuple[str, int]:
-    from clusterforge.operations.diag import shell_command
-
     if lab:
         from clusterforge.lab import nodes, state
         from clusterforge.lab.paths import LabPaths
@@ -82,7 +81,7 @@ def _run(argv: list[str], via: str | None, lab: str | None) -> tuple[str, int]:
         controller = state.require(paths).controller
         proc = nodes.ssh(paths, controller, argv, timeout=None)
     elif via:
-        proc = subprocess.run(["ssh", "-o", "BatchMode=yes", via, shell_command(argv)], capture_output=True,
+        proc = subprocess.run(["ssh", "-o", "BatchMode=yes", via, shlex.join(argv)], capture_output=True,
                               text=True, check=False)
     else:
         try:

@@ -12,6 +12,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -94,19 +95,23 @@ class Session:
     def job(self, job: str) -> dict[str, str]:
         return dict(re.findall(r"(\w+)=(\S*)", self.sh(self.controller, f"scontrol -o show job {job}", check=False)))
 
+    @cached_property
     def monitoring_address(self) -> str:
+        """Read once: the drills poll Alertmanager every half second."""
         node = cluster.monitoring_node(self.paths, self.lab)
         if node is None:
             raise ClusterforgeError(Problem("the lab has no monitoring host", "operations.monitoring",
                                             hint="the lab blueprint must keep operations.monitoring.enabled"))
         return node.ip
 
-    def lab_var(self, name: str) -> object:
-        return group_vars(self.paths.render).get(name)
+    @cached_property
+    def lab_vars(self) -> dict[str, Any]:
+        """The lab's rendered group_vars."""
+        return group_vars(self.paths.render)
 
     def alerts(self) -> list[dict[str, Any]]:
         """Alertmanager's active alerts ([] while it does not answer)."""
-        url = f"http://{self.monitoring_address()}:{ALERTMANAGER_PORT}/api/v2/alerts?active=true&silenced=false"
+        url = f"http://{self.monitoring_address}:{ALERTMANAGER_PORT}/api/v2/alerts?active=true&silenced=false"
         try:
             with urllib.request.urlopen(url, timeout=3) as response:
                 data = json.loads(response.read())
@@ -176,9 +181,9 @@ def settings(session: Session) -> dict[str, int]:
             "cred_expire_s": int(cred[1]) if cred else 120, "sched_interval_s": int(sched[1]) if sched else 60,
             "health_check_interval_s": int(values.get("HealthCheckInterval", "0")),
             "resume_timeout_s": int(values.get("ResumeTimeout", "60")),
-            "scrape_interval_s": int(str(session.lab_var("monitoring_scrape_interval_s") or 15)),
-            "node_down_for_s": int(str(session.lab_var("monitoring_node_down_for_s") or 60)),
-            "remediation_interval_s": int(str(session.lab_var("remediation_interval_s") or 60))}
+            "scrape_interval_s": int(str(session.lab_vars.get("monitoring_scrape_interval_s") or 15)),
+            "node_down_for_s": int(str(session.lab_vars.get("monitoring_node_down_for_s") or 60)),
+            "remediation_interval_s": int(str(session.lab_vars.get("remediation_interval_s") or 60))}
 
 
 def idle(session: Session, node: str) -> bool:
@@ -206,7 +211,7 @@ def restart_count(session: Session, node: str) -> int:
 
 
 def targets_up(session: Session) -> dict[str, bool]:
-    url = f"http://{session.monitoring_address()}:{PROMETHEUS_PORT}/api/v1/targets?state=active"
+    url = f"http://{session.monitoring_address}:{PROMETHEUS_PORT}/api/v1/targets?state=active"
     try:
         with urllib.request.urlopen(url, timeout=5) as response:
             data = json.loads(response.read())

@@ -9,7 +9,6 @@ explains them.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -250,8 +249,7 @@ def controller_failover(session: Session) -> Result:
     try:
         def backup_in_control() -> bool:
             out = session.sh(backup, "scontrol ping", check=False)
-            return bool(re.search(rf"\(backup\) at {re.escape(backup)} is UP", out)) and "primary" in out \
-                and re.search(rf"\(primary\) at {re.escape(primary)} is DOWN", out) is not None
+            return f"(backup) at {backup} is UP" in out and f"(primary) at {primary} is DOWN" in out
 
         took_over = session.until(f"{backup} answers, {primary} down", backup_in_control, 120)
         new = session.sh(backup, "sbatch --parsable -N1 --time=2 --wrap 'srun hostname'", check=False).split(";")[0]

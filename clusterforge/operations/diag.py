@@ -9,7 +9,6 @@ to two hours and more; 3 and 4 need the GPUs idle, hence `--exclusive`.
 from __future__ import annotations
 
 import json
-import shlex
 from dataclasses import dataclass
 
 from clusterforge.errors import ClusterforgeError, Problem
@@ -37,10 +36,6 @@ def srun_command(level: int, nodes: str, partition: str | None = None, reservati
         argv.append(f"--reservation={reservation}")
     argv += [HEALTH_SCRIPT, "--diag", str(level), "--json"] + (["--drain"] if drain else [])
     return argv
-
-
-def shell_command(argv: list[str]) -> str:
-    return shlex.join(argv)
 
 
 def parse(output: str, expected: list[str]) -> list[NodeVerdict]:

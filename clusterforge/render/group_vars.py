@@ -95,7 +95,7 @@ def operations_vars(cluster: Cluster, plan: Plan, slurm: SlurmPlan) -> dict[str,
     ops = cluster.operations
     monitoring = ops.monitoring
     pool = next((p for p in plan.nodes if p.pool == monitoring.pool), None)
-    host = pool.names()[0] if pool is not None and pool.names() else (slurm.controller or "")
+    host = pool.name(1) if pool is not None and pool.count else (slurm.controller or "")
     return {
         "monitoring_enabled": monitoring.enabled and bool(host),
         "monitoring_host": host,

@@ -107,6 +107,11 @@ QOS = VALID + f"  qos: [{{name: {json.dumps(PIPE)}}}, {{name: high, preempt: [{j
 SHARED = VALID.replace("slurm:", "storage:\n  shared: {mount: \"/shared\", source: \"nfs:/x /etc nfs defaults 0 0\\n"
                        "evil:/root /root nfs\"}\nslurm:") + f"  state_save_location: {json.dumps(PIPE)}\n"
 
+# an Alertmanager receiver of the attacker's, spliced in by a line break, and template syntax in the URL
+WEBHOOK = VALID + ("operations:\n  monitoring:\n    alert_webhooks: ["
+                   + json.dumps("https://alerts.example.com/a\n  - url: http://10.6.6.6/steal") + ", "
+                   + json.dumps("https://alerts.example.com/" + PIPE) + "]\n    pool: " + json.dumps(PIPE) + "\n")
+
 CASES = [
     Case("render-newline-in-slurm-setting", "a line break in a slurm.settings value adds slurm.conf lines",
          {"cluster.yaml": settings('"SchedulerParameters": "x\\nSlurmctldHost=10.6.6.6\\nPrologSlurmctld=/x"')},
@@ -140,6 +145,11 @@ CASES = [
     Case("render-template-in-lustre-options", "a template in storage.lustre.mount_options is never evaluable",
          {"cluster.yaml": VALID + f"storage:\n  lustre: {{mount: /lustre, mount_options: {json.dumps(PIPE)}}}\n"},
          exits={"validate": frozenset({0, 2}), "render": frozenset({0, 2})}, check=no_evaluable_input),
+    Case("render-yaml-in-alert-webhook", "a webhook URL that adds an Alertmanager receiver, templates in the URL "
+         "and in the monitoring pool",
+         {"cluster.yaml": WEBHOOK},
+         exits={"*": frozenset({2})}, says={"validate": "operations.monitoring.alert_webhooks[0]"},
+         check=no_evaluable_input),
     Case("render-newline-in-max-time", "a newline in a partition's max_time adds slurm.conf lines",
          {"cluster.yaml": VALID.replace(
              "default: true}", "default: true, max_time: \"1\\nSlurmctldHost=evil\\nPartitionName=evil\"}")},
