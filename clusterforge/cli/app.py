@@ -31,6 +31,7 @@ COMMAND_MODULES = {
     "catalog": "catalog_cmds", "check": "check_cmds", "health": "health_cmds", "inventory": "aws_cmds",
     "lab": "lab_cmds", "new": "new_cmds", "plan": "plan_cmds", "provision": "provision_cmds", "render": "plan_cmds",
     "report": "report_cmds", "rules": "rules_cmds", "schema": "blueprint_cmds", "validate": "blueprint_cmds",
+    "diff": "diff_cmds", "update": "update_cmds",
 }
 
 

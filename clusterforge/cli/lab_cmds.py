@@ -10,12 +10,14 @@ from typing import TYPE_CHECKING
 import click
 
 from clusterforge.cli.app import EXIT_POLICY, app, format_option
+from clusterforge.cli.rolling_options import rolling_options, show_report
 from clusterforge.cli.run_view import console, with_progress
 from clusterforge.errors import ClusterforgeError, Problem
 from clusterforge.lab.paths import PREFIX, LabPaths
 from clusterforge.provision.runner import EventHandler, Outcome
 
 if TYPE_CHECKING:
+    from clusterforge.day2.update import Settings
     from clusterforge.lab.cluster import Timings
     from clusterforge.lab.state import LabState
 
@@ -66,17 +68,30 @@ def _finish(outcome: Outcome, what: str, name: str) -> None:
 @click.option("--bare", is_flag=True, help="Start from the plain node image: every package installed by the roles.")
 @click.option("--ha", is_flag=True,
               help="Add ctl-0002 as the backup controller (slurmctld's state on /shared) and db-0001 for slurmdbd.")
+@rolling_options
 @name_option
 def up(count: int | None, blueprint: Path | None, catalogs: tuple[Path, ...], bare: bool, ha: bool,
-       name: str) -> None:
+       name: str, settings: Settings) -> None:
     """Build the images (once), start the nodes, run site.yml over SSH, then run a job on every compute node.
 
     The cluster has SLURM 24.11 with accounting (slurmdbd and MariaDB on the controller), QOS low and high
-    (high preempts low by requeue), configless compute nodes, PMIx, and /shared mounted on every node."""
+    (high preempts low by requeue), configless compute nodes, PMIx, and /shared mounted on every node.
+
+    On a lab that is already up, `--nodes N` grows or shrinks it as a running cluster would be: new nodes are
+    provisioned and join through `scontrol reconfigure` (slurmctld is not restarted, running jobs go on);
+    removed nodes are drained first and their jobs requeued after --drain-timeout."""
     from clusterforge.lab import cluster
     from clusterforge.lab.render import DEFAULT_BLUEPRINT, DEFAULT_CATALOG, data_file
+    from clusterforge.lab.state import load
 
     paths = LabPaths.of(name)
+    if count is not None and load(paths) is not None:
+        if blueprint or catalogs or bare or ha:
+            raise ClusterforgeError(Problem("lab up on a running lab changes only --nodes", "--nodes",
+                                            hint=f"`clusterforge lab update --blueprint B --name {name}` applies "
+                                                 "another blueprint"))
+        _change(name, None, count, settings)
+        return
     view = console()
     started = time.monotonic()
     bp = blueprint or data_file(DEFAULT_BLUEPRINT)
@@ -102,6 +117,40 @@ def up(count: int | None, blueprint: Path | None, catalogs: tuple[Path, ...], ba
         view.print(f"monitoring: {monitoring}")
     view.print(f"next: clusterforge lab exec {lab.controller} -- sinfo   |   clusterforge lab drill node-loss   |   "
                "clusterforge lab down")
+
+
+def _change(name: str, blueprint: Path | None, count: int | None, settings: Settings) -> None:
+    """Apply a change to a running lab with live progress of each site.yml run, then the update's summary."""
+    from clusterforge.cli.app import stdout_is_terminal
+    from clusterforge.lab import day2
+    from clusterforge.provision.progress import Progress
+
+    view = console()
+    started = time.monotonic()
+    with Progress(view, live_display=stdout_is_terminal()) as progress:
+        report = day2.change(LabPaths.of(name), blueprint, count, settings, view.print, progress.event)
+    show_report(report, view.print)
+    view.print(f"lab {name} changed in {time.monotonic() - started:.1f}s")
+
+
+@lab_group.command("update")
+@click.option("--blueprint", "-b", type=click.Path(path_type=Path, dir_okay=False),
+              help="The lab's new blueprint (default: the one it runs).")
+@click.option("--nodes", "-n", "count", type=click.IntRange(2, 64), help="Nodes in all (default: as now).")
+@rolling_options
+@name_option
+def update(blueprint: Path | None, count: int | None, name: str, settings: Settings) -> None:
+    """Apply a changed blueprint to the running lab without losing its jobs, as `clusterforge update` does for
+    a real cluster: what needs no drain is applied in place; nodes whose change needs them idle (a driver or
+    NCCL pin) roll in batches: drain, wait, requeue after --drain-timeout, apply, reboot if needed, health
+    check, resume. Interrupted, the same command resumes.
+
+    \b
+    clusterforge lab update --blueprint my-lab.yaml --batch node --drain-timeout 60
+    clusterforge diff clusterforge/lab/data/blueprint.yaml my-lab.yaml \\
+        --catalog clusterforge/lab/data/catalog.yaml          (what it will do, first)
+    """
+    _change(name, blueprint, count, settings)
 
 
 @lab_group.command("status")

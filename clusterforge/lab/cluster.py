@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -43,7 +44,7 @@ class Timings:
         self._last = now
 
 
-def _pins(rendered: Path) -> repo.Pins:
+def lab_pins(rendered: Path) -> repo.Pins:
     """The versions the repository serves: the blueprint's pins; the Lustre client's is the role's default (the
     blueprint has no Lustre client pin)."""
     gv = group_vars(rendered)
@@ -67,7 +68,7 @@ def ansible_env(paths: LabPaths) -> dict[str, str]:
 
 def _run(paths: LabPaths, inventory: Path, on_event: EventHandler | None, *, check: bool = False,
          diff: bool = False, tags: str | None = None, limit: str | None = None, fast: bool = True,
-         extra_vars: dict[str, str] | None = None, vars_files: Sequence[Path] = ()) -> Outcome:
+         extra_vars: dict[str, Any] | None = None, vars_files: Sequence[Path] = ()) -> Outcome:
     return execute(Run(
         project=project_root(), inventories=[inventory], private_dir=paths.runner_dir, check=check, diff=diff,
         tags=tags, limit=limit, extra_vars_files=[paths.extra_vars, *vars_files], extra_vars=extra_vars or {},
@@ -91,7 +92,7 @@ def _bake_inputs(node_image: str, pins: repo.Pins) -> str:
 def ensure_baked(paths: LabPaths, node_image: str, rendered: Path, say: Say, on_event: EventHandler | None) -> str:
     """The node image with every package the roles install already installed, made by running the roles'
     `install`-tagged steps on one node that is in every group (once per change of those steps)."""
-    tag = f"{BAKED_REPO}:{_bake_inputs(node_image, _pins(rendered))}"
+    tag = f"{BAKED_REPO}:{_bake_inputs(node_image, lab_pins(rendered))}"
     if podman.exists("image", tag):
         return tag
     say(f"baking {tag}: the roles' install steps on one node (once, about a minute)")
@@ -142,7 +143,7 @@ def up(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: int | 
         raise ClusterforgeError(Problem("the rendered inventory has no slurm_controller host", str(blueprint)))
     timings.mark("render")
     node_image = image.ensure_node(say)
-    lab_repo = repo.ensure(_pins(paths.render), say)
+    lab_repo = repo.ensure(lab_pins(paths.render), say)
     nodes.ensure_ssh_key(paths)
     labvars.write(paths, lab_repo)
     subnet = nodes.ensure_network(paths)
@@ -170,7 +171,7 @@ def podman_image_exists(name: str) -> bool:
 
 def provision(paths: LabPaths, on_event: EventHandler | None, check: bool = False, diff: bool = False,
               tags: str | None = None, limit: str | None = None, fast: bool = True,
-              extra_vars: dict[str, str] | None = None, vars_files: Sequence[Path] = ()) -> Outcome:
+              extra_vars: dict[str, Any] | None = None, vars_files: Sequence[Path] = ()) -> Outcome:
     state.require(paths)
     return _run(paths, paths.render / "inventory/hosts.yml", on_event, check=check, diff=diff, tags=tags,
                 limit=limit, fast=fast, extra_vars=extra_vars, vars_files=vars_files)

@@ -35,6 +35,9 @@ class LabState:
         known = ", ".join(n.name for n in self.nodes)
         raise ClusterforgeError(Problem(f"no node {name!r} in lab {self.name}", hint=f"nodes: {known}"))
 
+    def node_or_none(self, name: str) -> Node | None:
+        return next((n for n in self.nodes if name in (n.name, n.container)), None)
+
     def in_group(self, group: str) -> list[Node]:
         return [n for n in self.nodes if group in n.groups]
 

@@ -33,7 +33,7 @@ class Run:
     tags: str | None = None
     skip_tags: str | None = None
     extra_vars_files: Sequence[Path] = ()
-    extra_vars: dict[str, str] = field(default_factory=dict)
+    extra_vars: dict[str, Any] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
     forks: int | None = None
     fast: bool = False  # Mitogen's strategy: same roles and modules, several times less overhead per task

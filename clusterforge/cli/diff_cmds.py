@@ -1,0 +1,136 @@
+"""`diff`: what changing a running cluster from one blueprint to another means for the jobs running on it."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import click
+
+from clusterforge.analysis import PolicyInputs
+from clusterforge.cli.app import EXIT_POLICY, app, format_option, policy_options
+from clusterforge.errors import one_line
+
+if TYPE_CHECKING:
+    from clusterforge.day2.diff import Change, Diff, PhysicalDelta
+    from clusterforge.day2.rendered import Rendered
+
+VALUE_WIDTH = 60
+
+
+@app.command()
+@click.argument("old")
+@click.argument("new")
+@format_option("text", "json")
+@policy_options
+def diff(old: str, new: str, fmt: str, inputs: PolicyInputs) -> None:
+    """Say what changing a running cluster from blueprint OLD to blueprint NEW means for running work.
+
+    Both are rendered in memory (nothing is written) and compared as what their files mean: every changed
+    setting is listed with what applying it takes and on which hosts, least to most disruptive:
+
+    \b
+      NONE         nothing on running nodes (sacctmgr accounts and QOS, monitoring, a new node)
+      RECONFIGURE  `scontrol reconfigure`: partitions, nodes joining or leaving, most slurm.conf keys
+      RESTART      a daemon restarts (slurm_restart_keys, gres.conf, a SLURM upgrade): jobs keep running
+      DRAIN        the node must be idle (NCCL, MPI and other libraries jobs load; a node removed)
+      REBOOT       drain, apply, reboot (GPU driver, EFA, Lustre client kernel modules)
+      REIMAGE      the node is replaced (other hardware, instance type, rack position)
+
+    OLD and NEW are each a blueprint file, a directory `clusterforge render` wrote, or REV:PATH for a
+    blueprint at a git revision (its folder at that revision, so its includes resolve; PATH as from the
+    current directory). A render directory has no plan: its physical figures and hardware keys are not
+    compared. In CI, fetch the base branch first (`git fetch origin main`, then `origin/main:cluster.yaml`).
+
+    \b
+    Examples:
+      clusterforge diff cluster.yaml cluster-next.yaml
+      clusterforge diff main:cluster.yaml cluster.yaml        in a pull request: what merging it does
+      clusterforge diff HEAD~1:cluster.yaml cluster.yaml --format json
+      clusterforge diff out/ cluster.yaml                     against what was rendered last
+
+    \b
+    Exit codes: 0 running jobs keep running, 1 disruptive (a running node is drained, rebooted, reimaged or
+    removed), 2 invalid input.
+    """
+    from clusterforge.day2.diff import compare
+
+    result = compare(_rendered(old, inputs), _rendered(new, inputs))
+    if fmt == "json":
+        click.echo(json.dumps({"old": old, "new": new, **result.to_dict()}, indent=2))
+    else:
+        for line in report(old, new, result):
+            click.echo(one_line(line))
+    if result.disruptive:
+        raise click.exceptions.Exit(EXIT_POLICY)
+
+
+def _rendered(argument: str, inputs: PolicyInputs) -> Rendered:
+    """A render of ARGUMENT: a render directory as written, else a blueprint (a file or REV:PATH)."""
+    from pathlib import Path
+
+    from clusterforge.day2 import revisions
+    from clusterforge.day2.rendered import Rendered
+
+    if Path(argument).is_dir():
+        return Rendered.from_directory(Path(argument))
+    with revisions.blueprint_path(argument) as path:
+        return Rendered.from_blueprint(path, inputs)
+
+
+def elided(value: str | None, width: int = VALUE_WIDTH) -> str:
+    """A value on one short line: `(absent)` for none, long ones cut with '…'."""
+    if value is None:
+        return "(absent)"
+    value = one_line(value)
+    return value if len(value) <= width else value[: width - 1] + "…"
+
+
+def _hosts(hosts: tuple[str, ...], daemon: str | None) -> str:
+    from clusterforge.hostlist import compress
+
+    if not hosts:
+        return f"  ({daemon})" if daemon else ""
+    count = f"{len(hosts)} host{'' if len(hosts) == 1 else 's'}"
+    return f"  ({count}: {elided(compress(hosts))}{', ' + daemon if daemon else ''})"
+
+
+def change_line(change: Change) -> str:
+    """`ACTION  file: key: old -> new  (N hosts: hostlist, daemon)  — why`"""
+    return (f"  {change.action.name:<11}  {change.file}: {elided(change.key)}: {elided(change.old)} -> "
+            f"{elided(change.new)}{_hosts(change.hosts, change.daemon)}  — {change.why}")
+
+
+def _number(value: float) -> str:
+    return f"{value:,.3f}".rstrip("0").rstrip(".")
+
+
+def physical_line(delta: PhysicalDelta) -> str:
+    """`what: old -> new unit (+delta)`"""
+    change = delta.new - delta.old
+    unit = f" {delta.unit}" if delta.unit else ""
+    return (f"  {delta.what}: {_number(delta.old)} -> {_number(delta.new)}{unit} "
+            f"({'+' if change >= 0 else '-'}{_number(abs(change))})")
+
+
+def _nodes(label: str, hosts: tuple[str, ...]) -> str:
+    from clusterforge.hostlist import compress
+
+    return f"  {label:<8} {len(hosts)}" + (f": {elided(compress(hosts), 100)}" if hosts else "")
+
+
+def verdict(result: Diff) -> str:
+    if not result.disruptive:
+        return f"no disruption: running jobs keep running (largest action: {result.largest.name})"
+    count = len(result.interrupted)
+    return (f"disruptive: {count} host{' needs' if count == 1 else 's need'} a drain, reboot or reimage "
+            f"(largest action: {result.largest.name})")
+
+
+def report(old: str, new: str, result: Diff) -> list[str]:
+    """The text report: nodes, settings, physical figures and the verdict."""
+    lines = [f"clusterforge diff: {old} -> {new}", "nodes", _nodes("added", result.added),
+             _nodes("removed", result.removed), _nodes("changed", result.changed), "settings"]
+    lines += [change_line(change) for change in result.changes] or ["  (none changed)"]
+    lines += ["physical", *([physical_line(delta) for delta in result.physical] or ["  (no change)"])]
+    return [*lines, verdict(result)]

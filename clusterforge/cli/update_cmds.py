@@ -1,0 +1,107 @@
+"""`update`: apply a blueprint change to a running cluster without losing jobs (day2/update.py)."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from clusterforge.analysis import PolicyInputs
+from clusterforge.cli.app import EXIT_POLICY, app, input_files, policy_options
+from clusterforge.cli.rolling_options import rolling_options, show_report
+from clusterforge.cli.run_view import console
+from clusterforge.errors import ClusterforgeError, Problem, one_line
+
+if TYPE_CHECKING:
+    from clusterforge.day2.update import Settings
+
+
+@app.command()
+@click.argument("old")
+@click.argument("new", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--output", "-o", "out", required=True, type=click.Path(path_type=Path),
+              help="Render directory of NEW (written as `render` would; the inventory the update runs against).")
+@policy_options
+@rolling_options
+@click.option("--extra-vars", "-e", "extra", multiple=True, type=click.Path(path_type=Path, dir_okay=False),
+              help="Extra variables YAML file (repeatable), e.g. a vault with munge_key, as for `provision`.")
+@click.option("--dry-run", is_flag=True, help="Render, show the change and the batches; change nothing.")
+@click.option("--fast", is_flag=True, help="Use Mitogen's strategy for the site.yml runs.")
+def update(old: str, new: Path, out: Path, inputs: PolicyInputs, settings: Settings, extra: tuple[Path, ...],
+           dry_run: bool, fast: bool) -> None:
+    """Change a running cluster from blueprint OLD to NEW without losing its jobs.
+
+    OLD is what the cluster runs: a file, or REV:PATH to read it from git (`main:cluster.yaml`). NEW is
+    rendered into OUT, then applied in the order `clusterforge diff OLD NEW` gives:
+
+    \b
+    1. nodes NEW drops are drained; their jobs end or are requeued after --drain-timeout
+    2. a SLURM version change: the accounting database and StateSaveLocation are backed up
+       (/var/backups/clusterforge), then slurmdbd is upgraded, then slurmctld
+    3. every host that needs no drain gets site.yml in place: new nodes are provisioned and join through
+       `scontrol reconfigure`; partition and other slurm.conf changes reach slurmctld the same way
+    4. hosts that must be idle to change (driver, NCCL, kernel modules) roll in batches: drain, wait,
+       requeue, apply, reboot where needed, health check (clusterforge-health --check), resume
+
+    Interrupted or stopped by the failure budget, the same command resumes where it stopped.
+    Exit 0 when every host changed, 1 when some failed (left drained, with the reason), 2 on bad input.
+
+    \b
+    clusterforge diff main:cluster.yaml cluster.yaml          (what it means, first)
+    clusterforge update main:cluster.yaml cluster.yaml -o out --batch rack --max-fraction 0.05
+    """
+    from clusterforge.day2.diff import compare
+    from clusterforge.day2.remote import AnsibleRemote, SiteApply
+    from clusterforge.day2.rendered import Rendered
+    from clusterforge.day2.revisions import blueprint_path
+    from clusterforge.day2.rolling import Progress, digest
+    from clusterforge.day2.update import Updater
+    from clusterforge.lab.paths import cache_root, project_root
+
+    for path in extra:
+        if not path.is_file():
+            raise ClusterforgeError(Problem("no such file", str(path), path="--extra-vars"))
+    view = console()
+    with blueprint_path(old) as old_file:
+        before = Rendered.from_blueprint(old_file, inputs)
+    _render(new, out, inputs)
+    after = Rendered.from_directory(out)
+    change = compare(before, after)
+    view.print(one_line(f"{old} -> {new}: {len(change.added)} node(s) added, {len(change.removed)} removed, "
+                        f"{len(change.changes)} setting(s) changed"))
+    state = cache_root() / "update" / hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:16]
+    inventory = (out / "inventory" / "hosts.yml").resolve()
+    remote = AnsibleRemote(project_root(), inventory, state / "adhoc", [p.resolve() for p in extra])
+    updater = Updater(change, after, remote,
+                      SiteApply(project_root(), inventory, state / "runner", [p.resolve() for p in extra], fast=fast),
+                      Progress.load(state / "progress.json", digest(before.files, after.files)), settings, view.print)
+    if dry_run:
+        rolling = updater.rolling_hosts()
+        view.print(f"in place: {len(after.hosts) - len(rolling)} host(s); rolling: {len(rolling)} host(s)")
+        for batch in updater.batches(rolling) if rolling else []:
+            view.print(f"  {batch}")
+        return
+    started = time.monotonic()
+    show_report(updater.run(), view.print)
+    view.print(f"updated in {time.monotonic() - started:.1f}s")
+
+
+def _render(new: Path, out: Path, inputs: PolicyInputs) -> None:
+    """NEW into OUT as `render` writes it; refused while its policy check fails (an update never deploys a
+    design the gate rejects)."""
+    from clusterforge.analysis import analyze, read_policy
+    from clusterforge.atomic import refuse_inputs
+    from clusterforge.render import RenderContext, write
+
+    result = analyze(new, read_policy(inputs))
+    refuse_inputs(out, input_files([result.loaded.source], new, *inputs.files()), directory=True)
+    if result.verdict.failed:
+        for finding in result.verdict.errors:
+            click.echo(f"  {finding.render()}", err=True)
+        click.echo(one_line(f"{new}: update refused: the policy check has {len(result.verdict.errors)} "
+                            "unwaived error(s)"), err=True)
+        raise click.exceptions.Exit(EXIT_POLICY)
+    write(RenderContext(result.loaded, result.plan, Path.cwd() / "stacks" / "aws"), out)

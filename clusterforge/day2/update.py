@@ -1,0 +1,252 @@
+"""Apply a blueprint change to a running cluster in the order its diff asks for, without losing jobs.
+
+1. Nodes the new blueprint drops are drained and emptied first (their jobs requeued after the drain timeout).
+2. A SLURM version change: the accounting database and StateSaveLocation are backed up, then slurmdbd's hosts
+   are upgraded, then the controllers (SLURM's documented order: slurmdbd, slurmctld, slurmd).
+3. Every host whose change needs no drain gets site.yml in place: new nodes are provisioned, slurm.conf changes
+   reach slurmctld through `scontrol reconfigure`, daemons restart where a setting asks for it. Running jobs
+   go on.
+4. Hosts whose change needs them idle (libraries, drivers, kernel modules) roll in batches (day2/rolling.py):
+   drain, wait for their jobs up to the drain timeout, requeue what is left (when the blueprint lets jobs be
+   requeued), apply, reboot where the change needs it, health-check, resume. A host that fails stays drained
+   with the reason; the update stops once more hosts failed than the failure budget allows.
+Each finished step and host is recorded (rolling.Progress); running the same update again goes on from there.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from clusterforge.day2.diff import Action, Diff
+from clusterforge.day2.remote import Apply, Remote
+from clusterforge.day2.rendered import Rendered
+from clusterforge.day2.rolling import Batch, Progress, Unit, partitions, plan
+from clusterforge.day2.slurmctl import Slurm
+from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.hostlist import compress
+
+Say = Callable[[str], None]
+HEALTH = "/usr/local/sbin/clusterforge-health"  # health_script in roles/health/defaults/main.yml
+BACKUP_DIR = "/var/backups/clusterforge"
+# site.yml's closing MPI job needs two idle nodes: on a cluster with running work it would wait in the queue
+IN_SERVICE = {"slurm_verify_mpi": False}
+
+
+@dataclass(frozen=True)
+class Settings:
+    unit: Unit = "rack"
+    max_fraction: float = 0.1
+    drain_timeout_s: float = 600
+    max_failures: int = 0
+    poll_s: float = 5
+    reboot_timeout_s: float = 900
+
+
+@dataclass
+class Report:
+    batches: list[tuple[Batch, float]] = field(default_factory=list)  # each batch done and its seconds
+    requeued: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)  # already done by an earlier, interrupted run
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+
+def requeue_allowed(new: Rendered) -> bool:
+    """JobRequeue in the new slurm.conf (slurm.recovery.job_requeue): whether draining may requeue jobs."""
+    found = re.search(r"^JobRequeue=(\d+)", new.files.get("slurm/slurm.conf", ""), re.MULTILINE)
+    return found is None or found.group(1) != "0"
+
+
+class Updater:
+    def __init__(self, diff: Diff, new: Rendered, remote: Remote, apply: Apply, progress: Progress,
+                 settings: Settings, say: Say) -> None:
+        self.diff, self.new, self.remote, self.apply = diff, new, remote, apply
+        self.progress, self.settings, self.say = progress, settings, say
+        self.controller = self._members("slurm_controller")[0] if self._members("slurm_controller") else ""
+        if not self.controller:
+            raise ClusterforgeError(Problem("the new render has no slurm_controller host", "inventory/hosts.yml"))
+        self.slurm = Slurm(remote, self.controller)
+        self.requeue = requeue_allowed(new)
+        self.report = Report(skipped=list(progress.done))
+
+    def _members(self, group: str) -> list[str]:
+        return [name for name, host in self.new.hosts.items() if group in host.groups]
+
+    def run(self) -> Report:
+        if self.progress.resumed:
+            self.say(f"resuming: {len(self.progress.steps)} step(s) and {len(self.progress.done)} host(s) done")
+        self._step("retire", self._retire, bool(self.diff.removed))
+        if self.diff.slurm_upgrade:
+            self._step("backup", self._backup, True)
+            for group in ("slurm_dbd", "slurm_controller"):
+                self._upgrade(group)
+        rolling = self.rolling_hosts()
+        in_place = [h for h in self.new.hosts if h not in rolling]
+        self._step("in place", lambda: self._apply_in_place(in_place), bool(in_place))
+        self._roll([h for h in rolling if h not in self.progress.done])
+        return self.report
+
+    def rolling_hosts(self) -> list[str]:
+        """Hosts that must be idle while they change: in both renders, with a DRAIN, REBOOT or REIMAGE."""
+        return [h for h in self.new.hosts if h not in self.diff.added and self.diff.action_for(h) >= Action.DRAIN]
+
+    def batches(self, hosts: Sequence[str]) -> list[Batch]:
+        host_vars = {h: self.new.hosts[h].vars for h in hosts}
+        parts = partitions(self.new.files.get("slurm/slurm.conf", ""))
+        return plan(hosts, host_vars, parts, self.slurm.busy(), self.settings.unit, self.settings.max_fraction)
+
+    def _step(self, name: str, action: Callable[[], None], needed: bool) -> None:
+        if not needed or name in self.progress.steps:
+            return
+        started = time.monotonic()
+        action()
+        self.progress.step_done(name)
+        self.say(f"{name}: done in {time.monotonic() - started:.1f}s")
+
+    def _retire(self) -> None:
+        removed = list(self.diff.removed)
+        self.say(f"retire {compress(removed)}: drain, then wait for their jobs")
+        known = self.slurm.nodes(removed)
+        self.slurm.drain([h for h in removed if h in known], "retired by the new blueprint")
+        self._empty([h for h in removed if h in known], pending=[])
+
+    def _upgrade(self, group: str) -> None:
+        """site.yml on slurmdbd's host, or on the controllers: the new packages, then the daemons restarted."""
+        hosts = self._members(group) or ([str(self.new.group_vars.get("slurm_dbd_host") or "")]
+                                         if group == "slurm_dbd" else [])
+        chosen = [h for h in hosts if h in self.new.hosts]
+        self._step(f"upgrade {group}", lambda: self._apply_in_place(chosen), bool(chosen))
+
+    def _backup(self) -> None:
+        """The accounting database and StateSaveLocation, copied before any daemon is upgraded (SLURM's upgrade
+        guide: slurmdbd converts its tables and slurmctld its state files on first start, with no way back)."""
+        stamp = time.strftime("%Y%m%dT%H%M%S")
+        gv = self.new.group_vars
+        dbd = str(gv.get("slurm_dbd_host") or "")
+        if gv.get("slurm_accounting_enabled") and dbd:
+            database = str(gv.get("slurm_dbd_database", "slurm_acct_db"))
+            self._must(dbd, ["sh", "-c", f"mkdir -p {BACKUP_DIR} && mysqldump --single-transaction --databases "
+                             f"{_word(database)} | gzip > {BACKUP_DIR}/{_word(database)}-{stamp}.sql.gz"])
+            self.say(f"backup: {dbd}:{BACKUP_DIR}/{database}-{stamp}.sql.gz")
+        state = str(gv.get("slurm_state_save_location", "/var/spool/slurmctld"))
+        self._must(self.controller, ["sh", "-c", f"mkdir -p {BACKUP_DIR} && tar -C {_word(state)} -czf "
+                                     f"{BACKUP_DIR}/statesave-{stamp}.tar.gz ."])
+        self.say(f"backup: {self.controller}:{BACKUP_DIR}/statesave-{stamp}.tar.gz")
+
+    def _must(self, host: str, argv: Sequence[str]) -> None:
+        result = self.remote.run(host, argv, timeout=3600)
+        if result.rc != 0:
+            raise ClusterforgeError(Problem(f"`{argv[-1]}` failed: {(result.stderr or result.stdout).strip()[-300:]}",
+                                            host, hint="nothing was upgraded; fix it and run the update again"))
+
+    def _apply_in_place(self, hosts: Sequence[str]) -> None:
+        self.say(f"site.yml on {len(hosts)} host(s) in service: {compress(hosts)}")
+        outcome = self.apply(hosts, dict(IN_SERVICE))
+        if not outcome.summary.ok:
+            raise ClusterforgeError(outcome.problem("site.yml on the hosts in service"))
+
+    def _roll(self, hosts: list[str]) -> None:
+        if not hosts:
+            return
+        before = self.slurm.nodes(hosts)
+        held = {h: s.reason for h, s in before.items() if s.drained_by_others}
+        batches = self.batches(hosts)
+        self.say(f"rolling {len(hosts)} host(s) in {len(batches)} batch(es): " + "; ".join(map(str, batches[:6]))
+                 + (" ..." if len(batches) > 6 else ""))
+        pending = list(hosts)
+        for index, batch in enumerate(batches, 1):
+            started = time.monotonic()
+            self.say(f"[{index}/{len(batches)}] {batch}")
+            failures = self._batch(batch, [h for h in pending if h not in batch.hosts], held)
+            pending = [h for h in pending if h not in batch.hosts]
+            self.progress.hosts_done(h for h in batch.hosts if h not in failures)
+            if failures:
+                self.progress.hosts_failed(failures)
+                self.report.failed.update(failures)
+                for host, why in failures.items():
+                    self.say(f"  FAILED {host}: {why} (left drained)")
+            self.report.batches.append((batch, time.monotonic() - started))
+            self.say(f"  done in {time.monotonic() - started:.1f}s")
+            if len(self.report.failed) > self.settings.max_failures:
+                raise ClusterforgeError(Problem(
+                    f"{len(self.report.failed)} host(s) failed, more than the failure budget "
+                    f"({self.settings.max_failures}); stopped before {len(batches) - index} batch(es)",
+                    compress(self.report.failed), hint="fix them, then run the update again: it resumes"))
+
+    def _batch(self, batch: Batch, pending: list[str], held: dict[str, str]) -> dict[str, str]:
+        hosts = list(batch.hosts)
+        action = max(self.diff.action_for(h) for h in hosts)
+        self.slurm.drain(hosts, f"{action.name.lower()} for a blueprint change")
+        if not self._empty(hosts, pending):
+            self.slurm.resume([h for h in hosts if h not in held])
+            return dict.fromkeys(hosts, "jobs still running after the drain timeout and requeue is off")
+        outcome = self.apply(hosts, dict(IN_SERVICE))
+        failures = {h: "site.yml: " + (outcome.summary.hosts[h].errors or ["failed"])[0][:200]
+                    for h in outcome.summary.failed_hosts if h in hosts}
+        ok = [h for h in hosts if h not in failures]
+        if action >= Action.REBOOT and ok:
+            failures |= self._reboot(ok)
+            ok = [h for h in ok if h not in failures]
+        failures |= self._health(ok)
+        self.slurm.resume([h for h in ok if h not in failures and h not in held])
+        for host in hosts:
+            if host in held:
+                self.slurm.hold(host, held[host])
+        return failures
+
+    def _empty(self, hosts: Sequence[str], pending: list[str]) -> bool:
+        """Wait until no job holds these nodes; after the drain timeout, requeue what is left (and drain the other
+        not-yet-updated nodes of those jobs, so they restart on nodes already done). False: jobs remain."""
+        deadline = time.monotonic() + self.settings.drain_timeout_s
+        requeued = False
+        while True:
+            jobs = self.slurm.jobs_on(hosts)
+            if not jobs:
+                return True
+            if time.monotonic() >= deadline and not requeued:
+                if not self.requeue:
+                    return False
+                ahead = sorted({n for nodes in jobs.values() for n in nodes if n in pending})
+                if ahead:
+                    self.slurm.drain(ahead, "queued for a blueprint change")
+                self.say(f"  drain timeout: requeue job(s) {', '.join(jobs)}"
+                         + (f" (their nodes {compress(ahead)} wait drained for their turn)" if ahead else ""))
+                self.slurm.requeue(sorted(jobs))
+                self.report.requeued.extend(jobs)
+                requeued = True
+                deadline = time.monotonic() + max(60.0, self.settings.drain_timeout_s)
+            elif requeued and time.monotonic() >= deadline:
+                return False
+            time.sleep(self.settings.poll_s)
+
+    def _reboot(self, hosts: list[str]) -> dict[str, str]:
+        self.slurm.reboot(hosts, "reboot for a blueprint change")
+        deadline = time.monotonic() + self.settings.reboot_timeout_s
+        waiting = set(hosts)
+        while waiting and time.monotonic() < deadline:
+            time.sleep(self.settings.poll_s)
+            states = self.slurm.nodes(waiting)
+            waiting -= {h for h, s in states.items() if s.state == "down" and not s.rebooting}
+        return dict.fromkeys(sorted(waiting), f"not back within {self.settings.reboot_timeout_s:.0f}s of the reboot")
+
+    def _health(self, hosts: list[str]) -> dict[str, str]:
+        failures = {}
+        for host in hosts:
+            result = self.remote.run(host, [HEALTH, "--check"], timeout=300)
+            if result.rc != 0:
+                output = (result.stdout + result.stderr).strip()[-200:]
+                failures[host] = "health check: " + (output or f"exit {result.rc}")
+        return failures
+
+
+def _word(text: str) -> str:
+    """A path or name from the render, refused if it is not a plain word (it reaches `sh -c`)."""
+    if not re.fullmatch(r"[A-Za-z0-9_./-]+", text):
+        raise ClusterforgeError(Problem(f"{text!r} is not a plain path or name", "group_vars"))
+    return text

@@ -1,0 +1,126 @@
+"""Day-two changes to a running lab while a 2-node checkpointing job runs (docs/operations.md, "Day two"): growing
+from 2 to 4 compute nodes, a partition setting through `scontrol reconfigure`, and a driver pin rolled through
+the compute nodes one at a time. One lab serves the three, in order.
+
+slurmctld is never restarted: its systemd invocation stays the same. Its PID does change at every
+`scontrol reconfigure`: SLURM 24.11 re-executes itself in place to reload (`Relinquishing control to new
+slurmctld process`), which is what reconfigure is in that version (slurm-production: section 6)."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT
+from tests.lab.conftest import Lab, bring_up
+
+pytestmark = pytest.mark.lab
+NAME = f"cf-day2-{os.getpid()}"
+CONTROLLER = "ctl-0001"
+JOBS = "/shared/jobs"
+BLUEPRINT = ROOT / "clusterforge/lab/data/blueprint.yaml"
+NEW_DRIVER = "570.158.01"
+
+
+@pytest.fixture(scope="module")
+def lab() -> Iterator[Lab]:
+    yield from bring_up(NAME, "--nodes", "3")
+
+
+def controller_unit(lab: Lab) -> dict[str, str]:
+    """slurmctld's systemd unit: its invocation (new only when systemd starts it again) and main PID."""
+    out = lab.sh(CONTROLLER, "systemctl show -p InvocationID -p MainPID -p NRestarts slurmctld")
+    return dict(line.split("=", 1) for line in out.splitlines())
+
+
+def submit(lab: Lab, steps: int) -> str:
+    """The checkpointing training job of examples/jobs on two nodes, one step a second."""
+    lab.sh(CONTROLLER, f"mkdir -p {JOBS} /shared/out /shared/ckpt && chmod 1777 /shared/out /shared/ckpt")
+    for name in ("train.py", "train.sbatch"):
+        text = (ROOT / "examples/jobs" / name).read_text()
+        lab.sh(CONTROLLER, f"cat > {JOBS}/{name} <<'EOF'\n{text}EOF\nchmod 0755 {JOBS}/{name}")
+    job = lab.sh(CONTROLLER, f"cd {JOBS} && sbatch --parsable -N2 --export=ALL,TOTAL_STEPS={steps},CKPT_EVERY=5,"
+                             f"STEP_TIME=1,CKPT_DIR=/shared/ckpt,TRAIN_PY={JOBS}/train.py {JOBS}/train.sbatch")
+    job = job.split(";")[0]
+    lab.wait(f"job {job} running", lambda: lab.job(job).get("JobState") == "RUNNING", 90)
+    return job
+
+
+def finished(lab: Lab, job: str, timeout: float) -> dict[str, str]:
+    lab.wait(f"job {job} finished", lambda: lab.job(job).get("JobState") in ("COMPLETED", "FAILED", "CANCELLED"),
+             timeout)
+    return lab.job(job)
+
+
+def blueprint(tmp_path: Path, **change: object) -> Path:
+    data = yaml.safe_load(BLUEPRINT.read_text())
+    if "max_time" in change:
+        data["slurm"]["partitions"][0]["max_time"] = change["max_time"]
+    if "driver" in change:
+        data.setdefault("software", {})["nvidia_driver"] = change["driver"]
+    path = tmp_path / "lab.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def test_growing_from_two_to_four_compute_nodes_leaves_the_job_and_slurmctld_running(lab: Lab) -> None:
+    job = submit(lab, steps=90)
+    before = controller_unit(lab)
+    nodes_before = lab.job(job)["NodeList"]
+
+    grown = lab.cli("up", "--nodes", "5")
+
+    assert "node-[0003-0004]" in grown.stdout, grown.stdout
+    assert lab.job(job).get("JobState") == "RUNNING", lab.job(job)  # not touched while the cluster grew
+    after = controller_unit(lab)
+    assert after["InvocationID"] == before["InvocationID"], (before, after)  # never stopped and started
+    assert after["NRestarts"] == before["NRestarts"] == "0"
+    states = lab.sh(CONTROLLER, "sinfo --noheader --Node --format '%N %T'")
+    assert len(re.findall(r"^node-000[1-4] (idle|mixed|allocated)$", states, re.M)) == 4, states
+    assert lab.sh(CONTROLLER, "srun -w node-0003,node-0004 -N2 hostname | sort") == "node-0003\nnode-0004"
+    done = finished(lab, job, 240)
+    assert done["JobState"] == "COMPLETED" and done["Restarts"] == "0" and done["NodeList"] == nodes_before, done
+
+
+def test_a_partition_setting_reaches_slurmctld_through_reconfigure(lab: Lab, tmp_path: Path) -> None:
+    job = submit(lab, steps=60)
+    before = controller_unit(lab)
+
+    changed = lab.cli("update", "--blueprint", str(blueprint(tmp_path, max_time="04:00:00")))
+
+    assert "rolling" not in changed.stdout, changed.stdout  # nothing to drain for a partition limit
+    assert "MaxTime=04:00:00" in lab.sh(CONTROLLER, "scontrol show partition debug")
+    after = controller_unit(lab)
+    assert after["InvocationID"] == before["InvocationID"] and after["NRestarts"] == "0", (before, after)
+    log = lab.sh(CONTROLLER, "tail -n 400 /var/log/slurm/slurmctld.log")
+    assert "Relinquishing control to new slurmctld process" in log  # reconfigured: re-executed in place
+    assert finished(lab, job, 240)["Restarts"] == "0"
+
+
+def test_a_driver_pin_rolls_through_the_compute_nodes_one_at_a_time(lab: Lab, tmp_path: Path) -> None:
+    job = submit(lab, steps=150)
+    boots = {n: lab.sh(n, "cat /proc/sys/kernel/random/boot_id") for n in COMPUTE}
+
+    rolled = lab.cli("update", "--blueprint", str(blueprint(tmp_path, max_time="04:00:00", driver=NEW_DRIVER)),
+                     "--batch", "node", "--drain-timeout", "20", "--max-fraction", "0.25", timeout=1500)
+
+    batches = re.findall(r"^\[(\d)/4\] node (node-\d{4}): ", rolled.stdout, re.M)
+    assert [n for _, n in batches] and sorted(n for _, n in batches) == COMPUTE, rolled.stdout  # one at a time
+    for node in COMPUTE:
+        version = lab.sh(node, "dpkg-query --show --showformat='${Version}' cuda-drivers-570")
+        assert version.startswith(NEW_DRIVER), (node, version)
+        assert lab.sh(node, "cat /proc/sys/kernel/random/boot_id") != boots[node], f"{node} was not rebooted"
+    assert "0 failed" in rolled.stdout, rolled.stdout
+    done = finished(lab, job, 420)
+    assert done["JobState"] == "COMPLETED", done
+    assert int(done["Restarts"]) <= 1, done
+    states = lab.sh(CONTROLLER, "sinfo --noheader --Node --format '%N %T'")
+    assert not re.search(r"drain|down", states), states  # every node back in service
+
+
+COMPUTE = [f"node-000{i}" for i in range(1, 5)]

@@ -1,0 +1,205 @@
+"""The update's order, drain/requeue/reboot/health/resume steps, failure budget and resume (day2/update.py),
+against a small simulation of slurmctld: the lab tests (tests/lab/test_lab_day2.py) run the real thing."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from clusterforge.day2.diff import Action, Change, Diff
+from clusterforge.day2.remote import Result
+from clusterforge.day2.rendered import Host, Rendered
+from clusterforge.day2.rolling import Progress
+from clusterforge.day2.update import Settings, Updater, requeue_allowed
+from clusterforge.errors import ClusterforgeError
+from clusterforge.hostlist import compress, expand
+from clusterforge.provision.runner import Outcome
+from clusterforge.provision.summary import RunSummary
+
+CTL = "ctl-0001"
+NODES = [f"node-000{i}" for i in range(1, 5)]
+CONF = "NodeName=node-[0001-0004] CPUs=2\nPartitionName=debug Nodes=node-[0001-0004] Default=YES\nJobRequeue=1\n"
+
+
+class FakeSlurm:
+    """Nodes, drains and jobs as slurmctld keeps them; a requeued job restarts on idle, undrained nodes."""
+
+    def __init__(self, jobs: dict[str, list[str]], failing_health: Sequence[str] = ()) -> None:
+        self.drained: dict[str, str] = {}
+        self.down: dict[str, str] = {}
+        self.jobs = {job: list(nodes) for job, nodes in jobs.items()}
+        self.requeues: dict[str, int] = {}
+        self.reboots: list[str] = []
+        self.failing_health = set(failing_health)
+        self.log: list[str] = []
+
+    def _state(self, node: str) -> str:
+        if node in self.down:
+            return "down"
+        busy = any(node in nodes for nodes in self.jobs.values())
+        if node in self.drained:
+            return "draining" if busy else "drained"
+        return "allocated" if busy else "idle"
+
+    def run(self, host: str, argv: Sequence[str], timeout: float = 60) -> Result:
+        args = list(argv)
+        if args[0].endswith("clusterforge-health"):
+            self.log.append(f"health {host}")
+            return Result(1 if host in self.failing_health else 0, "fabric: port down" if host in self.failing_health
+                          else "")
+        assert host == CTL, args
+        if args[0] == "sinfo":
+            names = expand(args[args.index("--nodes") + 1])
+            lines = [f"{n}|{self._state(n)}|{self.drained.get(n) or self.down.get(n) or 'none'}" for n in names]
+            return Result(0, "\n".join(lines))
+        if args[0] == "squeue" and "--nodelist" in args:
+            wanted = set(expand(args[args.index("--nodelist") + 1]))
+            return Result(0, "\n".join(f"{j}|{compress(n)}" for j, n in self.jobs.items() if wanted & set(n)))
+        if args[0] == "squeue":
+            return Result(0, "\n".join(compress(n) for n in self.jobs.values()))
+        if args[:2] == ["scontrol", "update"]:
+            names = expand(args[2].split("=", 1)[1])
+            if args[3] == "State=DRAIN":
+                self.drained.update(dict.fromkeys(names, args[4].split("=", 1)[1]))
+                for name in names:
+                    self.down.pop(name, None)
+                self.log.append(f"drain {compress(names)}")
+            else:
+                for name in names:
+                    self.drained.pop(name, None)
+                    self.down.pop(name, None)
+                self.log.append(f"resume {compress(names)}")
+            return Result(0, "")
+        if args[:2] == ["scontrol", "requeue"]:
+            for job in args[2].split(","):
+                self.requeues[job] = self.requeues.get(job, 0) + 1
+                size = len(self.jobs[job])
+                self.jobs[job] = []
+                free = [n for n in NODES if self._state(n) == "idle"]
+                self.jobs[job] = free[:size] if len(free) >= size else []
+                self.log.append(f"requeue {job} -> {compress(self.jobs[job]) if self.jobs[job] else 'pending'}")
+            return Result(0, "")
+        if args[:2] == ["scontrol", "reboot"]:
+            names = expand(args[-1])
+            self.reboots.extend(names)
+            self.down.update(dict.fromkeys(names, args[3].split("=", 1)[1]))
+            return Result(0, "")
+        raise AssertionError(args)
+
+
+class FakeApply:
+    def __init__(self, failing: Sequence[str] = ()) -> None:
+        self.calls: list[tuple[str, ...]] = []
+        self.failing = set(failing)
+
+    def __call__(self, hosts: Sequence[str], extra_vars: dict[str, Any]) -> Outcome:
+        assert extra_vars == {"slurm_verify_mpi": False}
+        self.calls.append(tuple(hosts))
+        summary = RunSummary(finished=True)
+        for host in hosts:
+            result = summary.host(host)
+            if host in self.failing:
+                result.failed = 1
+                result.errors.append("apt: no such version")
+        return Outcome(summary, 2 if self.failing & set(hosts) else 0, "")
+
+
+def rendered(hosts: Sequence[str] = (CTL, *NODES), conf: str = CONF) -> Rendered:
+    return Rendered({"slurm/slurm.conf": conf},
+                    {h: Host(("slurm_controller",) if h == CTL else ("slurm_compute",), {}) for h in hosts},
+                    {"slurm_dbd_host": CTL, "slurm_accounting_enabled": True})
+
+
+def driver_pin(action: Action = Action.REBOOT) -> Diff:
+    change = Change("group_vars", "nvidia_driver_version", "570.133.20", "570.158.01", action, tuple(NODES), None,
+                    "the kernel module")
+    return Diff((), (), (), (change,), ())
+
+
+def updater(tmp_path: Path, slurm: FakeSlurm, apply: FakeApply, diff: Diff | None = None,
+            **settings: Any) -> tuple[Updater, list[str]]:
+    said: list[str] = []
+    options = {"unit": "node", "max_fraction": 0.25, "drain_timeout_s": 0, "poll_s": 0, **settings}
+    return Updater(diff or driver_pin(), rendered(), slurm, apply, Progress.load(tmp_path / "p.json", "k"),
+                   Settings(**options), said.append), said
+
+
+def test_a_reboot_change_rolls_one_node_at_a_time_idle_first_and_requeues_the_job_once(tmp_path: Path) -> None:
+    slurm, apply = FakeSlurm({"7": ["node-0001", "node-0002"]}), FakeApply()
+    update, _ = updater(tmp_path, slurm, apply)
+
+    report = update.run()
+
+    assert apply.calls == [(CTL,), ("node-0003",), ("node-0004",), ("node-0001",), ("node-0002",)]
+    assert report.requeued == ["7"] and slurm.requeues == {"7": 1}
+    assert slurm.jobs["7"] == ["node-0003", "node-0004"]  # restarted on nodes already done
+    assert "drain node-0002" in slurm.log  # the job's other node waits drained for its turn
+    assert slurm.reboots == ["node-0003", "node-0004", "node-0001", "node-0002"]
+    assert [line for line in slurm.log if line.startswith("health")] == [f"health {n}" for n in
+                                                                         ("node-0003", "node-0004", "node-0001",
+                                                                          "node-0002")]
+    assert not slurm.drained and not slurm.down and report.ok
+    assert [len(b.hosts) for b, _ in report.batches] == [1, 1, 1, 1]
+
+
+def test_a_drain_change_does_not_reboot_and_settings_that_need_no_drain_roll_nothing(tmp_path: Path) -> None:
+    slurm, apply = FakeSlurm({}), FakeApply()
+    updater(tmp_path, slurm, apply, driver_pin(Action.DRAIN))[0].run()
+    assert not slurm.reboots and len(apply.calls) == 5
+    reconfigure = Change("slurm.conf", "PartitionName=debug", "MaxTime=1", "MaxTime=2", Action.RECONFIGURE,
+                         (CTL,), "slurmctld", "reconfigure")
+    slurm2, apply2 = FakeSlurm({"7": ["node-0001"]}), FakeApply()
+    report = updater(tmp_path / "b", slurm2, apply2, Diff((), (), (), (reconfigure,), ()))[0].run()
+    assert apply2.calls == [(CTL, *NODES)] and not report.batches and not slurm2.log
+
+
+def test_a_failed_host_stays_drained_and_the_budget_stops_the_update(tmp_path: Path) -> None:
+    slurm, apply = FakeSlurm({}, failing_health=["node-0001"]), FakeApply(failing=["node-0002"])
+    update, _ = updater(tmp_path, slurm, apply, max_failures=1)
+    with pytest.raises(ClusterforgeError, match="more than the failure budget"):
+        update.run()
+    assert set(update.report.failed) == {"node-0001", "node-0002"}
+    assert "health check: fabric: port down" in update.report.failed["node-0001"]
+    assert set(slurm.drained) | set(slurm.down) == {"node-0001", "node-0002"}  # left out of service, with reasons
+    assert apply.calls[-1] == ("node-0002",)
+
+
+def test_an_interrupted_update_resumes_after_the_last_finished_host(tmp_path: Path) -> None:
+    slurm, apply = FakeSlurm({}), FakeApply(failing=["node-0002"])
+    with pytest.raises(ClusterforgeError):
+        updater(tmp_path, slurm, apply)[0].run()
+    slurm.drained.clear()
+    slurm.down.clear()
+    again = FakeApply()
+    update, said = updater(tmp_path, slurm, again)
+    update.run()
+    assert again.calls == [("node-0002",), ("node-0003",), ("node-0004",)]  # ctl and node-0001 were done
+    assert said[0].startswith("resuming: 1 step(s) and 1 host(s) done")
+
+
+def test_without_requeue_a_busy_batch_is_skipped_and_resumed_untouched(tmp_path: Path) -> None:
+    slurm, apply = FakeSlurm({"7": ["node-0001"]}), FakeApply()
+    update = Updater(driver_pin(), rendered(conf=CONF.replace("JobRequeue=1", "JobRequeue=0")), slurm, apply,
+                     Progress.load(tmp_path / "p.json", "k"),
+                     Settings(unit="node", max_fraction=0.25, drain_timeout_s=0, poll_s=0, max_failures=5), print)
+    report = update.run()
+    assert report.failed == {"node-0001": "jobs still running after the drain timeout and requeue is off"}
+    assert "node-0001" not in slurm.drained and slurm.jobs["7"] == ["node-0001"]  # the job ran on
+    assert ("node-0001",) not in apply.calls
+
+
+def test_nodes_drained_by_someone_else_are_updated_but_not_resumed(tmp_path: Path) -> None:
+    slurm, apply = FakeSlurm({}), FakeApply()
+    slurm.drained["node-0004"] = "clusterforge-health: gpu-xid (reboot): Xid 79"
+    updater(tmp_path, slurm, apply)[0].run()
+    assert ("node-0004",) in apply.calls and "node-0004" in slurm.reboots
+    assert slurm.drained["node-0004"] == "clusterforge-health: gpu-xid (reboot): Xid 79"  # its reason, as it was
+    assert "resume node-0004" not in slurm.log
+
+
+def test_requeue_follows_the_rendered_job_requeue() -> None:
+    assert requeue_allowed(rendered())
+    assert not requeue_allowed(rendered(conf="JobRequeue=0\n"))
