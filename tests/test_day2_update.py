@@ -203,3 +203,50 @@ def test_nodes_drained_by_someone_else_are_updated_but_not_resumed(tmp_path: Pat
 def test_requeue_follows_the_rendered_job_requeue() -> None:
     assert requeue_allowed(rendered())
     assert not requeue_allowed(rendered(conf="JobRequeue=0\n"))
+
+
+def test_update_dry_run_renders_and_lists_the_batches_without_touching_a_host(cli, tmp_path: Path) -> None:
+    import yaml
+
+    from tests.conftest import EXAMPLES
+
+    data = yaml.safe_load((EXAMPLES / "onprem-dgx-h100.yaml").read_text())
+    (tmp_path / "old.yaml").write_text(yaml.safe_dump(data))
+    data.setdefault("software", {})["nvidia_driver"] = "570.158.01"
+    (tmp_path / "new.yaml").write_text(yaml.safe_dump(data))
+
+    result = cli("update", tmp_path / "old.yaml", tmp_path / "new.yaml", "-o", tmp_path / "out", "--dry-run",
+                 "--max-fraction", "0.2")
+
+    assert result.exit_code == 0, result.output
+    assert "570.158.01" in (tmp_path / "out/inventory/group_vars/all.yml").read_text()
+    assert "rolling: 16 host(s)" in result.output
+    batches = [line.strip() for line in result.output.splitlines() if line.startswith("  rack ")]
+    # 20 % of 16 is 3: whole racks; rack a01 holds the controller (gpu-0001) and goes last
+    assert batches == ["rack a02: gpu-[0004-0006]", "rack a03: gpu-[0007-0009]", "rack b01: gpu-[0010-0012]",
+                       "rack b02: gpu-[0013-0014]", "rack b03: gpu-[0015-0016]", "rack a01: gpu-[0001-0003]"]
+
+
+def test_update_refuses_a_design_the_gate_rejects(cli, tmp_path: Path) -> None:
+    from tests.conftest import EXAMPLES
+
+    text = (EXAMPLES / "onprem-dgx-h100.yaml").read_text()
+    (tmp_path / "old.yaml").write_text(text)
+    (tmp_path / "new.yaml").write_text(text.replace("amps: 60", "amps: 16"))
+    result = cli("update", tmp_path / "old.yaml", tmp_path / "new.yaml", "-o", tmp_path / "out", "--dry-run")
+    assert result.exit_code == 1 and "update refused" in result.output, result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_commands_reach_a_host_through_ansible_with_their_arguments_intact(tmp_path: Path) -> None:
+    from clusterforge.day2.remote import AnsibleRemote
+    from clusterforge.lab.paths import project_root
+
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text("all:\n  hosts:\n    here:\n      ansible_connection: local\n"
+                         "      ansible_python_interpreter: " + __import__("sys").executable + "\n")
+    remote = AnsibleRemote(project_root(), inventory, tmp_path / "runner", become=False)
+    said = remote.run("here", ["printf", "%s|", "a b", "$(id)", "; true"])
+    assert (said.rc, said.stdout) == (0, "a b|$(id)|; true|")  # one argument each, no shell
+    failed = remote.run("here", ["false"])
+    assert failed.rc == 1

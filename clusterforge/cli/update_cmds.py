@@ -58,7 +58,7 @@ def update(old: str, new: Path, out: Path, inputs: PolicyInputs, settings: Setti
     from clusterforge.day2.rendered import Rendered
     from clusterforge.day2.revisions import blueprint_path
     from clusterforge.day2.rolling import Progress, digest
-    from clusterforge.day2.update import Updater
+    from clusterforge.day2.update import Updater, headline
     from clusterforge.lab.paths import cache_root, project_root
 
     for path in extra:
@@ -68,10 +68,10 @@ def update(old: str, new: Path, out: Path, inputs: PolicyInputs, settings: Setti
     with blueprint_path(old) as old_file:
         before = Rendered.from_blueprint(old_file, inputs)
     _render(new, out, inputs)
-    after = Rendered.from_directory(out)
+    after = Rendered.from_blueprint(new, inputs)  # with the plan: hardware and physical changes are seen too
     change = compare(before, after)
-    view.print(one_line(f"{old} -> {new}: {len(change.added)} node(s) added, {len(change.removed)} removed, "
-                        f"{len(change.changes)} setting(s) changed"))
+    view.print(one_line(f"{old} -> {new}"))
+    view.print(headline(change))
     state = cache_root() / "update" / hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:16]
     inventory = (out / "inventory" / "hosts.yml").resolve()
     remote = AnsibleRemote(project_root(), inventory, state / "adhoc", [p.resolve() for p in extra])
@@ -81,8 +81,10 @@ def update(old: str, new: Path, out: Path, inputs: PolicyInputs, settings: Setti
     if dry_run:
         rolling = updater.rolling_hosts()
         view.print(f"in place: {len(after.hosts) - len(rolling)} host(s); rolling: {len(rolling)} host(s)")
-        for batch in updater.batches(rolling) if rolling else []:
+        for batch in updater.batches(rolling, busy=()) if rolling else []:
             view.print(f"  {batch}")
+        if rolling:
+            view.print("(at run time, batches whose nodes run no job go first)")
         return
     started = time.monotonic()
     show_report(updater.run(), view.print)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from clusterforge.errors import ClusterforgeError, Problem
-from clusterforge.provision.runner import EventHandler, Outcome, Run, execute
+from clusterforge.provision.runner import EventHandler, Outcome, Run, base_env, execute
 
 
 @dataclass(frozen=True)
@@ -36,14 +36,21 @@ class Apply(Protocol):
 
 
 @dataclass
-class AnsibleRemote:
-    """Commands through ansible-runner's ad-hoc `command` module, with the inventory and extra vars site.yml gets."""
+class AnsibleTarget:
+    """Where Ansible finds the cluster: the project, the rendered inventory, the extra vars and environment."""
 
     project: Path
     inventory: Path
     private_dir: Path
     extra_vars_files: Sequence[Path] = ()
     env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class AnsibleRemote(AnsibleTarget):
+    """Commands through ansible-runner's ad-hoc `command` module, with the inventory and extra vars site.yml gets."""
+
+    become: bool = True  # as site.yml runs (become: true)
 
     def run(self, host: str, argv: Sequence[str], timeout: float = 60) -> Result:
         try:
@@ -63,24 +70,23 @@ class AnsibleRemote:
 
         extra = " ".join(f"-e @{shlex.quote(str(p))}" for p in self.extra_vars_files)
         self.private_dir.mkdir(parents=True, exist_ok=True)
-        ansible_runner.run(
+        outcome = ansible_runner.run(
             private_data_dir=str(self.private_dir), host_pattern=host, module="ansible.builtin.command",
             module_args=json.dumps({"argv": list(argv)}), inventory=str(self.inventory), quiet=True,
-            cmdline=f"--become --timeout {int(timeout)} {extra}".strip(), event_handler=handle,
-            envvars={"ANSIBLE_CONFIG": str(self.project / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1", **self.env},
+            cmdline=f"{'--become ' if self.become else ''}--timeout {int(timeout)} {extra}".strip(),
+            event_handler=handle,
+            envvars={**base_env(self.project), **self.env},
             rotate_artifacts=3, suppress_env_files=True)
-        return found[0] if found else Result(255, "", f"no answer from {host}")
+        if found:
+            return found[0]
+        output = outcome.stdout.read() if outcome.stdout is not None else ""
+        return Result(255, "", f"no answer from {host}: {output.strip()[-300:]}")
 
 
 @dataclass
-class SiteApply:
+class SiteApply(AnsibleTarget):
     """site.yml limited to a set of hosts, with the options `provision` would use."""
 
-    project: Path
-    inventory: Path
-    private_dir: Path
-    extra_vars_files: Sequence[Path] = ()
-    env: dict[str, str] = field(default_factory=dict)
     fast: bool = False
     on_event: EventHandler | None = None
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from clusterforge.day2.diff import Action, Diff
@@ -55,6 +55,15 @@ class Report:
     @property
     def ok(self) -> bool:
         return not self.failed
+
+
+def headline(diff: Diff) -> str:
+    """One line for what a change is: nodes added and removed, settings, and the largest action."""
+    added = f" ({compress(diff.added)})" if diff.added else ""
+    removed = f" ({compress(diff.removed)})" if diff.removed else ""
+    return (f"change: {len(diff.added)} node(s) added{added}, {len(diff.removed)} removed{removed}, "
+            f"{len(diff.changes)} setting(s) changed; largest action {diff.largest.name.lower()}, "
+            f"{len(diff.interrupted)} running node(s) interrupted")
 
 
 def requeue_allowed(new: Rendered) -> bool:
@@ -96,10 +105,15 @@ class Updater:
         """Hosts that must be idle while they change: in both renders, with a DRAIN, REBOOT or REIMAGE."""
         return [h for h in self.new.hosts if h not in self.diff.added and self.diff.action_for(h) >= Action.DRAIN]
 
-    def batches(self, hosts: Sequence[str]) -> list[Batch]:
+    def batches(self, hosts: Sequence[str], busy: Iterable[str] | None = None) -> list[Batch]:
+        """The rolling batches; `busy` (the nodes running jobs) is asked of slurmctld unless given."""
         host_vars = {h: self.new.hosts[h].vars for h in hosts}
         parts = partitions(self.new.files.get("slurm/slurm.conf", ""))
-        return plan(hosts, host_vars, parts, self.slurm.busy(), self.settings.unit, self.settings.max_fraction)
+        running = self.slurm.busy() if busy is None else busy
+        batches = plan(hosts, host_vars, parts, running, self.settings.unit, self.settings.max_fraction)
+        # a controller that is also a compute node goes last: while it reboots nothing can be drained or resumed
+        controllers = set(self._members("slurm_controller"))
+        return sorted(batches, key=lambda b: bool(controllers & set(b.hosts)))
 
     def _step(self, name: str, action: Callable[[], None], needed: bool) -> None:
         if not needed or name in self.progress.steps:
@@ -231,7 +245,10 @@ class Updater:
         waiting = set(hosts)
         while waiting and time.monotonic() < deadline:
             time.sleep(self.settings.poll_s)
-            states = self.slurm.nodes(waiting)
+            try:
+                states = self.slurm.nodes(waiting)
+            except ClusterforgeError:  # the controller's own node rebooting: slurmctld is back after its boot
+                continue
             waiting -= {h for h, s in states.items() if s.state == "down" and not s.rebooting}
         return dict.fromkeys(sorted(waiting), f"not back within {self.settings.reboot_timeout_s:.0f}s of the reboot")
 

@@ -18,7 +18,7 @@ from clusterforge.day2.diff import Diff, compare
 from clusterforge.day2.remote import Result
 from clusterforge.day2.rendered import Host, Rendered
 from clusterforge.day2.rolling import Progress, digest
-from clusterforge.day2.update import Report, Settings, Updater
+from clusterforge.day2.update import Report, Settings, Updater, headline
 from clusterforge.errors import ClusterforgeError, Problem
 from clusterforge.lab import cluster, labvars, nodes, podman, repo, state
 from clusterforge.lab.paths import LabPaths
@@ -120,6 +120,7 @@ def change(paths: LabPaths, blueprint: Path | None, count: int | None, settings:
     if diff is None:
         say("nothing to change: the lab already runs this blueprint")
         return None
+    say(headline(diff))
     lab = state.require(paths)
     lab_repo = repo.ensure(cluster.lab_pins(paths.render), say)  # a new version pin is served before it is applied
     labvars.write(paths, lab_repo)

@@ -95,6 +95,13 @@ def mitogen_env() -> dict[str, str]:
     return {"ANSIBLE_STRATEGY_PLUGINS": str(plugins), "ANSIBLE_STRATEGY": "mitogen_linear"}
 
 
+def base_env(project: Path) -> dict[str, str]:
+    """What every Ansible run of the project gets: its ansible.cfg, no colour, and this interpreter's Ansible."""
+    # ansible-runner turns host key checking off unless told otherwise; ansible.cfg's setting stands.
+    return {"ANSIBLE_CONFIG": str(project / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1",
+            "ANSIBLE_HOST_KEY_CHECKING": "True", "PATH": f"{_binaries()}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
 def execute(run: Run, on_event: EventHandler | None = None) -> Outcome:
     """Run the playbook to the end; failed hosts are in the summary, the rest of the cluster finishes."""
     try:
@@ -111,12 +118,8 @@ def execute(run: Run, on_event: EventHandler | None = None) -> Outcome:
         return False  # events are folded in memory; nothing per event is written to disk
 
     run.private_dir.mkdir(parents=True, exist_ok=True)
-    binaries = _binaries()
     strategy = mitogen_env() if run.fast else {}
-    # ansible-runner turns host key checking off unless told otherwise; ansible.cfg's setting stands.
-    env = {"ANSIBLE_CONFIG": str(run.project / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1",
-           "ANSIBLE_HOST_KEY_CHECKING": "True",
-           "PATH": f"{binaries}{os.pathsep}{os.environ.get('PATH', '')}", **strategy, **run.env}
+    env = {**base_env(run.project), **strategy, **run.env}
     try:
         result = ansible_runner.run(
             private_data_dir=str(run.private_dir), project_dir=str(run.project), playbook=run.playbook,
