@@ -44,10 +44,12 @@ def submit(lab: Lab, steps: int) -> str:
     for name in ("train.py", "train.sbatch"):
         text = (ROOT / "examples/jobs" / name).read_text()
         lab.sh(CONTROLLER, f"cat > {JOBS}/{name} <<'EOF'\n{text}EOF\nchmod 0755 {JOBS}/{name}")
-    job = lab.sh(CONTROLLER, f"cd {JOBS} && sbatch --parsable -N2 --export=ALL,TOTAL_STEPS={steps},CKPT_EVERY=5,"
-                             f"STEP_TIME=1,CKPT_DIR=/shared/ckpt,TRAIN_PY={JOBS}/train.py {JOBS}/train.sbatch")
+    job = lab.sh(CONTROLLER, f"cd {JOBS} && sbatch --parsable -N2 --ntasks=2 "
+                             f"--export=ALL,TOTAL_STEPS={steps},CKPT_EVERY=5,STEP_TIME=1,CKPT_DIR=/shared/ckpt,"
+                             f"TRAIN_PY={JOBS}/train.py {JOBS}/train.sbatch")
     job = job.split(";")[0]
     lab.wait(f"job {job} running", lambda: lab.job(job).get("JobState") == "RUNNING", 90)
+    assert lab.job(job)["NumNodes"] == "2", lab.job(job)
     return job
 
 
@@ -74,6 +76,7 @@ def test_growing_from_two_to_four_compute_nodes_leaves_the_job_and_slurmctld_run
     nodes_before = lab.job(job)["NodeList"]
 
     grown = lab.cli("up", "--nodes", "5")
+    print(*[line for line in grown.stdout.splitlines() if not line.startswith("[")], sep="\n")  # figures (-s)
 
     assert "node-[0003-0004]" in grown.stdout, grown.stdout
     assert lab.job(job).get("JobState") == "RUNNING", lab.job(job)  # not touched while the cluster grew
@@ -92,6 +95,7 @@ def test_a_partition_setting_reaches_slurmctld_through_reconfigure(lab: Lab, tmp
     before = controller_unit(lab)
 
     changed = lab.cli("update", "--blueprint", str(blueprint(tmp_path, max_time="04:00:00")))
+    print(*[line for line in changed.stdout.splitlines() if not line.startswith("[")], sep="\n")
 
     assert "rolling" not in changed.stdout, changed.stdout  # nothing to drain for a partition limit
     assert "MaxTime=04:00:00" in lab.sh(CONTROLLER, "scontrol show partition debug")
@@ -104,17 +108,19 @@ def test_a_partition_setting_reaches_slurmctld_through_reconfigure(lab: Lab, tmp
 
 def test_a_driver_pin_rolls_through_the_compute_nodes_one_at_a_time(lab: Lab, tmp_path: Path) -> None:
     job = submit(lab, steps=150)
-    boots = {n: lab.sh(n, "cat /proc/sys/kernel/random/boot_id") for n in COMPUTE}
+    for node in COMPUTE:  # /run is a tmpfs: a reboot of the node (its container) clears it
+        lab.sh(node, "touch /run/clusterforge-test-booted-before")
 
     rolled = lab.cli("update", "--blueprint", str(blueprint(tmp_path, max_time="04:00:00", driver=NEW_DRIVER)),
                      "--batch", "node", "--drain-timeout", "20", "--max-fraction", "0.25", timeout=1500)
+    print(*[line for line in rolled.stdout.splitlines() if not line.startswith("[ ")], sep="\n")
 
     batches = re.findall(r"^\[(\d)/4\] node (node-\d{4}): ", rolled.stdout, re.M)
     assert [n for _, n in batches] and sorted(n for _, n in batches) == COMPUTE, rolled.stdout  # one at a time
     for node in COMPUTE:
         version = lab.sh(node, "dpkg-query --show --showformat='${Version}' cuda-drivers-570")
         assert version.startswith(NEW_DRIVER), (node, version)
-        assert lab.sh(node, "cat /proc/sys/kernel/random/boot_id") != boots[node], f"{node} was not rebooted"
+        assert lab.run(node, "test -e /run/clusterforge-test-booted-before").returncode == 1, f"{node} not rebooted"
     assert "0 failed" in rolled.stdout, rolled.stdout
     done = finished(lab, job, 420)
     assert done["JobState"] == "COMPLETED", done
