@@ -51,6 +51,9 @@ class FakeSlurm:
             return Result(1 if host in self.failing_health else 0, "fabric: port down" if host in self.failing_health
                           else "")
         assert host == CTL, args
+        if args[0] == "sh":
+            self.log.append(f"backup {args[2].split('&&')[1].split()[0]}")
+            return Result(0, "")
         if args[0] == "sinfo":
             names = expand(args[args.index("--nodes") + 1])
             lines = [f"{n}|{self._state(n)}|{self.drained.get(n) or self.down.get(n) or 'none'}" for n in names]
@@ -250,3 +253,12 @@ def test_commands_reach_a_host_through_ansible_with_their_arguments_intact(tmp_p
     assert (said.rc, said.stdout) == (0, "a b|$(id)|; true|")  # one argument each, no shell
     failed = remote.run("here", ["false"])
     assert failed.rc == 1
+
+
+def test_a_slurm_upgrade_backs_up_then_upgrades_slurmdbd_then_the_controllers(tmp_path: Path) -> None:
+    pin = Change("group_vars", "slurm_version", "24.11", "25.05", Action.RESTART, (CTL, *NODES), "slurmd", "upgrade")
+    slurm, apply = FakeSlurm({"7": ["node-0001"]}), FakeApply()
+    report = updater(tmp_path, slurm, apply, Diff((), (), (), (pin,), ()))[0].run()
+    assert slurm.log == ["backup mysqldump", "backup tar"]  # the database, then StateSaveLocation, before any upgrade
+    assert apply.calls == [(CTL,), (CTL,), (CTL, *NODES)]  # slurmdbd's host, the controllers, then in place
+    assert report.ok and slurm.jobs["7"] == ["node-0001"]  # a daemon restart: the job runs on
