@@ -99,16 +99,21 @@ def render(file: Path, out: Path, force: bool, inputs: PolicyInputs, from_stack:
                                         f"{loaded.cluster.name}", str(from_stack), hint="export the right stack"))
     refuse_inputs(out, input_files([loaded.source], file, *inputs.files(), from_stack), directory=True)
     if verdict.failed:
-        errors = verdict.errors
-        click.echo(one_line(f"{file}: the policy check has {len(errors)} unwaived error(s):"), err=True)
-        for finding in errors:
-            click.echo(f"  {finding.render()}", err=True)
+        show_policy_errors(file, verdict)
         if not force:
             click.echo("render refused: fix the design, waive the findings (--waivers) or use --force", err=True)
             raise click.exceptions.Exit(EXIT_POLICY)
         click.echo("rendering anyway (--force)", err=True)
     written = write(RenderContext(loaded, result.plan, Path.cwd() / "stacks" / "aws", stack), out)
     click.echo(one_line(f"wrote {len(written)} files to {out}"), err=True)
+
+
+def show_policy_errors(file: Path, verdict: Verdict) -> None:
+    """The unwaived errors that stop a render (or an update) from writing a design the gate rejects."""
+    errors = verdict.errors
+    click.echo(one_line(f"{file}: the policy check has {len(errors)} unwaived error(s):"), err=True)
+    for finding in errors:
+        click.echo(f"  {finding.render()}", err=True)
 
 
 def _stack_outputs(path: Path | None) -> StackOutputs | None:

@@ -16,6 +16,7 @@ from clusterforge.cli.run_view import console
 from clusterforge.errors import ClusterforgeError, Problem, one_line
 
 if TYPE_CHECKING:
+    from clusterforge.day2.rendered import Rendered
     from clusterforge.day2.update import Settings
 
 
@@ -67,8 +68,7 @@ def update(old: str, new: Path, out: Path, inputs: PolicyInputs, settings: Setti
     view = console()
     with blueprint_path(old) as old_file:
         before = Rendered.from_blueprint(old_file, inputs)
-    _render(new, out, inputs)
-    after = Rendered.from_blueprint(new, inputs)  # with the plan: hardware and physical changes are seen too
+    after = _render(new, out, inputs)
     change = compare(before, after)
     view.print(one_line(f"{old} -> {new}"))
     view.print(headline(change))
@@ -91,19 +91,21 @@ def update(old: str, new: Path, out: Path, inputs: PolicyInputs, settings: Setti
     view.print(f"updated in {time.monotonic() - started:.1f}s")
 
 
-def _render(new: Path, out: Path, inputs: PolicyInputs) -> None:
-    """NEW into OUT as `render` writes it; refused while its policy check fails (an update never deploys a
-    design the gate rejects)."""
+def _render(new: Path, out: Path, inputs: PolicyInputs) -> Rendered:
+    """NEW written into OUT as `render` writes it, and as data with its plan (so hardware and physical changes
+    are seen); refused while its policy check fails (an update never deploys a design the gate rejects)."""
     from clusterforge.analysis import analyze, read_policy
     from clusterforge.atomic import refuse_inputs
+    from clusterforge.cli.plan_cmds import show_policy_errors
+    from clusterforge.day2.rendered import Rendered
     from clusterforge.render import RenderContext, write
 
     result = analyze(new, read_policy(inputs))
     refuse_inputs(out, input_files([result.loaded.source], new, *inputs.files()), directory=True)
     if result.verdict.failed:
-        for finding in result.verdict.errors:
-            click.echo(f"  {finding.render()}", err=True)
-        click.echo(one_line(f"{new}: update refused: the policy check has {len(result.verdict.errors)} "
-                            "unwaived error(s)"), err=True)
+        show_policy_errors(new, result.verdict)
+        click.echo("update refused: fix the design or waive the findings (--waivers)", err=True)
         raise click.exceptions.Exit(EXIT_POLICY)
-    write(RenderContext(result.loaded, result.plan, Path.cwd() / "stacks" / "aws"), out)
+    ctx = RenderContext(result.loaded, result.plan, Path.cwd() / "stacks" / "aws")
+    write(ctx, out)
+    return Rendered.from_context(ctx)

@@ -146,10 +146,8 @@ class _Scope:
                      or (forced and host.vars.get(forced) is True))
 
     def dbd(self) -> tuple[str, ...]:
-        host = str(self.new.group_vars.get("slurm_dbd_host") or "")
-        if host in self.new.hosts:
-            return (host,)
-        return self.new.members(CONTROLLER_GROUP)[:1]
+        host = self.new.dbd_host
+        return (host,) if host else self.new.members(CONTROLLER_GROUP)[:1]
 
     def efa(self) -> tuple[str, ...]:
         hosts = tuple(name for name, host in self.new.hosts.items() if host.vars.get("efa_interfaces"))

@@ -7,7 +7,6 @@ lines by node, so a diff compares nodes rather than hostlist expressions that gr
 
 from __future__ import annotations
 
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from clusterforge.errors import ClusterforgeError, Problem
 from clusterforge.hostlist import expand
-from clusterforge.lab.render import inventory_hosts
+from clusterforge.lab.render import inventory_groups
 from clusterforge.render import MARKER
 from clusterforge.render.yamlout import load
 
@@ -23,6 +22,7 @@ if TYPE_CHECKING:
     from clusterforge.analysis import PolicyInputs
     from clusterforge.plan import Plan
     from clusterforge.plan.model import RackLimits
+    from clusterforge.render.context import RenderContext
 
 HOSTS_FILE = "inventory/hosts.yml"
 GROUP_VARS_FILE = "inventory/group_vars/all.yml"
@@ -54,23 +54,24 @@ class Rendered:
         inventory: dict[str, Any] = _yaml(files.get(HOSTS_FILE, ""), HOSTS_FILE)
         group_vars = {**((inventory.get("all") or {}).get("vars") or {}),
                       **_yaml(files.get(GROUP_VARS_FILE, ""), GROUP_VARS_FILE)}
-        return cls(dict(files), _hosts(files.get(HOSTS_FILE, ""), inventory), group_vars, dict(physical or {}),
-                   dict(hardware or {}))
+        return cls(dict(files), _hosts(inventory), group_vars, dict(physical or {}), dict(hardware or {}))
 
     @classmethod
     def from_blueprint(cls, file: Path, inputs: PolicyInputs) -> Rendered:
         """Render blueprint `file` into memory with the renderers `clusterforge render` runs."""
         from clusterforge import analysis
-        from clusterforge.render import OUTPUTS, RenderContext
-        from clusterforge.targets import target_of
+        from clusterforge.render import RenderContext
 
         result = analysis.analyze(file, analysis.read_policy(inputs))
-        ctx = RenderContext(result.loaded, result.plan, Path.cwd() / "stacks" / "aws")
-        files: dict[str, str] = {}
-        for render in (*(module.render for module in OUTPUTS), target_of(result.loaded.cluster).render):
-            files.update(render(ctx))
-        hardware = {name: pool.hardware for pool in result.plan.nodes for name in pool.names()}
-        return cls.from_files(files, physical(result.plan), hardware)
+        return cls.from_context(RenderContext(result.loaded, result.plan, Path.cwd() / "stacks" / "aws"))
+
+    @classmethod
+    def from_context(cls, ctx: RenderContext) -> Rendered:
+        """The files `clusterforge render` writes for an analysed blueprint, with its plan's figures."""
+        from clusterforge.render import render_files
+
+        hardware = {name: pool.hardware for pool in ctx.plan.nodes for name in pool.names()}
+        return cls.from_files(render_files(ctx), physical(ctx.plan), hardware)
 
     @classmethod
     def from_directory(cls, out: Path) -> Rendered:
@@ -89,6 +90,12 @@ class Rendered:
         """The hosts of an inventory group, in inventory order."""
         return tuple(name for name, host in self.hosts.items() if group in host.groups)
 
+    @property
+    def dbd_host(self) -> str | None:
+        """The host slurmdbd runs on (`slurm_dbd_host`), None without accounting or when it is no host here."""
+        host = str(self.group_vars.get("slurm_dbd_host") or "")
+        return host if host in self.hosts else None
+
 
 def _yaml(text: str, name: str) -> dict[str, Any]:
     import yaml
@@ -102,18 +109,9 @@ def _yaml(text: str, name: str) -> dict[str, Any]:
     return data
 
 
-def _groups(text: str) -> dict[str, tuple[str, ...]]:
-    """Each host's groups, resolved by the lab's reader of a rendered hosts.yml (it reads a file, so the text is
-    handed over in a temporary one rather than resolved a second way here)."""
-    with tempfile.TemporaryDirectory(prefix="clusterforge-diff-") as tmp:
-        path = Path(tmp) / "hosts.yml"
-        path.write_text(text, encoding="utf-8")
-        return inventory_hosts(path)
-
-
-def _hosts(text: str, inventory: dict[str, Any]) -> dict[str, Host]:
+def _hosts(inventory: dict[str, Any]) -> dict[str, Host]:
     """Every host with its groups and its vars: the vars of the groups listing it (its pool's), then its own."""
-    groups = _groups(text) if text else {}
+    groups = inventory_groups(inventory)
     merged: dict[str, dict[str, Any]] = {name: {} for name in groups}
     own: dict[str, dict[str, Any]] = {name: {} for name in groups}
     for body in ((inventory.get("all") or {}).get("children") or {}).values():

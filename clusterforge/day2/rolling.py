@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from clusterforge.atomic import write_text
+from clusterforge.day2.effects import NAMED_LINES
+from clusterforge.day2.rendered import conf_entries
 from clusterforge.hostlist import compress, expand
 
 Unit = Literal["node", "rack"]
@@ -34,16 +36,15 @@ class Batch:
 
 def partitions(slurm_conf: str) -> dict[str, set[str]]:
     """Partition name -> its nodes, from a rendered slurm.conf (`Nodes=ALL` is every NodeName)."""
-    every: set[str] = set()
-    found: dict[str, str] = {}
-    for line in slurm_conf.splitlines():
-        words = dict(word.partition("=")[::2] for word in line.split() if "=" in word)
-        if "NodeName" in words and words["NodeName"] != "DEFAULT":
-            every.update(expand(words["NodeName"]))
-        if "PartitionName" in words and words["PartitionName"] != "DEFAULT":
-            found[words["PartitionName"]] = words.get("Nodes", "")
-    return {name: every if nodes == "ALL" else set(expand(nodes)) if nodes else set()
-            for name, nodes in found.items()}
+    conf = conf_entries(slurm_conf, NAMED_LINES)
+    found: dict[str, set[str]] = {}
+    for key, rest in conf.entries.items():
+        kind, _, name = key.partition("=")
+        if kind.lower() == "partitionname" and name.lower() != "default":
+            words = dict(word.partition("=")[::2] for word in rest.split())
+            nodes = words.get("Nodes", "")
+            found[name] = set(conf.nodes) if nodes == "ALL" else set(expand(nodes)) if nodes else set()
+    return found
 
 
 def _group_key(host: str, host_vars: Mapping[str, Any], unit: Unit) -> tuple[str, bool]:

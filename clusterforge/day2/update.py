@@ -21,8 +21,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from clusterforge.day2.diff import Action, Diff
+from clusterforge.day2.effects import NAMED_LINES
 from clusterforge.day2.remote import Apply, Remote
-from clusterforge.day2.rendered import Rendered
+from clusterforge.day2.rendered import Rendered, conf_entries
 from clusterforge.day2.rolling import Batch, Progress, Unit, partitions, plan
 from clusterforge.day2.slurmctl import Slurm
 from clusterforge.errors import ClusterforgeError, Problem
@@ -68,8 +69,8 @@ def headline(diff: Diff) -> str:
 
 def requeue_allowed(new: Rendered) -> bool:
     """JobRequeue in the new slurm.conf (slurm.recovery.job_requeue): whether draining may requeue jobs."""
-    found = re.search(r"^JobRequeue=(\d+)", new.files.get("slurm/slurm.conf", ""), re.MULTILINE)
-    return found is None or found.group(1) != "0"
+    value = conf_entries(new.files.get("slurm/slurm.conf", ""), NAMED_LINES).entries.get("JobRequeue")
+    return value != "0"
 
 
 class Updater:
@@ -77,15 +78,13 @@ class Updater:
                  settings: Settings, say: Say) -> None:
         self.diff, self.new, self.remote, self.apply = diff, new, remote, apply
         self.progress, self.settings, self.say = progress, settings, say
-        self.controller = self._members("slurm_controller")[0] if self._members("slurm_controller") else ""
-        if not self.controller:
+        controllers = new.members("slurm_controller")
+        if not controllers:
             raise ClusterforgeError(Problem("the new render has no slurm_controller host", "inventory/hosts.yml"))
+        self.controller = controllers[0]
         self.slurm = Slurm(remote, self.controller)
         self.requeue = requeue_allowed(new)
         self.report = Report(skipped=list(progress.done))
-
-    def _members(self, group: str) -> list[str]:
-        return [name for name, host in self.new.hosts.items() if group in host.groups]
 
     def run(self) -> Report:
         if self.progress.resumed:
@@ -93,8 +92,10 @@ class Updater:
         self._step("retire", self._retire, bool(self.diff.removed))
         if self.diff.slurm_upgrade:
             self._step("backup", self._backup, True)
-            for group in ("slurm_dbd", "slurm_controller"):
-                self._upgrade(group)
+            dbd = self.new.dbd_host
+            self._step("upgrade slurmdbd", lambda: self._apply_in_place([dbd] if dbd else []), bool(dbd))
+            controllers = list(self.new.members("slurm_controller"))
+            self._step("upgrade slurmctld", lambda: self._apply_in_place(controllers), True)
         rolling = self.rolling_hosts()
         in_place = [h for h in self.new.hosts if h not in rolling]
         self._step("in place", lambda: self._apply_in_place(in_place), bool(in_place))
@@ -112,7 +113,7 @@ class Updater:
         running = self.slurm.busy() if busy is None else busy
         batches = plan(hosts, host_vars, parts, running, self.settings.unit, self.settings.max_fraction)
         # a controller that is also a compute node goes last: while it reboots nothing can be drained or resumed
-        controllers = set(self._members("slurm_controller"))
+        controllers = set(self.new.members("slurm_controller"))
         return sorted(batches, key=lambda b: bool(controllers & set(b.hosts)))
 
     def _step(self, name: str, action: Callable[[], None], needed: bool) -> None:
@@ -129,13 +130,6 @@ class Updater:
         known = self.slurm.nodes(removed)
         self.slurm.drain([h for h in removed if h in known], "retired by the new blueprint")
         self._empty([h for h in removed if h in known], pending=[])
-
-    def _upgrade(self, group: str) -> None:
-        """site.yml on slurmdbd's host, or on the controllers: the new packages, then the daemons restarted."""
-        hosts = self._members(group) or ([str(self.new.group_vars.get("slurm_dbd_host") or "")]
-                                         if group == "slurm_dbd" else [])
-        chosen = [h for h in hosts if h in self.new.hosts]
-        self._step(f"upgrade {group}", lambda: self._apply_in_place(chosen), bool(chosen))
 
     def _backup(self) -> None:
         """The accounting database and StateSaveLocation, copied before any daemon is upgraded (SLURM's upgrade

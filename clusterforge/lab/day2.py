@@ -8,9 +8,9 @@ lab ran before is kept as `render-prev` until the change is complete, so an inte
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
 import shutil
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from clusterforge.day2.update import Report, Settings, Updater, headline
 from clusterforge.errors import ClusterforgeError, Problem
 from clusterforge.lab import cluster, labvars, nodes, podman, repo, state
 from clusterforge.lab.paths import LabPaths
-from clusterforge.lab.render import inventory_hosts, render
+from clusterforge.lab.render import render
 from clusterforge.lab.state import LabState, Node
 from clusterforge.provision.runner import EventHandler, Outcome
 
@@ -39,13 +39,11 @@ class LabRemote:
 
 
 def _read(render_dir: Path) -> Rendered:
-    """A lab render as the day-two code sees it: the lab's compute nodes run the driver and NCCL roles without
-    GPUs (labvars: nvidia_driver_enabled, nccl_enabled), so a driver or NCCL pin concerns them as it would
-    GPU nodes."""
+    """A lab render as the day-two code sees it: the lab's compute nodes run the driver role without GPUs
+    (labvars: nvidia_driver_enabled), so a driver or NCCL pin concerns them as it would GPU nodes."""
     found = Rendered.from_directory(render_dir)
-    runs_gpu_roles = {"nvidia_driver_enabled": True, "nccl_enabled": True}
-    hosts = {name: Host(host.groups, {**host.vars, **runs_gpu_roles}) if cluster.COMPUTE in host.groups else host
-             for name, host in found.hosts.items()}
+    hosts = {name: Host(host.groups, {**host.vars, "nvidia_driver_enabled": True})
+             if cluster.COMPUTE in host.groups else host for name, host in found.hosts.items()}
     return dataclasses.replace(found, hosts=hosts)
 
 
@@ -57,7 +55,16 @@ def _progress(paths: LabPaths) -> Path:
     return paths.root / "update-progress.json"
 
 
-def prepare(paths: LabPaths, blueprint: Path | None, count: int | None, say: cluster.Say) -> Diff | None:
+@dataclass(frozen=True)
+class Prepared:
+    """The render the lab ran, the one now in place, and what changing from one to the other takes."""
+
+    old: Rendered
+    new: Rendered
+    diff: Diff
+
+
+def prepare(paths: LabPaths, blueprint: Path | None, count: int | None, say: cluster.Say) -> Prepared | None:
     """Render the lab as asked and put that render in place (the old one kept as render-prev); the change, or
     None when there is nothing to change. An unfinished earlier change must be the same one."""
     lab = state.require(paths)
@@ -68,35 +75,37 @@ def prepare(paths: LabPaths, blueprint: Path | None, count: int | None, say: clu
            count if count is not None else len(lab.nodes), staging, ha)
     previous = _previous(paths)
     if previous.exists():
-        if _read(staging).files != _read(paths.render).files:
-            shutil.rmtree(staging)
+        staged, current = _read(staging), _read(paths.render)
+        shutil.rmtree(staging)
+        if staged.files != current.files:
             raise ClusterforgeError(Problem(
                 "an earlier change to this lab is unfinished", str(previous),
                 hint="run that change again (same --blueprint and --nodes) to finish it first"))
-        shutil.rmtree(staging)
         say("resuming the unfinished change")
-    else:
-        change = compare(_read(paths.render), _read(staging))
-        if not change.changes and not change.added and not change.removed:
-            shutil.rmtree(staging)
-            return None
-        paths.render.rename(previous)
-        staging.rename(paths.render)
-    return compare(_read(previous), _read(paths.render))
+        old = _read(previous)
+        return Prepared(old, current, compare(old, current))
+    old, new = _read(paths.render), _read(staging)
+    change = compare(old, new)
+    if not change.changes and not change.added and not change.removed:
+        shutil.rmtree(staging)
+        return None
+    paths.render.rename(previous)
+    staging.rename(paths.render)
+    return Prepared(old, new, change)
 
 
-def _grow(paths: LabPaths, lab: LabState, added: Sequence[str]) -> LabState:
+def _grow(paths: LabPaths, lab: LabState, new: Rendered, added: Sequence[str]) -> LabState:
     """Start a container for each added node on a free address; the lab's state lists them."""
-    hosts = inventory_hosts(paths.render / "inventory/hosts.yml")
-    subnet = ipaddress.IPv4Network(podman.inspect("network", paths.network)["subnets"][0]["subnet"])
+    subnet = nodes.ensure_network(paths)
     taken = {n.ip for n in lab.nodes}
     free = (str(subnet.network_address + i) for i in range(nodes.FIRST_HOST, subnet.num_addresses - 1)
             if str(subnet.network_address + i) not in taken)
-    specs = [nodes.NodeSpec(name, hosts[name], next(free)) for name in added if lab.node_or_none(name) is None]
+    specs = [nodes.NodeSpec(name, new.hosts[name].groups, next(free)) for name in added
+             if lab.node_or_none(name) is None]
     if specs:
         nodes.start(paths, specs, lab.image, str(repo.repo_root()))
-    grown = LabState(lab.name, lab.blueprint, lab.catalogs, lab.image, lab.network, lab.controller,
-                     (*lab.nodes, *(Node(s.name, paths.container(s.name), s.ip, s.groups) for s in specs)))
+    grown = dataclasses.replace(lab, nodes=(*lab.nodes, *(Node(s.name, paths.container(s.name), s.ip, s.groups)
+                                                          for s in specs)))
     state.save(paths, grown)
     nodes.write_ssh_config(paths, grown.nodes)
     nodes.wait_booted(paths, [s.name for s in specs])
@@ -108,33 +117,33 @@ def _shrink(paths: LabPaths, lab: LabState, removed: Sequence[str]) -> None:
     nodes.close_ssh(paths, [n.name for n in gone])
     if gone:
         podman.run(["rm", "--force", "--time", "10", *(n.container for n in gone)])
-    kept = tuple(n for n in lab.nodes if n.name not in removed)
-    state.save(paths, LabState(lab.name, lab.blueprint, lab.catalogs, lab.image, lab.network, lab.controller, kept))
-    nodes.write_ssh_config(paths, kept)
+    kept = dataclasses.replace(lab, nodes=tuple(n for n in lab.nodes if n.name not in removed))
+    state.save(paths, kept)
+    nodes.write_ssh_config(paths, kept.nodes)
 
 
 def change(paths: LabPaths, blueprint: Path | None, count: int | None, settings: Settings, say: cluster.Say,
            on_event: EventHandler | None) -> Report | None:
     """Apply a new lab blueprint or node count to the running lab; None when nothing changes."""
-    diff = prepare(paths, blueprint, count, say)
-    if diff is None:
+    prepared = prepare(paths, blueprint, count, say)
+    if prepared is None:
         say("nothing to change: the lab already runs this blueprint")
         return None
+    diff = prepared.diff
     say(headline(diff))
     lab = state.require(paths)
     lab_repo = repo.ensure(cluster.lab_pins(paths.render), say)  # a new version pin is served before it is applied
     labvars.write(paths, lab_repo)
-    lab = _grow(paths, lab, diff.added)
+    lab = _grow(paths, lab, prepared.new, diff.added)
     if blueprint is not None:
-        lab = LabState(lab.name, str(blueprint), lab.catalogs, lab.image, lab.network, lab.controller, lab.nodes)
+        lab = dataclasses.replace(lab, blueprint=str(blueprint))
         state.save(paths, lab)
-    previous, current = _read(_previous(paths)), _read(paths.render)
-    progress = Progress.load(_progress(paths), digest(previous.files, current.files))
+    progress = Progress.load(_progress(paths), digest(prepared.old.files, prepared.new.files))
 
     def apply(hosts: Sequence[str], extra_vars: dict[str, Any]) -> Outcome:
         return cluster.provision(paths, on_event, limit=",".join(hosts), extra_vars=extra_vars)
 
-    report = Updater(diff, current, LabRemote(paths), apply, progress, settings, say).run()
+    report = Updater(diff, prepared.new, LabRemote(paths), apply, progress, settings, say).run()
     if report.ok:
         _shrink(paths, lab, diff.removed)
         shutil.rmtree(_previous(paths))

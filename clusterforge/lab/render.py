@@ -109,7 +109,11 @@ def render(blueprint: Path, catalogs: Sequence[Path], nodes: int | None, out: Pa
 
 def inventory_hosts(inventory: Path) -> dict[str, tuple[str, ...]]:
     """Every host of a rendered hosts.yml with the groups it is in (children resolved), in file order."""
-    data: dict[str, Any] = load(inventory.read_text()) or {}
+    return inventory_groups(load(inventory.read_text()) or {})
+
+
+def inventory_groups(data: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    """Every host of a parsed hosts.yml with the groups it is in (children resolved), in file order."""
     membership: dict[str, list[str]] = {}
     children: dict[str, list[str]] = {}
 

@@ -7,6 +7,7 @@ one fail halfway.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -25,7 +26,7 @@ from clusterforge.render import (
 from clusterforge.render.context import RenderContext
 from clusterforge.targets import target_of
 
-__all__ = ["OUTPUTS", "RenderContext", "write"]
+__all__ = ["OUTPUTS", "RenderContext", "render_files", "write"]
 
 OUTPUTS: tuple[ModuleType, ...] = (inventory, group_vars, slurm_conf, gres_conf, topology_conf, cgroup_conf,
                                    plugstack_conf, job_container_conf)
@@ -41,6 +42,16 @@ def _check_target(out: Path) -> None:
             str(out), hint="choose a new or empty directory"))
 
 
+def renderers(ctx: RenderContext) -> tuple[Callable[[RenderContext], dict[str, str]], ...]:
+    """Every renderer a cluster gets: the common modules, then its target's."""
+    return (*(module.render for module in OUTPUTS), target_of(ctx.loaded.cluster).render)
+
+
+def render_files(ctx: RenderContext) -> dict[str, str]:
+    """Every file of the cluster by relative path, in memory (what `write` puts in place, but its marker)."""
+    return {relative: text for render in renderers(ctx) for relative, text in render(ctx).items()}
+
+
 def write(ctx: RenderContext, out: Path) -> list[str]:
     """Render into a staging directory that replaces `out` only when every file is written."""
     try:
@@ -50,7 +61,7 @@ def write(ctx: RenderContext, out: Path) -> list[str]:
     written = []
     with replace_directory(out) as staging:  # an OSError in here becomes a ClusterforgeError naming `out`
         stage_text(staging / MARKER, ctx.header())
-        for render in (*(module.render for module in OUTPUTS), target_of(ctx.loaded.cluster).render):
+        for render in renderers(ctx):
             for relative, text in sorted(render(ctx).items()):
                 stage_text(staging / relative, text)
                 written.append(relative)
