@@ -262,3 +262,12 @@ def test_a_slurm_upgrade_backs_up_then_upgrades_slurmdbd_then_the_controllers(tm
     assert slurm.log == ["backup mysqldump", "backup tar"]  # the database, then StateSaveLocation, before any upgrade
     assert apply.calls == [(CTL,), (CTL,), (CTL, *NODES)]  # slurmdbd's host, the controllers, then in place
     assert report.ok and slurm.jobs["7"] == ["node-0001"]  # a daemon restart: the job runs on
+
+
+def test_update_with_nothing_changed_touches_no_host(cli, tmp_path: Path) -> None:
+    from tests.conftest import EXAMPLES
+
+    result = cli("update", EXAMPLES / "onprem-dgx-h100.yaml", EXAMPLES / "onprem-dgx-h100.yaml",
+                 "-o", tmp_path / "out")  # no --dry-run: any host contacted would fail the command
+    assert result.exit_code == 0, result.output
+    assert "nothing to change" in result.output and (tmp_path / "out/inventory/hosts.yml").is_file()

@@ -72,6 +72,9 @@ def update(old: str, new: Path, out: Path, inputs: PolicyInputs, settings: Setti
     change = compare(before, after)
     view.print(one_line(f"{old} -> {new}"))
     view.print(headline(change))
+    if not change.changes:  # as `lab update`: nothing to apply is not a reason to run site.yml everywhere
+        view.print("nothing to change: the rendered files are the same")
+        return
     state = cache_root() / "update" / hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:16]
     inventory = (out / "inventory" / "hosts.yml").resolve()
     remote = AnsibleRemote(project_root(), inventory, state / "adhoc", [p.resolve() for p in extra])
