@@ -271,3 +271,15 @@ def test_update_with_nothing_changed_touches_no_host(cli, tmp_path: Path) -> Non
                  "-o", tmp_path / "out")  # no --dry-run: any host contacted would fail the command
     assert result.exit_code == 0, result.output
     assert "nothing to change" in result.output and (tmp_path / "out/inventory/hosts.yml").is_file()
+
+
+def test_a_removed_node_is_drained_and_emptied_before_slurm_conf_drops_it(tmp_path: Path) -> None:
+    gone = Change("hosts.yml", "node-0004", "slurm_compute", None, Action.DRAIN, ("node-0004",), None, "removed")
+    slurm, apply = FakeSlurm({"7": ["node-0004"]}), FakeApply()
+    said: list[str] = []
+    update = Updater(Diff((), ("node-0004",), (), (gone,), ()), rendered((CTL, *NODES[:3])), slurm, apply,
+                     Progress.load(tmp_path / "p.json", "k"),
+                     Settings(unit="node", max_fraction=0.25, drain_timeout_s=0, poll_s=0), said.append)
+    update.run()
+    assert slurm.log[:2] == ["drain node-0004", "requeue 7 -> node-0001"]  # before site.yml drops it
+    assert apply.calls == [(CTL, *NODES[:3])] and said[0].startswith("retire node-0004")

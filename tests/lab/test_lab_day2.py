@@ -1,6 +1,7 @@
 """Day-two changes to a running lab while a 2-node checkpointing job runs (docs/operations.md, "Day two"): growing
-from 2 to 4 compute nodes, a partition setting through `scontrol reconfigure`, and a driver pin rolled through
-the compute nodes one at a time. One lab serves the three, in order.
+from 2 to 4 compute nodes, a partition setting through `scontrol reconfigure`, a driver pin rolled through
+the compute nodes one at a time, and shrinking back by a node that runs a job. One lab serves the four, in
+order.
 
 slurmctld is never restarted: its systemd invocation stays the same. Its PID does change at every
 `scontrol reconfigure`: SLURM 24.11 re-executes itself in place to reload (`Relinquishing control to new
@@ -127,6 +128,24 @@ def test_a_driver_pin_rolls_through_the_compute_nodes_one_at_a_time(lab: Lab, tm
     assert int(done["Restarts"]) <= 1, done
     states = lab.sh(CONTROLLER, "sinfo --noheader --Node --format '%N %T'")
     assert not re.search(r"drain|down", states), states  # every node back in service
+
+
+def test_shrinking_drains_the_removed_node_first_and_requeues_its_job(lab: Lab) -> None:
+    others = "node-[0001-0003]"
+    lab.sh(CONTROLLER, f"scontrol update NodeName={others} State=DRAIN Reason=test-placement")
+    job = lab.sh(CONTROLLER, "sbatch --parsable --requeue -N1 --wrap 'srun sleep 40'").split(";")[0]
+    lab.wait(f"job {job} running", lambda: lab.job(job).get("JobState") == "RUNNING", 90)
+    lab.sh(CONTROLLER, f"scontrol update NodeName={others} State=RESUME")
+    assert lab.job(job)["NodeList"] == "node-0004"
+
+    shrunk = lab.cli("up", "--nodes", "4", "--drain-timeout", "10")
+
+    assert "retire node-0004: drain, then wait for their jobs" in shrunk.stdout, shrunk.stdout
+    assert f"drain timeout: requeue job(s) {job}" in shrunk.stdout, shrunk.stdout
+    assert "node-0004" not in lab.sh(CONTROLLER, "sinfo --noheader --Node --format %N")
+    assert "node-0004" not in [n["name"] for n in lab.status()["nodes"]]
+    done = finished(lab, job, 240)
+    assert done["JobState"] == "COMPLETED" and done["Restarts"] == "1" and done["NodeList"] != "node-0004", done
 
 
 COMPUTE = [f"node-000{i}" for i in range(1, 5)]
