@@ -5,13 +5,18 @@ must answer. Whatever a case asks, every run must: exit 0, 1 or 2 (or the case's
 traceback, stay under the memory ceiling and the hang timeout, leave every file outside its output untouched,
 and carry no byte of the secret planted outside the blueprint's tree in any output.
 
-Times are recorded (`RUNS`) for `benchmarks/hostile.py`; the 2-second target is measured there, not asserted.
+Each case states the bound it must keep: `seconds` (wall time of one command, default HANG_S) and `rss_mib`
+(peak resident memory, default MAX_RSS_MIB). Every command also runs under a hard address-space limit
+(`HARD_LIMIT_MIB`, RLIMIT_AS), so a memory bomb that slips through fails its case with a MemoryError instead
+of exhausting the machine CI runs on. Times are recorded (`RUNS`) for `benchmarks/hostile.py`; the 2-second
+target is measured there.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import resource
 import stat
 import subprocess
 import sys
@@ -23,6 +28,7 @@ from pathlib import Path
 SECRET = "CLUSTERFORGE-SECRET-0f3a9c"  # planted outside the tree: must never appear in any output
 MAX_RSS_MIB = 256
 HANG_S = 30  # a run still going after this has hung: the case fails
+HARD_LIMIT_MIB = 2048  # address space of one command: past it allocation fails instead of the machine swapping
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -77,6 +83,9 @@ class Case:
     argv: Sequence[Sequence[str]] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     check: Callable[[Path, Path], None] | None = None  # extra assertions on (tree, out) after every run
+    prepare: Callable[[Path], None] | None = None  # extra set-up of the tree (e.g. a git history) before any run
+    seconds: float = HANG_S  # the wall-time bound each command of the case must keep
+    rss_mib: float = MAX_RSS_MIB  # the peak-memory bound each command of the case must keep
 
 
 @dataclass
@@ -110,6 +119,8 @@ def build(case: Case, base: Path) -> tuple[Path, Path, Path]:
             path.write_bytes(entry)
         else:
             path.write_text(entry, encoding="utf-8", errors="surrogatepass")
+    if case.prepare is not None:
+        case.prepare(tree)
     return tree, outside, out
 
 
@@ -128,6 +139,12 @@ def snapshot(*folders: Path) -> dict[str, tuple[int, int, str]]:
     return seen
 
 
+def _bounded() -> None:
+    """In the child before exec: cap its address space, so a bomb fails there and not on the host."""
+    limit = HARD_LIMIT_MIB * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
 def run(case: Case, argv: list[str], command: str, cwd: Path) -> Run:
     """One command in its own process: exit code, wall time and peak RSS of that process alone."""
     env = {**os.environ, "PYTHONHASHSEED": "0", "COLUMNS": "120", **case.env}
@@ -135,8 +152,9 @@ def run(case: Case, argv: list[str], command: str, cwd: Path) -> Run:
     with open(log, "wb") as sink:
         start = time.monotonic()
         proc = subprocess.Popen([sys.executable, "-m", "clusterforge", *argv], cwd=cwd, env=env,
-                                stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT)
-        deadline = start + HANG_S
+                                stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT,
+                                preexec_fn=_bounded)
+        deadline = start + max(HANG_S, case.seconds)
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
             if pid:
@@ -181,14 +199,16 @@ def exercise(case: Case, base: Path) -> list[str]:
         result = run(case, argv, command, base)
         allowed = case.exits.get(command, case.exits.get("*", frozenset({0, 1, 2})))
         where = f"{case.name} / {command}"
-        if result.seconds >= HANG_S:
-            broken.append(f"{where}: still running after {HANG_S} s")
+        if result.seconds >= max(HANG_S, case.seconds):
+            broken.append(f"{where}: still running after {max(HANG_S, case.seconds)} s")
+        elif result.seconds > case.seconds:
+            broken.append(f"{where}: took {result.seconds:.1f} s, over its bound of {case.seconds} s")
         if result.exit not in allowed:
             broken.append(f"{where}: exit {result.exit}, expected one of {sorted(allowed)}\n{result.output[-2000:]}")
         if "Traceback (most recent call last)" in result.output:
             broken.append(f"{where}: printed a traceback\n{result.output[-2000:]}")
-        if result.rss_mib > MAX_RSS_MIB:
-            broken.append(f"{where}: peak RSS {result.rss_mib:.0f} MiB > {MAX_RSS_MIB} MiB")
+        if result.rss_mib > case.rss_mib:
+            broken.append(f"{where}: peak RSS {result.rss_mib:.0f} MiB > {case.rss_mib} MiB")
         if SECRET in result.output or SECRET in outputs_text(out):
             broken.append(f"{where}: a byte of a file outside the blueprint's tree reached the output")
         if "BEGIN OPENSSH" in result.output:
