@@ -1,7 +1,15 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
+import pytest
+from click.testing import CliRunner
+
+from clusterforge.cli.main import app
 from tests.conftest import EXAMPLES, example_files
 
 
@@ -93,3 +101,59 @@ def test_every_command_module_is_in_the_lazy_map() -> None:
         assert command.callback is not None
         assert command.callback.__module__ == f"clusterforge.cli.{COMMAND_MODULES[name]}" or \
             command.__class__.__name__ == "_Group", name
+
+
+# The real entry point with the analysis replaced by one that raises what argv[1] names: how a bug looks.
+CRASHING_CHECK = """
+import sys
+import clusterforge.analysis
+from clusterforge.errors import ClusterforgeError
+raised = sys.argv[1]
+def analyze(*args, **kwargs):
+    raise eval(raised)
+clusterforge.analysis.analyze = analyze
+from clusterforge.cli.main import main
+sys.argv = ["clusterforge", "check", sys.argv[2]]
+main()
+"""
+
+
+def _crash(raised: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", CRASHING_CHECK, raised, str(EXAMPLES / "aws-p5.yaml")],
+                          capture_output=True, text=True, timeout=60, env={**os.environ, **(env or {})})
+
+
+@pytest.mark.parametrize("raised", [
+    "MemoryError()", "RecursionError('maximum recursion depth exceeded')", "KeyError('pools')",
+    "RuntimeError('boom\\n::error file=x.py::forged')", "GeneratorExit()",
+])
+def test_an_internal_error_exits_3_with_one_line(raised: str) -> None:
+    """A bug is neither a verdict (1) nor bad input (2): CI must not read a crash as an ordinary FAIL."""
+    result = _crash(raised)
+    assert result.returncode == 3, result.stderr
+    assert "Traceback" not in result.stderr
+    [line] = result.stderr.splitlines()
+    name = raised.split("(")[0]
+    assert line.startswith(f"clusterforge: internal error: {name}") and "CLUSTERFORGE_DEBUG=1" in line, line
+    assert not line.startswith("::") and "forged" not in result.stdout
+
+
+def test_an_internal_error_shows_its_traceback_on_request() -> None:
+    result = _crash("KeyError('pools')", {"CLUSTERFORGE_DEBUG": "1"})
+    assert result.returncode == 3
+    assert "Traceback (most recent call last)" in result.stderr and "in analyze" in result.stderr
+
+
+def test_input_errors_and_interrupts_keep_their_codes() -> None:
+    """Bad input stays exit 2; Ctrl-C stays click's `Aborted!` and exit 1, not an internal error."""
+    bad_input = _crash("ClusterforgeError('bad input')")
+    assert bad_input.returncode == 2 and bad_input.stderr.strip() == "<input>: bad input"
+    interrupted = _crash("KeyboardInterrupt()")
+    assert interrupted.returncode == 1 and interrupted.stderr.strip() == "Aborted!"
+
+
+def test_exit_codes_are_documented() -> None:
+    result = CliRunner().invoke(app, ["--help"])
+    assert "3 internal error" in " ".join(result.output.split())
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    assert "`3` internal error" in readme

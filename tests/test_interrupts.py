@@ -62,8 +62,8 @@ def test_interrupted_render_keeps_the_old_output(cli, tmp_path: Path, sig: signa
     proc = _start_slow_render(out)
     os.kill(proc.pid, sig)
     _, stderr = proc.communicate(timeout=30)
-    assert proc.returncode != 0
-    assert b"Traceback" not in stderr
+    assert proc.returncode not in (0, 3)  # an interrupt is neither success nor an internal error
+    assert b"Traceback" not in stderr and b"internal error" not in stderr
     assert _tree(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no staging or .old directories left
 

@@ -162,3 +162,69 @@ def test_file_names_with_newlines_and_bad_bytes_stay_in_their_format(tmp_path: P
     for line in text.splitlines():
         assert not line.startswith("::error"), line
         assert re.search(r"[\x00-\x1f\x7f-\x9f]", line) is None, line
+
+
+def _shared_site_failing(folder: Path) -> None:
+    """The shared-site example with rack a02 overloaded by the two teams together: PWR-002 in the site file."""
+    for name in ("site-dc1.yaml", "team-nlp.yaml", "team-vision.yaml"):
+        (folder / name).write_bytes((EXAMPLES / "shared-site" / name).read_bytes())
+    nlp = folder / "team-nlp.yaml"
+    nlp.write_text(nlp.read_text().replace("{rack: a02, pool: gpu, count: 1}", "{rack: a02, pool: gpu, count: 2}")
+                   .replace("count: 3, partition", "count: 4, partition"))
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github"])
+def test_included_files_are_named_relative_to_the_working_directory(tmp_path: Path, fmt: str,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """An included file is located by its absolute path; reports name it as GitHub and code scanning match it:
+    relative to the working directory (the repository's root in CI), never with the runner's folder."""
+    _shared_site_failing(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["check", "team-nlp.yaml", "team-vision.yaml", "-f", fmt, "-o", "report.out"])
+    assert result.exit_code == 1, result.output
+    report = (tmp_path / "report.out").read_text()
+    assert "site-dc1.yaml" in report
+    if fmt == "json":
+        return  # JSON keeps each finding's file as the loader located it (scripts resolve it themselves)
+    assert str(tmp_path) not in report
+    expected = {"github": "::error file=site-dc1.yaml,", "sarif": '"uri": "site-dc1.yaml"',
+                "junit": 'file="site-dc1.yaml"', "text": "│ site-dc1.yaml:"}[fmt]
+    assert expected in report  # text: the whole name starts its cell (a long absolute one would be folded)
+
+
+def test_input_problems_in_included_files_are_named_relative(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _shared_site_failing(tmp_path)
+    site = tmp_path / "site-dc1.yaml"
+    site.write_text(site.read_text().replace("reserved_u: 2", "reserved_uu: 2"))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["check", "team-vision.yaml", "-f", "github"])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("site-dc1.yaml:") and str(tmp_path) not in result.stderr
+
+
+@pytest.mark.parametrize("name", ["::warning file=x.yaml::forged", " ::error::forged", "\t::stop-commands::t",
+                                  "\u3000::error::forged", "-::error::x", "a ##[error]forged"])
+@pytest.mark.parametrize("fmt", ["github", "text"])
+def test_input_problems_never_start_a_workflow_command(tmp_path: Path, name: str, fmt: str,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Exit 2 prints `file:line: path: message`; a file named like a workflow command must not make it one (the
+    runner trims leading blanks and reads `::name::`, or `##[name]` anywhere in a line)."""
+    (tmp_path / f"{name}.yaml").write_text("a: [\n")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["check", "-f", fmt, "--", f"{name}.yaml"])
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.splitlines()
+    assert lines, result.output
+    for line in lines:
+        assert not line.lstrip(" \t\u3000").startswith("::") and "##[" not in line, line
+    if name.startswith("::"):
+        assert lines[0].startswith(f"./{name}.yaml:2:")  # still the path of the file, for editors
+
+
+def test_log_line_keeps_ordinary_lines() -> None:
+    from clusterforge.formats.escape import log_line
+
+    for line in ("cluster.yaml:9: pools[0].count: expected an integer", "/abs/x.yaml:1: m", "<input>: bad", "wrote x"):
+        assert log_line(line) == line
+    assert log_line("::x::y") == "./::x::y" and log_line("  ::x") == "./  ::x"
+    assert log_line("a##[b]") == "a##\\x5b" + "b]"

@@ -8,6 +8,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,8 @@ import yaml
 from click.testing import CliRunner
 
 from clusterforge.cli.main import app
-from tests.conftest import ROOT
+from tests.conftest import EXAMPLES, ROOT
+from tests.hostile.cases_basic import VALID
 
 WORKFLOW = ROOT / ".github" / "workflows" / "policy-check.yml"
 HOOKS = ROOT / ".pre-commit-hooks.yaml"
@@ -55,7 +57,7 @@ def test_writes_sarif_and_uploads_it(workflow: dict[str, Any]) -> None:
 
 def test_annotates_and_fails_the_job_last(workflow: dict[str, Any]) -> None:
     last = steps(workflow)[-1]
-    assert re.search(r"^\s*clusterforge check .*--format github\s*$", last["run"], re.MULTILINE)
+    assert re.search(r'^\s*clusterforge check .*--format github -- "\$\{files\[@\]\}"\s*$', last["run"], re.MULTILINE)
     assert "|| true" not in last["run"] and not last.get("continue-on-error")  # exit 1 fails the job
 
 
@@ -93,17 +95,24 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
-def find(workflow: dict[str, Any], repo: Path, base: str) -> tuple[list[str], list[str], str]:
-    """Run the workflow's finder: (blueprints, clusterforge check arguments, count output)."""
+def runner_env(workflow: dict[str, Any], repo: Path, **extra: str) -> dict[str, str]:
+    """The environment a step sees: the workflow's env, the runner's folders, and this venv's clusterforge."""
     temp = repo.parent / "runner"
     temp.mkdir(exist_ok=True)
-    output = temp / "output"
-    output.write_text("")
-    env = {**os.environ, **{k: str(v) for k, v in workflow["env"].items()}, "BASE_SHA": base,
-           "RUNNER_TEMP": str(temp), "GITHUB_OUTPUT": str(output)}
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    return {**os.environ, **{k: str(v) for k, v in workflow["env"].items()}, "RUNNER_TEMP": str(temp),
+            "GITHUB_OUTPUT": str(temp / "output"), "PATH": path, **extra}
+
+
+def find(workflow: dict[str, Any], repo: Path, base: str, **extra: str) -> tuple[list[str], list[str], str]:
+    """Run the workflow's finder: (blueprints, clusterforge check options, count output)."""
+    env = runner_env(workflow, repo, BASE_SHA=base, **extra)
+    temp = Path(env["RUNNER_TEMP"])
+    (temp / "output").write_text("")
     subprocess.run(["bash", "-e", "-c", find_script(workflow)], cwd=repo, env=env, check=True, capture_output=True)
-    return ((temp / "blueprints.txt").read_text().splitlines(), (temp / "check-args").read_text().splitlines(),
-            output.read_text().strip())
+    names = (temp / "blueprints").read_bytes().decode("utf-8", "surrogateescape").split("\0")
+    return ([n for n in names if n], (temp / "check-options").read_text().splitlines(),
+            (temp / "output").read_text().strip())
 
 
 def test_finder_lists_changed_blueprints_only(workflow: dict[str, Any], repo: Path) -> None:
@@ -116,7 +125,7 @@ def test_finder_lists_changed_blueprints_only(workflow: dict[str, Any], repo: Pa
     git(repo, "commit", "-qm", "change")
     blueprints, args, output = find(workflow, repo, base)
     assert sorted(blueprints) == ["examples/a.yaml", "gpu.cluster.yaml"]  # not the README, not the deleted file
-    assert args == blueprints and output == "count=2"
+    assert args == [] and output == "count=2"
 
 
 def test_finder_rechecks_everything_when_waivers_change(workflow: dict[str, Any], repo: Path) -> None:
@@ -126,13 +135,114 @@ def test_finder_rechecks_everything_when_waivers_change(workflow: dict[str, Any]
     git(repo, "commit", "-qm", "waive")
     blueprints, args, _ = find(workflow, repo, base)
     assert sorted(blueprints) == ["blueprints/team/c.yaml", "examples/a.yaml", "examples/b.yaml"]
-    assert args[-2:] == ["--waivers", "waivers.yaml"]
+    assert args == [] and not (repo / ".clusterforge-checker").exists()  # base: the PR's own waivers never count
+    assert find(workflow, repo, base, VERDICT_FILES="pr")[1] == ["--waivers", "waivers.yaml"]
 
 
 def test_finder_with_nothing_changed_reports_zero(workflow: dict[str, Any], repo: Path) -> None:
     base = git(repo, "rev-parse", "HEAD")
     assert find(workflow, repo, base) == ([], [], "count=0")
     assert len(find(workflow, repo, "")[0]) == 3  # a manual run checks every blueprint
+
+
+def test_verdict_files_come_from_the_trusted_checkout(workflow: dict[str, Any], repo: Path) -> None:
+    """The policy config and waivers that decide verdicts are the base branch's, not the ones the PR carries."""
+    base = git(repo, "rev-parse", "HEAD")
+    (repo / "waivers.yaml").write_text("waivers: []\n")  # the PR's own waivers: not used
+    checker = repo / workflow["env"]["CHECKER_DIR"]
+    checker.mkdir()
+    (checker / "waivers.yaml").write_text("waivers: []\n")
+    (checker / "policy-config.yaml").write_text("rules: {}\n")
+    _, options, _ = find(workflow, repo, base)
+    assert options == ["--policy-config", f"{checker.name}/policy-config.yaml",
+                       "--waivers", f"{checker.name}/waivers.yaml"]
+    assert find(workflow, repo, base, VERDICT_FILES="pr")[1] == ["--waivers", "waivers.yaml"]
+
+
+def test_clusterforge_is_installed_from_the_trusted_checkout(workflow: dict[str, Any]) -> None:
+    """A PR cannot change the checker that judges it: the base commit is checked out beside it and installed."""
+    assert workflow["env"]["VERDICT_FILES"] == "base" and workflow["env"]["CHECKER_REF"] == ""
+    [trusted] = [s for s in steps(workflow) if s.get("with", {}).get("path") == "${{ env.CHECKER_DIR }}"]
+    assert "github.event.pull_request.base.sha" in trusted["with"]["ref"]
+    assert "env.CHECKER_REF" in trusted["with"]["ref"]
+    [install] = [s for s in steps(workflow) if "pip install" in s.get("run", "")]
+    assert '"./$CHECKER_DIR"' in install["run"] and re.search(r"install\s+[^\n]*\s\.\s*$", install["run"]) is None
+    assert steps(workflow).index(trusted) < steps(workflow).index(install)
+    for step in steps(workflow):
+        if step.get("uses", "").startswith("actions/checkout@"):
+            assert step["with"]["persist-credentials"] is False  # no token left in .git for what runs next
+
+
+def _step(workflow: dict[str, Any], name: str) -> str:
+    [found] = [s for s in steps(workflow) if s.get("name", "").startswith(name)]
+    return str(found["run"])
+
+
+def _blueprint_repo(tmp_path: Path) -> Path:
+    """A PR that adds a failing blueprint and, beside it, a passing one whose name reads as `-h -o`."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    root = tmp_path / "repo"
+    (root / "examples").mkdir(parents=True)
+    git(root, "init", "-q")
+    git(root, "commit", "-q", "--allow-empty", "-m", "base")
+    hall = (EXAMPLES / "onprem-dgx-h100.yaml").read_text()
+    broken = hall.replace("voltage: 415, amps: 60, phase: 3}, {name: a02-b, side: B, voltage: 415",
+                          "voltage: 208, amps: 60, phase: 3}, {name: a02-b, side: B, voltage: 208")
+    assert broken != hall
+    (root / "examples" / "broken.yaml").write_text(broken)  # PWR-002: a policy failure
+    (root / "-ho.cluster.yaml").write_text(VALID)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "pr")
+    return root
+
+
+def test_a_file_named_like_an_option_cannot_pass_the_gate(workflow: dict[str, Any], tmp_path: Path) -> None:
+    """The workflow's own steps, run as the runner runs them: the failing blueprint still fails the job."""
+    repo = _blueprint_repo(tmp_path)
+    base = git(repo, "rev-parse", "HEAD~1")
+    blueprints, _, count = find(workflow, repo, base)
+    assert sorted(blueprints) == ["-ho.cluster.yaml", "examples/broken.yaml"] and count == "count=2"
+    env = runner_env(workflow, repo)
+    gate = subprocess.run(["bash", "-e", "-c", _step(workflow, "Check blueprints")], cwd=repo, env=env,
+                          capture_output=True, text=True)
+    assert gate.returncode == 1, gate.stdout + gate.stderr
+    assert "Usage:" not in gate.stdout and "::error file=examples/broken.yaml," in gate.stdout
+    reports = subprocess.run(["bash", "-e", "-c", _step(workflow, "Write the SARIF")], cwd=repo, env=env,
+                             capture_output=True, text=True)
+    assert reports.returncode == 0, reports.stderr
+    assert "PWR-002" in (repo / "clusterforge.sarif").read_text()
+    assert "PWR-002" in (repo / "clusterforge-junit.xml").read_text()
+
+
+def test_a_file_named_like_an_option_cannot_pass_the_hook(hook: dict[str, Any], tmp_path: Path) -> None:
+    """pre-commit runs `entry`, then the file names: the failing blueprint still fails the commit."""
+    repo = _blueprint_repo(tmp_path)
+    command, *args = shlex.split(hook["entry"])
+    command = str(Path(sys.executable).parent / command)
+    result = subprocess.run([command, *args, "-ho.cluster.yaml", "examples/broken.yaml"], cwd=repo,
+                            capture_output=True, text=True)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Usage:" not in result.stdout and "PWR-002" in result.stdout
+
+
+def test_file_names_are_listed_with_workflow_commands_off(workflow: dict[str, Any], repo: Path) -> None:
+    """The finder prints the PR's file names: between `::stop-commands::` and its token, so none is a command."""
+    base = git(repo, "rev-parse", "HEAD")
+    for name in ("::warning file=x::forged.cluster.yaml", " ::error::forged.cluster.yaml", "##[error]x.cluster.yaml"):
+        (repo / name).write_text("kind: Cluster\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "forge")
+    env = runner_env(workflow, repo, BASE_SHA=base)
+    (Path(env["RUNNER_TEMP"]) / "output").write_text("")
+    log = subprocess.run(["bash", "-e", "-c", find_script(workflow)], cwd=repo, env=env, check=True,
+                         capture_output=True, text=True).stdout.splitlines()
+    [stop] = [i for i, line in enumerate(log) if line.startswith("::stop-commands::")]
+    token = log[stop].removeprefix("::stop-commands::")
+    assert len(token) == 32 and log.index(f"::{token}::") > stop
+    for line in log[:stop] + log[log.index(f"::{token}::") + 1:]:
+        assert not line.lstrip().startswith("::") and "##[" not in line, line
+    assert len(find(workflow, repo, base)[0]) == 3
 
 
 @pytest.fixture(scope="module")
@@ -146,7 +256,8 @@ def test_hook_entry_is_a_real_command(hook: dict[str, Any]) -> None:
     command, *args = shlex.split(hook["entry"])
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
     assert command in scripts and hook["language"] == "python"
-    result = CliRunner().invoke(app, [*args, "--help"])
+    assert args == ["check", "--"] and "args" not in hook  # file names follow `--`, whatever they look like
+    result = CliRunner().invoke(app, ["check", "--help"])
     assert result.exit_code == 0, result.output
     assert "Decide whether the designs in FILES physically fit" in result.output
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import sys
 from collections.abc import Callable
@@ -17,12 +18,22 @@ from clusterforge.errors import ClusterforgeError
 if TYPE_CHECKING:
     from clusterforge.yamlsource import Source
 
-EXIT_OK, EXIT_POLICY, EXIT_INPUT = 0, 1, 2
+EXIT_OK, EXIT_POLICY, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+def say(text: str) -> None:
+    """One line on stderr that may carry a file name or other input: never a CI workflow command."""
+    from clusterforge.formats.escape import log_line
+
+    click.echo(log_line(text), err=True)
 
 
 def print_problems(error: ClusterforgeError) -> None:
+    """Each problem as `file:line: path: message`, the file relative to the working directory when below it."""
+    from clusterforge.formats.paths import report_path
+
     for problem in error.problems:
-        click.echo(problem.render(), err=True)
+        say(dataclasses.replace(problem, file=report_path(problem.file)).render())
 
 
 # Each top-level command and the module that defines it: a command's module is imported only when that command
@@ -72,7 +83,8 @@ def app() -> None:
       clusterforge render cluster.yaml -o out inventory, SLURM configs, Pulumi stack config
       clusterforge catalog list               the hardware the checks know
 
-    Exit codes: 0 ok, 1 policy failure, 2 unreadable or invalid input.
+    Exit codes: 0 ok, 1 policy failure, 2 unreadable or invalid input, 3 internal error (a bug: please report
+    it; CLUSTERFORGE_DEBUG=1 prints the traceback).
     """
 
 

@@ -8,7 +8,10 @@ import signal
 import sys
 from typing import NoReturn
 
-from clusterforge.cli.app import app  # commands register when first looked up (COMMAND_MODULES)
+from clusterforge.cli.app import EXIT_INPUT, EXIT_INTERNAL, app, print_problems
+from clusterforge.errors import ClusterforgeError
+
+DEBUG = "CLUSTERFORGE_DEBUG"  # set (to anything but 0 or empty): an internal error prints its traceback
 
 
 def _terminate(signum: int, frame: object) -> None:
@@ -37,13 +40,47 @@ def _leave(code: object) -> NoReturn:
     os._exit(status)
 
 
+def _crash_line(error: BaseException) -> str:
+    """The one line an internal error gets: what it was, and how to see more. Built defensively: memory may be
+    short (MemoryError) or the exception's own `str` may fail."""
+    name = type(error).__name__
+    try:
+        from clusterforge.formats.escape import log_line
+
+        detail = str(error)
+        said = log_line(f"{name}: {detail[:200]}" if detail else name)
+    except BaseException:  # whatever went wrong, the line must still be printed
+        said = name
+    return f"clusterforge: internal error: {said} (please report; run with {DEBUG}=1 for the traceback)"
+
+
+def _report_crash(error: BaseException) -> None:
+    """An exception nothing else caught is a bug, not a verdict: exit 3 with one line, so CI never reads a
+    crash as a policy failure (1) or a bad input (2). The traceback only on request."""
+    if os.environ.get(DEBUG, "") not in ("", "0"):
+        import traceback
+
+        traceback.print_exception(error, file=sys.stderr)
+    print(_crash_line(error), file=sys.stderr)
+
+
 def main() -> None:
+    """Run the command line; exit 0 ok, 1 policy failure, 2 bad input, 3 internal error (see _report_crash)."""
     signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGHUP, _terminate)
     try:
         app(prog_name="clusterforge")
     except SystemExit as done:
         _leave(done.code)
+    except KeyboardInterrupt:
+        raise  # an interrupt outside a command keeps Python's own handling
+    except ClusterforgeError as error:  # raised outside a command's body (an option's callback)
+        print_problems(error)
+        _leave(EXIT_INPUT)
+    except BaseException as error:  # the process edge: MemoryError and RecursionError too
+        with contextlib.suppress(BaseException):  # a failing stderr must not turn exit 3 into a traceback
+            _report_crash(error)
+        _leave(EXIT_INTERNAL)
     _leave(0)
 
 

@@ -36,3 +36,20 @@ def xml_safe(text: str) -> str:
     """`text` on one line with every character XML 1.0 forbids (controls, lone surrogates, U+FFFE/FFFF)
     written out as an escape, so a JUnit reader parses the file whatever the input said."""
     return _NOT_XML.sub(_escaped, one_line(text))
+
+
+_STARTS_A_COMMAND = re.compile(r"\W*::")  # GitHub trims leading blanks, then reads `::name ...::data`
+_OLD_COMMAND = "##["  # the older `##[name ...]data` form, read anywhere in a line
+
+
+def log_line(text: str) -> str:
+    """`text` as a line of a log CI reads: one line, and never a GitHub workflow command.
+
+    The runner reads a line as a command when it starts with `::` after leading blanks, or when `##[` appears
+    anywhere in it; either could annotate a file, mask a value or stop command processing. A line that would
+    start one gets `./` in front (a file name that leads the line stays a valid path to the same file), and
+    `##[` is written `##\\x5b` like the other escapes. Every line clusterforge prints that can carry a file
+    name or other input goes through here (the `github` format's own commands are built, not filtered).
+    """
+    line = one_line(text).replace(_OLD_COMMAND, "##\\x5b")
+    return "./" + line if _STARTS_A_COMMAND.match(line) else line

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from clusterforge.errors import one_line
 from clusterforge.formats.escape import plural
+from clusterforge.formats.paths import report_path
 from clusterforge.policies import Verdict
 
 _COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
@@ -23,12 +24,12 @@ def render(verdict: Verdict) -> str:
     lines = []
     for f in verdict.findings:
         message = f.message + (f" — {f.hint}" if f.hint else "")
-        lines.append(f"::{_COMMAND[f.level]} file={_property(f.file)},line={max(1, f.line)},"
+        lines.append(f"::{_COMMAND[f.level]} file={_property(report_path(f.file))},line={max(1, f.line)},"
                      f"title={_property(f.id)}::{_data(message)}")
     for f in verdict.waived:
         reason = (f.waiver or {}).get("reason", "")
-        lines.append(f"::notice file={_property(f.file)},line={max(1, f.line)},title={_property(f.id + ' (waived)')}"
-                     f"::{_data(f.message + ' — waived: ' + reason)}")
+        lines.append(f"::notice file={_property(report_path(f.file))},line={max(1, f.line)},"
+                     f"title={_property(f.id + ' (waived)')}::{_data(f.message + ' — waived: ' + reason)}")
     state = "failed" if verdict.failed else "passed"
     lines.append(f"clusterforge check {state}: {plural(verdict.count('error'), 'error')}, "
                  f"{plural(verdict.count('warning'), 'warning')}, {len(verdict.waived)} waived")

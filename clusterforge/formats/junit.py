@@ -6,6 +6,7 @@ from collections import defaultdict
 from xml.etree import ElementTree as ET
 
 from clusterforge.formats.escape import xml_safe
+from clusterforge.formats.paths import report_path
 from clusterforge.policies import Finding, Verdict
 from clusterforge.policies.config import LEVEL_RANK
 from clusterforge.policies.registry import REGISTRY
@@ -27,9 +28,10 @@ def render(verdict: Verdict) -> str:
             continue
         for f in findings:
             tests += 1
+            file = report_path(f.file)
             case = ET.SubElement(suite, "testcase", name=xml_safe(f"{f.id} {f.path or 'cluster'}"),
-                                 classname=f"clusterforge.{domain}", file=xml_safe(f.file), line=str(max(1, f.line)))
-            text = xml_safe(f"{f.file}:{f.line}: {f.message}" + (f" ({f.hint})" if f.hint else ""))
+                                 classname=f"clusterforge.{domain}", file=xml_safe(file), line=str(max(1, f.line)))
+            text = xml_safe(f"{file}:{f.line}: {f.message}" + (f" ({f.hint})" if f.hint else ""))
             if f.waiver is not None:
                 skipped += 1
                 reason = xml_safe(f"waived: {f.waiver.get('reason', '')}")

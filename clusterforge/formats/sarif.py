@@ -9,6 +9,7 @@ from urllib.parse import quote
 
 from clusterforge import __version__
 from clusterforge.formats.escape import json_safe
+from clusterforge.formats.paths import report_path
 from clusterforge.policies import Finding, Verdict
 
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -28,7 +29,7 @@ def _rules() -> list[dict[str, Any]]:
 
 
 def _fingerprint(f: Finding) -> str:
-    return hashlib.sha256(f"{f.id}|{f.file}|{f.path}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return hashlib.sha256(f"{f.id}|{report_path(f.file)}|{f.path}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def _uri(file: str) -> str:
@@ -47,7 +48,8 @@ def _result(f: Finding, index: dict[str, int]) -> dict[str, Any]:
         "level": _LEVEL[f.level],
         "message": {"text": f.message + (f" Fix: {f.hint}" if f.hint else "")},
         "locations": [{
-            "physicalLocation": {"artifactLocation": {"uri": _uri(f.file)}, "region": {"startLine": max(1, f.line)}},
+            "physicalLocation": {"artifactLocation": {"uri": _uri(report_path(f.file))},
+                                 "region": {"startLine": max(1, f.line)}},
             "logicalLocations": [{"fullyQualifiedName": f.path or "cluster", "kind": "object"}],
         }],
         "partialFingerprints": {"clusterforgeFinding/v1": _fingerprint(f)},

@@ -9,7 +9,8 @@ from rich.table import Table
 from rich.text import Text
 
 from clusterforge.errors import one_line
-from clusterforge.formats.escape import plural
+from clusterforge.formats.escape import log_line, plural
+from clusterforge.formats.paths import report_path
 from clusterforge.policies import Finding, Verdict
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
@@ -48,7 +49,8 @@ def print_verdict(verdict: Verdict, console: Console, files: int, show_info: boo
                 message = Text(one_line(f.message))
                 if f.hint:
                     message.append(f"\n→ {one_line(f.hint)}", style="dim")
-                table.add_row(level, Text(one_line(f.id)), Text(one_line(f"{f.file}:{f.line}")), _util(f), message)
+                where = Text(log_line(f"{report_path(f.file)}:{f.line}"))
+                table.add_row(level, Text(one_line(f.id)), where, _util(f), message)
         console.print(table)
     infos = verdict.count("info")
     hidden = f", {infos} info (--show-info)" if infos and not show_info else f", {infos} info" if infos else ""

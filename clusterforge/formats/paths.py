@@ -1,0 +1,26 @@
+"""File names as reports show them: relative to the working directory when the file lies under it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import PurePath
+
+
+def report_path(file: str) -> str:
+    """`file` relative to the working directory (the repository's root in CI) when it lies below it.
+
+    An included file is located by its resolved, absolute path; GitHub annotations and code scanning match
+    only paths relative to the repository, and the runner's own folder has no business in a report. A file
+    outside the working directory, or any relative name, is kept as given.
+    """
+    if not os.path.isabs(file):
+        return file
+    try:
+        here = os.getcwd()
+    except OSError:  # the working directory was removed
+        return file
+    path = PurePath(file)
+    for base in dict.fromkeys((here, os.path.realpath(here))):
+        if path.is_relative_to(base):
+            return path.relative_to(base).as_posix() or "."
+    return file
