@@ -120,7 +120,8 @@ def test_fail_level_warning(cli) -> None:
 def test_waivers_file_from_cli(cli, write, tmp_path) -> None:
     bad = _break_rack_a02_power(write)
     waivers = tmp_path / "w.yaml"
-    waivers.write_text("waivers:\n  - {rule: PWR-002, target: 'site.rows[0].racks[1].feeds', reason: 'temporary "
+    waivers.write_text("waivers:\n  - {rule: PWR-002, cluster: vision-h100, target: 'site.rows[0].racks[1].feeds', "
+                       "reason: 'temporary "
                        "feeds until CHG-42', expires: 2099-01-01, approver: dc-ops}\n")
     result = cli("check", bad, "--waivers", waivers, "-f", "json")
     assert result.exit_code == 0

@@ -88,3 +88,75 @@ def test_errors_inside_the_site_file_point_into_it(hall: Path) -> None:
         load_blueprint(hall / "team-vision.yaml")
     problem = exc.value.problems[0]
     assert problem.file == str(site.resolve()) and problem.line == _line(site, "reserved_uu")
+
+
+TEAMMATE = """\
+apiVersion: clusterforge/v1
+kind: Cluster
+name: ops
+team: ops
+target: onprem
+site: !include site-dc1.yaml
+pools:
+  - {name: login, hardware: cpu-1u, count: 1, role: login}
+placement:
+  - {rack: a04, pool: login, count: 1}
+"""
+
+
+def _tight_contract(hall: Path, kw: int) -> None:
+    site = hall / "site-dc1.yaml"
+    site.write_text(site.read_text().replace("contracted_it_kw: 300", f"contracted_it_kw: {kw}"))
+
+
+def test_a_teammate_never_lowers_the_facility_load(cli, hall: Path) -> None:
+    # vision: 4 DGX H100 (40.8 kW) and one QM9700 leaf (1.72 kW) = 42.5 kW against a 42 kW contract
+    _tight_contract(hall, 42)
+    (hall / "team-ops.yaml").write_text(TEAMMATE)
+    alone = cli("check", hall / "team-vision.yaml", "-f", "json")
+    assert alone.exit_code == 1 and "PWR-007" in alone.stdout
+    together = cli("check", hall / "team-vision.yaml", hall / "team-ops.yaml", "-f", "json")
+    assert together.exit_code == 1, together.output
+    [error] = [f for f in json.loads(together.stdout)["findings"] if f["id"] == "PWR-007"]
+    assert "43.6" in error["message"] or error["measured"] == pytest.approx(43.62)
+
+
+def test_combined_plan_racks_every_teams_switches(cli, hall: Path) -> None:
+    """The facility rules see each team's fabric switches in the racks, and RCK-007 points into the team's file."""
+    from clusterforge.analysis import load, read_policy
+    from clusterforge.compose import combine, combined_plan
+
+    policy = read_policy()
+    group = [load(hall / "team-vision.yaml", policy), load(hall / "team-nlp.yaml", policy)]
+    combined = combine(group)
+    plan = combined_plan(group, combined, policy.config)
+    racked = [(s.switch, s.count) for rack in plan.racks for s in rack.switches]
+    assert sum(count for _, count in racked) == 2  # one leaf per team
+    assert sum(load.power_kw for load in plan.loads) == pytest.approx(7 * 10.2 + 2 * 1.72)
+    assert [f.path for f in plan.fabrics] == [("teams", "vision", "fabric", "switch"),
+                                              ("teams", "nlp", "fabric", "switch")]
+
+
+def test_unplaced_switches_of_a_team_point_into_its_file(cli, hall: Path) -> None:
+    # one network rack with room for one 1U leaf: each team's leaf fits alone; together the second does not
+    site = hall / "site-dc1.yaml"
+    site.write_text(site.read_text() + """\
+  - name: n
+    cooling: {crah_kw: [60, 60, 60]}
+    racks:
+      - name: n01
+        role: network
+        u_height: 3
+        reserved_u: 2
+        cooling: {kind: rdhx, air_kw: 50}
+        feeds:
+          - {side: A, voltage: 415, amps: 60, phase: 3}
+          - {side: B, voltage: 415, amps: 60, phase: 3}
+""")
+    vision, nlp = hall / "team-vision.yaml", hall / "team-nlp.yaml"
+    for team in (vision, nlp):
+        assert "RCK-007" not in cli("check", team, "-f", "json").stdout
+    result = cli("check", vision, nlp, "-f", "json")
+    [rck] = [f for f in json.loads(result.stdout)["findings"] if f["id"] == "RCK-007"]
+    assert rck["path"] == "teams.nlp.fabric.switch" and rck["cluster"] == "site:dc1"
+    assert rck["file"] == str(nlp) and rck["line"] == _line(nlp, "fabric:")

@@ -367,7 +367,7 @@ def test_blueprint_policy_reports_errors_as_file_line_id_message(bad_fsx: Path) 
 
 def waiver_file(tmp_path: Path, expires: str) -> Path:
     path = tmp_path / "waivers.yaml"
-    path.write_text(f"waivers:\n  - rule: STO-001\n    target: storage.lustre.capacity_gib\n"
+    path.write_text(f"waivers:\n  - rule: STO-001\n    cluster: nlp-p5\n    target: storage.lustre.capacity_gib\n"
                     f"    reason: capacity grows to 50,400 GiB next quarter\n    expires: {expires}\n")
     return path
 

@@ -49,7 +49,8 @@ def test_force_renders_despite_policy_errors(cli, write, tmp_path) -> None:
 def test_waived_errors_do_not_refuse(cli, write, tmp_path) -> None:
     expires = (dt.date.today() + dt.timedelta(days=30)).isoformat()
     waivers = write(yaml.safe_dump({"waivers": [
-        {"rule": "PWR-002", "target": "site.rows[*].racks[*].feeds", "reason": "temporary feeds until the 60 A upgrade",
+        {"rule": "PWR-002", "cluster": "vision-h100", "target": "site.rows[*].racks[*].feeds",
+         "reason": "temporary feeds until the 60 A upgrade",
          "expires": expires, "approver": "facilities"}]}), "waivers.yaml")
     result = cli("render", write(UNDERPOWERED), "-o", tmp_path / "out", "--waivers", waivers)
     assert result.exit_code == 0, result.output

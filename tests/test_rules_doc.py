@@ -45,9 +45,9 @@ def policies_md_ids() -> list[str]:
 # Rules this project adds beyond POLICIES.md: the security defaults of the AWS stack (reliability issue), the
 # production SLURM rules, NIC against switch port speed (Ethernet fabrics and split ports), and the software
 # stack against the accelerators' vendor (AMD Instinct, Trainium), and room in the racks for the fabric's
-# switches (issue 17).
+# switches (issue 17) and every node in a rack.
 ADDITIONS = ("SEC-001", "SEC-002", "SEC-003", "SEC-004", "SW-003", "SW-004",
-             "SLM-003", "SLM-004", "SLM-005", "SLM-006", "SLM-007", "NET-007", "RCK-007")
+             "SLM-003", "SLM-004", "SLM-005", "SLM-006", "SLM-007", "NET-007", "RCK-007", "RCK-008")
 
 
 def test_every_policies_md_id_is_registered_and_documented() -> None:
@@ -131,8 +131,9 @@ def test_waiver_example_loads(tmp_path: Path) -> None:
     path = tmp_path / "waivers.yaml"
     path.write_text(WAIVERS_EXAMPLE)
     [waiver] = load_waivers(path)
-    assert waiver.matches("PWR-002", "site.rows[0].racks[3].feeds")
-    assert not waiver.matches("PWR-002", "site.rows[1].racks[3].feeds")
+    assert waiver.matches("PWR-002", "site.rows[0].racks[3].feeds", "vision-h100")
+    assert not waiver.matches("PWR-002", "site.rows[1].racks[3].feeds", "vision-h100")
+    assert not waiver.matches("PWR-002", "site.rows[0].racks[3].feeds", "nlp-p5")
 
 
 def test_pack_config_example_names_real_policies_and_keys() -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 import click
 
 from clusterforge.analysis import PolicyInputs
-from clusterforge.cli.app import EXIT_INPUT, EXIT_POLICY, app, input_files, policy_options, print_problems
-from clusterforge.errors import ClusterforgeError, one_line
+from clusterforge.cli.app import EXIT_INPUT, EXIT_POLICY, app, input_files, policy_options, print_problems, say
+from clusterforge.errors import ClusterforgeError
 from clusterforge.formats import FORMATS
 
 
@@ -57,7 +57,7 @@ def check(files: tuple[Path, ...], fmt: str, inputs: PolicyInputs, fail_level: s
         from clusterforge.atomic import refuse_inputs
 
         refuse_inputs(output, input_files([loaded.source for loaded in loadeds], *files, *inputs.files()))
-    from clusterforge.compose import combine, groups
+    from clusterforge.compose import check_together, groups
 
     site_rules = frozenset(r.id for r in REGISTRY.values() if r.needs_site)
     shared = groups(loadeds)
@@ -67,10 +67,9 @@ def check(files: tuple[Path, ...], fmt: str, inputs: PolicyInputs, fail_level: s
         extra = site_rules if id(loaded) in in_a_group else frozenset()
         verdicts.append(analyze(loaded, policy, detail=False, also_skip=extra).verdict)
     for group in shared:
-        combined = combine(group)
-        verdicts.append(analyze(combined, policy, detail=False, also_skip=frozenset(REGISTRY) - site_rules).verdict)
-        click.echo(one_line(f"{combined.file}: shared by {', '.join(g.file for g in group)}: facility rules "
-                            "check their combined load"), err=True)
+        combined, together = check_together(group, policy)
+        verdicts.append(together)
+        say(f"{combined.file}: shared by {', '.join(g.file for g in group)}: facility rules check their combined load")
     verdict = merge(verdicts, policy.waivers, policy.inputs.today)
     _emit(verdict, fmt, output, len(files), show_info)
     if verdict.failed:
@@ -102,4 +101,4 @@ def _emit(verdict: object, fmt: str, output: Path | None, files: int, show_info:
         from clusterforge.atomic import write_text
 
         write_text(output, text)
-        click.echo(one_line(f"wrote {output}"), err=True)
+        say(f"wrote {output}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints
 
 from clusterforge.validation import expected
 
@@ -51,9 +51,23 @@ LnetNids = Annotated[str, StringConstraints(pattern=LNET_NIDS, max_length=1024),
 # mount(8) -o: comma-separated options, each `name` or `name=value`, here of characters no consumer quotes.
 _OPTION = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}(=[A-Za-z0-9_.:/@+-]{1,255})?"
 MOUNT_OPTIONS = rf"^{_OPTION}(,{_OPTION})*$"
-MountOptions = Annotated[str, StringConstraints(pattern=MOUNT_OPTIONS, max_length=1024), Field(description=expected(
-    MOUNT_OPTIONS, "mount options: name or name=value joined by ',', of letters, digits and ._-:/@+ "
-    "(e.g. defaults,_netdev,flock)"))]
+ROOT_OPTIONS = frozenset({"suid", "dev"})
+"""Mount options that let a file system a pull request names hand out root: set-uid programs and device files."""
+
+
+def _no_root_options(value: str) -> str:
+    """Refuse `suid` and `dev`: a file system every node mounts must not carry set-uid programs or devices."""
+    found = sorted({item.split("=", 1)[0].lower() for item in value.split(",")} & ROOT_OPTIONS)
+    if found:
+        raise ValueError(f"{' and '.join(found)} would let the file system's set-uid programs or device files act "
+                         "as root on every node: leave them out")
+    return value
+
+
+MountOptions = Annotated[str, StringConstraints(pattern=MOUNT_OPTIONS, max_length=1024),
+                         AfterValidator(_no_root_options), Field(description=expected(
+    MOUNT_OPTIONS, "mount options: name or name=value joined by ',', of letters, digits and ._-:/@+, "
+    "without suid or dev (e.g. defaults,_netdev,flock)"))]
 
 # An absolute mount point: no '.' or '..' component (each starts with a letter, digit, '_' or '-'), not '/'.
 MOUNT_PATH = r"^(/[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}){1,16}$"
@@ -78,9 +92,15 @@ FSNAME = r"^[a-zA-Z0-9_]{1,8}$"
 Fsname = Annotated[str, StringConstraints(pattern=FSNAME), Field(description=expected(
     FSNAME, "a Lustre file system name: 1 to 8 letters, digits or '_', e.g. scratch"))]
 
-# A character of one line of text: no control characters or line separators. Every free-text pattern (here, the
-# catalogs', the waivers') is built from it, so they cannot drift apart.
-LINE_CHAR = r"[^\x00-\x1f\x7f-\x9f\u2028\u2029]"
+# A character of one line of text: no control characters (Cc), line or paragraph separators (Zl, Zp), nor format
+# characters (Cf: bidi embeddings, overrides and isolates, zero-width spaces and joiners, the BOM, tags), which
+# make a reviewer read in a CI annotation other text than the one that is there. Every free-text pattern (here,
+# the catalogs', the waivers') is built from it, so they cannot drift apart. Cf as of Unicode 15, written as
+# ranges both regex engines read (pydantic's and `re`); tests/test_line_char.py checks it against `unicodedata`.
+_FORMAT_CHARS = (r"\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
+                 r"\u2060-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
+                 r"\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f")
+LINE_CHAR = rf"[^\x00-\x1f\x7f-\x9f\u2028\u2029{_FORMAT_CHARS}]"
 # One line of free text; it is never evaluated as a template.
 FREE_TEXT = rf"^{LINE_CHAR}{{1,200}}$"
 FreeText = Annotated[str, StringConstraints(pattern=FREE_TEXT), Field(description=expected(

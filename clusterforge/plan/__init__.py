@@ -9,7 +9,16 @@ from clusterforge.plan.capacity import site_limits
 from clusterforge.plan.elevation import elevation
 from clusterforge.plan.fabric import port_mode, size_fat_tree
 from clusterforge.plan.loads import rack_load, rack_loads
-from clusterforge.plan.model import FatTree, PlacedDevices, PlacementReport, Plan, RackLimits, RackLoad, RackPlan
+from clusterforge.plan.model import (
+    FatTree,
+    PlacedDevices,
+    PlacementReport,
+    Plan,
+    RackedFabric,
+    RackLimits,
+    RackLoad,
+    RackPlan,
+)
 from clusterforge.plan.nodes import pool_nodes
 from clusterforge.plan.packing import auto_place, explicit_racks, pools_to_place
 from clusterforge.plan.slurm import slurm_plan
@@ -61,6 +70,7 @@ def build_plan(
     unplaced: dict[str, int] = {}
     report = None
     switches = None
+    fabrics: tuple[RackedFabric, ...] = ()
     elevations: tuple[tuple[tuple[int | None, ...], ...], ...] = ()
     fabric = size_fabric(cluster, catalog)
     if cluster.site is not None:
@@ -80,6 +90,7 @@ def build_plan(
             whole = {p.name for p in cluster.pools if catalog.of(p.hardware, Server).form == "rack"}
             racks, switches = place_switches(cluster.site, racks, loads, limits, fabric, key,
                                              catalog.of(key, Switch), heights, assumptions, whole)
+            fabrics = (RackedFabric(("fabric", "switch"), key, fabric, switches),)
             pools = {p.name: p for p in cluster.pools}
             loads = tuple(rack_load(rack, cluster, catalog, pools) if rack.switches else load
                           for rack, load in zip(racks, loads, strict=True))
@@ -87,10 +98,10 @@ def build_plan(
             elevations = tuple(elevation(plan, heights, rack.u_height, rack.reserved_u)
                                for plan, rack in zip(racks, site_racks, strict=True))
     if not detail:
-        return Plan(racks, loads, unplaced, fabric, limits, report, switches=switches)
+        return Plan(racks, loads, unplaced, fabric, limits, report, switches=switches, fabrics=fabrics)
     nodes = pool_nodes(cluster, catalog, racks, elevations)
     topology = None
     if fabric is not None and isinstance(cluster.fabric, SwitchedFabric):
         topology = wire(fabric, nodes, cluster.fabric.rail_optimized)
     slurm = slurm_plan(cluster, catalog, nodes, topology)
-    return Plan(racks, loads, unplaced, fabric, limits, report, nodes, topology, slurm, switches)
+    return Plan(racks, loads, unplaced, fabric, limits, report, nodes, topology, slurm, switches, fabrics)

@@ -53,10 +53,20 @@ def elevation(rack: RackPlan, heights: dict[str, int], u_height: int, reserved_u
 
 def free_runs(rack: RackPlan, heights: dict[str, int], u_height: int, reserved_u: int) -> list[int]:
     """Lengths of the free stretches of U left below the reserved top, lowest first (what the next devices
-    can still fill: a 19U gap under an explicitly placed device holds two 8U servers, not 19/8)."""
+    can still fill: a 19U gap under an explicitly placed device holds two 8U servers, not 19/8), less the U of
+    switches already racked from the top (as `switch_positions` stacks them)."""
+    taken_u = _stack(rack, heights, u_height, reserved_u)[1]
+    cursor = len(taken_u) - 1
+    for placed in rack.switches:  # switches racked already (another team's fabric on a shared site)
+        for _ in range(placed.count if placed.u_height else 0):
+            start = _highest_free_run(taken_u, cursor, placed.u_height)
+            if start is None:
+                break
+            taken_u[start:start + placed.u_height] = [True] * placed.u_height
+            cursor = start - 1
     runs: list[int] = []
     length = 0
-    for taken in _stack(rack, heights, u_height, reserved_u)[1][1:]:
+    for taken in taken_u[1:]:
         if taken:
             if length:
                 runs.append(length)

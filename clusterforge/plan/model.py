@@ -30,6 +30,7 @@ class PlacedSwitches:
     tier: str  # leaf | spine | core
     count: int
     switch: str
+    u_height: int = 0  # U of one switch, so a later placement into the same rack sees the U they take
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,18 @@ class SwitchPlacement:
     placed: dict[str, int]  # tier -> switches racked
     unplaced: dict[str, int]  # tier -> switches that fit in no rack
     racks_used: int
+
+
+@dataclass(frozen=True)
+class RackedFabric:
+    """One switched fabric racked into the site: the facility rules count its switches (PWR-007) and report
+    those that fit in no rack (RCK-007) at `path`, where the blueprint names the switch. A plan holds one per
+    blueprint; the plan of teams sharing a site (compose.py) one per team."""
+
+    path: PathKey
+    switch: str  # the catalog key
+    tree: FatTree
+    placement: SwitchPlacement
 
 
 @dataclass(frozen=True)
@@ -330,6 +343,7 @@ class Plan:
     topology: Topology | None = None  # None without a switched fabric
     slurm: SlurmPlan | None = None
     switches: SwitchPlacement | None = None  # None without a site or without a switched fabric
+    fabrics: tuple[RackedFabric, ...] = ()  # every fabric racked into the site (see RackedFabric)
 
     @property
     def unplaced_switches(self) -> dict[str, int]:

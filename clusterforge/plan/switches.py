@@ -111,7 +111,8 @@ def _own_fits(order: list[int], site_racks: list[Rack], racks: tuple[RackPlan, .
     out = []
     for i in order:
         rack, plan, limit = site_racks[i], racks[i], limits[i]
-        kind = (id(limit), rack.u_height, rack.reserved_u, tuple([(d.pool, d.count, d.position) for d in plan.devices]))
+        kind = (id(limit), rack.u_height, rack.reserved_u, tuple([(d.pool, d.count, d.position) for d in plan.devices]),
+                plan.switches)
         count = known.get(kind)
         if count is None:
             gaps = free_runs(plan, heights, rack.u_height, rack.reserved_u)
@@ -170,13 +171,13 @@ def place_switches(site: Site, racks: tuple[RackPlan, ...], loads: tuple[RackLoa
             left -= taken
             if not left:
                 break
-    added, placed, unplaced = _by_tier(wanted, counts, key)
+    added, placed, unplaced = _by_tier(wanted, counts, key, switch.u_height)
     out = tuple(replace(rack, switches=rack.switches + tuple(extra)) if extra else rack
                 for rack, extra in zip(racks, added, strict=True))
     return out, SwitchPlacement(where, placed, unplaced, sum(1 for extra in added if extra))
 
 
-def _by_tier(wanted: list[tuple[str, int]], counts: list[int], key: str,
+def _by_tier(wanted: list[tuple[str, int]], counts: list[int], key: str, u_height: int,
              ) -> tuple[list[list[PlacedSwitches]], dict[str, int], dict[str, int]]:
     """Deal the racks' counts out to the tiers in blueprint order of the racks: leaves first, then spines, then
     cores (a rack may hold the end of one tier and the start of the next)."""
@@ -187,7 +188,7 @@ def _by_tier(wanted: list[tuple[str, int]], counts: list[int], key: str,
         while room and tier_index < len(wanted):
             tier, count = wanted[tier_index]
             taken = min(room, count - placed[tier])
-            added[index].append(PlacedSwitches(tier, taken, key))
+            added[index].append(PlacedSwitches(tier, taken, key, u_height))
             placed[tier] += taken
             room -= taken
             if placed[tier] == count:

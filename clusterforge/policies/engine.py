@@ -71,7 +71,7 @@ def _apply_waivers(
     waived: list[Finding] = []
     used: set[int] = set()
     for finding in findings:
-        match = next((i for i, w in enumerate(waivers) if w.matches(finding.id, finding.path)), None)
+        match = next((i for i, w in enumerate(waivers) if w.matches(finding.id, finding.path, finding.cluster)), None)
         if match is None or finding.level == "info":
             active.append(finding)
             continue
@@ -115,12 +115,17 @@ def evaluate(
     skip: Iterable[str] = (),
     fail_level: str = "error",
     today: dt.date | None = None,
+    scope: str | None = None,
 ) -> Verdict:
-    """Every rule over one blueprint. Exit-code logic lives in the Verdict, printing in the CLI."""
+    """Every rule over one blueprint. Exit-code logic lives in the Verdict, printing in the CLI.
+
+    Each finding names its cluster (`scope`, else the blueprint's `name:`), so a waiver applies to one cluster
+    only."""
     ctx = from_loaded(loaded, config, plan)
     skipped = set(skip)
     run = [r for r in load_rules() if r.id not in skipped]
-    findings = [f for rule in run for f in _run_rule(rule, ctx)]
+    cluster = scope if scope is not None else ctx.cluster.name
+    findings = [replace(f, cluster=cluster) for rule in run for f in _run_rule(rule, ctx)]
     return decide(findings, waivers, fail_level, [r.id for r in run], today)
 
 

@@ -58,7 +58,7 @@ Where: TypeAlias = RackRef | RowRef | PoolRef | WaiverRef | None
 """Where a finding is; None is the cluster as a whole."""
 
 _JSON_KEYS = ("id", "level", "path", "message", "hint", "measured", "limit", "unit", "file", "line", "group",
-              "minimum")
+              "minimum", "cluster")
 
 
 def label_of(where: Where) -> str:
@@ -83,6 +83,7 @@ class Finding:
     where: Where = None
     minimum: bool = False  # the limit is a floor (PSUs, NICs): no utilisation percentage
     waiver: dict[str, Any] | None = field(default=None, compare=False)
+    cluster: str = ""  # the blueprint's `name:` (`site:<name>` for teams checked together): whose waivers apply
 
     def render(self) -> str:
         """`file:line: ID: message` for logs and refusals."""

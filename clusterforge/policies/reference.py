@@ -124,6 +124,7 @@ apiVersion: clusterforge/v1
 kind: Waivers
 waivers:
   - rule: PWR-002
+    cluster: vision-h100                         # the blueprint's name: the waiver applies to it only
     target: site.rows[0].racks[*].feeds          # every rack of row 0
     reason: B-side whips are upgraded to 60 A in the March maintenance window
     expires: 2027-03-31
@@ -222,7 +223,8 @@ def _usage() -> list[str]:
         "policy config does the same from a file.",
         "- `--fail-level error` (default) fails on unwaived errors; `--fail-level warning` also on warnings. "
         "Info findings never fail.",
-        "- With several files, waivers apply across all of them, and the verdict covers them together.", "",
+        "- With several files, one waiver file serves all of them (each waiver applies to the cluster it names), "
+        "and the verdict covers them together.", "",
     ]
 
 
@@ -243,10 +245,18 @@ def _waivers() -> list[str]:
         "## Waivers (`--waivers`)", "",
         "A waiver accepts a known finding for a while, on the record. Waivers are data, reviewed like code:", "",
         "```yaml", *WAIVERS_EXAMPLE.splitlines(), "```", "",
-        "- `rule`: the rule id. `target`: the finding's path as printed (`site.rows[0].racks[2].feeds`); `*` "
-        "stands for any one index or name (`site.rows[*].racks[*]`), and a target also covers the paths below it.",
+        "- `rule`: the rule id. `cluster` (required): the `name:` of the blueprint the waiver is for; it waives "
+        "nothing in any other cluster, even when several are checked in one run. The facility findings of teams "
+        "that share a site file and are checked together belong to the site: `cluster: site:<site name>` "
+        "(e.g. `site:dc1`). A waiver without `cluster` is an input error (exit 2) that says what to add.",
+        "- `target`: the finding's path as printed (`site.rows[0].racks[2].feeds`); `*` "
+        "stands for any run of characters within one index or name (`site.rows[*].racks[*]`), and a target also "
+        "covers the paths below it. Targets are compared segment by segment, never as a regular expression.",
         "- `reason` (at least 10 characters) and `expires` (`YYYY-MM-DD`) are required; `approver` says who "
-        "accepted the risk.",
+        "accepted the risk. Both are one line without control, format or invisible characters (no bidi "
+        "overrides or zero-width characters: what a reviewer reads is what is there).",
+        "- JSON and SARIF echo each waived finding's waiver, `cluster` included; each finding carries its "
+        "`cluster`.",
         "- Waived findings are still reported (JSON `waived`, SARIF suppressions, JUnit skipped, GitHub notices) "
         "and do not fail the check. Info findings cannot be waived.",
         "- `WVR-001` (error): a waiver past its `expires` date; the finding it covered counts again.",

@@ -78,7 +78,8 @@ def test_a_waived_error_deploys(stack: Stack, tmp_path: Path) -> None:
     path = write(tmp_path, data)
     waivers = tmp_path / "waivers.yaml"
     waivers.write_text(yaml.safe_dump({"waivers": [{
-        "rule": "SEC-001", "target": "aws.security.imds_tokens", "reason": "a legacy agent needs IMDSv1 until Q2",
+        "rule": "SEC-001", "cluster": "nlp-p5", "target": "aws.security.imds_tokens",
+        "reason": "a legacy agent needs IMDSv1 until Q2",
         "expires": "2999-01-01", "approver": "platform"}]}))
     unwaived = stack(run_main({"blueprint": str(path)}), expect_error=True)
     assert "SEC-001" in str(unwaived.error) and unwaived.recorder.resources == []

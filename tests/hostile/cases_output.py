@@ -18,6 +18,7 @@ BP = "{tree}/cluster.yaml"
 FORGING_WAIVERS = """\
 waivers:
   - rule: PWR-002
+    cluster: tiny
     target: "x\\n::error file=forged.py,line=1::forged %0A"
     reason: "because\\x01\\x02\\x1b[31m reasons\\v\\f\\r\\n::error file=forged.py::forged ]]> <&"
     expires: 2030-01-01

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import time
 from pathlib import Path
 
 import pytest
@@ -74,7 +75,8 @@ def _waivers(tmp_path: Path, body: str) -> Path:
 
 
 def test_waiver_moves_the_finding_and_keeps_it_reported(tmp_path: Path) -> None:
-    w = _waivers(tmp_path, "  - {rule: PWR-002, target: 'site.rows[0].racks[0].feeds', reason: 'feeds upgraded "
+    w = _waivers(tmp_path, "  - {rule: PWR-002, cluster: t, target: 'site.rows[0].racks[0].feeds', "
+                           "reason: 'feeds upgraded "
                            "in Q1 change CHG-1', expires: 2027-03-31, approver: ops-lead}\n")
     verdict = evaluate_data(OVER, waivers=load_waivers(w), today=TODAY)
     assert not verdict.failed
@@ -83,7 +85,8 @@ def test_waiver_moves_the_finding_and_keeps_it_reported(tmp_path: Path) -> None:
 
 
 def test_waiver_wildcards(tmp_path: Path) -> None:
-    w = _waivers(tmp_path, "  - {rule: PWR-002, target: 'site.rows[*].racks[*].feeds', reason: 'accepted for "
+    w = _waivers(tmp_path, "  - {rule: PWR-002, cluster: t, target: 'site.rows[*].racks[*].feeds', "
+                           "reason: 'accepted for "
                            "the pilot hall', expires: 2027-03-31}\n")
     assert not evaluate_data(OVER, waivers=load_waivers(w), today=TODAY).failed
 
@@ -96,12 +99,54 @@ def test_waiver_wildcards(tmp_path: Path) -> None:
     ("site.rows[0].racks", "site.rows[0].racks_extra", False),
 ])
 def test_a_waiver_target_covers_itself_and_the_paths_below_it(target: str, path: str, covered: bool) -> None:
-    entry = WaiverEntry(rule="PWR-002", target=target, reason="covers the paths below", expires=dt.date(2099, 1, 1))
-    assert Waiver(entry, "w.yaml", 1).matches("PWR-002", path) is covered
+    entry = WaiverEntry(rule="PWR-002", cluster="t", target=target, reason="covers the paths below",
+                        expires=dt.date(2099, 1, 1))
+    assert Waiver(entry, "w.yaml", 1).matches("PWR-002", path, "t") is covered
+    assert not Waiver(entry, "w.yaml", 1).matches("PWR-002", path, "other")  # another cluster: never
+
+
+def test_a_waiver_target_of_stars_is_matched_without_backtracking() -> None:
+    """300 `*` compiled into a regular expression ran for hours against a path it does not match."""
+    entry = WaiverEntry(rule="PWR-002", cluster="t", target="*" * 299 + "x", reason="a hostile target",
+                        expires=dt.date(2099, 1, 1))
+    waiver = Waiver(entry, "w.yaml", 1)
+    path = "site.rows[0].racks[1].feeds[0]." + "a" * 5000
+    start = time.monotonic()
+    assert not waiver.matches("PWR-002", path, "t")
+    assert waiver.matches("PWR-002", "x", "t") and waiver.matches("PWR-002", "abcx.feeds", "t")
+    assert time.monotonic() - start < 0.1
+
+
+def test_a_waiver_applies_to_the_cluster_it_names_only(tmp_path: Path) -> None:
+    body = ("  - {rule: PWR-002, cluster: %s, target: 'site.rows[0].racks[0].feeds', reason: 'feeds upgraded "
+            "in Q1 change CHG-1', expires: 2027-03-31}\n")
+    assert not evaluate_data(OVER, waivers=load_waivers(_waivers(tmp_path, body % "t")), today=TODAY).failed
+    verdict = evaluate_data(OVER, waivers=load_waivers(_waivers(tmp_path, body % "beta")), today=TODAY)
+    assert verdict.failed and not verdict.waived
+    assert {f.id for f in verdict.findings} >= {"PWR-002", "WVR-002"}
+
+
+def test_a_waiver_without_a_cluster_is_refused_with_what_to_add(tmp_path: Path) -> None:
+    w = _waivers(tmp_path, "  - {rule: PWR-002, target: x, reason: 'long enough reason', expires: 2027-01-01}\n")
+    with pytest.raises(ClusterforgeError) as exc:
+        load_waivers(w)
+    [problem] = exc.value.problems
+    assert problem.line == 2 and "missing required key 'cluster'" in problem.message
+    assert "add `cluster: <name>`" in problem.hint
+
+
+@pytest.mark.parametrize("char", ["\u202e", "\u2066", "\u200b", "\ufeff", "\u00ad", "\U000e0041"])
+def test_waiver_text_refuses_invisible_characters(tmp_path: Path, char: str) -> None:
+    for key in ("reason", "approver"):
+        w = _waivers(tmp_path, f"  - {{rule: PWR-002, cluster: t, target: x, {key}: 'long enough {char}reason', "
+                     f"expires: 2027-01-01{', reason: long enough reason' if key == 'approver' else ''}}}\n")
+        with pytest.raises(ClusterforgeError, match="no control, format or invisible characters"):
+            load_waivers(w)
 
 
 def test_expired_waiver_is_an_error_and_waives_nothing(tmp_path: Path) -> None:
-    w = _waivers(tmp_path, "  - {rule: PWR-002, target: 'site.rows[0].racks[0].feeds', reason: 'feeds upgraded "
+    w = _waivers(tmp_path, "  - {rule: PWR-002, cluster: t, target: 'site.rows[0].racks[0].feeds', "
+                           "reason: 'feeds upgraded "
                            "in Q1 change CHG-1', expires: 2026-01-31}\n")
     verdict = evaluate_data(OVER, waivers=load_waivers(w), today=TODAY)
     ids = sorted(f.id for f in verdict.errors)
@@ -111,16 +156,17 @@ def test_expired_waiver_is_an_error_and_waives_nothing(tmp_path: Path) -> None:
 
 
 def test_unused_waiver_is_a_warning(tmp_path: Path) -> None:
-    w = _waivers(tmp_path, "  - {rule: RCK-002, target: 'site.rows[0].racks[0]', reason: 'heavy rack accepted "
+    w = _waivers(tmp_path, "  - {rule: RCK-002, cluster: t, target: 'site.rows[0].racks[0]', "
+                           "reason: 'heavy rack accepted "
                            "by facilities', expires: 2027-03-31}\n")
     verdict = evaluate_data(onprem(), waivers=load_waivers(w), today=TODAY)
     assert {(f.id, f.level) for f in verdict.findings} == {("WVR-002", "warning"), ("PWR-003", "warning")}
 
 
 @pytest.mark.parametrize(("body", "fragment"), [
-    ("  - {rule: PWR-002, target: x, expires: 2027-01-01}\n", "missing required key 'reason'"),
-    ("  - {rule: PWR-002, target: x, reason: 'long enough reason'}\n", "missing required key 'expires'"),
-    ("  - {rule: PWR-002, target: x, reason: short, expires: 2027-01-01}\n", "at least 10 characters"),
+    ("  - {rule: PWR-002, cluster: t, target: x, expires: 2027-01-01}\n", "missing required key 'reason'"),
+    ("  - {rule: PWR-002, cluster: t, target: x, reason: 'long enough reason'}\n", "missing required key 'expires'"),
+    ("  - {rule: PWR-002, cluster: t, target: x, reason: short, expires: 2027-01-01}\n", "at least 10 characters"),
 ])
 def test_waiver_needs_reason_and_expiry(tmp_path: Path, body: str, fragment: str) -> None:
     with pytest.raises(ClusterforgeError) as exc:

@@ -39,7 +39,7 @@ def test_pwr001_stands_when_pwr002_is_skipped_or_waived(how: str, tmp_path: Path
         verdict = evaluate_data(data, skip=["PWR-002"])
     else:
         waivers = tmp_path / "w.yaml"
-        waivers.write_text("waivers:\n  - {rule: PWR-002, target: 'site.rows[0].racks[0].feeds', "
+        waivers.write_text("waivers:\n  - {rule: PWR-002, cluster: t, target: 'site.rows[0].racks[0].feeds', "
                            "reason: dev rack without redundancy, "
                            "expires: 2099-01-01}\n")
         verdict = evaluate_data(data, waivers=load_waivers(waivers))

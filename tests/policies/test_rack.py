@@ -55,3 +55,22 @@ def test_rck006_density_contract(contract: float, warns: bool) -> None:
 
 def test_site_wide_contract_applies_to_every_rack() -> None:
     assert "RCK-006" in found(onprem([rack(count=2)], contracted_kw_per_rack=15), level="warning")
+
+
+def _auto(nodes: int) -> dict:
+    """Two empty racks the planner fills: 3 DGX H100 each by A/B power (34.5 kW a side; 4 would draw 40.8 kW)."""
+    return onprem([rack("a01", count=0), rack("a02", count=0)],
+                  pools=[{"name": "gpu", "hardware": "dgx-h100", "count": nodes, "partition": "train"}])
+
+
+@pytest.mark.parametrize(("nodes", "fails"), [(6, False), (7, True)])
+def test_rck008_nodes_that_fit_in_no_rack(nodes: int, fails: bool) -> None:
+    assert found(_auto(nodes)) == (["RCK-008"] if fails else [])
+
+
+def test_rck008_names_the_pool_and_the_count() -> None:
+    from tests.policies.builders import evaluate_data
+
+    [finding] = [f for f in evaluate_data(_auto(8)).findings if f.id == "RCK-008"]
+    assert finding.path == "pools[0].count" and finding.measured == 2 and finding.level == "error"
+    assert "2 node(s) of pool gpu fit in no rack (6 of 8 placed)" in finding.message

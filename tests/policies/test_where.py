@@ -44,7 +44,7 @@ def test_row_pool_and_waiver_findings_carry_their_own_refs(tmp_path: Path) -> No
     pool["aws"]["capacity"] = {"type": "on-demand"}
     assert [f.where for f in evaluate_data(pool).findings if f.id == "NET-006"] == [PoolRef("gpu")]
     waivers = tmp_path / "waivers.yaml"
-    waivers.write_text("waivers:\n  - {rule: RCK-002, target: 'site.rows[0].racks[0]', reason: 'heavy rack "
+    waivers.write_text("waivers:\n  - {rule: RCK-002, cluster: t, target: 'site.rows[0].racks[0]', reason: 'heavy rack "
                        "accepted by facilities', expires: 2027-03-31}\n")
     unused = evaluate_data(onprem(), waivers=load_waivers(waivers), today=dt.date(2026, 11, 21))
     assert [(f.where, f.group) for f in unused.findings if f.id == "WVR-002"] == [(WaiverRef(0), "waivers")]
@@ -62,7 +62,7 @@ def test_json_keeps_the_group_label_and_its_key_order() -> None:
     finding = Finding("PWR-002", "error", "site.rows[0].racks[1]", "m", "h", 20.4, 17.3, "kW", "bp.yaml", 9,
                       RackRef("a", "a02"))
     assert list(finding.to_json()) == ["id", "level", "path", "message", "hint", "measured", "limit", "unit",
-                                       "file", "line", "group", "minimum"]
+                                       "file", "line", "group", "minimum", "cluster"]
     data = json.loads(render(evaluate_data(TWO_RACKS), "json"))
     [power] = [f for f in data["findings"] if f["id"] == "PWR-002"]
     assert power["group"] == "row a / rack a02" and "where" not in power

@@ -233,10 +233,8 @@ def panel_aggregate(ctx: Context, settings: Settings) -> Iterator[Draft]:
 def site_budget(ctx: Context, settings: Settings) -> Iterator[Draft]:
     """Σ IT kW (servers and fabric switches) ≤ contracted IT kW, and Σ IT kW × PUE ≤ utility kW."""
     it_kw = sum(ctx.device_kw(p) * p.count for p in ctx.cluster.pools)
-    fabric = ctx.plan.fabric
-    if fabric is not None and ctx.cluster.fabric is not None and hasattr(ctx.cluster.fabric, "switch"):
-        switch = ctx.catalog.get(ctx.cluster.fabric.switch)
-        it_kw += fabric.switches * getattr(switch, "max_power_kw", 0.0)
+    for racked in ctx.plan.fabrics:  # every fabric on the site: one per blueprint, one per team on a shared site
+        it_kw += racked.tree.switches * getattr(ctx.catalog.get(racked.switch), "max_power_kw", 0.0)
     site = ctx.site
     if site.contracted_it_kw is not None and it_kw > site.contracted_it_kw:
         yield Draft(("site", "contracted_it_kw"),

@@ -134,18 +134,42 @@ def switch_room(ctx: Context, settings: Settings) -> Iterator[Draft]:
     A warning by default, not an error: a site file may describe only the compute racks while the network
     stands in a row it leaves out. Where the site file is the whole room, set `level: error` in the policy config.
     """
-    racked, tree = ctx.plan.switches, ctx.plan.fabric
-    if racked is None or tree is None or not racked.unplaced:
-        return
-    key = getattr(ctx.cluster.fabric, "switch", "")
-    unplaced = sum(racked.unplaced.values())
-    tiers = ", ".join(f"{count:,} {tier}" for tier, count in racked.unplaced.items())
-    where = ("the racks marked role: network" if racked.where == "network"
-             else "the site (no rack is marked role: network, so the room the pools leave was used)")
-    switch = ctx.catalog.get(key)
-    each = (f" (each {switch.u_height}U, {switch.max_power_kw:g} kW, {switch.weight_kg:g} kg)"
-            if isinstance(switch, Switch) else "")
-    yield Draft(("fabric", "switch"), f"{unplaced:,} of the fabric's {tree.switches:,} {key} switches ({tiers}) "
-                f"fit in no rack of {where}{each}",
-                "add racks with `role: network` (or room in them: U, A/B feeds, weight, cooling) for the switches",
-                unplaced, 0, "switches")
+    for racked in ctx.plan.fabrics:  # one per blueprint; one per team of a shared site
+        if not racked.placement.unplaced:
+            continue
+        unplaced = sum(racked.placement.unplaced.values())
+        tiers = ", ".join(f"{count:,} {tier}" for tier, count in racked.placement.unplaced.items())
+        where = ("the racks marked role: network" if racked.placement.where == "network"
+                 else "the site (no rack is marked role: network, so the room the pools leave was used)")
+        switch = ctx.catalog.get(racked.switch)
+        each = (f" (each {switch.u_height}U, {switch.max_power_kw:g} kW, {switch.weight_kg:g} kg)"
+                if isinstance(switch, Switch) else "")
+        yield Draft(racked.path, f"{unplaced:,} of the fabric's {racked.tree.switches:,} {racked.switch} switches "
+                    f"({tiers}) fit in no rack of {where}{each}",
+                    "add racks with `role: network` (or room in them: U, A/B feeds, weight, cooling) for the switches",
+                    unplaced, 0, "switches")
+
+
+@rule("RCK-008", "error", DOMAIN, "Every node has a rack",
+      "NetBox rack validation (a device stands in a rack); the planner's rack packing (U, A/B kW, kg, floor, cooling)",
+      needs_site=True,
+      inputs=Inputs(("pools[].{hardware,count}", f"{RACK}.devices[].{{pool,count}}", "placement[].{rack,pool,count}",
+                     f"{RACK}.{{u_height,reserved_u,max_weight_kg,tare_weight_kg,footprint_m2,feeds,cooling}}"),
+                    ("u_height", "max_power_kw", "weight_kg", "depth_mm", "airflow"), ("electrical", "cooling"),
+                    also="the nodes the blueprint leaves unplaced are placed by the planner"))
+def nodes_have_racks(ctx: Context, settings: Settings) -> Iterator[Draft]:
+    """Every node of every pool stands in a rack of the site: the planner found room for all it had to place.
+
+    An error, like `plan`'s own refusal: a design whose nodes stand nowhere cannot be built, and every command
+    (check, render, report, plan, the stack and the CrossGuard pack) must say so.
+    """
+    index = {pool.name: i for i, pool in enumerate(ctx.cluster.pools)}
+    for pool, count in ctx.plan.unplaced.items():
+        if count <= 0:
+            continue
+        total = ctx.cluster.pools[index[pool]].count if pool in index else count
+        yield Draft(("pools", index[pool], "count") if pool in index else ("site",),
+                    f"{count:,} node(s) of pool {pool} fit in no rack ({total - count:,} of {total:,} placed): "
+                    "the site has no room left for them (U, A/B feeds, weight, floor or cooling)",
+                    "add racks or feeds, place them by hand (devices or placement), or lower the count",
+                    count, 0, "nodes")

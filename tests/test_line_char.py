@@ -1,0 +1,38 @@
+"""One definition of a character of one line of free text serves every field: no control, separator or format
+character gets through, in pydantic's regex engine or in `re`."""
+
+from __future__ import annotations
+
+import re
+import sys
+import unicodedata
+
+import pytest
+from pydantic import TypeAdapter, ValidationError
+
+from clusterforge.model.text import LINE_CHAR, FreeText
+
+REFUSED = ("Cc", "Cf", "Zl", "Zp")
+INVISIBLE = [chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) in REFUSED]
+
+
+def test_every_control_separator_and_format_character_is_refused_by_re() -> None:
+    line_char = re.compile(LINE_CHAR)
+    assert [hex(ord(c)) for c in INVISIBLE if line_char.fullmatch(c)] == []
+
+
+def test_every_control_separator_and_format_character_is_refused_by_the_model() -> None:
+    text = TypeAdapter(FreeText)
+    accepted = []
+    for char in INVISIBLE:
+        try:
+            text.validate_python(f"GPU {char}cluster")
+            accepted.append(hex(ord(char)))
+        except ValidationError:
+            pass
+    assert accepted == []
+
+
+@pytest.mark.parametrize("text", ["Vision team — 16× DGX H100", "équipe vision 日本語 ✓", "a/b (c) [d] {e}"])
+def test_ordinary_text_still_passes(text: str) -> None:
+    assert TypeAdapter(FreeText).validate_python(text) == text
