@@ -11,9 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from clusterforge.errors import ClusterforgeError
+from clusterforge import limits
+from clusterforge.errors import ClusterforgeError, Problem, shown
 
 _TRAILING_DIGITS = re.compile(r"^(.*?)(\d+)$")
+_DIGITS_MAX = 18  # a node number is far shorter; longer ones would be slow to convert
 
 
 def _runs(items: list[tuple[int, str]]) -> list[tuple[int, int, int]]:
@@ -84,42 +86,74 @@ def _split_top(expression: str) -> list[str]:
         elif char == "]":
             depth -= 1
             if depth < 0:
-                raise ClusterforgeError(f"hostlist {expression!r}: ']' without '['")
+                raise ClusterforgeError(f"hostlist {shown(expression)}: ']' without '['")
         if char == "," and depth == 0:
             parts.append(current)
             current = ""
         else:
             current += char
     if depth:
-        raise ClusterforgeError(f"hostlist {expression!r}: '[' without ']'")
+        raise ClusterforgeError(f"hostlist {shown(expression)}: '[' without ']'")
     parts.append(current)
     return [p for p in parts if p]
 
 
-def _expand_ranges(body: str, expression: str) -> list[str]:
-    out: list[str] = []
+def _ranges(body: str, expression: str) -> list[tuple[int, int, int]]:
+    """The (low, high, width) ranges of one bracket, checked: numbers of at most _DIGITS_MAX digits, ascending."""
+    out: list[tuple[int, int, int]] = []
     for item in body.split(","):
         low, sep, high = item.partition("-")
-        if not low.isdigit() or (sep and not high.isdigit()):
-            raise ClusterforgeError(f"hostlist {expression!r}: bad range {item!r}")
-        width = len(low)
+        if not low.isdigit() or (sep and not high.isdigit()) or not low.isascii() or not high.isascii():
+            raise ClusterforgeError(f"hostlist {shown(expression)}: bad range {shown(item)}")
+        if len(low) > _DIGITS_MAX or len(high) > _DIGITS_MAX:
+            raise ClusterforgeError(f"hostlist {shown(expression)}: a number of more than {_DIGITS_MAX} digits")
         end = int(high) if sep else int(low)
         if end < int(low):
-            raise ClusterforgeError(f"hostlist {expression!r}: range {item!r} runs backwards")
-        out.extend(str(n).zfill(width) for n in range(int(low), end + 1))
+            raise ClusterforgeError(f"hostlist {shown(expression)}: range {shown(item)} runs backwards")
+        out.append((int(low), end, len(low)))
     return out
 
 
-def _expand_one(piece: str, expression: str) -> list[str]:
-    start = piece.find("[")
-    if start < 0:
-        return [piece]
-    end = piece.index("]", start)
-    head, body, tail = piece[:start], piece[start + 1:end], piece[end + 1:]
-    rests = _expand_one(tail, expression)
-    return [head + digits + rest for digits in _expand_ranges(body, expression) for rest in rests]
+def _brackets(piece: str, expression: str) -> list[str | list[tuple[int, int, int]]]:
+    """A piece as its literal text and its brackets' ranges, in order (`a[1-2]b` is 'a', [(1, 2, 1)], 'b')."""
+    parts: list[str | list[tuple[int, int, int]]] = []
+    while (start := piece.find("[")) >= 0:
+        end = piece.index("]", start)
+        parts += [piece[:start], _ranges(piece[start + 1:end], expression)]
+        piece = piece[end + 1:]
+    return [*parts, piece]
 
 
-def expand(expression: str) -> list[str]:
-    """Every name in a hostlist expression, in the order written (`a[1-2]b[1-2]` is a1b1, a1b2, a2b1, a2b2)."""
-    return [name for piece in _split_top(expression.strip()) for name in _expand_one(piece, expression)]
+def count(expression: str) -> int:
+    """How many names a hostlist expression stands for, worked out without listing them."""
+    total = 0
+    for piece in _split_top(expression.strip()):
+        names = 1
+        for part in _brackets(piece, expression):
+            if not isinstance(part, str):
+                names *= sum(high - low + 1 for low, high, _ in part)
+        total += names
+    return total
+
+
+def expand(expression: str, limit: int | None = None) -> list[str]:
+    """Every name in a hostlist expression, in the order written (`a[1-2]b[1-2]` is a1b1, a1b2, a2b1, a2b2).
+
+    An expression of a few bytes can stand for billions of names, so the names are counted first: more than
+    `limit` (limits.NODES by default) is an input problem."""
+    bound = limits.NODES.value if limit is None else limit
+    found = count(expression)
+    if found > bound:
+        raise ClusterforgeError(Problem(f"the hostlist {shown(expression)} names {found:,} nodes, over the limit of "
+                                        f"{bound:,}", hint=limits.NODES.hint()))
+    names: list[str] = []
+    for piece in _split_top(expression.strip()):
+        stems = [""]
+        for part in _brackets(piece, expression):
+            if isinstance(part, str):
+                stems = [stem + part for stem in stems]
+            else:
+                stems = [stem + str(n).zfill(width) for stem in stems for low, high, width in part
+                         for n in range(low, high + 1)]
+        names += stems
+    return names

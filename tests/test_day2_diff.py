@@ -234,6 +234,41 @@ def test_outside_a_repository_is_an_input_error(cli, tmp_path, monkeypatch) -> N
     assert result.exit_code == 2 and "not in a git repository" in result.stderr
 
 
+def test_a_revision_reads_only_the_blueprint_and_its_includes_into_a_private_folder(repo) -> None:
+    from clusterforge.day2 import revisions
+
+    with revisions.blueprint_path("HEAD~1:teams/team-nlp.yaml") as path:
+        root = path.parents[1]
+        assert (root.stat().st_mode & 0o777) == 0o700
+        found = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+        assert found == ["teams/site-dc1.yaml", "teams/team-nlp.yaml"], found  # not team-vision.yaml
+    assert not root.exists()
+
+
+def test_a_link_at_a_revision_is_refused(cli, repo) -> None:
+    (repo / "teams" / "site-dc1.yaml").unlink()
+    (repo / "teams" / "site-dc1.yaml").symlink_to("/etc/passwd")
+    git(repo, "commit", "-qam", "link")
+    result = cli("diff", "HEAD:teams/team-nlp.yaml", "HEAD~1:teams/team-nlp.yaml")
+    assert result.exit_code == 2
+    assert re.match(r"HEAD:teams/team-nlp\.yaml:\d+: !include 'site-dc1\.yaml': a symbolic link at 'HEAD'",
+                    result.stderr), result.stderr
+
+
+def test_a_render_directory_is_read_within_the_limits(cli, tmp_path, monkeypatch) -> None:
+    out = tmp_path / "out"
+    assert cli("render", ONPREM, "-o", out).exit_code == 0
+    monkeypatch.setenv("CLUSTERFORGE_MAX_NODES", "15")
+    result = cli("diff", out, out)
+    assert result.exit_code == 2
+    assert re.match(rf"{re.escape(str(out))}/slurm/\w+\.conf:\d+: NodeName: .* over the limit of 15", result.stderr)
+    monkeypatch.delenv("CLUSTERFORGE_MAX_NODES")
+    (out / "slurm" / "gres.conf").unlink()
+    (out / "slurm" / "gres.conf").symlink_to(out / "slurm" / "slurm.conf")
+    result = cli("diff", out, ONPREM)
+    assert result.exit_code == 2 and "not a regular file" in result.stderr
+
+
 def test_a_bad_blueprint_is_an_input_error(cli, write) -> None:
     bad = write(ONPREM.read_text().replace("count: 16, role: compute", "count: 16, role: computer"))
     result = cli("diff", ONPREM, bad)

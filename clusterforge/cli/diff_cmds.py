@@ -38,9 +38,10 @@ def diff(old: str, new: str, fmt: str, inputs: PolicyInputs) -> None:
       REIMAGE      the node is replaced (other hardware, instance type, rack position)
 
     OLD and NEW are each a blueprint file, a directory `clusterforge render` wrote, or REV:PATH for a
-    blueprint at a git revision (its folder at that revision, so its includes resolve; PATH as from the
-    current directory). A render directory has no plan: its physical figures and hardware keys are not
-    compared. In CI, fetch the base branch first (`git fetch origin main`, then `origin/main:cluster.yaml`).
+    blueprint at a git revision (read from git with the files it includes, which resolve inside its folder as
+    on disk; links and submodules at the revision are refused; PATH as from the current directory). A render
+    directory has no plan: its physical figures and hardware keys are not compared; it holds regular files only.
+    In CI, fetch the base branch first (`git fetch origin main`, then `origin/main:cluster.yaml`).
 
     \b
     Examples:

@@ -3,18 +3,26 @@ physical figures, built from a blueprint (in memory, nothing written) or from a 
 
 The SLURM files are read here as well (`conf_entries`): every line keyed by what it sets, and the NodeName
 lines by node, so a diff compares nodes rather than hostlist expressions that grow with the cluster.
+
+A render directory named on the command line is as untrusted as a blueprint (it can come from a pull request),
+so it is read with a blueprint's bounds: regular files only (no link, pipe or device), each within
+limits.INPUT_BYTES, at most MAX_FILES of them and total_files_bytes() together; its YAML within the alias, value and
+depth limits; its NodeName lines naming at most limits.NODES nodes in all; its inventory groups a tree of
+bounded size (no group inside itself).
 """
 
 from __future__ import annotations
 
+import os
+import stat
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clusterforge.errors import ClusterforgeError, Problem
-from clusterforge.hostlist import expand
-from clusterforge.lab.render import inventory_groups
+from clusterforge import limits
+from clusterforge.errors import ClusterforgeError, Problem, shown
+from clusterforge.hostlist import count, expand
 from clusterforge.render import MARKER
 from clusterforge.render.yamlout import load
 
@@ -26,6 +34,8 @@ if TYPE_CHECKING:
 
 HOSTS_FILE = "inventory/hosts.yml"
 GROUP_VARS_FILE = "inventory/group_vars/all.yml"
+MAX_FILES = 256  # `render` writes about ten
+MAX_FOLDER_DEPTH = 8  # `render` writes two levels
 
 
 @dataclass(frozen=True)
@@ -49,12 +59,21 @@ class Rendered:
 
     @classmethod
     def from_files(cls, files: dict[str, str], physical: dict[str, float] | None = None,
-                   hardware: dict[str, str] | None = None) -> Rendered:
-        """A render from its files by relative path: hosts and group vars are read from the inventory's."""
-        inventory: dict[str, Any] = _yaml(files.get(HOSTS_FILE, ""), HOSTS_FILE)
-        group_vars = {**((inventory.get("all") or {}).get("vars") or {}),
-                      **_yaml(files.get(GROUP_VARS_FILE, ""), GROUP_VARS_FILE)}
-        return cls(dict(files), _hosts(inventory), group_vars, dict(physical or {}), dict(hardware or {}))
+                   hardware: dict[str, str] | None = None, origin: str = "") -> Rendered:
+        """A render from its files by relative path: hosts and group vars are read from the inventory's.
+        `origin` (the directory) names the files in messages."""
+        def named(relative: str) -> str:
+            return f"{origin.rstrip('/')}/{relative}" if origin else relative
+
+        inventory: dict[str, Any] = _yaml(files.get(HOSTS_FILE, ""), named(HOSTS_FILE))
+        own = _mapping(inventory.get("all"), named(HOSTS_FILE), "all")
+        group_vars = {**_mapping(own.get("vars"), named(HOSTS_FILE), "all.vars"),
+                      **_yaml(files.get(GROUP_VARS_FILE, ""), named(GROUP_VARS_FILE))}
+        for relative, text in files.items():  # the NodeName lines within limits.NODES, said against their file
+            if relative.startswith("slurm/") and relative.endswith(".conf"):
+                conf_entries(text, frozenset(), named(relative))
+        return cls(dict(files), _hosts(inventory, named(HOSTS_FILE)), group_vars, dict(physical or {}),
+                   dict(hardware or {}))
 
     @classmethod
     def from_blueprint(cls, file: Path, inputs: PolicyInputs) -> Rendered:
@@ -75,16 +94,24 @@ class Rendered:
 
     @classmethod
     def from_directory(cls, out: Path) -> Rendered:
-        """The files a `clusterforge render -o OUT` wrote (links are not followed)."""
+        """The files a `clusterforge render -o OUT` wrote: regular files only, within the limits above."""
         from clusterforge.yamlguard import read_text
 
-        if not (out / MARKER).is_file() or not (out / HOSTS_FILE).is_file():
+        paths = _regular_files(out)
+        if MARKER not in paths or HOSTS_FILE not in paths:
             raise ClusterforgeError(Problem("is not a directory `clusterforge render` wrote", str(out),
                                             hint=f"a render directory holds {MARKER} and {HOSTS_FILE}"))
-        files = {path.relative_to(out).as_posix(): read_text(path, follow=False)
-                 for path in sorted(out.rglob("*")) if path.is_file() and not path.is_symlink()
-                 and path.name != MARKER}
-        return cls.from_files(files)
+        files: dict[str, str] = {}
+        total, bound = 0, total_files_bytes()
+        for relative in sorted(paths):
+            if relative == MARKER:
+                continue
+            files[relative] = read_text(out / relative, follow=False)
+            total += len(files[relative])
+            if total > bound:
+                raise ClusterforgeError(Problem(f"more than {bound:,} bytes in the files of a render directory",
+                                                str(out), hint=limits.INPUT_BYTES.hint()))
+        return cls.from_files(files, origin=str(out))
 
     def members(self, group: str) -> tuple[str, ...]:
         """The hosts of an inventory group, in inventory order."""
@@ -97,10 +124,51 @@ class Rendered:
         return host if host in self.hosts else None
 
 
+def total_files_bytes() -> int:
+    """The bytes a render directory's files may hold together: four times the limit of one file."""
+    return 4 * limits.INPUT_BYTES.value
+
+
+def _regular_files(out: Path) -> set[str]:
+    """Every file below `out` by relative path, links not followed: a link, pipe, device or socket anywhere, more
+    than MAX_FILES files or folders nested deeper than MAX_FOLDER_DEPTH is an input problem."""
+    found: set[str] = set()
+    pending: list[tuple[Path, int]] = [(out, 0)]
+    while pending:
+        folder, depth = pending.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            raise ClusterforgeError(Problem(f"cannot read: {exc.strerror}", str(folder))) from None
+        for entry in entries:
+            mode = entry.stat(follow_symlinks=False).st_mode
+            path = Path(entry.path)
+            if stat.S_ISDIR(mode) and depth < MAX_FOLDER_DEPTH:
+                pending.append((path, depth + 1))
+            elif stat.S_ISREG(mode):
+                found.add(path.relative_to(out).as_posix())
+                if len(found) > MAX_FILES:
+                    raise ClusterforgeError(Problem(f"more than {MAX_FILES:,} files in a render directory",
+                                                    str(out), hint="`clusterforge render` writes about ten"))
+            else:
+                what = "a folder nested too deep" if stat.S_ISDIR(mode) else "a link, device, pipe or socket"
+                raise ClusterforgeError(Problem(f"not a regular file ({what}): a render directory holds regular "
+                                                "files only", str(path)))
+    return found
+
+
 def _yaml(text: str, name: str) -> dict[str, Any]:
+    """A rendered YAML file as data, within the loader's bounds (size, depth, values once aliases expand)."""
     import yaml
 
+    from clusterforge.yamlguard import check_graph, check_text
+
     try:
+        if text:
+            check_text(text, name)
+            node = yaml.compose(text, Loader=yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader)
+            if node is not None:
+                check_graph(node, name, limits.YAML_DEPTH.value, limits.YAML_NODES.value)
         data = load(text) if text else {}
     except yaml.YAMLError as exc:
         raise ClusterforgeError(Problem(f"is not YAML: {exc}".splitlines()[0], name)) from None
@@ -109,16 +177,100 @@ def _yaml(text: str, name: str) -> dict[str, Any]:
     return data
 
 
-def _hosts(inventory: dict[str, Any]) -> dict[str, Host]:
+def _mapping(value: Any, file: str, path: str) -> dict[str, Any]:
+    """`value` where an inventory has a mapping (or nothing); anything else is an input problem."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ClusterforgeError(Problem("is not a mapping, as an Ansible inventory has here", file, path=path))
+    return value
+
+
+@dataclass
+class _Groups:
+    """An inventory's groups as hosts.yml nests them: each host's groups in file order, each group's parents."""
+
+    file: str
+    membership: dict[str, list[str]] = field(default_factory=dict)
+    parents: dict[str, list[str]] = field(default_factory=dict)
+    order: dict[str, int] = field(default_factory=dict)  # a group's position among the groups with children
+
+    def walk(self, inventory: dict[str, Any]) -> None:
+        pending: list[tuple[str, Any, str]] = [("all", inventory.get("all"), "all")]
+        while pending:
+            group, raw, path = pending.pop()
+            body = _mapping(raw, self.file, path)
+            for host in _mapping(body.get("hosts"), self.file, f"{path}.hosts"):
+                groups = self.membership.setdefault(host, [])
+                if group != "all":
+                    groups.append(group)
+            children = _mapping(body.get("children"), self.file, f"{path}.children")
+            if children:
+                self.order.setdefault(group, len(self.order))
+            for child in children:
+                if group != "all":
+                    self.parents.setdefault(child, []).append(group)
+            pending += [(child, children[child], f"{path}.children.{child}") for child in reversed(children)]
+
+    def resolved(self) -> dict[str, tuple[str, ...]]:
+        """Every host with its groups and their ancestors, deduplicated in the order Ansible's resolver lists
+        them; a group inside itself, or more resolution work than limits.YAML_NODES, is an input problem."""
+        budget = limits.YAML_NODES.value
+        ancestors: dict[str, tuple[str, ...]] = {}
+        for group in [*self.parents, *(g for groups in self.membership.values() for g in groups)]:
+            budget -= self._ancestors(group, ancestors, budget)
+        out: dict[str, tuple[str, ...]] = {}
+        for host, groups in self.membership.items():
+            chain = [g for group in groups for g in (group, *ancestors.get(group, ()))]
+            budget -= len(chain)
+            if budget < 0:
+                raise ClusterforgeError(limits.YAML_NODES.problem("resolving the inventory's groups takes more",
+                                                                  self.file))
+            out[host] = tuple(dict.fromkeys(chain))
+        return out
+
+    def _ancestors(self, start: str, done: dict[str, tuple[str, ...]], budget: int) -> int:
+        """Work out the ancestors of `start` and the groups above it without recursion; returns the work spent."""
+        spent = 0
+        stack: list[tuple[str, bool]] = [(start, False)]
+        open_: set[str] = set()
+        while stack:
+            group, ready = stack.pop()
+            if group in done:
+                continue
+            parents = sorted(dict.fromkeys(self.parents.get(group, ())), key=lambda g: self.order.get(g, 0))
+            if ready:
+                open_.discard(group)
+                chain = [*parents, *(a for p in parents for a in done[p])]
+                spent += len(chain)
+                if spent > budget:
+                    raise ClusterforgeError(limits.YAML_NODES.problem(
+                        "resolving the inventory's groups takes more", self.file))
+                done[group] = tuple(dict.fromkeys(chain))
+                continue
+            if group in open_:
+                raise ClusterforgeError(Problem(f"the group {shown(group)} contains itself (through its children)",
+                                                self.file, hint="an inventory's groups must form a tree"))
+            open_.add(group)
+            stack.append((group, True))
+            stack += [(p, False) for p in parents if p not in done]
+        return spent
+
+
+def _hosts(inventory: dict[str, Any], file: str = HOSTS_FILE) -> dict[str, Host]:
     """Every host with its groups and its vars: the vars of the groups listing it (its pool's), then its own."""
-    groups = inventory_groups(inventory)
+    walker = _Groups(file)
+    walker.walk(inventory)
+    groups = walker.resolved()
     merged: dict[str, dict[str, Any]] = {name: {} for name in groups}
     own: dict[str, dict[str, Any]] = {name: {} for name in groups}
-    for body in ((inventory.get("all") or {}).get("children") or {}).values():
-        body = body or {}
-        for name, host_vars in (body.get("hosts") or {}).items():
-            merged.setdefault(name, {}).update(body.get("vars") or {})
-            own.setdefault(name, {}).update(host_vars or {})
+    top = _mapping(_mapping(inventory.get("all"), file, "all").get("children"), file, "all.children")
+    for group, raw in top.items():
+        body = _mapping(raw, file, f"all.children.{group}")
+        group_vars = _mapping(body.get("vars"), file, f"all.children.{group}.vars")
+        for name, host_vars in _mapping(body.get("hosts"), file, f"all.children.{group}.hosts").items():
+            merged.setdefault(name, {}).update(group_vars)
+            own.setdefault(name, {}).update(_mapping(host_vars, file, f"all.children.{group}.hosts.{name}"))
     return {name: Host(groups[name], merged[name] | own[name]) for name in groups}
 
 
@@ -151,20 +303,30 @@ class Conf:
     nodes: dict[str, str]
 
 
-def conf_entries(text: str, named: frozenset[str]) -> Conf:
+def conf_entries(text: str, named: frozenset[str], file: str = "slurm.conf") -> Conf:
     """Parse a SLURM config file: comments and blank lines dropped; lines whose first key is in `named`
-    (lowercase) keyed `Key=Name`; NodeName lines (but NodeName=DEFAULT) by node; a line without '=' by itself."""
+    (lowercase) keyed `Key=Name`; NodeName lines (but NodeName=DEFAULT) by node; a line without '=' by itself.
+    The NodeName lines together may name at most limits.NODES nodes (`file` names the file in that message)."""
     entries: dict[str, str] = {}
     nodes: dict[str, str] = {}
     seen: Counter[str] = Counter()
-    for raw in text.splitlines():
+    named_so_far, bound = 0, limits.NODES.value
+    for number, raw in enumerate(text.splitlines(), 1):
         line = " ".join(raw.split("#", 1)[0].split())
         if not line:
             continue
         word, _, rest = line.partition(" ")
         key, equals, value = word.partition("=")
         if key.lower() == "nodename" and equals and value.lower() != "default":
-            for node in expand(value):
+            try:
+                named_so_far += count(value)
+                if named_so_far > bound:
+                    raise ClusterforgeError(Problem(f"the NodeName lines name {named_so_far:,} nodes up to here, over "
+                                                    f"the limit of {bound:,}", hint=limits.NODES.hint()))
+                names = expand(value, bound)
+            except ClusterforgeError as exc:
+                raise ClusterforgeError([replace(p, file=file, line=number, path=key) for p in exc.problems]) from None
+            for node in names:
                 nodes[node] = f"{nodes[node]}; {rest}" if node in nodes else rest
             continue
         if not equals:
