@@ -132,11 +132,13 @@ def analyze(
     `also_skip`: rules a caller runs elsewhere (facility rules of a shared site run once on the combined load).
     """
     from clusterforge.load import Loaded
+    from clusterforge.model.root_access import refuse_root_access
     from clusterforge.plan import build_plan
     from clusterforge.policies import evaluate
     from clusterforge.targets import target_of
 
     loaded = blueprint if isinstance(blueprint, Loaded) else load(blueprint, policy)
+    refuse_root_access(loaded.cluster, loaded.source, policy.config)  # before any rule runs or file is written
     cluster, implicit = loaded.cluster, False
     target = target_of(cluster)
     if target.with_controller is not None:

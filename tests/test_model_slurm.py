@@ -123,3 +123,110 @@ def test_the_cli_refuses_a_line_break_in_a_setting_with_file_and_line(cli, write
         assert f"{path}:{_line('SlurmctldTimeout')}: slurm.settings.SlurmctldTimeout: " in result.output
         assert "Traceback" not in result.output
     assert not (path.parent / "out").exists()
+
+
+# What a daemon or role running as root would run, write, load, mount over or chown (model/root_access.py).
+
+ROOT_REFUSED = [
+    ("settings: {HealthCheckProgram: /tmp/hc}", "HealthCheckProgram", "runs this program"),
+    ("settings: {SlurmdPidFile: /etc/shadow}", "SlurmdPidFile", "writes or reads this file"),
+    ("settings: {slurmdlogfile: /etc/ld.so.preload}", "SlurmdLogFile", "writes or reads this file"),
+    ("settings: {PluginDir: /tmp/plugins}", "PluginDir", "loads from"),
+    ("settings: {JobCompLoc: 'http://x.example:9200/x'}", "JobCompLoc", "writes or reads"),
+    ("settings: {JobCompHost: x.example}", "JobCompHost", "another host"),
+    ("settings: {TaskPlugin: task/none}", "TaskPlugin", "plugin"),
+    ("settings: {ProctrackType: proctrack/linuxproc}", "ProctrackType", "plugin"),
+    ("settings: {AuthType: auth/jwt}", "AuthType", "plugin"),
+    ("settings: {AuthInfo: 'cred_expire=30,socket=/tmp/m'}", "AuthInfo", "password, a key"),
+    ("settings: {SlurmdUser: root}", "SlurmdUser", "the user a daemon runs as"),
+    ("settings: {PrologSlurmctld: /tmp/p}", "PrologSlurmctld", "runs this program"),
+    ("settings: {JobSubmitPlugins: lua}", "JobSubmitPlugins", "plugin"),
+    ("cgroup_settings: {ConstrainDevices: 'no'}", "ConstrainDevices", "confinement"),
+    ("cgroup_settings: {CgroupMountpoint: /tmp/cg}", "CgroupMountpoint", "folder"),
+    ("state_save_location: /etc", "slurm.state_save_location", "folder of its own"),
+    ("state_save_location: /var/spool", "slurm.state_save_location", "folder of its own"),
+    ("state_save_location: /shared", "slurm.state_save_location", "folder of its own"),
+    ("job_container_tmpfs: {base_path: /root}", "base_path", "folder of its own"),
+    ("job_container_tmpfs: {base_path: /local/t, dirs: [/etc]}", "dirs[0]", "temporary folder"),
+]
+
+
+ROOT_BASE = BASE[:BASE.index("slurm:\n")] + "slurm:\n  partitions: [{name: train, pools: [gpu]}]\n"
+
+
+def _with(line: str) -> str:
+    return ROOT_BASE + "  " + line + "\n"
+
+
+def _refusal(text: str, policy: str = "") -> str:
+    import yaml
+
+    from clusterforge.errors import ClusterforgeError as Error
+    from clusterforge.model.root_access import refuse_root_access
+    from clusterforge.policies.config import PolicyConfig
+
+    loaded = load_text(text, "bp.yaml")
+    config = PolicyConfig.model_validate(yaml.safe_load(policy) or {})
+    try:
+        refuse_root_access(loaded.cluster, loaded.source, config)
+    except Error as error:
+        return "\n".join(p.render() for p in error.problems)
+    return ""
+
+
+@pytest.mark.parametrize(("line", "name", "why"), ROOT_REFUSED, ids=[c[0] for c in ROOT_REFUSED])
+def test_root_access_is_refused_naming_the_key_and_why(line: str, name: str, why: str) -> None:
+    shown = _refusal(_with(line))
+    assert name in shown and why in shown and "bp.yaml:" in shown, shown
+
+
+ROOT_ALLOWED = [
+    ("settings: {AuthInfo: cred_expire=30}", ""),  # only options that name nothing
+    ("settings: {TaskPlugin: 'task/affinity,task/cgroup'}", ""),  # confinement kept
+    ("settings: {SchedulerType: sched/builtin, GresTypes: gpu}", ""),  # exceptions with their reasons
+    ("cgroup_settings: {ConstrainDevices: 'yes', AllowedRAMSpace: 98}", ""),
+    ("settings: {HealthCheckProgram: /usr/local/sbin/nhc}",
+     "slurm: {allowed_settings: {healthcheckprogram: [/usr/local/sbin/nhc]}}"),
+    ("cgroup_settings: {ConstrainCores: 'no'}", "slurm: {allowed_cgroup_settings: {ConstrainCores: ['no']}}"),
+    ("state_save_location: /var/spool/slurmctld/cluster", ""),
+    ("job_container_tmpfs: {base_path: /gpfs/tmp, dirs: [/tmp, /dev/shm, /scratch/x]}",
+     "storage: {mount_prefixes: [/gpfs]}"),
+]
+
+
+@pytest.mark.parametrize(("line", "policy"), ROOT_ALLOWED, ids=[c[0] for c in ROOT_ALLOWED])
+def test_root_access_allowed(line: str, policy: str) -> None:
+    assert _refusal(_with(line), policy) == ""
+
+
+def test_an_allowance_is_for_its_exact_value() -> None:
+    shown = _refusal(_with("settings: {HealthCheckProgram: /tmp/hc}"),
+                     "slurm: {allowed_settings: {HealthCheckProgram: [/usr/local/sbin/nhc]}}")
+    assert "it allows '/usr/local/sbin/nhc'" in shown and "slurm.allowed_settings" in shown, shown
+
+
+@pytest.mark.parametrize("mount", ["/etc/slurm/prolog.d", "/usr/local/sbin", "/root", "/var/lib/x", "/boot", "/opt"])
+def test_mount_points_on_system_folders_are_refused(mount: str) -> None:
+    shown = _refusal(ROOT_BASE.replace("lustre: {mount: /lustre}", f"lustre: {{mount: {mount}}}"))
+    assert "storage.lustre.mount" in shown and "mount_prefixes" in shown, shown
+    assert _refusal(ROOT_BASE.replace("lustre: {mount: /lustre}", f"lustre: {{mount: {mount}}}"),
+                    f"storage: {{mount_prefixes: [{mount}]}}") == ""
+
+
+@pytest.mark.parametrize("options", ["suid", "defaults,_netdev,dev", "rw,SUID,nodev"])
+def test_suid_and_dev_mount_options_are_refused(options: str) -> None:
+    with pytest.raises(ClusterforgeError, match=r"suid|dev"):
+        load_text(ROOT_BASE.replace('source: "nfs-01:/export/shared"}', f'source: "n:/x", options: "{options}"}}'))
+
+
+def test_every_classified_key_is_a_parameter() -> None:
+    """The data's explicit keys, exceptions and safe lists name real parameters, so a typo cannot leave one out."""
+    from clusterforge.catalog.slurm_parameters import releases, restricted
+
+    rules = restricted()
+    known = {file: {k.lower() for r in releases().values() for k in r.known(file)}
+             for file in ("slurm_conf", "cgroup_conf")}
+    everything = known["slurm_conf"] | known["cgroup_conf"]
+    assert set(rules.keys["slurm_conf"]) <= known["slurm_conf"]
+    assert set(rules.keys["cgroup_conf"]) <= known["cgroup_conf"]
+    assert set(rules.exceptions) | set(rules.safe) | set(rules.safe_options) <= everything

@@ -34,7 +34,7 @@ FULL = {
     "settings": {"SchedulerParameters": "bf_continue,bf_window=4320", "schedulertype": "sched/builtin",
                  "SlurmctldParameters": "idle_on_node_suspend,enable_configless", "PrologFlags": "X11",
                  "SlurmctldTimeout": 10},
-    "cgroup_settings": {"AllowedRAMSpace": "98", "constraincores": "no"},
+    "cgroup_settings": {"AllowedRAMSpace": "98", "constraincores": "YES"},
     "prolog_epilog": True,
     "pam_slurm_adopt": True,
     "job_container_tmpfs": {"base_path": "/local/slurm-tmp"},
@@ -100,7 +100,7 @@ def test_everything_at_once(cli, write, tmp_path) -> None:
         "Epilog": "/etc/slurm/epilog.d/*", "JobContainerType": "job_container/tmpfs", "MailProg": "/bin/true",
         "SlurmctldPidFile": "/run/slurmctld/slurmctld.pid", "SlurmdPidFile": "/run/slurm/slurmd.pid"}
     cgroup = dict(pairs(out / "slurm" / "cgroup.conf"))
-    assert cgroup["AllowedRAMSpace"] == "98" and cgroup["ConstrainCores"] == "no"
+    assert cgroup["AllowedRAMSpace"] == "98" and cgroup["ConstrainCores"] == "YES"  # in place, whatever the case
     assert (out / "slurm" / "plugstack.conf").read_text().splitlines()[-1] == \
         "required /usr/local/lib/slurm/spank_pyxis.so"
     assert (out / "slurm" / "job_container.conf").read_text().splitlines()[1:] == [

@@ -3,6 +3,9 @@
 `slurm.settings` passes keys through to slurm.conf, and slurmctld refuses to start on a key its release does not
 know (`error: Parsing error at unrecognized key`), so SLM-008 checks them against the pinned release's list
 before anything is deployed. The lists are read from each release's man pages; the data file says how.
+
+The same file classes the parameters a daemon running as root would run, load, write or send away (`restricted`):
+a blueprint may set them only where the policy config allows the key and the value (model/root_access.py).
 """
 
 from __future__ import annotations
@@ -32,11 +35,34 @@ class _Release(BaseModel):
     cgroup_conf: Names
 
 
+Reason = Literal["program", "file", "directory", "plugin", "endpoint", "credential", "isolation"]
+Key = Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_]{0,63}$")]
+
+
+class _Keys(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    slurm_conf: dict[Key, Reason]
+    cgroup_conf: dict[Key, Reason]
+
+
+class _Restricted(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    reasons: dict[Reason, str]
+    suffixes: dict[Key, Reason]
+    exceptions: dict[Key, str]
+    keys: _Keys
+    safe_options: dict[Key, list[Key]]
+    safe: dict[Key, list[str]]
+
+
 class _File(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     apiVersion: Literal["clusterforge/v1"]
     kind: Literal["SlurmParameters"]
+    restricted: _Restricted
     releases: dict[Release, _Release]
 
 
@@ -56,11 +82,54 @@ class ReleaseParameters:
         return list(self.names[file].values())
 
 
+@dataclass(frozen=True)
+class Restricted:
+    """Which pass-through parameters need the policy config's allowance, and why (the data file's `restricted`)."""
+
+    reasons: dict[str, str]  # reason -> what it means
+    suffixes: tuple[tuple[str, str], ...]  # lowercased name ending -> reason, longest first
+    exceptions: dict[str, str]  # lowercased name -> why it is safe
+    keys: dict[str, dict[str, str]]  # "slurm_conf" | "cgroup_conf" -> lowercased name -> reason
+    safe_options: dict[str, frozenset[str]]  # lowercased name -> lowercased option names that need no allowance
+    safe: dict[str, frozenset[str]]  # lowercased name -> lowercased values that need no allowance
+
+    def why(self, file: Literal["slurm_conf", "cgroup_conf"], key: str, value: str) -> str | None:
+        """What a root daemon would do with `key=value` (the reason's words), or None when it needs no allowance."""
+        folded = key.lower()
+        reason = self.keys[file].get(folded)
+        if reason is None and folded not in self.exceptions:
+            reason = next((why for end, why in self.suffixes if folded.endswith(end)), None)
+        if reason is None or value.lower() in self.safe.get(folded, frozenset()):
+            return None
+        options = self.safe_options.get(folded)
+        if options is not None and all(item.split("=", 1)[0].lower() in options for item in value.split(",")):
+            return None
+        return self.reasons[reason]
+
+
+def _data() -> _File:
+    text = (resources.files("clusterforge.catalog") / "data" / DATA).read_text(encoding="utf-8")
+    return _File.model_validate(yaml.safe_load(text))
+
+
+@lru_cache(maxsize=1)
+def restricted() -> Restricted:
+    """The restricted class of parameters, read once."""
+    data = _data().restricted
+    return Restricted(
+        {reason: words for reason, words in data.reasons.items()},
+        tuple(sorted(((end.lower(), why) for end, why in data.suffixes.items()), key=lambda p: -len(p[0]))),
+        {key.lower(): why for key, why in data.exceptions.items()},
+        {file: {key.lower(): why for key, why in getattr(data.keys, file).items()} for file in ("slurm_conf",
+                                                                                                 "cgroup_conf")},
+        {key.lower(): frozenset(o.lower() for o in options) for key, options in data.safe_options.items()},
+        {key.lower(): frozenset(v.lower() for v in values) for key, values in data.safe.items()})
+
+
 @lru_cache(maxsize=1)
 def releases() -> dict[str, ReleaseParameters]:
     """Every release with a parameter list, by major.minor ("24.11")."""
-    text = (resources.files("clusterforge.catalog") / "data" / DATA).read_text(encoding="utf-8")
-    data = _File.model_validate(yaml.safe_load(text))
+    data = _data()
     files = ("slurm_conf", "node", "partition", "cgroup_conf")
     return {release: ReleaseParameters(release, row.source, {
         file: {name.lower(): name for name in getattr(row, file)} for file in files})

@@ -237,7 +237,27 @@ def _config() -> list[str]:
         "```yaml", *POLICY_CONFIG_EXAMPLE.splitlines(), "```", "",
         "Per-rule keys are listed with each rule below (`level` and `enabled` exist for every rule). The shared "
         "sections, used by several rules and the planner:", "", *_settings_table(shared), "",
+        *ALLOWANCES, "",
     ]
+
+
+ALLOWANCES = [
+    "What blueprints may hand to root is the platform team's to allow, here and never in a blueprint "
+    "(clusterforge/model/root_access.py). A `slurm.settings` or `slurm.cgroup_settings` key that names a program, "
+    "file, folder, plugin, remote endpoint or credential, or switches job confinement off (the classes and the "
+    "exceptions are data: `restricted` in clusterforge/catalog/data/slurm-parameters.yaml), is refused (exit 2, "
+    "by `check`, `plan`, `render` with or without `--force`, `report`, the stack guard and CrossGuard alike) unless "
+    "`slurm.allowed_settings` / `slurm.allowed_cgroup_settings` allow that key with that exact value. Mount points "
+    "must be at or under `/data`, `/datasets`, `/fsx`, `/gpfs`, `/home`, `/local`, `/lustre`, `/mnt`, `/nfs`, "
+    "`/projects`, `/scratch`, `/shared`, `/srv` or `/work`, slurmctld's state and job_container/tmpfs's base path "
+    "a folder below one (state also under `/var/spool/slurmctld`); `storage.mount_prefixes` adds prefixes.", "",
+    "```yaml",
+    "slurm:",
+    "  allowed_settings: {HealthCheckProgram: [/usr/local/sbin/nhc]}",
+    "  allowed_cgroup_settings: {ConstrainSwapSpace: [\"no\"]}",
+    "storage: {mount_prefixes: [/gpfs]}",
+    "```",
+]
 
 
 def _waivers() -> list[str]:
@@ -255,8 +275,8 @@ def _waivers() -> list[str]:
         "- `reason` (at least 10 characters) and `expires` (`YYYY-MM-DD`) are required; `approver` says who "
         "accepted the risk. Both are one line without control, format or invisible characters (no bidi "
         "overrides or zero-width characters: what a reviewer reads is what is there).",
-        "- JSON and SARIF echo each waived finding's waiver, `cluster` included; each finding carries its "
-        "`cluster`.",
+        "- JSON echoes each waived finding's waiver, `cluster` included; SARIF's suppression justification is "
+        "`<cluster>: <reason>`. Each finding carries its `cluster`.",
         "- Waived findings are still reported (JSON `waived`, SARIF suppressions, JUnit skipped, GitHub notices) "
         "and do not fail the check. Info findings cannot be waived.",
         "- `WVR-001` (error): a waiver past its `expires` date; the finding it covered counts again.",
@@ -278,7 +298,9 @@ def _formats() -> list[str]:
          "(`::warning`; info and waived as `::notice`)"),
     ]
     return ["## Output formats (`--format`, `-o FILE`)", "", *_table(("Format", "For", "Shape"), rows), "",
-            "`-o FILE` writes the report atomically; the exit code is the same in every format.", ""]
+            "`-o FILE` writes the report atomically; the exit code is the same in every format. Every format names "
+            "a file below the working directory (the repository's root in CI) relative to it, a waiver's file in "
+            "JSON included; a file outside it keeps the name it was given.", ""]
 
 
 def _crossguard() -> list[str]:
