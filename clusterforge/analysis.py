@@ -132,7 +132,7 @@ def analyze(
     `also_skip`: rules a caller runs elsewhere (facility rules of a shared site run once on the combined load).
     """
     from clusterforge.load import Loaded
-    from clusterforge.model.root_access import refuse_root_access
+    from clusterforge.policies.root_access import refuse_root_access
     from clusterforge.plan import build_plan
     from clusterforge.policies import evaluate
     from clusterforge.targets import target_of

@@ -125,7 +125,7 @@ def test_the_cli_refuses_a_line_break_in_a_setting_with_file_and_line(cli, write
     assert not (path.parent / "out").exists()
 
 
-# What a daemon or role running as root would run, write, load, mount over or chown (model/root_access.py).
+# What a daemon or role running as root would run, write, load, mount over or chown (policies/root_access.py).
 
 ROOT_REFUSED = [
     ("settings: {HealthCheckProgram: /tmp/hc}", "HealthCheckProgram", "runs this program"),
@@ -162,7 +162,7 @@ def _refusal(text: str, policy: str = "") -> str:
     import yaml
 
     from clusterforge.errors import ClusterforgeError as Error
-    from clusterforge.model.root_access import refuse_root_access
+    from clusterforge.policies.root_access import refuse_root_access
     from clusterforge.policies.config import PolicyConfig
 
     loaded = load_text(text, "bp.yaml")

@@ -5,7 +5,7 @@ know (`error: Parsing error at unrecognized key`), so SLM-008 checks them agains
 before anything is deployed. The lists are read from each release's man pages; the data file says how.
 
 The same file classes the parameters a daemon running as root would run, load, write or send away (`restricted`):
-a blueprint may set them only where the policy config allows the key and the value (model/root_access.py).
+a blueprint may set them only where the policy config allows the key and the value (policies/root_access.py).
 """
 
 from __future__ import annotations

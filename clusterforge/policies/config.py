@@ -31,7 +31,7 @@ Allowed = Annotated[dict[SlurmKey, Annotated[list[SlurmValue], Field(min_length=
 
 class SlurmAllowances(BaseModel):
     """Restricted `slurm.settings` / `slurm.cgroup_settings` (a program, file, plugin, endpoint or a switch of
-    job isolation: model/root_access.py) the platform team allows, key and value, e.g.
+    job isolation: policies/root_access.py) the platform team allows, key and value, e.g.
     `allowed_settings: {HealthCheckProgram: [/usr/local/sbin/nhc]}`. A blueprint cannot allow them itself."""
 
     model_config = FINITE
@@ -41,7 +41,7 @@ class SlurmAllowances(BaseModel):
 
 
 class StorageAllowances(BaseModel):
-    """Folders, besides model/root_access.py's defaults, under which mount points, slurmctld's state and
+    """Folders, besides policies/root_access.py's defaults, under which mount points, slurmctld's state and
     job_container/tmpfs folders may be, e.g. `mount_prefixes: [/gpfs]`."""
 
     model_config = FINITE

@@ -243,7 +243,7 @@ def _config() -> list[str]:
 
 ALLOWANCES = [
     "What blueprints may hand to root is the platform team's to allow, here and never in a blueprint "
-    "(clusterforge/model/root_access.py). A `slurm.settings` or `slurm.cgroup_settings` key that names a program, "
+    "(clusterforge/policies/root_access.py). A `slurm.settings` or `slurm.cgroup_settings` key that names a program, "
     "file, folder, plugin, remote endpoint or credential, or switches job confinement off (the classes and the "
     "exceptions are data: `restricted` in clusterforge/catalog/data/slurm-parameters.yaml), is refused (exit 2, "
     "by `check`, `plan`, `render` with or without `--force`, `report`, the stack guard and CrossGuard alike) unless "
