@@ -179,17 +179,50 @@ def test_included_files_are_named_relative_to_the_working_directory(tmp_path: Pa
     """An included file is located by its absolute path; reports name it as GitHub and code scanning match it:
     relative to the working directory (the repository's root in CI), never with the runner's folder."""
     _shared_site_failing(tmp_path)
+    (tmp_path / "waivers.yaml").write_text(WAIVE_COOLING)
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(app, ["check", "team-nlp.yaml", "team-vision.yaml", "-f", fmt, "-o", "report.out"])
+    result = CliRunner().invoke(app, ["check", "team-nlp.yaml", "team-vision.yaml", "-f", fmt, "-o", "report.out",
+                                      "--waivers", str(tmp_path / "waivers.yaml")])  # an absolute name, as CI may
     assert result.exit_code == 1, result.output
+    assert result.stderr.startswith("site-dc1.yaml: shared by team-nlp.yaml, team-vision.yaml:"), result.stderr
+    assert str(tmp_path) not in result.stderr
     report = (tmp_path / "report.out").read_text()
     assert "site-dc1.yaml" in report
-    if fmt == "json":
-        return  # JSON keeps each finding's file as the loader located it (scripts resolve it themselves)
     assert str(tmp_path) not in report
+    if fmt == "json":  # every file a finding or its waiver names, not only the first
+        data = json.loads(report)
+        assert {f["file"] for f in data["findings"] + data["waived"]} >= {"site-dc1.yaml", "team-nlp.yaml"}
+        assert data["waived"][0]["waiver"]["file"] == "waivers.yaml"
+        return
     expected = {"github": "::error file=site-dc1.yaml,", "sarif": '"uri": "site-dc1.yaml"',
                 "junit": 'file="site-dc1.yaml"', "text": "│ site-dc1.yaml:"}[fmt]
     assert expected in report  # text: the whole name starts its cell (a long absolute one would be folded)
+
+
+WAIVE_COOLING = """waivers:
+  - rule: CLG-001
+    cluster: site:dc1
+    target: site.rows[0].racks[1]
+    reason: rear-door heat exchanger fitted in rack a02
+    expires: 2099-01-01
+    approver: facilities
+"""
+
+
+def test_sarif_suppression_names_the_waivers_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A waiver applies to one cluster only: code scanning's dismissal says which, next to the reason."""
+    _shared_site_failing(tmp_path)
+    (tmp_path / "waivers.yaml").write_text(WAIVE_COOLING)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["check", "team-nlp.yaml", "team-vision.yaml", "-f", "sarif",
+                                      "--waivers", "waivers.yaml"])
+    assert result.exit_code == 1, result.output
+    results = json.loads(result.stdout)["runs"][0]["results"]
+    [suppressed] = [r for r in results if "suppressions" in r]
+    [suppression] = suppressed["suppressions"]
+    assert suppressed["ruleId"] == "CLG-001"
+    assert "site:dc1" in suppression["justification"]
+    assert "rear-door heat exchanger fitted in rack a02" in suppression["justification"]
 
 
 def test_input_problems_in_included_files_are_named_relative(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -228,3 +261,48 @@ def test_log_line_keeps_ordinary_lines() -> None:
         assert log_line(line) == line
     assert log_line("::x::y") == "./::x::y" and log_line("  ::x") == "./  ::x"
     assert log_line("a##[b]") == "a##\\x5b" + "b]"
+
+
+def _forges_a_command(output: str) -> list[str]:
+    return [line for line in output.splitlines() if line.lstrip().startswith("::") or "##[" in line]
+
+
+HOSTILE_CATALOG = """\
+apiVersion: clusterforge/v1
+kind: Catalog
+hardware:
+  site-gpu:
+    kind: server
+    description: 'a site server ##[error]forged'
+    notes: '""" + "word " * 45 + """::error file=x::forged'
+    max_power_kw: 5
+    psus: {count: 2, required: 1}
+    u_height: 4
+    weight_kg: 60
+    depth_mm: 800
+    max_inlet_c: 30
+    sources: {max_power_kw: measured, psus: spec, u_height: spec, weight_kg: scale, depth_mm: 'spec ##[warning]x',
+              max_inlet_c: spec}
+"""
+
+
+@pytest.mark.parametrize("argv", [["catalog", "list"], ["catalog", "show", "site-gpu"]])
+def test_catalog_text_never_prints_a_workflow_command(tmp_path: Path, argv: list[str]) -> None:
+    """A site catalog's free text reaches table cells (`##[` is read anywhere in a line) and the notes, which a
+    narrow wrap would otherwise start a line with."""
+    (tmp_path / "site.yaml").write_text(HOSTILE_CATALOG)
+    result = CliRunner().invoke(app, [*argv, "--catalog", str(tmp_path / "site.yaml")])
+    assert result.exit_code == 0, result.output
+    assert "##\\x5berror]forged" in result.stdout
+    assert _forges_a_command(result.output) == []
+
+
+def test_unknown_rule_id_is_not_a_workflow_command() -> None:
+    result = CliRunner().invoke(app, ["rules", "show", "x ##[error]forged"])
+    assert result.exit_code == 2
+    assert "unknown rule" in result.stderr and _forges_a_command(result.output) == []
+
+
+def test_check_help_lists_every_exit_code() -> None:
+    result = CliRunner().invoke(app, ["check", "--help"])
+    assert "3 internal error" in " ".join(result.output.split())

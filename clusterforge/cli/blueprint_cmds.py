@@ -7,8 +7,9 @@ from pathlib import Path
 
 import click
 
-from clusterforge.cli.app import EXIT_INPUT, app, catalog_option, print_problems
-from clusterforge.errors import ClusterforgeError, one_line
+from clusterforge.cli.app import EXIT_INPUT, app, catalog_option, print_problems, say
+from clusterforge.errors import ClusterforgeError
+from clusterforge.formats.escape import log_line
 
 
 @app.command()
@@ -37,8 +38,8 @@ def validate(files: tuple[Path, ...], catalog: tuple[Path, ...]) -> None:
         nodes = sum(p.count * hosts_per_device(loaded.catalog.get(p.hardware)) for p in cluster.pools)  # trays
         pools = f"{len(cluster.pools)} pool{'s' if len(cluster.pools) != 1 else ''}"
         racks = f", {len(cluster.site.racks())} racks" if cluster.site else ""
-        click.echo(f"{one_line(str(path))}: valid ({cluster.name}, target {cluster.target}, {nodes} nodes in "
-                   f"{pools}{racks})")
+        summary = f"{cluster.name}, target {cluster.target}, {nodes} nodes in {pools}{racks}"
+        click.echo(log_line(f"{path}: valid ({summary})"))  # stdout is in CI's log too
     if failed:
         raise click.exceptions.Exit(EXIT_INPUT)
 
@@ -66,4 +67,4 @@ def schema(output: Path | None) -> None:
     from clusterforge.atomic import write_text
 
     write_text(output, text)
-    click.echo(one_line(f"wrote {output}"), err=True)
+    say(f"wrote {output}")

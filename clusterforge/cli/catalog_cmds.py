@@ -11,6 +11,8 @@ import click
 from clusterforge.cli.app import app, catalog_option, format_option
 
 if TYPE_CHECKING:
+    from rich.text import Text
+
     from clusterforge.catalog import Catalog, Entry
 
 
@@ -48,6 +50,25 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
+def _cell(value: str) -> str:
+    """Catalog text in a table cell: a site catalog's text is data, never rich markup nor a workflow command
+    (a cell can hold `##[`, which the runner reads anywhere in a line)."""
+    from rich.markup import escape
+
+    from clusterforge.formats.escape import log_line
+
+    return escape(log_line(value))
+
+
+def _line(value: str) -> Text:
+    """Catalog text on a line of its own (a title, the notes): never wrapped, so no part of it leads a line."""
+    from rich.text import Text
+
+    from clusterforge.formats.escape import log_line
+
+    return Text(log_line(value), no_wrap=True, overflow="ellipsis")
+
+
 def _as_json(key: str, entry: Entry, catalog: Catalog) -> dict[str, Any]:
     return {"key": key, "origin": catalog.origins[key], **entry.model_dump(mode="json")}
 
@@ -66,7 +87,6 @@ def list_entries(fmt: str, kind: str | None, catalog: tuple[Path, ...]) -> None:
         click.echo(json.dumps([_as_json(k, e, cat) for k, e in items], indent=2))
         return
     from rich.console import Console
-    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title=f"clusterforge catalog ({len(items)} entries)")
@@ -74,7 +94,7 @@ def list_entries(fmt: str, kind: str | None, catalog: tuple[Path, ...]) -> None:
         table.add_column(column, overflow="fold")
     for key, entry in items:
         # a site catalog's text is data: never rich markup
-        table.add_row(escape(key), entry.kind, *(escape(s) for s in _summary(entry)), escape(entry.description))
+        table.add_row(_cell(key), entry.kind, *(_cell(s) for s in _summary(entry)), _cell(entry.description))
     Console(width=200).print(table)
 
 
@@ -92,10 +112,9 @@ def show(key: str, fmt: str, catalog: tuple[Path, ...]) -> None:
         click.echo(json.dumps(_as_json(key, entry, cat), indent=2))
         return
     from rich.console import Console
-    from rich.markup import escape
     from rich.table import Table
 
-    table = Table(title=escape(f"{key}: {entry.description}"), caption=escape(f"origin: {cat.origins[key]}"))
+    table = Table(title=_line(f"{key}: {entry.description}"), caption=_line(f"origin: {cat.origins[key]}"))
     table.add_column("figure")
     table.add_column("value")
     table.add_column("source", overflow="fold")
@@ -103,11 +122,11 @@ def show(key: str, fmt: str, catalog: tuple[Path, ...]) -> None:
     for name, value in data.items():
         if value is None:
             continue
-        table.add_row(name, escape(_shown(value)), escape(entry.sources.get(name, "")))
+        table.add_row(name, _cell(_shown(value)), _cell(entry.sources.get(name, "")))
     console = Console(width=200)
     console.print(table)
     if entry.notes:
-        console.print(escape(f"notes: {entry.notes}"))
+        console.print(_line(f"notes: {entry.notes}"), soft_wrap=True)
 
 
 @catalog_group.command("software")
@@ -132,7 +151,6 @@ def software(fmt: str, only: str | None, catalog: tuple[Path, ...]) -> None:
         click.echo(json.dumps([{"table": t, "origin": o, **r.model_dump(mode="json")} for t, r, o in rows], indent=2))
         return
     from rich.console import Console
-    from rich.markup import escape
     from rich.table import Table
 
     table = Table(title=f"software sets ({len(rows)} rows)")
@@ -142,5 +160,5 @@ def software(fmt: str, only: str | None, catalog: tuple[Path, ...]) -> None:
         pairs = row.model_dump(mode="json", exclude={"source", row.KEY})
         works = ", ".join(f"{k}: {'/'.join(map(str, v)) if isinstance(v, list) else v}" for k, v in pairs.items()
                           if v not in (None, []))
-        table.add_row(name, escape(row.key), escape(works), escape(origin), escape(row.source))
+        table.add_row(name, _cell(row.key), _cell(works), _cell(origin), _cell(row.source))
     Console(width=200).print(table)

@@ -32,7 +32,8 @@ def check(files: tuple[Path, ...], fmt: str, inputs: PolicyInputs, fail_level: s
 
     \b
     Exit codes: 0 pass, 1 policy failure (an unwaived error, or a warning with
-    --fail-level warning), 2 unreadable or invalid input.
+    --fail-level warning), 2 unreadable or invalid input, 3 internal error
+    (a bug: please report it).
     \b
     Examples:
       clusterforge check cluster.yaml
@@ -58,6 +59,7 @@ def check(files: tuple[Path, ...], fmt: str, inputs: PolicyInputs, fail_level: s
 
         refuse_inputs(output, input_files([loaded.source for loaded in loadeds], *files, *inputs.files()))
     from clusterforge.compose import check_together, groups
+    from clusterforge.formats.paths import report_path
 
     site_rules = frozenset(r.id for r in REGISTRY.values() if r.needs_site)
     shared = groups(loadeds)
@@ -69,7 +71,8 @@ def check(files: tuple[Path, ...], fmt: str, inputs: PolicyInputs, fail_level: s
     for group in shared:
         combined, together = check_together(group, policy)
         verdicts.append(together)
-        say(f"{combined.file}: shared by {', '.join(g.file for g in group)}: facility rules check their combined load")
+        teams = ", ".join(report_path(g.file) for g in group)
+        say(f"{report_path(combined.file)}: shared by {teams}: facility rules check their combined load")
     verdict = merge(verdicts, policy.waivers, policy.inputs.today)
     _emit(verdict, fmt, output, len(files), show_info)
     if verdict.failed:

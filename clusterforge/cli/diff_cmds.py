@@ -10,6 +10,7 @@ import click
 from clusterforge.analysis import PolicyInputs
 from clusterforge.cli.app import EXIT_POLICY, app, format_option, policy_options
 from clusterforge.errors import one_line
+from clusterforge.formats.escape import log_line
 
 if TYPE_CHECKING:
     from clusterforge.day2.diff import Change, Diff, PhysicalDelta
@@ -61,7 +62,7 @@ def diff(old: str, new: str, fmt: str, inputs: PolicyInputs) -> None:
         click.echo(json.dumps({"old": old, "new": new, **result.to_dict()}, indent=2))
     else:
         for line in report(old, new, result):
-            click.echo(one_line(line))
+            click.echo(log_line(line))  # keys and values are input: never a workflow command
     if result.disruptive:
         raise click.exceptions.Exit(EXIT_POLICY)
 

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 import click
 
 from clusterforge.analysis import PolicyInputs
-from clusterforge.cli.app import EXIT_POLICY, app, format_option, input_files, policy_options
-from clusterforge.errors import ClusterforgeError, Problem, one_line
+from clusterforge.cli.app import EXIT_POLICY, app, format_option, input_files, policy_options, say
+from clusterforge.errors import ClusterforgeError, Problem
 
 if TYPE_CHECKING:
     from clusterforge.policies.engine import Verdict
@@ -60,7 +60,7 @@ def plan(file: Path, fmt: str, inputs: PolicyInputs) -> None:
         click.echo(_verdict_line(result.verdict))
     if infeasible:
         for reason in infeasible:
-            click.echo(one_line(f"{file}: cannot be built: {reason}"), err=True)
+            say(f"{file}: cannot be built: {reason}")
         raise click.exceptions.Exit(EXIT_POLICY)
 
 
@@ -105,15 +105,20 @@ def render(file: Path, out: Path, force: bool, inputs: PolicyInputs, from_stack:
             raise click.exceptions.Exit(EXIT_POLICY)
         click.echo("rendering anyway (--force)", err=True)
     written = write(RenderContext(loaded, result.plan, Path.cwd() / "stacks" / "aws", stack), out)
-    click.echo(one_line(f"wrote {len(written)} files to {out}"), err=True)
+    say(f"wrote {len(written)} files to {out}")
 
 
 def show_policy_errors(file: Path, verdict: Verdict) -> None:
     """The unwaived errors that stop a render (or an update) from writing a design the gate rejects."""
+    from dataclasses import replace
+
+    from clusterforge.formats.escape import log_line
+    from clusterforge.formats.paths import report_path
+
     errors = verdict.errors
-    click.echo(one_line(f"{file}: the policy check has {len(errors)} unwaived error(s):"), err=True)
-    for finding in errors:
-        click.echo(f"  {finding.render()}", err=True)
+    say(f"{file}: the policy check has {len(errors)} unwaived error(s):")
+    for finding in errors:  # indented after log_line: a file named `::x` reads `  ./::x:3: ...`, never a command
+        click.echo("  " + log_line(replace(finding, file=report_path(finding.file)).render()), err=True)
 
 
 def _stack_outputs(path: Path | None) -> StackOutputs | None:

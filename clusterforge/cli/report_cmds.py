@@ -8,8 +8,7 @@ from pathlib import Path
 import click
 
 from clusterforge.analysis import PolicyInputs
-from clusterforge.cli.app import app, input_files, policy_options
-from clusterforge.errors import one_line
+from clusterforge.cli.app import app, input_files, policy_options, say
 
 
 @app.command()
@@ -47,8 +46,8 @@ def report(file: Path, output: Path, fmt: str, max_racks: int, inputs: PolicyInp
         height = 420 + 520 * math.ceil(racks / 6)
         screenshot(_elevations_only(page), output, 1300, min(height, 16000))
     state = "FAIL" if verdict.failed else "PASS"
-    click.echo(one_line(f"wrote {output}") + f" ({state}: {verdict.count('error')} errors, "
-               f"{verdict.count('warning')} warnings, {len(plan.loads)} racks)", err=True)
+    say(f"wrote {output} ({state}: {verdict.count('error')} errors, {verdict.count('warning')} warnings, "
+        f"{len(plan.loads)} racks)")
 
 
 def _elevations_only(page: str) -> str:

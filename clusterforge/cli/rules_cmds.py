@@ -7,6 +7,8 @@ import json
 import click
 
 from clusterforge.cli.app import app
+from clusterforge.errors import shown
+from clusterforge.formats.escape import log_line
 
 
 @app.group("rules", invoke_without_command=True)
@@ -57,7 +59,7 @@ def show(rule_id: str, fmt: str) -> None:
     if rule is None:
         suggestion = closest(rule_id.upper(), known)
         hint = f"did you mean {suggestion}?" if suggestion else "see `clusterforge rules`"
-        raise click.BadParameter(f"unknown rule {rule_id!r} ({hint})", param_hint="ID")
+        raise click.BadParameter(log_line(f"unknown rule {shown(rule_id)} ({hint})"), param_hint="ID")
     if fmt == "json":
         click.echo(json.dumps(reference.rule_summary(rule), indent=2, ensure_ascii=False))
         return

@@ -13,7 +13,8 @@ from clusterforge.analysis import PolicyInputs
 from clusterforge.cli.app import EXIT_POLICY, app, input_files, policy_options
 from clusterforge.cli.rolling_options import rolling_options, show_report
 from clusterforge.cli.run_view import console
-from clusterforge.errors import ClusterforgeError, Problem, one_line
+from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.formats.escape import log_line
 
 if TYPE_CHECKING:
     from clusterforge.day2.rendered import Rendered
@@ -70,7 +71,7 @@ def update(old: str, new: Path, out: Path, inputs: PolicyInputs, settings: Setti
         before = Rendered.from_blueprint(old_file, inputs)
     after = _render(new, out, inputs)
     change = compare(before, after)
-    view.print(one_line(f"{old} -> {new}"))
+    view.print(log_line(f"{old} -> {new}"), markup=False, emoji=False, soft_wrap=True)  # names, not markup
     view.print(headline(change))
     if not change.changes:  # as `lab update`: nothing to apply is not a reason to run site.yml everywhere
         view.print("nothing to change: the rendered files are the same")

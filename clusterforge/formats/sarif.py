@@ -42,6 +42,12 @@ def _uri(file: str) -> str:
     return quote(raw, safe="/")
 
 
+def _justification(waiver: dict[str, Any]) -> str:
+    """The waiver's reason, prefixed by the cluster it was granted for (`nlp`, `site:dc1`)."""
+    reason, cluster = waiver.get("reason", ""), waiver.get("cluster", "")
+    return f"{cluster}: {reason}" if cluster else reason
+
+
 def _result(f: Finding, index: dict[str, int]) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": f.id,
@@ -58,9 +64,8 @@ def _result(f: Finding, index: dict[str, int]) -> dict[str, Any]:
         result["ruleIndex"] = index[f.id]
     if f.measured is not None:
         result["properties"] = {"measured": f.measured, "limit": f.limit, "unit": f.unit}
-    if f.waiver is not None:
-        result["suppressions"] = [{"kind": "external", "status": "accepted",
-                                   "justification": f.waiver.get("reason", "")}]
+    if f.waiver is not None:  # a waiver holds for one cluster only: the dismissal says which
+        result["suppressions"] = [{"kind": "external", "status": "accepted", "justification": _justification(f.waiver)}]
     return result
 
 

@@ -101,7 +101,11 @@ class Finding:
         return self.measured / self.limit
 
     def to_json(self) -> dict[str, Any]:
+        """The finding as plain data; its file named as every report names it (formats.paths.report_path)."""
+        from clusterforge.formats.paths import report_path
+
         data: dict[str, Any] = {key: getattr(self, key) for key in _JSON_KEYS}
+        data["file"] = report_path(self.file)
         for key in ("measured", "limit"):
             if isinstance(data[key], float):
                 data[key] = round(data[key], 3)

@@ -86,10 +86,13 @@ class Waiver:
         return self.entry.expires < today
 
     def summary(self) -> dict[str, str]:
+        """The waiver as reports show it next to the finding it waives: its file named as reports name files."""
+        from clusterforge.formats.paths import report_path
+
         e = self.entry
         return {"rule": e.rule, "cluster": e.cluster, "target": e.target, "reason": e.reason,
                 "expires": e.expires.isoformat(),
-                "approver": e.approver, "file": self.file, "line": str(self.line)}
+                "approver": e.approver, "file": report_path(self.file), "line": str(self.line)}
 
 
 def load_waivers(path: Path | None) -> tuple[Waiver, ...]:
