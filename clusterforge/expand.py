@@ -12,8 +12,8 @@ import re
 from typing import Any
 
 from clusterforge.errors import ClusterforgeError, shown
+from clusterforge.hints import closest
 from clusterforge.limits import RACKS
-from clusterforge.validation import closest
 from clusterforge.yamlsource import PathKey, Source, format_path
 
 _RANGE = re.compile(r"^(?P<pre>[^\[\]]*)\[(?P<lo>\d+)-(?P<hi>\d+)\](?P<post>[^\[\]]*)$")

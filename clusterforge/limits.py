@@ -50,7 +50,7 @@ YAML_NODES = Limit("yaml_nodes", 500_000, "YAML values once aliases are expanded
 YAML_DEPTH = Limit("yaml_depth", 64, "levels of nesting")
 INCLUDES = Limit("includes", 64, "included files in one blueprint")
 RACKS = Limit("racks", 20_000, "racks once row and rack groups are expanded")
-NODES = Limit("nodes", 100_000, "nodes in the cluster (the sum of the pools' counts)")
+NODES = Limit("nodes", 100_000, "nodes in the cluster (SLURM hosts: pool counts × hosts per device)")
 POOLS = Limit("pools", 1_000, "pools in one blueprint")
 
 ALL: tuple[Limit, ...] = (INPUT_BYTES, YAML_NODES, YAML_DEPTH, INCLUDES, RACKS, NODES, POOLS)

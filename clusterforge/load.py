@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from clusterforge.catalog import Catalog, load_catalog
+from clusterforge.catalog import Catalog, Server, load_catalog
 from clusterforge.errors import ClusterforgeError
 from clusterforge.expand import apply_placements, expand
+from clusterforge.hints import and_more, capped
 from clusterforge.limits import NODES, POOLS
 from clusterforge.model import Cluster
 from clusterforge.model.references import catalog_problems, reference_problems
@@ -29,20 +30,29 @@ class Loaded:
 
 
 def check_pools(source: Source) -> None:
-    """Refuse, before the model sees them, more pools than limits.POOLS or more nodes than limits.NODES.
-
-    Cheap on the raw data: a blueprint of 200,000 pools or a pool of ten million nodes is refused at once
-    instead of being validated, planned and rendered.
-    """
+    """Refuse, before the model sees them, more pools than limits.POOLS: cheap on the raw data, so a blueprint of
+    200,000 pools is refused at once instead of being validated. Counts are checked on the model
+    (check_nodes): a count written as text or as a float is only a number once pydantic has read it."""
     pools = source.data.get("pools") if isinstance(source.data, dict) else None
-    if not isinstance(pools, list):
-        return
-    if len(pools) > POOLS.value:
+    if isinstance(pools, list) and len(pools) > POOLS.value:
         raise ClusterforgeError(POOLS.problem(len(pools), source.file, source.line_of(("pools",)), "pools"))
-    counts = [(p["count"], i) for i, p in enumerate(pools) if isinstance(p, dict) and type(p.get("count")) is int]
-    total = sum(count for count, _ in counts if count > 0)
+
+
+def _hosts_per_device(catalog: Catalog, key: str) -> int:
+    """SLURM hosts one device of a catalog entry holds (18 trays of an NVL72 rack); 1 for an unknown key, which
+    catalog_problems reports."""
+    entry = catalog.get(key) if key in catalog else None
+    return entry.hosts_per_device if isinstance(entry, Server) else 1
+
+
+def check_nodes(cluster: Cluster, catalog: Catalog, source: Source) -> None:
+    """Refuse more SLURM hosts than limits.NODES, counted on the validated model before anything else is
+    worked out: each pool's count as pydantic read it ("10000000" and 1e7 included) times the hosts in one
+    of its devices. Placements are checked against the pools' counts (reference_problems), so they add none."""
+    hosts = [pool.count * _hosts_per_device(catalog, pool.hardware) for pool in cluster.pools]
+    total = sum(hosts)
     if total > NODES.value:
-        largest = max(counts)[1]
+        largest = max(range(len(hosts)), key=hosts.__getitem__)
         path = ("pools", largest, "count")
         raise ClusterforgeError(NODES.problem(total, source.file, source.line_of(path), f"pools[{largest}].count"))
 
@@ -55,7 +65,9 @@ def from_source(source: Source, catalog: Catalog | None = None) -> Loaded:
     check_pools(source)
     source = apply_placements(expand(source))
     cluster = validate(Cluster, source)
-    problems = reference_problems(cluster, source) + catalog_problems(cluster, catalog, source)
+    check_nodes(cluster, catalog, source)
+    problems = capped(reference_problems(cluster, source) + catalog_problems(cluster, catalog, source),
+                      lambda p: p.message, lambda p, n: replace(p, message=and_more(p.message, n), hint=""))
     if problems:
         raise ClusterforgeError(sorted(problems, key=lambda p: p.line))
     return Loaded(cluster, source, catalog)

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from types import UnionType
 from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from clusterforge.errors import ClusterforgeError, Problem, one_line, shown
+from clusterforge.hints import PER_KIND, and_more, closest
 from clusterforge.yamlsource import Source, format_path
 
 T = TypeVar("T")
@@ -35,6 +35,41 @@ def _pattern_message(value: Any, pattern: str) -> str:
     words = _EXPECTED.get(pattern)
     return f"{shown(value)} is not {words}" if words else f"{shown(value)} does not match {shown(pattern)}"
 
+_UNITS: dict[str, str] = {}
+
+
+def figure(unit: str, most: float, least: float = 0, *, inclusive: bool = False) -> Any:
+    """A Field for a figure in `unit`: above `least` (or at least it, `inclusive`) and at most `most`. A value
+    out of range is reported with its unit: "50,000,000 hosts per device is over the limit of 1,024 hosts per
+    device"."""
+    description = f"{unit}, at most {most:,}"
+    _UNITS[description] = unit
+    if inclusive:
+        return Field(ge=least, le=most, description=description)
+    return Field(gt=least, le=most, description=description)
+
+
+_BOUND_WORDS = {"less_than_equal": "over the limit of", "less_than": "not under", "greater_than": "not over",
+                "greater_than_equal": "under the least of"}
+_BOUND_KEY = {"less_than_equal": "le", "less_than": "lt", "greater_than": "gt", "greater_than_equal": "ge"}
+
+
+def _unit_at(root: type[BaseModel] | None, data: Any, path: Sequence[str | int]) -> str | None:
+    """The unit of the figure at `path`, when its field was declared with figure()."""
+    if root is None or not path or not isinstance(path[-1], str):
+        return None
+    model = _model_at(root, data, path[:-1])
+    field = model.model_fields.get(path[-1]) if model is not None else None
+    return _UNITS.get(field.description or "") if field is not None else None
+
+
+def _bound_message(kind: str, err: Any, unit: str) -> str:
+    value, bound = err.get("input"), err.get("ctx", {}).get(_BOUND_KEY[kind])
+    said = f"{value:,}" if isinstance(value, int | float) and not isinstance(value, bool) else _kind_of(value)
+    limit = f"{bound:,}" if isinstance(bound, int | float) else str(bound)
+    return f"{said} {unit} is {_BOUND_WORDS[kind]} {limit} {unit}"
+
+
 _TYPE_WORDS = {
     "int_type": "an integer", "int_parsing": "an integer", "float_type": "a number",
     "float_parsing": "a number", "string_type": "a string", "bool_type": "true or false",
@@ -56,10 +91,7 @@ def _kind_of(value: Any) -> str:
     return shown(value)
 
 
-def closest(word: str, choices: Iterable[str]) -> str | None:
-    """The most similar valid name, for 'did you mean' hints."""
-    matches = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return matches[0] if matches else None
+__all__ = ["closest", "expected", "figure", "problems_from", "validate"]  # `closest` lives in clusterforge.hints
 
 
 def _child(node: Any, part: str | int) -> tuple[bool, Any]:
@@ -127,6 +159,9 @@ def _model_at(root: type[BaseModel], data: Any, path: Sequence[str | int]) -> ty
                 return None
             node = node.get(part) if isinstance(node, dict) else None
             current = _pick_model(field.annotation, node)
+        elif get_origin(current) is dict and isinstance(part, str):
+            node = node.get(part) if isinstance(node, dict) else None
+            current = _pick_model(get_args(current)[1], node)
         elif isinstance(part, int):
             args = [a for a in get_args(current) if a is not type(None)] if get_origin(current) else []
             inner = next((get_args(a)[0] for a in [current, *args] if get_origin(a) is list), None)
@@ -145,14 +180,22 @@ def problems_from(exc: ValidationError, source: Source, root: type[BaseModel] | 
     """Translate every pydantic error into a Problem located in `source`.
 
     Errors that repeat on one line (a value inherited through a YAML merge key by many racks) are reported
-    once, with a count; a missing key that an unknown key's 'did you mean' already explains is dropped.
+    once, with a count; a missing key that an unknown key's 'did you mean' already explains is dropped. At
+    most hints.PER_KIND problems of one error type are located and explained; the rest are counted (aliases
+    can make a few kilobytes stand for a hundred thousand errors) and reported as one "... and N more" line.
     """
     problems: list[Problem] = []
     index: dict[tuple[int, str], int] = {}
     repeats: dict[int, int] = {}
     suggested: set[tuple[str, str]] = set()
+    located: dict[str, int] = {}
+    left_out: dict[str, tuple[int, int]] = {}  # error type -> (problems left out, the last kept of that type)
     for err in exc.errors(include_url=False):
         kind = err["type"]
+        if located.get(kind, 0) >= PER_KIND:
+            count, last = left_out.get(kind, (0, 0))
+            left_out[kind] = (count + 1, last)
+            continue
         path = _data_path(source.data, err["loc"], kind in ("missing", "extra_forbidden"))
         hint = ""
         if kind == "union_tag_invalid":
@@ -182,6 +225,8 @@ def problems_from(exc: ValidationError, source: Source, root: type[BaseModel] | 
         elif kind == "finite_number":
             message = f"expected a finite number, got {shown(err.get('input'))}"
             hint = "infinity and NaN are not values a limit or a figure can take"
+        elif kind in _BOUND_WORDS and (unit := _unit_at(root, source.data, path)) is not None:
+            message = _bound_message(kind, err, unit)
         elif kind in _TYPE_WORDS:
             message = f"expected {_TYPE_WORDS[kind]}, got {_kind_of(err.get('input'))}"
         else:
@@ -193,17 +238,21 @@ def problems_from(exc: ValidationError, source: Source, root: type[BaseModel] | 
         if where in index:
             repeats[index[where]] = repeats.get(index[where], 0) + 1
             continue
+        located[kind] = located.get(kind, 0) + 1
+        left_out[kind] = (0, len(problems))
         index[where] = len(problems)
         problems.append(problem)
+    more = {last: count for count, last in left_out.values() if count}
     out = []
     for i, problem in enumerate(problems):
-        if problem.message.startswith("missing required key "):
-            parent, _, name = problem.path.rpartition(".")
-            if (parent, name) in suggested:
-                continue
+        parent, _, name = problem.path.rpartition(".")
+        explained = problem.message.startswith("missing required key ") and (parent, name) in suggested
         if i in repeats:
             problem = replace(problem, message=f"{problem.message} (and {repeats[i]} more places that use this line)")
-        out.append(problem)
+        if not explained:
+            out.append(problem)
+        if i in more:
+            out.append(replace(problem, message=and_more(problems[i].message, more[i]), hint=""))
     return out
 
 

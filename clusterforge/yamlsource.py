@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,8 @@ class _Load:
     nodes_left: int
     includes: int = 0
     _root: Path | None = None
+    # each included file is read and parsed once per load: resolved path -> (source, values, depth it had)
+    parsed: dict[str, tuple[Source, int, int]] = field(default_factory=dict)
 
     def root(self) -> Path:
         if self._root is None:
@@ -124,8 +126,7 @@ class _Builder:
         if self.load.includes > limits.INCLUDES.value:
             raise ClusterforgeError(limits.INCLUDES.problem(self.load.includes, self.file, node.start_mark.line + 1,
                                                             format_path(path)))
-        included = _parse(read_text(target, follow=False), str(target), self.chain, self.load,
-                          self.depth - len(path))
+        included = self._parsed(target, self.depth - len(path), node, path)
         data = included.data
         if isinstance(data, dict):  # a shared file may say what it is; those keys are not part of the section
             data = {k: v for k, v in data.items() if k not in ("apiVersion", "kind")}
@@ -134,6 +135,23 @@ class _Builder:
                                          "mapping or a list")
         self.includes[path] = (included, ())
         return data
+
+    def _parsed(self, target: Path, depth: int, node: yaml.Node, path: PathKey) -> Source:
+        """The included file parsed once per load (its own lines kept: messages point into it); each further
+        use still spends its values from the load's budget, as the data it adds is as large again. A use nested
+        deeper than the first has fewer levels left, so it is parsed again to check them."""
+        cached = self.load.parsed.get(str(target))
+        if cached is None or depth < cached[2]:
+            before = self.load.nodes_left
+            source = _parse(read_text(target, follow=False), str(target), self.chain, self.load, depth)
+            self.load.parsed[str(target)] = (source, before - self.load.nodes_left, depth)
+            return source
+        source, values, _ = cached
+        if values > self.load.nodes_left:
+            raise ClusterforgeError(limits.YAML_NODES.problem(
+                f"more than {limits.YAML_NODES.value:,}", self.file, node.start_mark.line + 1, format_path(path)))
+        self.load.nodes_left -= values
+        return source
 
     def build(self, node: yaml.Node, path: PathKey) -> Any:
         self.lines.setdefault(path, node.start_mark.line + 1)

@@ -12,7 +12,8 @@ from clusterforge.catalog.models import CatalogFile, Entry, Instance, Server, Sw
 from clusterforge.catalog.software import SoftwareCatalog
 from clusterforge.errors import ClusterforgeError, Problem, shown
 from clusterforge.fastyaml import parse_fast
-from clusterforge.validation import closest, validate
+from clusterforge.hints import closest
+from clusterforge.validation import validate
 from clusterforge.yamlsource import Source, load_file, parse_text
 
 E = TypeVar("E", Server, Switch, Instance)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from clusterforge.catalog.software import SoftwareTables
 from clusterforge.model.text import LINE_CHAR, CatalogKey
-from clusterforge.validation import expected
+from clusterforge.validation import expected, figure
 
 _BOOKKEEPING = {"kind", "form", "provider", "description", "sources", "notes"}
 
@@ -26,7 +26,9 @@ Prose = Annotated[str, StringConstraints(pattern=PROSE), Field(description=expec
 
 
 class _Frozen(BaseModel):
-    """Unknown keys are errors and numbers are finite (`.inf`/`.nan` would overflow or pass every limit)."""
+    """Unknown keys are errors and numbers are finite (`.inf`/`.nan` would overflow or pass every limit). A site
+    catalog is untrusted too: every count and size is bounded (figure()) far above any real hardware, since
+    one entry's figures multiply with the blueprint's counts (hosts per device × devices are SLURM nodes)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
@@ -36,16 +38,16 @@ class Gpus(_Frozen):
     and how gres.conf names the devices."""
 
     model: GpuModel
-    count: PositiveInt
-    memory_gib: PositiveFloat
+    count: Annotated[int, figure("GPUs", 1_024)]
+    memory_gib: Annotated[float, figure("GiB per GPU", 4_096)]
     vendor: Literal["nvidia", "amd", "aws"] = "nvidia"
 
 
 class Psus(_Frozen):
     """N+M power supplies: `required` (N) must stay powered for full performance."""
 
-    count: PositiveInt
-    required: PositiveInt
+    count: Annotated[int, figure("PSUs", 256)]
+    required: Annotated[int, figure("PSUs", 256)]
 
     @model_validator(mode="after")
     def _required_fits(self) -> Psus:
@@ -61,9 +63,9 @@ class Psus(_Frozen):
 class Cpus(_Frozen):
     """Host CPUs as SLURM counts them (Sockets × CoresPerSocket × ThreadsPerCore)."""
 
-    sockets: PositiveInt
-    cores_per_socket: PositiveInt
-    threads_per_core: PositiveInt = 1
+    sockets: Annotated[int, figure("sockets", 16)]
+    cores_per_socket: Annotated[int, figure("cores per socket", 1_024)]
+    threads_per_core: Annotated[int, figure("threads per core", 16)] = 1
 
     @property
     def threads(self) -> int:
@@ -73,8 +75,8 @@ class Cpus(_Frozen):
 class Nics(_Frozen):
     """Compute-fabric NICs (one per rail on rail-optimized designs)."""
 
-    compute: PositiveInt
-    speed_gbps: PositiveInt
+    compute: Annotated[int, figure("NICs", 64)]
+    speed_gbps: Annotated[int, figure("Gb/s", 10_000)]
 
 
 class Hosts(_Frozen):
@@ -82,11 +84,11 @@ class Hosts(_Frozen):
     inventory, slurm.conf, gres.conf and the roles see these; the physical rules see the rack. The hosts of one
     rack form one NVLink domain: one IMEX domain and one SLURM topology block."""
 
-    count: PositiveInt
+    count: Annotated[int, figure("hosts per device", 1_024)]
     name: Line = "tray"
     gpus: Gpus
     cpus: Cpus | None = None
-    memory_gib: PositiveFloat | None = None
+    memory_gib: Annotated[float, figure("GiB", 65_536)] | None = None
     nics: Nics | None = None
 
 
@@ -112,10 +114,10 @@ class _Sourced(_Frozen):
 class _Physical(_Sourced):
     """What racks care about: space, power, weight, depth, air."""
 
-    max_power_kw: PositiveFloat
-    u_height: PositiveInt
-    weight_kg: PositiveFloat
-    depth_mm: PositiveInt
+    max_power_kw: Annotated[float, figure("kW", 5_000)]
+    u_height: Annotated[int, figure("U", 100)]
+    weight_kg: Annotated[float, figure("kg", 20_000)]
+    depth_mm: Annotated[int, figure("mm", 5_000)]
     airflow: Literal["front-to-rear", "rear-to-front"] = "front-to-rear"
 
 
@@ -128,11 +130,11 @@ class Server(_Physical):
     psus: Psus
     cooling: Literal["air", "liquid", "hybrid"] = "air"
     liquid_heat_fraction: Annotated[float, Field(ge=0.0, le=1.0)] = 0.0
-    max_inlet_c: float
-    max_supply_water_c: float | None = None
+    max_inlet_c: Annotated[float, figure("°C", 100, -50, inclusive=True)]
+    max_supply_water_c: Annotated[float, figure("°C", 100, -50, inclusive=True)] | None = None
     nics: Nics | None = None
     cpus: Cpus | None = None
-    memory_gib: PositiveFloat | None = None
+    memory_gib: Annotated[float, figure("GiB", 65_536)] | None = None
     hosts: Hosts | None = None
 
     @model_validator(mode="after")
@@ -185,10 +187,10 @@ class Server(_Physical):
 
 class Switch(_Physical):
     kind: Literal["switch"]
-    ports: PositiveInt
-    port_speed_gbps: PositiveInt
-    split_ports: PositiveInt | None = None
-    split_speed_gbps: PositiveInt | None = None
+    ports: Annotated[int, figure("ports", 4_096)]
+    port_speed_gbps: Annotated[int, figure("Gb/s", 10_000)]
+    split_ports: Annotated[int, figure("ports", 8_192)] | None = None
+    split_speed_gbps: Annotated[int, figure("Gb/s", 10_000)] | None = None
 
 
 class Instance(_Sourced):
@@ -201,14 +203,14 @@ class Instance(_Sourced):
     provider: Literal["aws"] = "aws"
     gpus: Gpus | None = None
     accelerators: Gpus | None = None
-    efa_max_interfaces: Annotated[int, Field(ge=0)]
-    network_cards: PositiveInt
+    efa_max_interfaces: Annotated[int, figure("EFA interfaces", 64, inclusive=True)]
+    network_cards: Annotated[int, figure("network cards", 64)]
     primary_card_efa: bool = True
-    efa_bandwidth_gbps: Annotated[int, Field(ge=0)]
+    efa_bandwidth_gbps: Annotated[int, figure("Gb/s", 100_000, inclusive=True)]
     placement_group: bool = True
-    root_volume_gib: PositiveInt = 200
+    root_volume_gib: Annotated[int, figure("GiB", 65_536)] = 200
     cpus: Cpus | None = None
-    memory_gib: PositiveFloat | None = None
+    memory_gib: Annotated[float, figure("GiB", 65_536)] | None = None
 
     @model_validator(mode="after")
     def _efa_fits_the_cards(self) -> Instance:

@@ -7,10 +7,10 @@ from collections.abc import Callable, Iterable, Iterator
 
 from clusterforge.catalog import Catalog, Switch
 from clusterforge.errors import Problem, shown
+from clusterforge.hints import closest, did_you_mean
 from clusterforge.model.blueprint import Cluster, SwitchedFabric
 from clusterforge.model.slurm_references import slurm_problems
 from clusterforge.targets import registered
-from clusterforge.validation import closest
 from clusterforge.yamlsource import PathKey, Source
 
 
@@ -30,10 +30,7 @@ def _duplicates(names: list[str], paths: Callable[[], Iterable[PathKey]], what: 
 
 
 def _unknown(path: PathKey, what: str, name: str, known: Iterable[str], source: Source) -> Problem:
-    known = list(known)
-    suggestion = closest(name, known)
-    hint = f"did you mean {suggestion}?" if suggestion else ("known: " + ", ".join(known) if known else "")
-    return source.problem(path, f"unknown {what} {shown(name)}", hint)
+    return source.problem(path, f"unknown {what} {shown(name)}", did_you_mean(name, list(known)))
 
 
 def reference_problems(cluster: Cluster, source: Source) -> list[Problem]:

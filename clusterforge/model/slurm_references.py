@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from clusterforge.errors import Problem, shown
+from clusterforge.hints import did_you_mean
 from clusterforge.model.blueprint import Cluster
-from clusterforge.validation import closest
 from clusterforge.yamlsource import PathKey, Source
 
 _LINES = "clusterforge writes these lines from the pools and partitions"
@@ -92,14 +92,11 @@ def slurm_problems(cluster: Cluster, source: Source) -> Iterator[Problem]:
     pool = slurm.accounting.pool
     names = [p.name for p in cluster.pools]
     if pool is not None and pool not in names:
-        suggestion = closest(pool, names)
-        yield source.problem(("slurm", "accounting", "pool"), f"unknown pool {shown(pool)}",
-                             f"did you mean {suggestion}?" if suggestion else "known: " + ", ".join(names))
+        yield source.problem(("slurm", "accounting", "pool"), f"unknown pool {shown(pool)}", did_you_mean(pool, names))
     monitoring = cluster.operations.monitoring.pool
     if monitoring is not None and monitoring not in names:
-        suggestion = closest(monitoring, names)
         yield source.problem(("operations", "monitoring", "pool"), f"unknown pool {shown(monitoring)}",
-                             f"did you mean {suggestion}?" if suggestion else "known: " + ", ".join(names))
+                             did_you_mean(monitoring, names))
     recovery = slurm.recovery
     for code in sorted(set(recovery.requeue_exit) & set(recovery.requeue_exit_hold)):
         yield source.problem(("slurm", "recovery", "requeue_exit_hold"), f"exit code {code} is in both "

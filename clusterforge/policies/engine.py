@@ -6,6 +6,7 @@ import datetime as dt
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from clusterforge.hints import FINDINGS_PER_KIND, and_more, capped
 from clusterforge.load import Loaded
 from clusterforge.plan import Plan
 from clusterforge.policies.config import LEVEL_RANK, PolicyConfig
@@ -45,6 +46,11 @@ def _locate(rule: Rule, draft: Draft, ctx: Context, level: str) -> Finding:
                    draft.unit, file, line, draft.where, draft.minimum)
 
 
+def _more(draft: Draft, count: int) -> Draft:
+    """The line that stands for `count` more drafts like `draft` (hints.capped)."""
+    return replace(draft, message=and_more(draft.message, count), hint="", measured=None, limit=None, unit="")
+
+
 def _run_rule(rule: Rule, ctx: Context) -> Iterable[Finding]:
     settings = rule.settings_for(ctx.config)
     if not settings.enabled:
@@ -57,7 +63,7 @@ def _run_rule(rule: Rule, ctx: Context) -> Iterable[Finding]:
                       "add the facility to check power, space and cooling", file=ctx.loaded.file, line=1)
         return
     try:
-        for draft in rule.check(ctx, settings):
+        for draft in capped(rule.check(ctx, settings), lambda d: d.message, _more, FINDINGS_PER_KIND):
             yield _locate(rule, draft, ctx, level)
     except Exception as exc:  # a broken rule must not hide the others
         yield Finding(rule.id, "error", "", f"rule {rule.id} failed: {type(exc).__name__}: {exc}",

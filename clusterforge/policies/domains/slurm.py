@@ -8,12 +8,13 @@ from collections.abc import Iterator
 
 from clusterforge.catalog import Server
 from clusterforge.catalog.slurm_parameters import File, release_of, releases
+from clusterforge.hints import closest, did_you_mean
+from clusterforge.hints import known as known_names
 from clusterforge.policies.config import Settings
 from clusterforge.policies.context import Context
 from clusterforge.policies.findings import Draft
 from clusterforge.policies.inputs import Inputs
 from clusterforge.policies.registry import domain, rule
-from clusterforge.validation import closest
 
 DOMAIN = domain("slurm", "SLURM", 70)
 
@@ -71,10 +72,8 @@ def _duplicates(names: list[str], path: tuple[str, ...], what: str) -> Iterator[
 
 
 def _unknown_qos(name: str, known: list[str], path: tuple[str | int, ...], who: str) -> Draft:
-    suggestion = closest(name, known)
     return Draft(path, f"{who} names QOS {name}, which slurm.qos does not declare",
-                 f"did you mean {suggestion}?" if suggestion else f"declare it in slurm.qos (known: "
-                 f"{', '.join(known)})")
+                 did_you_mean(name, known, f"declare it in slurm.qos (known: {known_names(known)})"))
 
 
 def _cycle(preempts: dict[str, list[str]]) -> list[str] | None:
@@ -110,13 +109,23 @@ def qos_preemption(ctx: Context, settings: Settings) -> Iterator[Draft]:
     names = [q.name for q in spec.qos]
     yield from _duplicates(names, ("slurm", "qos"), "QOS")
     known = [NORMAL, *names]
+    declared = set(known)
+    unknown: dict[str, list[tuple[str, tuple[str | int, ...]]]] = {}  # one finding per unknown name, not per use
+    judged: set[str] = set()
     for i, qos in enumerate(spec.qos):
+        if qos.name in judged:
+            continue  # a second declaration: reported as a duplicate, its list is not judged twice
+        judged.add(qos.name)
         for j, victim in enumerate(qos.preempt):
             path = ("slurm", "qos", i, "preempt", j)
             if victim == qos.name:
                 yield Draft(path, f"QOS {qos.name} preempts itself", "remove it from its own preempt list")
-            elif victim not in known:
-                yield _unknown_qos(victim, known, path, f"QOS {qos.name}'s preempt list")
+            elif victim not in declared:
+                unknown.setdefault(victim, []).append((qos.name, path))
+    for victim, uses in unknown.items():
+        first, path = uses[0]
+        others = f" (and {len(uses) - 1:,} other preempt lists)" if len(uses) > 1 else ""
+        yield _unknown_qos(victim, known, path, f"QOS {first}'s preempt list{others}")
     preempts: dict[str, list[str]] = {}
     for qos in spec.qos:  # a name declared twice: both entries' lists (SLM-003 reports the duplicate too)
         preempts.setdefault(qos.name, []).extend(v for v in qos.preempt if v != qos.name)

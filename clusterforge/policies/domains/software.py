@@ -24,6 +24,7 @@ from clusterforge.catalog.software import (
     SoftwareCatalog,
     version_tuple,
 )
+from clusterforge.hints import known as known_names
 from clusterforge.model import Software
 from clusterforge.policies.config import Settings
 from clusterforge.policies.context import Context
@@ -44,7 +45,7 @@ STACK_NAME = {"cuda": "CUDA/NCCL", "rocm": "ROCm/RCCL", "neuron": "Neuron"}
 
 def _unknown(tables: SoftwareCatalog, kind: type[Row], version: str, what: str) -> Draft:
     """A release the tables lack, on the blueprint field of the same name, with what they know."""
-    known = ", ".join(tables.versions(kind.KEY)) or "none"
+    known = known_names(tables.versions(kind.KEY)) or "none"
     return Draft(("software", kind.KEY), f"{what} {version} is not in the software tables",
                  f"known: {known}; a site that has qualified it adds a row with --catalog (docs/policies.md, "
                  "\"Adding a qualified software set\")")

@@ -1,0 +1,90 @@
+"""Limits that hold after type coercion and count SLURM hosts, and problem lists that stay short.
+
+A count written as text or as a float is the number pydantic reads; a rack-scale device counts as its hosts
+(an NVL72 is 18 SLURM nodes); a site catalog's figures are bounded; unknown names repeated through aliases
+give a few hints and one "... and N more" line, found in time linear in the input.
+"""
+
+from __future__ import annotations
+
+from tests.hostile.cases_basic import VALID
+from tests.hostile.harness import Case
+
+_ALL = {"*": frozenset({2})}
+_HEAD = "apiVersion: clusterforge/v1\nkind: Cluster\nname: tiny\ntarget: onprem\n"
+_POOL = "  - {name: gpu, hardware: dgx-h100, count: 2, partition: train}\n"
+
+_KEYS = ", ".join(f"zq{i:03d}: 1" for i in range(400))
+UNKNOWN_KEYS = (_HEAD + f"x-keys: &u {{name: gpu, hardware: dgx-h100, count: 2, {_KEYS}}}\n"
+                + "pools: [" + ", ".join(["*u"] * 600) + "]\n"
+                + "slurm:\n  partitions:\n    - {name: train, pools: [gpu], default: true}\n")
+
+_NAMES = ", ".join(f"zq{i:03d}" for i in range(400))
+UNKNOWN_POOLS = (_HEAD + "pools:\n" + _POOL + f"slurm:\n  partitions:\n    - &p {{name: train, pools: [{_NAMES}]}}\n"
+                 + "".join("    - *p\n" for _ in range(500)))
+
+_VICTIMS = ", ".join(f"zz{i:02d}" for i in range(100))
+UNKNOWN_QOS = (_HEAD + "pools:\n" + _POOL
+               + "slurm:\n  accounting: {enabled: true}\n  partitions: [{name: train, pools: [gpu], default: true}]\n"
+               + f"  qos: [&q {{name: qosname, preempt: [{_VICTIMS}]}}, " + ", ".join(["*q"] * 999) + "]\n")
+
+SITE_CATALOG = """\
+apiVersion: clusterforge/v1
+kind: Catalog
+hardware:
+  big-rack:
+    kind: server
+    form: rack
+    description: a rack that claims fifty million hosts
+    hosts:
+      count: 50000000
+      gpus: {model: GB200, count: 4, memory_gib: 186}
+    max_power_kw: 132
+    psus: {count: 48, required: 24}
+    u_height: 44
+    weight_kg: 1361
+    depth_mm: 1200
+    cooling: hybrid
+    liquid_heat_fraction: 0.85
+    max_inlet_c: 35
+    sources: {hosts: x, max_power_kw: x, psus: x, u_height: x, weight_kg: x, depth_mm: x, cooling: x,
+              liquid_heat_fraction: x, max_inlet_c: x}
+"""
+
+_SHARED = "name: gpu\nhardware: dgx-h100\ncount: 1\n" + f"# {'padding ' * 127}\n" * 4000  # 4 MiB, mostly comment
+SAME_INCLUDE = (_HEAD + "pools:\n" + "  - !include shared.yaml\n" * 63
+                + "slurm:\n  partitions: [{name: train, pools: [gpu], default: true}]\n")
+
+
+def _catalog_argv(command: str) -> list[str]:
+    return [command, "--catalog", "{tree}/site.yaml", "{tree}/cluster.yaml"]
+
+
+CASES = [
+    Case("limits-quoted-count", "a quoted count of ten million nodes is the number pydantic reads",
+         {"cluster.yaml": VALID.replace("count: 2", 'count: "10000000"')}, exits=_ALL,
+         says={"check": "CLUSTERFORGE_MAX_NODES"}, seconds=5, rss_mib=200),
+    Case("limits-float-count", "a float count of ten million nodes is the number pydantic reads",
+         {"cluster.yaml": VALID.replace("count: 2", "count: 10000000.0")}, exits=_ALL,
+         says={"render": "CLUSTERFORGE_MAX_NODES"}, seconds=5, rss_mib=200),
+    Case("limits-rack-scale-hosts", "99,999 NVL72 racks are 1.8 million SLURM nodes, not 99,999",
+         {"cluster.yaml": VALID.replace("dgx-h100", "gb200-nvl72").replace("count: 2", "count: 99999")},
+         exits=_ALL, says={"check": "1,799,982 nodes"}, seconds=5, rss_mib=200),
+    Case("limits-catalog-hosts", "a site catalog entry of fifty million hosts per device",
+         {"cluster.yaml": VALID.replace("dgx-h100", "big-rack").replace("count: 2", "count: 1"),
+          "site.yaml": SITE_CATALOG},
+         argv=[_catalog_argv("check"), [*_catalog_argv("render"), "-o", "{out}/render"]],
+         exits={"*": frozenset({2})}, says={"check#0": "hosts"}, seconds=5, rss_mib=200),
+    Case("limits-unknown-keys", "400 unknown keys repeated through aliases in 600 pools",
+         {"cluster.yaml": UNKNOWN_KEYS}, commands=("validate", "check", "check-json"), exits=_ALL,
+         says={"validate": "more"}, seconds=5, rss_mib=400),  # 240,000 values built, then pydantic's errors
+    Case("limits-unknown-pools", "400 unknown pool names repeated through aliases in 500 partitions",
+         {"cluster.yaml": UNKNOWN_POOLS}, commands=("validate", "check", "check-sarif"), exits=_ALL,
+         says={"validate": "more"}, seconds=8, rss_mib=250),
+    Case("limits-unknown-qos", "100 unknown QOS in preempt lists repeated through aliases in 1,000 QOS",
+         {"cluster.yaml": UNKNOWN_QOS}, commands=("check", "check-json", "check-github"),
+         exits={"*": frozenset({1})}, says={"check": "more"}, seconds=8, rss_mib=200),
+    Case("limits-same-include", "one file included 63 times is parsed once",
+         {"cluster.yaml": SAME_INCLUDE, "shared.yaml": _SHARED}, commands=("validate", "check"),
+         exits=_ALL, says={"validate": "duplicate pool name"}, seconds=2, rss_mib=200),
+]
