@@ -4,6 +4,8 @@ Only regular files and directories are ever written: an existing target that is 
 a FIFO or a socket is refused, so `-o /dev/sda` or `-o link-to-somewhere` cannot redirect or replace what
 it names. Every temporary name carries the writer's pid and stays locked (flock) while the writer runs, so
 a later write to the same target removes the leftovers of a killed one, and never those of a live one.
+Writers of one output directory take turns (a lock file beside it while one writes), so concurrent
+renders never mix.
 A failure to write is a ClusterforgeError naming the path, never a traceback.
 """
 
@@ -19,6 +21,7 @@ import signal
 import stat
 import tempfile
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -126,6 +129,20 @@ def _leftovers(target: Path, suffixes: str) -> re.Pattern[str]:
     return re.compile(rf"\.{re.escape(target.name)}\.\d+-[a-z0-9_]+\.(?:{suffixes})")
 
 
+def _alive(pid: int) -> bool:
+    """Whether the writer that named a temporary `pid` still runs: between creating its name and locking it,
+    a live writer's name is unlocked for a moment, and must not be taken for a killed one's."""
+    if pid == os.getpid() or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process: alive
+    return True
+
+
 def sweep(target: Path, suffixes: str = "tmp") -> None:
     """Remove what killed writers of `target` left beside it: only names of our own pattern, owned by us,
     of the kind we make, and whose lock is free (a live writer holds its lock until it ends)."""
@@ -135,7 +152,7 @@ def sweep(target: Path, suffixes: str = "tmp") -> None:
     except OSError:
         return
     for entry in entries:
-        if not pattern.fullmatch(entry.name):
+        if not pattern.fullmatch(entry.name) or _alive(int(entry.name[len(target.name) + 2:].split("-", 1)[0])):
             continue
         try:
             info = entry.stat(follow_symlinks=False)
@@ -236,9 +253,19 @@ def replace_directory(target: Path) -> Iterator[Path]:
     the umask); leftovers of killed renders of the same target are removed first.
     """
     given, target = target, Path(os.path.abspath(target))
-    info = _refuse_special(given, directory=True)
+    _refuse_special(given, directory=True)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise write_error(given, exc) from None
+    with _one_writer(target, given):
+        yield from _replace_directory(target, given)
+
+
+def _replace_directory(target: Path, given: Path) -> Iterator[Path]:
+    """replace_directory's work, while this process is the only writer of `target`."""
+    info = _refuse_special(given, directory=True)  # again: the previous writer may have just replaced it
+    try:
         sweep(target, "new|old")
         staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.{os.getpid()}-", suffix=".new", dir=target.parent))
     except OSError as exc:
@@ -264,6 +291,49 @@ def replace_directory(target: Path) -> Iterator[Path]:
         raise write_error(given, exc) from None
     finally:
         os.close(lock)
+
+
+WRITER_WAIT_S = 60.0  # how long a second writer of one output waits for the first before giving up
+
+
+@contextlib.contextmanager
+def _one_writer(target: Path, given: Path) -> Iterator[None]:
+    """Hold the lock of `target` (flock on `.NAME.lock` beside it) while it is staged and swapped, so two
+    writers of one output never interleave their renames: the second waits, then replaces the first's
+    output whole; after WRITER_WAIT_S it gives up (exit 2). The holder removes the lock file when done, so
+    a lock counts only while the file it locked is still the one at that name (else lock the new one)."""
+    path = target.with_name(f".{target.name}.lock")
+    flags = os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    deadline = time.monotonic() + WRITER_WAIT_S
+    while True:
+        try:
+            fd = os.open(path, flags, 0o600)
+        except OSError as exc:
+            raise write_error(given, exc) from None
+        try:
+            held = os.fstat(fd)
+            if not stat.S_ISREG(held.st_mode):
+                raise ClusterforgeError(Problem(f"its lock file {shown(path.name)} is not a regular file",
+                                                str(given), hint="remove it, or write elsewhere"))
+            while not _lock(fd):
+                if time.monotonic() > deadline:
+                    raise ClusterforgeError(Problem(f"another clusterforge is writing {shown(str(given))}",
+                                                    str(given), hint="wait for it to finish, or write elsewhere"))
+                time.sleep(0.05)
+            with contextlib.suppress(OSError):
+                now = os.stat(path, follow_symlinks=False)
+                if (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino):
+                    break  # the lock file is still in place: this writer holds the output
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)  # the previous holder removed it after we opened it: lock the file now at that name
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        os.close(fd)
 
 
 def _swap(staging: Path, target: Path, old: Path) -> None:

@@ -306,6 +306,13 @@ _ANYWHERE = ("<<", "\\", "\t", "\r", "\ufeff")  # merges, escapes, tabs, other l
 _AT_NODE = "&*!@`%?"  # anchors, aliases, tags, reserved indicators, directives, explicit keys
 _UNUSUAL = re.compile("[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
 _ASCII_TEXT = bytes(range(0x20, 0x7F)) + b"\n"
+# rapidyaml writes `-.5` and `+.5` into JSON as -0.5 and 0.5, numbers, where PyYAML's YAML 1.1 float has no
+# sign before a bare dot and reads them as text; a block scalar as a list item is placed a line lower.
+_SIGNED_DOT = re.compile(r"[-+]\.[0-9]")
+_BLOCK_ITEM = re.compile(r"^[ ]*(?:-[ ]+)+[|>]", re.MULTILINE)
+# rapidyaml accepts, where PyYAML refuses, a ':' that begins a flow item or ends one, a plain scalar that
+# begins with ']' or '}', text after a flow collection, and a comment inside one (any ' #' after a bracket).
+_STRAY = re.compile(r"[\[{,:][ ]*:|:[\]},]|(?:^[ ]*|[:-][ ]+)[\]}]|[\[{][^\n]*[ ]#|[\]}][ ]+[^\s#,\]}:]", re.MULTILINE)
 
 
 def _may_start_a_node(text: str, char: str) -> bool:
@@ -323,9 +330,13 @@ def _may_start_a_node(text: str, char: str) -> bool:
 def _declined(text: str, raw: bytes) -> bool:
     """Whether the document holds anything the fast path leaves to PyYAML: anchors and aliases (their expansion
     is bounded on PyYAML's graph), merge keys, tags and includes, escapes (which can write characters YAML
-    forbids), reserved indicators, tabs, line breaks other than \\n and characters outside printable text."""
+    forbids), reserved indicators, tabs, line breaks other than \\n, characters outside printable text, a text
+    without a final line break, a sign before a bare dot (`-.5`), a block scalar as a list item, and stray
+    ':', ']' or '}'."""
     if any(token in text for token in _ANYWHERE):
         return True
+    if not text.endswith("\n") or _SIGNED_DOT.search(text) or _BLOCK_ITEM.search(text) or _STRAY.search(text):
+        return True  # a block scalar at the end of a file without a final line break keeps rapidyaml's one
     if any(_may_start_a_node(text, char) for char in _AT_NODE if char in text):
         return True
     if text.isascii():

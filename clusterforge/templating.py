@@ -23,6 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from clusterforge.errors import ClusterforgeError, Problem, one_line, shown
+from clusterforge.hints import did_you_mean, known
 from clusterforge.validation import closest, validate
 from clusterforge.yamlsource import Source, load_file
 
@@ -138,9 +139,8 @@ class Template:
         problems = []
         for key in given:
             if key not in specs:
-                suggestion = closest(key, specs)
-                problems.append(Problem(f"unknown parameter {shown(key)}", f"template {self.name}", hint=(
-                    f"did you mean {suggestion}?" if suggestion else "parameters: " + ", ".join(specs))))
+                problems.append(Problem(f"unknown parameter {shown(key)}", f"template {self.name}",
+                                        hint=did_you_mean(key, list(specs), "parameters: " + known(list(specs)))))
         if problems:
             raise ClusterforgeError(problems)
         try:
@@ -150,17 +150,14 @@ class Template:
         return {k: Quoted(v) if isinstance(v, str) else v for k, v in values.model_dump().items()}
 
     def render(self, given: dict[str, str]) -> str:
-        from jinja2 import StrictUndefined, TemplateError
-        from jinja2.sandbox import SandboxedEnvironment
+        """The blueprint text; the template is read like any input (a regular file within the size limit)
+        and rendered in a bounded sandbox (see template_sandbox)."""
+        from clusterforge.template_sandbox import render
+        from clusterforge.yamlguard import read_text
 
-        env = SandboxedEnvironment(undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                                   keep_trailing_newline=True, finalize=_finalize)
-        try:
-            template = env.from_string((self.folder / "blueprint.yaml.j2").read_text(encoding="utf-8"))
-            return template.render(**self.parameters(given))
-        except TemplateError as exc:
-            raise ClusterforgeError(Problem(f"template error: {exc}", str(self.folder / "blueprint.yaml.j2"),
-                                            getattr(exc, "lineno", 0) or 0)) from None
+        path = self.folder / "blueprint.yaml.j2"
+        text = read_text(path, follow=False)
+        return render(text, str(path), self.parameters(given), _finalize)
 
 
 MAX_STRING = 1024  # characters in one string parameter

@@ -134,3 +134,68 @@ def test_render_folder_keeps_its_mode_or_gets_the_umask_default(cli, tmp_path, e
     finally:
         os.umask(old)
     assert stat.S_IMODE(out.stat().st_mode) == mode
+
+
+def _render_together(out: Path, runs: int = 2) -> list[tuple[int, str]]:
+    """Start `runs` real renders into one folder at the same moment; their exit codes and outputs."""
+    import subprocess
+    import sys
+
+    argv = [sys.executable, "-m", "clusterforge", "render", str(EXAMPLES / "onprem-dgx-h100.yaml"), "-o", str(out)]
+    procs = [subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for _ in range(runs)]
+    return [(proc.wait(timeout=120), proc.communicate()[0]) for proc in procs]
+
+
+def test_concurrent_renders_into_one_folder_never_mix_or_fail(tmp_path: Path) -> None:
+    """Renders racing for one -o: each ends cleanly (0, or 2 saying another is writing), and the folder
+    is one whole render with no staging leftovers beside it."""
+    out = tmp_path / "out"
+    expected: dict[str, bytes] | None = None
+    for _ in range(5):
+        results = _render_together(out, runs=6)
+        for code, text in results:
+            assert "Traceback" not in text, text
+            assert code == 0 or (code == 2 and "another clusterforge is writing" in text), text
+        assert any(code == 0 for code, _ in results), results
+        files = snapshot(out)
+        expected = expected or files
+        assert files == expected
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_a_second_writer_waits_for_the_first_then_gives_up(cli, tmp_path, monkeypatch) -> None:
+    """While another writer holds the output's lock, a render waits; past the wait it exits 2 and writes nothing."""
+    import fcntl
+    import os
+
+    from clusterforge import atomic
+
+    monkeypatch.setattr(atomic, "WRITER_WAIT_S", 0.3)
+    fd = os.open(tmp_path / ".out.lock", os.O_RDONLY | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        result = cli("render", ONPREM, "-o", tmp_path / "out")
+    finally:
+        os.close(fd)
+    assert result.exit_code == 2 and "another clusterforge is writing" in result.output, result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".out.lock"]  # the holder's: left to it
+    assert cli("render", ONPREM, "-o", tmp_path / "out").exit_code == 0  # the lock free, the render goes on
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_a_live_writers_leftover_is_kept_even_before_it_is_locked(cli, tmp_path) -> None:
+    """A writer names its staging folder, then locks it: in between, a sweep must see it is alive by its pid."""
+    import subprocess
+
+    writer = subprocess.Popen(["sleep", "30"])
+    try:
+        staging = tmp_path / f".out.{writer.pid}-abc123.new"
+        staging.mkdir()
+        assert cli("render", ONPREM, "-o", tmp_path / "out").exit_code == 0
+        assert staging.is_dir()
+    finally:
+        writer.kill()
+        writer.wait()
+    assert cli("render", ONPREM, "-o", tmp_path / "out").exit_code == 0
+    assert not staging.exists()

@@ -187,3 +187,40 @@ def test_both_paths_agree_on_generated_documents() -> None:
 ])
 def test_known_disagreements_agree_now(text: str) -> None:
     assert differences(text) == []
+
+
+BLOCK_INDICATORS = ["|", "|-", "|+", ">", ">-", ">+", "|2", "|2-", ">+2"]
+BLOCK_BODIES = ["  text", "  text\n", "  text\n\n", "  a\n  b", "  a\n\n  b\n\n\n", "", "\n", "  a\n  # c\n"]
+
+
+@pytest.mark.parametrize("indicator", BLOCK_INDICATORS)
+@pytest.mark.parametrize("body", BLOCK_BODIES)
+@pytest.mark.parametrize("context", ["d: {i}\n{b}", "x: 1\nd: {i}\n{b}", "l:\n- {i}\n{b}", "l:\n- - {i}\n{b}",
+                                     "d: {i} # c\n{b}"])
+def test_block_scalars_agree_at_the_end_of_a_file(context: str, indicator: str, body: str) -> None:
+    """With and without a final line break, chomped or kept, as a value or a list item."""
+    assert differences(context.format(i=indicator, b=body)) == []
+
+
+@pytest.mark.parametrize("value", ["-.5", "+.5", ".5", "-.inf", "+.inf", ".inf", ".nan", "1_000", "-1_000", "+1",
+                                   "-0", "+0", "0.", "-0.", "1.", "-.5e3", "+.5e+3", ".5e+3", ".5e3", "-0.5",
+                                   "1.5e+3", "1.e+3", "-0x1f", "0o17", "017", "1:30", "-.5_0", "-.", "+.", "."])
+@pytest.mark.parametrize("context", ["x: {v}\n", "x: [{v}]\n", "x: {v}", "- {v}\n", "x: {{k: {v}}}\n"])
+def test_numbers_agree(context: str, value: str) -> None:
+    """rapidyaml writes `-.5` into JSON as -0.5; YAML 1.1 (PyYAML) reads it as text."""
+    assert differences(context.format(v=value)) == []
+
+
+def test_short_documents_agree_exhaustively() -> None:
+    """Every short value over the characters where the two parsers' grammars differ, in each context."""
+    import itertools
+
+    failures = []
+    for length in range(1, 4):
+        for chars in itertools.product("a:, -[]{}#.", repeat=length):
+            token = "".join(chars)
+            for context in ("x: {}\n", "x: [{}]\n", "x: {{k: {}}}\n", "- {}\n", "x:\n  {}\n", "x:\n- {}\n"):
+                text = context.format(token)
+                if differences(text):
+                    failures.append(text)
+    assert not failures, f"{len(failures)} documents differ, e.g. {failures[:5]}"

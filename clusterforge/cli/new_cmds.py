@@ -8,7 +8,7 @@ import click
 
 from clusterforge.analysis import PolicyInputs
 from clusterforge.cli.app import EXIT_POLICY, app, policy_options
-from clusterforge.errors import ClusterforgeError, shown
+from clusterforge.errors import ClusterforgeError, Problem, shown
 
 
 def _pairs(values: tuple[str, ...]) -> dict[str, str]:
@@ -80,11 +80,30 @@ def new(template: str | None, list_: bool, sets: tuple[str, ...], output: Path |
         for key, spec in chosen.spec.params.items():
             click.echo(f"{key:<24} default {spec.default!s:<22} {spec.allowed():<34} {spec.help}")
         return
+    if output is not None:
+        _refuse_inputs(output, chosen.folder, templates_dir, inputs)
     given = _pairs(sets)
     if interactive:
         given = _ask(chosen, given)
     text = chosen.render(given)
     _write_checked(text, output, template, inputs)
+
+
+def _refuse_inputs(output: Path, folder: Path, templates_dir: Path | None, inputs: PolicyInputs) -> None:
+    """`-o` must not replace a file this command reads (policy config, waivers, catalogs, the template), nor
+    write into the --templates folder, which a later `new` would read as templates."""
+    import os
+
+    from clusterforge.atomic import refuse_inputs
+
+    refuse_inputs(output, [*inputs.files(), folder / "params.yaml", folder / "blueprint.yaml.j2"])
+    for tree in (templates_dir, folder):
+        if tree is None or not tree.exists():
+            continue
+        real_out, real_tree = Path(os.path.realpath(output)), Path(os.path.realpath(tree))
+        if real_tree == real_out or real_tree in real_out.parents:
+            raise ClusterforgeError(Problem(f"is inside the templates folder {shown(str(tree))}", str(output),
+                                            hint="write the blueprint outside --templates"))
 
 
 def _write_checked(text: str, output: Path | None, template: str, inputs: PolicyInputs) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -103,6 +104,13 @@ def test_bad_outputs_are_located() -> None:
     ("name", "gpu-0001\nevil", "nodes[1].name"),
     ("instance_type", "p5 48xlarge", "nodes[1].instance_type"),
     ("role", "root", "nodes[1].role"),
+    ("private_ip", "::1%\n  {{ lookup('pipe', 'id') }}", "nodes[1].private_ip"),
+    ("private_ip", "fe80::1%eth0", "nodes[1].private_ip"),
+    ("private_ip", " 10.0.0.21", "nodes[1].private_ip"),
+    ("private_ip", "10.0.0.21\n", "nodes[1].private_ip"),
+    ("private_ip", "0:0:0:0:0:0:0:1", "nodes[1].private_ip"),
+    ("private_ip", "FE80::1", "nodes[1].private_ip"),
+    ("private_ip", "010.0.0.21", "nodes[1].private_ip"),
 ])
 def test_every_output_value_has_its_form(field: str, value: str, where: str) -> None:
     data = outputs()
@@ -116,7 +124,8 @@ def test_every_output_value_has_its_form(field: str, value: str, where: str) -> 
 @pytest.mark.parametrize(("path", "value"), [
     (("lustre", "dns_name"), "fs-1.fsx.amazonaws.com x-evil"), (("lustre", "mount"), "/fsx/../etc"),
     (("lustre", "mount_name"), "a:b"), (("region",), "us-east-1\n"), (("checkpoint_bucket",), "{{ x }}"),
-    (("cluster",), "Nlp"), (("controller", "private_ip"), "localhost")])
+    (("cluster",), "Nlp"), (("controller", "private_ip"), "localhost"),
+    (("controller", "private_ip"), "::1%25"), (("lustre", "file_system_id"), "fs-1\n")])
 def test_cluster_output_values_have_their_form(path: tuple[str, ...], value: str) -> None:
     data = outputs()
     target = data
@@ -144,3 +153,36 @@ def test_cli_reports_bad_input_with_exit_2(cli: Callable[..., Result], tmp_path:
     source.write_text('{"cluster": "x"}')
     result = cli("inventory", "--from-stack", source)
     assert result.exit_code == 2 and "outputs.json:1" in result.output
+
+
+@pytest.mark.parametrize("address", ["10.0.0.21", "2001:db8::21", "fd00::a:1"])
+def test_plain_addresses_pass(address: str) -> None:
+    data = outputs()
+    data["nodes"][1]["private_ip"] = address
+    assert parse_outputs(json.dumps(data))
+
+
+def test_stdin_is_read_within_the_input_limit(tmp_path: Path) -> None:
+    """An endless pipe is refused after INPUT_BYTES + 1 bytes, quickly and in bounded memory."""
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "CLUSTERFORGE_MAX_INPUT_BYTES": "1000000"}
+    start = time.monotonic()
+    with open("/dev/zero", "rb") as endless:
+        result = subprocess.run([sys.executable, "-m", "clusterforge", "inventory", "--from-stack", "-"],
+                                stdin=endless, capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert "<stdin>" in result.stderr and "over the limit" in result.stderr and "Traceback" not in result.stderr
+    assert time.monotonic() - start < 20
+
+
+def test_stdin_within_the_limit_is_read(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "clusterforge", "inventory", "--from-stack", "-"],
+                            input=json.dumps(outputs()), capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "ansible_host: !unsafe '10.0.0.21'" in result.stdout or "10.0.0.21" in result.stdout

@@ -12,8 +12,9 @@ import ipaddress
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
+from clusterforge import limits
 from clusterforge.errors import ClusterforgeError, Problem, shown
 from clusterforge.targets.aws.outputs import OUTPUTS_VERSION, NodeOutput, StackOutputs
 from clusterforge.validation import validate
@@ -29,11 +30,13 @@ def pool_group(pool: str) -> str:
 
 
 def _ip(value: str) -> bool:
+    """A plain IPv4 or IPv6 address written as AWS writes it: canonical, so no zone id (`fe80::1%eth0`, whose
+    zone may hold any text), no scope, no spaces and no leading zeros."""
     try:
-        ipaddress.ip_address(value)
+        address = ipaddress.ip_address(value)
     except ValueError:
         return False
-    return True
+    return str(address) == value and "%" not in value
 
 
 def _pattern(regex: str) -> Callable[[str], bool]:
@@ -53,7 +56,7 @@ _FORMS: dict[str, tuple[Callable[[str], bool], str]] = {
     "region": (_pattern(r"[a-z]{2}(-[a-z]+)+-[0-9]"), "an AWS region such as us-east-1"),
     "instance_type": (_pattern(r"[a-z0-9][a-z0-9-]{0,30}\.[a-z0-9-]{1,30}"), "an instance type such as p5.48xlarge"),
     "instance_id": (_pattern(r"i-[0-9a-f]{8,17}"), "an instance id i-<8 to 17 hex digits>"),
-    "private_ip": (_ip, "an IP address"),
+    "private_ip": (_ip, "an IP address (plain IPv4 or IPv6, in canonical form)"),
     "file_system_id": (_pattern(r"[A-Za-z0-9][A-Za-z0-9-]{0,62}"), "an FSx file system id such as fs-0123abcd"),
     "dns_name": (lambda v: len(v) <= 253 and re.fullmatch(rf"{_DNS_LABEL}(\.{_DNS_LABEL})+", v) is not None,
                  "a DNS name"),
@@ -107,6 +110,19 @@ def parse_outputs(text: str, file: str = "<stack outputs>") -> StackOutputs:
 
 def read_outputs(path: Path) -> StackOutputs:
     return parse_outputs(read_text(path), str(path))
+
+
+def read_stream(stream: BinaryIO, file: str = "<stdin>") -> StackOutputs:
+    """Outputs piped in: read at most one byte past limits.INPUT_BYTES, so an endless pipe is refused early."""
+    limit = limits.INPUT_BYTES.value
+    data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise ClusterforgeError(limits.INPUT_BYTES.problem(f"more than {limit:,}", file))
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ClusterforgeError(Problem(f"is not UTF-8 (byte {exc.start:,})", file)) from None
+    return parse_outputs(text, file)
 
 
 def host_vars(node: NodeOutput, connection: str) -> dict[str, Any]:
