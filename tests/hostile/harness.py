@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-import resource
+import signal
 import stat
 import subprocess
 import sys
@@ -139,36 +139,47 @@ def snapshot(*folders: Path) -> dict[str, tuple[int, int, str]]:
     return seen
 
 
-def _bounded() -> None:
-    """In the child before exec: cap its address space, so a bomb fails there and not on the host."""
-    limit = HARD_LIMIT_MIB * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+# The command runs as the grandchild of the test: a small launcher (started fresh, a few MiB) caps the address
+# space, forks and waits for it, and reports the grandchild's own peak RSS. Measured on the direct child, the
+# figure would include the test process's memory, which the kernel counts for a child that was forked from it.
+LAUNCHER = """
+import os, resource, signal, sys
+limit, report = int(sys.argv[1]), sys.argv[2]
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.executable, [sys.executable, "-m", "clusterforge", *sys.argv[3:]])
+_, status, usage = os.wait4(pid, 0)
+with open(report, "w") as sink:
+    sink.write(str(usage.ru_maxrss))
+if os.WIFSIGNALED(status):
+    signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+    os.kill(os.getpid(), os.WTERMSIG(status))
+os._exit(os.waitstatus_to_exitcode(status))
+"""
 
 
 def run(case: Case, argv: list[str], command: str, cwd: Path) -> Run:
-    """One command in its own process: exit code, wall time and peak RSS of that process alone."""
+    """One command in its own process group: exit code, wall time and the peak RSS of the command alone."""
     env = {**os.environ, "PYTHONHASHSEED": "0", "COLUMNS": "120", **case.env}
-    log = cwd / f".log-{command}"
+    log, report = cwd / f".log-{command}", cwd / f".rss-{command}"
+    limit = HARD_LIMIT_MIB * 1024 * 1024
     with open(log, "wb") as sink:
         start = time.monotonic()
-        proc = subprocess.Popen([sys.executable, "-m", "clusterforge", *argv], cwd=cwd, env=env,
+        proc = subprocess.Popen([sys.executable, "-c", LAUNCHER, str(limit), str(report), *argv], cwd=cwd, env=env,
                                 stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT,
-                                preexec_fn=_bounded)
-        deadline = start + max(HANG_S, case.seconds)
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() > deadline:
-                proc.kill()
-                _, status, usage = os.wait4(proc.pid, 0)
-                break
-            time.sleep(0.01)
+                                start_new_session=True)
+        try:
+            proc.wait(timeout=max(HANG_S, case.seconds))
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
         seconds = time.monotonic() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
     output = log.read_bytes().decode("utf-8", "replace")
     log.unlink()
-    result = Run(case.name, command, proc.returncode, seconds, usage.ru_maxrss / 1024, output)
+    rss_mib = int(report.read_text()) / 1024 if report.is_file() else 0.0
+    report.unlink(missing_ok=True)
+    result = Run(case.name, command, proc.returncode, seconds, rss_mib, output)
     RUNS.append(result)
     return result
 
