@@ -48,7 +48,7 @@ def test_the_defaults() -> None:
 
 def test_a_full_section_loads() -> None:
     cluster = load_text(BASE).cluster
-    assert cluster.storage.shared is not None and cluster.storage.shared.options == "defaults,_netdev"
+    assert cluster.storage.shared is not None and cluster.storage.shared.options == "defaults,_netdev,nosuid,nodev"
     assert cluster.slurm.settings == {"SchedulerParameters": "bf_continue,bf_window=4320", "SlurmctldTimeout": "10"}
     assert cluster.slurm.cgroup_settings == {"AllowedRAMSpace": "98.5"}  # numbers become their digits
 

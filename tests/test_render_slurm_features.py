@@ -122,7 +122,7 @@ def test_group_vars_shapes(cli, write, tmp_path) -> None:
         "slurm_dbd_database": "slurm_acct_db", "slurm_prolog_epilog": True, "slurm_pam_slurm_adopt": True,
         "slurm_mpi": "pmix", "containers_enabled": True, "common_shared_enabled": True,
         "common_shared_mount": "/shared", "common_shared_source": "nfs-01:/export/shared",
-        "common_shared_options": "defaults,_netdev"}
+        "common_shared_options": "defaults,_netdev,nosuid,nodev"}
     assert data["slurm_qos"] == [
         {"name": "low", "options": {"Priority": "0"}},
         {"name": "high", "options": {"Priority": "1000", "Preempt": "low", "MaxWall": "1-00:00:00",

@@ -106,7 +106,7 @@ class OnPremLustre(Strict):
     mgs_nid: LnetNids | None = None
     fsname: Fsname | None = None
     write_gb_s: Annotated[float, Field(gt=0)] | None = None
-    mount_options: MountOptions = "defaults,_netdev,flock"
+    mount_options: MountOptions = "defaults,_netdev,flock,nosuid,nodev"
 
 
 _FSX_KEYS = {"capacity_gib", "deployment_type", "throughput_mb_s_per_tib", "storage_type",
@@ -136,7 +136,7 @@ class SharedStorage(Strict):
 
     mount: MountPath
     source: NfsSource | None = None
-    options: MountOptions = "defaults,_netdev"
+    options: MountOptions = "defaults,_netdev,nosuid,nodev"
 
 
 class Storage(Strict):

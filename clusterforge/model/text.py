@@ -56,18 +56,20 @@ ROOT_OPTIONS = frozenset({"suid", "dev"})
 
 
 def _no_root_options(value: str) -> str:
-    """Refuse `suid` and `dev`: a file system every node mounts must not carry set-uid programs or devices."""
-    found = sorted({item.split("=", 1)[0].lower() for item in value.split(",")} & ROOT_OPTIONS)
+    """Refuse `suid` and `dev`, and add `nosuid,nodev` where missing: `defaults` alone implies both, and a file
+    system every node mounts must not carry set-uid programs or device files."""
+    names = [item.split("=", 1)[0].lower() for item in value.split(",")]
+    found = sorted(set(names) & ROOT_OPTIONS)
     if found:
         raise ValueError(f"{' and '.join(found)} would let the file system's set-uid programs or device files act "
                          "as root on every node: leave them out")
-    return value
+    return ",".join([value, *(f"no{name}" for name in sorted(ROOT_OPTIONS, reverse=True) if f"no{name}" not in names)])
 
 
 MountOptions = Annotated[str, StringConstraints(pattern=MOUNT_OPTIONS, max_length=1024),
                          AfterValidator(_no_root_options), Field(description=expected(
     MOUNT_OPTIONS, "mount options: name or name=value joined by ',', of letters, digits and ._-:/@+, "
-    "without suid or dev (e.g. defaults,_netdev,flock)"))]
+    "without suid or dev; nosuid,nodev are added (e.g. defaults,_netdev,flock)"))]
 
 # An absolute mount point: no '.' or '..' component (each starts with a letter, digit, '_' or '-'), not '/'.
 MOUNT_PATH = r"^(/[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}){1,16}$"
