@@ -132,9 +132,9 @@ def analyze(
     `also_skip`: rules a caller runs elsewhere (facility rules of a shared site run once on the combined load).
     """
     from clusterforge.load import Loaded
-    from clusterforge.policies.root_access import refuse_root_access
     from clusterforge.plan import build_plan
     from clusterforge.policies import evaluate
+    from clusterforge.policies.root_access import refuse_root_access
     from clusterforge.targets import target_of
 
     loaded = blueprint if isinstance(blueprint, Loaded) else load(blueprint, policy)

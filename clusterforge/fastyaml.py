@@ -310,9 +310,7 @@ _ASCII_TEXT = bytes(range(0x20, 0x7F)) + b"\n"
 # sign before a bare dot and reads them as text; a block scalar as a list item is placed a line lower.
 _SIGNED_DOT = re.compile(r"[-+]\.[0-9]")
 _BLOCK_ITEM = re.compile(r"^[ ]*(?:-[ ]+)+[|>]", re.MULTILINE)
-# rapidyaml accepts, where PyYAML refuses, a ':' that begins a flow item or ends one, a plain scalar that
-# begins with ']' or '}', text after a flow collection, and a comment inside one (any ' #' after a bracket).
-_STRAY = re.compile(r"[\[{,:][ ]*:|:[\]},]|(?:^[ ]*|[:-][ ]+)[\]}]|[\[{][^\n]*[ ]#|[\]}][ ]+[^\s#,\]}:]", re.MULTILINE)
+
 
 
 def _may_start_a_node(text: str, char: str) -> bool:
@@ -331,11 +329,10 @@ def _declined(text: str, raw: bytes) -> bool:
     """Whether the document holds anything the fast path leaves to PyYAML: anchors and aliases (their expansion
     is bounded on PyYAML's graph), merge keys, tags and includes, escapes (which can write characters YAML
     forbids), reserved indicators, tabs, line breaks other than \\n, characters outside printable text, a text
-    without a final line break, a sign before a bare dot (`-.5`), a block scalar as a list item, and stray
-    ':', ']' or '}'."""
+    without a final line break, a sign before a bare dot (`-.5`) and a block scalar as a list item."""
     if any(token in text for token in _ANYWHERE):
         return True
-    if not text.endswith("\n") or _SIGNED_DOT.search(text) or _BLOCK_ITEM.search(text) or _STRAY.search(text):
+    if not text.endswith("\n") or _SIGNED_DOT.search(text) or _BLOCK_ITEM.search(text):
         return True  # a block scalar at the end of a file without a final line break keeps rapidyaml's one
     if any(_may_start_a_node(text, char) for char in _AT_NODE if char in text):
         return True

@@ -21,7 +21,7 @@ MAX_WORD = 64  # longer words are not names anyone mistyped
 MAX_CHOICES = 1_000  # known names a search looks at
 SHOWN = 5  # known names a hint lists
 PER_KIND = 20  # problems of one kind kept in a list
-FINDINGS_PER_KIND = 20_000  # findings of one kind one rule reports: above the rack limit, so a finding per rack is never cut
+FINDINGS_PER_KIND = 20_000  # findings of one kind from one rule: above the rack limit, so one per rack is never cut
 BUDGET = 500_000  # comparisons all searches of one process may make (about a second of difflib)
 _MEMO_SIZE = 4_096
 

@@ -52,8 +52,8 @@ class _Load:
     nodes_left: int
     includes: int = 0
     _root: Path | None = None
-    # each included file is read and parsed once per load: resolved path -> (source, values, depth it had)
-    parsed: dict[str, tuple[Source, int, int]] = field(default_factory=dict)
+    # each included file is read and parsed once per load: resolved path -> (source, values, depth, includes it made)
+    parsed: dict[str, tuple[Source, int, int, int]] = field(default_factory=dict)
 
     def root(self) -> Path:
         if self._root is None:
@@ -138,15 +138,21 @@ class _Builder:
 
     def _parsed(self, target: Path, depth: int, node: yaml.Node, path: PathKey) -> Source:
         """The included file parsed once per load (its own lines kept: messages point into it); each further
-        use still spends its values from the load's budget, as the data it adds is as large again. A use nested
-        deeper than the first has fewer levels left, so it is parsed again to check them."""
+        use still spends its values and its own includes from the load's budgets, as the data it adds is as
+        large again. A use nested deeper than the first has fewer levels left, so it is parsed again to check
+        them."""
         cached = self.load.parsed.get(str(target))
         if cached is None or depth < cached[2]:
-            before = self.load.nodes_left
+            before, includes = self.load.nodes_left, self.load.includes
             source = _parse(read_text(target, follow=False), str(target), self.chain, self.load, depth)
-            self.load.parsed[str(target)] = (source, before - self.load.nodes_left, depth)
+            self.load.parsed[str(target)] = (source, before - self.load.nodes_left, depth,
+                                             self.load.includes - includes)
             return source
-        source, values, _ = cached
+        source, values, _, includes = cached
+        self.load.includes += includes
+        if self.load.includes > limits.INCLUDES.value:
+            raise ClusterforgeError(limits.INCLUDES.problem(self.load.includes, self.file, node.start_mark.line + 1,
+                                                            format_path(path)))
         if values > self.load.nodes_left:
             raise ClusterforgeError(limits.YAML_NODES.problem(
                 f"more than {limits.YAML_NODES.value:,}", self.file, node.start_mark.line + 1, format_path(path)))

@@ -91,7 +91,8 @@ def test_a_partition_limit_is_a_reconfigure(cli, write) -> None:
 
 
 def test_a_restart_key_restarts_slurmctld_and_slurmd(cli, write) -> None:
-    new = write(edited(ONPREM, ("default: true}]", "default: true}]\n  state_save_location: /var/spool/slurmctld/state")))
+    state = "default: true}]\n  state_save_location: /var/spool/slurmctld/state"
+    new = write(edited(ONPREM, ("default: true}]", state)))
     diff = diff_of(ONPREM, new)
     assert changes(diff, "slurm.conf", "StateSaveLocation") == [
         (Action.RESTART, {"gpu-0001"}, "slurmctld"), (Action.RESTART, GPUS, "slurmd")]

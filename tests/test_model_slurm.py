@@ -162,8 +162,8 @@ def _refusal(text: str, policy: str = "") -> str:
     import yaml
 
     from clusterforge.errors import ClusterforgeError as Error
-    from clusterforge.policies.root_access import refuse_root_access
     from clusterforge.policies.config import PolicyConfig
+    from clusterforge.policies.root_access import refuse_root_access
 
     loaded = load_text(text, "bp.yaml")
     config = PolicyConfig.model_validate(yaml.safe_load(policy) or {})

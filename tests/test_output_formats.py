@@ -33,6 +33,7 @@ NASTY = [
     "percent %0A %25 :: , = ]]> <&\"' [bold]markup[/bold] [link=http://x]l[/link]",
     "lone surrogates \ud800 \udcff and non-characters \ufffe \uffff",
     "%",
+    "old command ##[error]forged ##[warning]x",
 ]
 
 
@@ -120,6 +121,19 @@ def test_json_formats_are_valid_utf8_json(text: str, fmt: str) -> None:
         uri = error["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
         assert re.fullmatch(r"[A-Za-z0-9/%._~-]+", uri), uri  # a URI reference: everything else percent-encoded
         assert waived["suppressions"][0]["justification"].startswith("reason ")
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif", "junit"])
+def test_machine_formats_never_hold_an_old_workflow_command(fmt: str) -> None:
+    """The runner reads `##[` anywhere in a log line as a command, so a report printed to the log must not
+    hold it: JSON writes the bracket as \\u005b, XML as &#91;, and a reader gets the text back."""
+    text = "x ##[error]forged"
+    out = render(verdict(text), fmt)
+    assert "##[" not in out
+    if fmt == "junit":
+        assert f"message {text}" in ET.fromstring(out.encode("utf-8")).find(".//failure").get("message", "")
+    else:
+        assert f"message {text}" in json.dumps(json.loads(out), ensure_ascii=False)
 
 
 @pytest.mark.parametrize("text", NASTY)

@@ -22,4 +22,14 @@ def render(verdict: Verdict, fmt: str) -> str:
     renderers: dict[str, Callable[[Verdict], str]] = {
         "json": json_format.render, "sarif": sarif.render, "junit": junit.render, "github": github.render,
     }
-    return renderers[fmt](verdict)
+    return _no_old_commands(renderers[fmt](verdict), fmt)
+
+
+# A CI runner reads `##[` anywhere in a log line as a command, and a report is often printed to the log. In JSON
+# `##` only occurs inside strings, where the bracket may be written \u005b; in XML, as the reference &#91;.
+_BRACKET = {"json": "##\\u005b", "sarif": "##\\u005b", "junit": "##&#91;"}
+
+
+def _no_old_commands(text: str, fmt: str) -> str:
+    """`text` with `##[` written so that a reader gets it back and a CI runner reads no command."""
+    return text.replace("##[", _BRACKET[fmt]) if fmt in _BRACKET else text

@@ -123,9 +123,9 @@ def qos_preemption(ctx: Context, settings: Settings) -> Iterator[Draft]:
             elif victim not in declared:
                 unknown.setdefault(victim, []).append((qos.name, path))
     for victim, uses in unknown.items():
-        first, path = uses[0]
+        first, where = uses[0]
         others = f" (and {len(uses) - 1:,} other preempt lists)" if len(uses) > 1 else ""
-        yield _unknown_qos(victim, known, path, f"QOS {first}'s preempt list{others}")
+        yield _unknown_qos(victim, known, where, f"QOS {first}'s preempt list{others}")
     preempts: dict[str, list[str]] = {}
     for qos in spec.qos:  # a name declared twice: both entries' lists (SLM-003 reports the duplicate too)
         preempts.setdefault(qos.name, []).extend(v for v in qos.preempt if v != qos.name)
