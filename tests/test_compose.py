@@ -11,6 +11,7 @@ import pytest
 from clusterforge.errors import ClusterforgeError
 from clusterforge.load import load_blueprint
 from tests.conftest import EXAMPLES
+from tests.hostile.cases_verdicts import TEAMMATE
 
 SHARED = EXAMPLES / "shared-site"
 
@@ -90,18 +91,6 @@ def test_errors_inside_the_site_file_point_into_it(hall: Path) -> None:
     assert problem.file == str(site.resolve()) and problem.line == _line(site, "reserved_uu")
 
 
-TEAMMATE = """\
-apiVersion: clusterforge/v1
-kind: Cluster
-name: ops
-team: ops
-target: onprem
-site: !include site-dc1.yaml
-pools:
-  - {name: login, hardware: cpu-1u, count: 1, role: login}
-placement:
-  - {rack: a04, pool: login, count: 1}
-"""
 
 
 def _tight_contract(hall: Path, kw: int) -> None:
