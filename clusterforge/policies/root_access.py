@@ -54,6 +54,8 @@ def _documented(file: Literal["slurm_conf", "cgroup_conf"], key: str) -> str:
 
 def _settings_problems(settings: Mapping[str, str], field: str, allowed: Mapping[str, list[str]],
                        source: Source) -> Iterator[Problem]:
+    if not settings:
+        return  # most blueprints set none: the parameter data is not even read
     file, option = _SETTINGS[field]
     rules = restricted()
     allowances = {key.lower(): values for key, values in allowed.items()}
