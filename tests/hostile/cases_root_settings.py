@@ -15,6 +15,9 @@ from tests.hostile.harness import ROOT, Case
 
 REFUSED = {"validate": frozenset({0, 2}), "*": frozenset({2})}
 FORCED = ["render", "{tree}/cluster.yaml", "-o", "{out}/forced", "--force"]
+# One gate serves every command (analysis.analyze), and every output format reads the same refusal: a command
+# per code path (the verdict, CI annotations, the plan, the files, the report) keeps the suite's time in check.
+COMMANDS = ("check", "check-github", "plan", "render", "report")
 
 
 def _nothing_rendered(tree: Path, out: Path) -> None:
@@ -27,7 +30,7 @@ def _slurm(extra: str) -> str:
 
 
 def _case(name: str, problem: str, blueprint: str, says: str) -> Case:
-    return Case(name, problem, {"cluster.yaml": blueprint}, exits=REFUSED,
+    return Case(name, problem, {"cluster.yaml": blueprint}, exits=REFUSED, commands=COMMANDS,
                 says={"check": says, "render": says, "plan": says, "report": says},
                 check=_nothing_rendered, seconds=10, rss_mib=200)
 
