@@ -331,7 +331,7 @@ slurm:
   cgroup_settings: {AllowedRAMSpace: 98}
   prolog_epilog: true
   pam_slurm_adopt: true
-  job_container_tmpfs: {base_path: /var/tmp/slurm}
+  job_container_tmpfs: {base_path: /local/slurm-tmp}
 """
 
 
