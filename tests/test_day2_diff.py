@@ -25,7 +25,7 @@ from tests.conftest import EXAMPLES
 ONPREM = EXAMPLES / "onprem-dgx-h100.yaml"  # 16 DGX H100; gpu-0001 is also the controller
 HALL = EXAMPLES / "onprem-dgx-h100-hall.yaml"  # 128 DGX H100 and three CPU controllers ctl-[0001-0003]
 GPUS = {f"gpu-{n:04d}" for n in range(1, 17)}
-DRIVER = "570.172.08"  # another 570 driver the policies accept
+DRIVER = "595.71.05"  # another R595 driver the policies accept (an earlier DLAMI's)
 LAST_RACK = "devices: [{pool: gpu, count: 2}]}"  # rack b03's placement, the last line that has it
 
 
@@ -76,7 +76,7 @@ def test_a_driver_pin_reboots_every_gpu_node_and_no_other(cli, write) -> None:
     assert diff.disruptive and len(diff.changes) == 1
     result = cli("diff", HALL, new)
     assert result.exit_code == 1
-    assert re.search(r"REBOOT +group_vars: nvidia_driver_version: 570.133.20 -> 570.172.08 +\(128 hosts: "
+    assert re.search(r"REBOOT +group_vars: nvidia_driver_version: 595.91.07 -> 595.71.05 +\(128 hosts: "
                      r"gpu-\[0001-0128\]\)", result.stdout)
     assert "disruptive: 128 hosts need a drain, reboot or reimage (largest action: REBOOT)" in result.stdout
 
@@ -90,14 +90,17 @@ def test_a_partition_limit_is_a_reconfigure(cli, write) -> None:
     assert cli("diff", ONPREM, new).exit_code == 0
 
 
-def test_a_restart_key_restarts_slurmctld_and_slurmd(cli, write) -> None:
+def test_a_new_state_save_location_loses_the_jobs_kept_in_the_old_one(cli, write) -> None:
     state = "default: true}]\n  state_save_location: /var/spool/slurmctld/state"
     new = write(edited(ONPREM, ("default: true}]", state)))
     diff = diff_of(ONPREM, new)
     assert changes(diff, "slurm.conf", "StateSaveLocation") == [
-        (Action.RESTART, {"gpu-0001"}, "slurmctld"), (Action.RESTART, GPUS, "slurmd")]
-    assert not diff.disruptive and not diff.slurm_upgrade
-    assert cli("diff", ONPREM, new).exit_code == 0
+        (Action.LOSE_JOBS, {"gpu-0001"}, "slurmctld"), (Action.LOSE_JOBS, GPUS, "slurmd")]
+    assert diff.disruptive and diff.loses_jobs and not diff.slurm_upgrade
+    result = cli("diff", ONPREM, new)
+    assert result.exit_code == 1
+    assert "loses jobs: queued or running jobs are lost; drain the cluster first (largest action: LOSE_JOBS)" \
+        in result.stdout
 
 
 def test_the_slurm_pin_is_an_upgrade_in_order(write) -> None:
@@ -157,14 +160,14 @@ def test_a_stacks_facts_count_only_when_both_renders_have_them(cli, write, tmp_p
 
 
 def test_json_carries_the_classification(cli, write) -> None:
-    new = write(edited(ONPREM, ("slurm:\n", 'software: {nccl: "2.27.3"}\nslurm:\n')))
+    new = write(edited(ONPREM, ("slurm:\n", 'software: {nccl: "2.30.4"}\nslurm:\n')))
     result = cli("diff", ONPREM, new, "--format", "json")
     assert result.exit_code == 1
     data = json.loads(result.stdout)
     assert (data["old"], data["new"], data["disruptive"], data["largest"]) == (str(ONPREM), str(new), True, "DRAIN")
     [change] = data["changes"]
     assert change | {"hosts": sorted(change["hosts"])} == {
-        "file": "group_vars", "key": "nccl_version", "old": "2.26.2", "new": "2.27.3", "action": "DRAIN",
+        "file": "group_vars", "key": "nccl_version", "old": "2.30.7", "new": "2.30.4", "action": "DRAIN",
         "hosts": sorted(GPUS), "daemon": None, "why": change["why"]}
     assert "libnccl" in change["why"]
 
@@ -306,24 +309,94 @@ def checkout_with(tmp_path: Path, restart_keys: list[str]) -> Path:
     return root
 
 
-def test_restart_keys_are_the_slurm_roles(tmp_path, monkeypatch) -> None:
+RESTART = {(Action.RESTART, "slurmctld"), (Action.RESTART, "slurmd")}
+RECONFIGURE = {(Action.RECONFIGURE, "slurmctld")}
+LOSE_JOBS = {(Action.LOSE_JOBS, "slurmctld"), (Action.LOSE_JOBS, "slurmd")}
+
+
+@pytest.mark.parametrize(("key", "old", "new", "expected"), [
+    # slurm.conf(5): "When changed, all job information (running and pending) will be lost"
+    ("SelectType", "select/cons_tres", "select/linear", LOSE_JOBS),
+    # "The only exception to this is when changing from the legacy cons_res to cons_tres."
+    ("SelectType", "select/cons_res", "select/cons_tres", RESTART),
+    ("SelectType", "cons_res", "select/cons_tres", RESTART),
+    ("SelectType", "select/cons_tres", "select/cons_res", LOSE_JOBS),
+    # "records of all jobs in any state may be lost"
+    ("SwitchType", "switch/none", "switch/hpe_slingshot", LOSE_JOBS),
+    # "Changes to this value will interrupt outstanding job steps and prevent them from completing."
+    ("AuthType", "auth/munge", "auth/slurm", LOSE_JOBS),
+    # `scontrol reconfigure` since 23.11: everything but listening ports and the authentication mechanism
+    ("TopologyPlugin", "topology/tree", "topology/block", RECONFIGURE),
+    ("AccountingStorageType", "accounting_storage/none", "accounting_storage/slurmdbd", RECONFIGURE),
+    ("JobAcctGatherType", "jobacct_gather/none", "jobacct_gather/cgroup", RECONFIGURE),
+    ("ProctrackType", "proctrack/cgroup", "proctrack/linuxproc", RECONFIGURE),
+    ("SchedulerType", "sched/backfill", "sched/builtin", RECONFIGURE),
+    # "Changes to TCP listening settings will require a daemon restart."
+    ("SlurmctldPort", "6817", "6820", RESTART),
+    ("SlurmdPort", "6818", "6821", RESTART),
+    ("CredType", "cred/munge", "cred/slurm", RESTART),
+])
+def test_slurm_conf_keys_take_what_slurm_24_11_documents(key: str, old: str, new: str,
+                                                          expected: set[tuple[Action, str | None]]) -> None:
+    assert classify(key, old, new) == expected
+
+
+def test_every_classification_quotes_its_source() -> None:
+    diff = compare(render("SelectType=select/cons_tres\n"), render("SelectType=select/linear\n"))
+    assert all("slurm.conf(5)" in c.why and "all job information (running and pending) will be lost" in c.why
+               for c in diff.changes)
+    assert diff.loses_jobs and diff.largest == Action.LOSE_JOBS > Action.REIMAGE
+
+
+def test_a_second_slurmctld_host_is_a_reconfigure() -> None:
+    old = render("SlurmctldHost=ctl-1\n")
+    new = render("SlurmctldHost=ctl-1\nSlurmctldHost=ctl-2\n")
+    assert [(c.key, c.action, c.daemon) for c in compare(old, new).changes] == [
+        ("SlurmctldHost#2", Action.RECONFIGURE, "slurmctld")]
+
+
+def test_the_slurm_role_restarts_exactly_the_keys_above_reconfigure(tmp_path, monkeypatch) -> None:
+    from clusterforge.catalog.slurm_changes import changes as table
+
     role = read_slurm_role(project_root())
-    assert "proctracktype" in role.restart_keys and "schedulertype" not in role.restart_keys
-    assert {"nodename", "partitionname"}.isdisjoint(role.restart_keys)
-    restart = {(Action.RESTART, "slurmctld"), (Action.RESTART, "slurmd")}
-    assert classify("ProctrackType", "proctrack/cgroup", "proctrack/linuxproc") == restart
-    assert classify("SchedulerType", "sched/backfill", "sched/builtin") == {(Action.RECONFIGURE, "slurmctld")}
-    # the role's list, not a copy: a checkout whose role lists SchedulerType restarts for it
+    above = {key.lower() for key, row in table().keys.items() if row.action != "reconfigure"}
+    assert role.restart_keys == above  # the role's handlers do what the diff says
+    # a checkout whose role restarts for another key: the diff says what that role does
     monkeypatch.setenv("CLUSTERFORGE_ANSIBLE_DIR", str(checkout_with(tmp_path, ["SchedulerType"])))
-    assert classify("SchedulerType", "sched/backfill", "sched/builtin") == restart
-    assert classify("ProctrackType", "proctrack/cgroup", "proctrack/linuxproc") == {(Action.RECONFIGURE, "slurmctld")}
+    assert classify("SchedulerType", "sched/backfill", "sched/builtin") == RESTART
+    assert classify("SelectType", "select/cons_tres", "select/linear") == LOSE_JOBS
 
 
-def test_a_nodes_own_line_restarts_its_slurmd_only() -> None:
-    old = render("NodeName=gpu-[1-2] CPUs=8 Gres=gpu:h100:8\n")
-    new = render("NodeName=gpu-1 CPUs=8 Gres=gpu:h100:8\nNodeName=gpu-2 CPUs=16 Gres=gpu:h100:8\n")
+def test_a_slurm_conf_change_in_a_render_directory_is_classified(cli, tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(EXAMPLES.parent)
+    old, new = tmp_path / "old", tmp_path / "new"
+    assert cli("render", ONPREM, "-o", old).exit_code == 0
+    shutil.copytree(old, new)
+    conf = new / "slurm" / "slurm.conf"
+    conf.write_text(conf.read_text().replace("SelectType=select/cons_tres", "SelectType=select/linear"))
+    result = cli("diff", old, new)
+    assert result.exit_code == 1, result.output
+    assert re.search(r"LOSE_JOBS +slurm.conf: SelectType: select/cons_tres -> select/linear", result.stdout)
+    conf.write_text((old / "slurm" / "slurm.conf").read_text().replace("SlurmctldPort=6817", "SlurmctldPort=6820"))
+    result = cli("diff", old, new)
+    assert result.exit_code == 0, result.output
+    assert re.search(r"RESTART +slurm.conf: SlurmctldPort: 6817 -> 6820", result.stdout)
+
+
+def test_a_nodes_own_line_is_a_reconfigure() -> None:
+    # slurm.conf(5) NODE CONFIGURATION: "Changes in node configuration (e.g. adding nodes, changing their
+    # processor count, etc.) require restarting or reconfiguring all slurmctld and slurmd daemons."
+    old = render("NodeName=gpu-[1-2] CPUs=8 RealMemory=1000 Gres=gpu:h100:8\n")
+    new = render("NodeName=gpu-1 CPUs=8 RealMemory=1000 Gres=gpu:h100:8\n"
+                 "NodeName=gpu-2 CPUs=16 RealMemory=2000 Gres=gpu:h100:8\n")
     assert [(c.key, c.action, c.hosts, c.daemon) for c in compare(old, new).changes] == [
-        ("NodeName=gpu-2", Action.RESTART, ("gpu-2",), "slurmd")]
+        ("NodeName=gpu-2", Action.RECONFIGURE, ("ctl-1",), "slurmctld")]
+
+
+def test_a_slurmd_spool_dir_change_needs_idle_compute_nodes() -> None:
+    diff = compare(render("SlurmdSpoolDir=/var/spool/slurmd\n"), render("SlurmdSpoolDir=/local/slurmd\n"))
+    assert [(c.action, set(c.hosts), c.daemon) for c in diff.changes] == [
+        (Action.DRAIN, {"gpu-1", "gpu-2"}, "slurmd")]
 
 
 def test_an_unknown_group_var_needs_idle_nodes() -> None:

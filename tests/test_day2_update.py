@@ -215,14 +215,14 @@ def test_update_dry_run_renders_and_lists_the_batches_without_touching_a_host(cl
 
     data = yaml.safe_load((EXAMPLES / "onprem-dgx-h100.yaml").read_text())
     (tmp_path / "old.yaml").write_text(yaml.safe_dump(data))
-    data.setdefault("software", {})["nvidia_driver"] = "570.158.01"
+    data.setdefault("software", {})["nvidia_driver"] = "595.71.05"
     (tmp_path / "new.yaml").write_text(yaml.safe_dump(data))
 
     result = cli("update", tmp_path / "old.yaml", tmp_path / "new.yaml", "-o", tmp_path / "out", "--dry-run",
                  "--max-fraction", "0.2")
 
     assert result.exit_code == 0, result.output
-    assert "570.158.01" in (tmp_path / "out/inventory/group_vars/all.yml").read_text()
+    assert "595.71.05" in (tmp_path / "out/inventory/group_vars/all.yml").read_text()
     assert "rolling: 16 host(s)" in result.output
     batches = [line.strip() for line in result.output.splitlines() if line.startswith("  rack ")]
     # 20 % of 16 is 3: whole racks; rack a01 holds the controller (gpu-0001) and goes last
@@ -283,3 +283,49 @@ def test_a_removed_node_is_drained_and_emptied_before_slurm_conf_drops_it(tmp_pa
     update.run()
     assert slurm.log[:2] == ["drain node-0004", "requeue 7 -> node-0001"]  # before site.yml drops it
     assert apply.calls == [(CTL, *NODES[:3])] and said[0].startswith("retire node-0004")
+
+
+def select_type_change() -> Diff:
+    why = 'slurm.conf(5): "When changed, all job information (running and pending) will be lost"'
+    return Diff((), (), (), (
+        Change("slurm.conf", "SelectType", "select/cons_tres", "select/linear", Action.LOSE_JOBS, (CTL,),
+               "slurmctld", why),
+        Change("slurm.conf", "SelectType", "select/cons_tres", "select/linear", Action.LOSE_JOBS, tuple(NODES),
+               "slurmd", why)), ())
+
+
+def test_a_change_that_loses_jobs_is_refused_without_its_flag(tmp_path: Path) -> None:
+    slurm, apply = FakeSlurm({"7": ["node-0001"]}), FakeApply()
+    with pytest.raises(ClusterforgeError, match="--accept-job-loss"):
+        updater(tmp_path, slurm, apply, select_type_change())[0].run()
+    assert apply.calls == [] and slurm.log == []  # nothing touched
+
+
+def test_a_change_that_loses_jobs_is_applied_in_place_with_its_flag(tmp_path: Path) -> None:
+    slurm, apply = FakeSlurm({}), FakeApply()
+    update, _ = updater(tmp_path, slurm, apply, select_type_change(), accept_job_loss=True)
+    report = update.run()
+    # the daemons restart with the new setting on every host at once: rolling nodes would keep nothing
+    assert apply.calls == [(CTL, *NODES)] and not report.batches and report.ok
+
+
+def test_update_refuses_a_change_that_loses_jobs_unless_accepted(cli, tmp_path: Path) -> None:
+    from tests.conftest import EXAMPLES
+
+    text = (EXAMPLES / "onprem-dgx-h100.yaml").read_text()
+    (tmp_path / "old.yaml").write_text(text)
+    (tmp_path / "new.yaml").write_text(text.replace("default: true}]", "default: true}]\n  state_save_location: "
+                                                    "/var/spool/slurmctld/state", 1))
+    result = cli("update", tmp_path / "old.yaml", tmp_path / "new.yaml", "-o", tmp_path / "out")
+    assert result.exit_code == 1, result.output  # refused before any host is contacted
+    assert "StateSaveLocation" in result.output and "--accept-job-loss" in result.output
+    assert "update refused" in result.output
+    result = cli("update", tmp_path / "old.yaml", tmp_path / "new.yaml", "-o", tmp_path / "out", "--dry-run",
+                 "--accept-job-loss")
+    assert result.exit_code == 0, result.output
+    assert "largest action lose_jobs" in result.output
+
+
+def test_update_help_says_what_accepting_job_loss_means(cli) -> None:
+    result = cli("update", "--help")
+    assert "--accept-job-loss" in result.output and "LOSE_JOBS" in result.output

@@ -28,15 +28,18 @@ def diff(old: str, new: str, fmt: str, inputs: PolicyInputs) -> None:
     """Say what changing a running cluster from blueprint OLD to blueprint NEW means for running work.
 
     Both are rendered in memory (nothing is written) and compared as what their files mean: every changed
-    setting is listed with what applying it takes and on which hosts, least to most disruptive:
+    setting is listed with what applying it takes and on which hosts, least to most disruptive (slurm.conf
+    keys as SLURM 24.11's slurm.conf(5) states, the sentence quoted with each change):
 
     \b
       NONE         nothing on running nodes (sacctmgr accounts and QOS, monitoring, a new node)
-      RECONFIGURE  `scontrol reconfigure`: partitions, nodes joining or leaving, most slurm.conf keys
-      RESTART      a daemon restarts (slurm_restart_keys, gres.conf, a SLURM upgrade): jobs keep running
+      RECONFIGURE  `scontrol reconfigure`: partitions, node lines, controllers, most slurm.conf keys
+      RESTART      a daemon restarts (TCP ports, CredType, gres.conf, a SLURM upgrade): jobs keep running
       DRAIN        the node must be idle (NCCL, MPI and other libraries jobs load; a node removed)
       REBOOT       drain, apply, reboot (GPU driver, EFA, Lustre client kernel modules)
       REIMAGE      the node is replaced (other hardware, instance type, rack position)
+      LOSE_JOBS    queued or running jobs are lost (SelectType, SwitchType, AuthType, StateSaveLocation):
+                   drain the whole cluster first; `update` applies it only with --accept-job-loss
 
     OLD and NEW are each a blueprint file, a directory `clusterforge render` wrote, or REV:PATH for a
     blueprint at a git revision (read from git with the files it includes, which resolve inside its folder as
@@ -53,7 +56,7 @@ def diff(old: str, new: str, fmt: str, inputs: PolicyInputs) -> None:
 
     \b
     Exit codes: 0 running jobs keep running, 1 disruptive (a running node is drained, rebooted, reimaged or
-    removed), 2 invalid input.
+    removed, or jobs are lost), 2 invalid input.
     """
     from clusterforge.day2.diff import compare
 
@@ -122,6 +125,10 @@ def _nodes(label: str, hosts: tuple[str, ...]) -> str:
 
 
 def verdict(result: Diff) -> str:
+    if result.loses_jobs:
+        keys = ", ".join(dict.fromkeys(change.key for change in result.job_loss))
+        return (f"loses jobs: queued or running jobs are lost; drain the cluster first (largest action: "
+                f"{result.largest.name}): {elided(keys)}")
     if not result.disruptive:
         return f"no disruption: running jobs keep running (largest action: {result.largest.name})"
     count = len(result.interrupted)

@@ -20,11 +20,11 @@ def rolling_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(func)
     def with_settings(*args: Any, batch_unit: str, max_fraction: float, drain_timeout: float, max_failures: int,
-                      **kwargs: Any) -> Any:
+                      accept_job_loss: bool, **kwargs: Any) -> Any:
         from clusterforge.day2.update import Settings
 
         settings = Settings(unit="rack" if batch_unit == "rack" else "node", max_fraction=max_fraction,
-                            drain_timeout_s=drain_timeout, max_failures=max_failures)
+                            drain_timeout_s=drain_timeout, max_failures=max_failures, accept_job_loss=accept_job_loss)
         return func(*args, settings=settings, **kwargs)
 
     options = (
@@ -38,6 +38,10 @@ def rolling_options(func: Callable[..., Any]) -> Callable[..., Any]:
                      "(slurm.recovery.job_requeue; without it the batch is skipped and counted as failed)."),
         click.option("--max-failures", type=click.IntRange(0), default=0, show_default=True,
                      help="Failure budget: stop once more hosts than this failed (they stay drained)."),
+        click.option("--accept-job-loss", is_flag=True,
+                     help="Apply a change of diff class LOSE_JOBS (SelectType, SwitchType, AuthType, "
+                     "StateSaveLocation), which loses queued or running jobs: drain the cluster and empty the queue "
+                     "first. Without it such a change is refused."),
     )
     for option in reversed(options):
         with_settings = option(with_settings)

@@ -48,8 +48,13 @@ def update(old: str, new: Path, out: Path, inputs: PolicyInputs, settings: Setti
     4. hosts that must be idle to change (driver, NCCL, kernel modules) roll in batches: drain, wait,
        requeue, apply, reboot where needed, health check (clusterforge-health --check), resume
 
+    A change that loses queued or running jobs (diff class LOSE_JOBS: SelectType, SwitchType, AuthType,
+    StateSaveLocation, as slurm.conf(5) states) is refused, dry run included, unless --accept-job-loss says the
+    cluster was drained for it; accepted, it is applied in place on every host at once.
+
     Interrupted or stopped by the failure budget, the same command resumes where it stopped.
-    Exit 0 when every host changed, 1 when some failed (left drained, with the reason), 2 on bad input.
+    Exit 0 when every host changed, 1 when some failed (left drained, with the reason) or the change was
+    refused, 2 on bad input.
 
     \b
     clusterforge diff main:cluster.yaml cluster.yaml          (what it means, first)
@@ -60,7 +65,7 @@ def update(old: str, new: Path, out: Path, inputs: PolicyInputs, settings: Setti
     from clusterforge.day2.rendered import Rendered
     from clusterforge.day2.revisions import blueprint_path
     from clusterforge.day2.rolling import Progress, digest
-    from clusterforge.day2.update import Updater, headline
+    from clusterforge.day2.update import Updater, headline, job_loss_refusal
     from clusterforge.lab.paths import cache_root, project_root
 
     for path in extra:
@@ -76,6 +81,10 @@ def update(old: str, new: Path, out: Path, inputs: PolicyInputs, settings: Setti
     if not change.changes:  # as `lab update`: nothing to apply is not a reason to run site.yml everywhere
         view.print("nothing to change: the rendered files are the same")
         return
+    if change.loses_jobs and not settings.accept_job_loss:
+        for line in job_loss_refusal(change):
+            click.echo(log_line(line), err=True)  # keys and values are input
+        raise click.exceptions.Exit(EXIT_POLICY)
     state = cache_root() / "update" / hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:16]
     inventory = (out / "inventory" / "hosts.yml").resolve()
     remote = AnsibleRemote(project_root(), inventory, state / "adhoc", [p.resolve() for p in extra])

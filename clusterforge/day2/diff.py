@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass
-from functools import cached_property
 from typing import Any
 
+from clusterforge.day2.changes import Change, Diff, PhysicalDelta
 from clusterforge.day2.effects import (
     COMPUTE_GROUP,
     CONTROLLER_GROUP,
@@ -22,7 +21,7 @@ from clusterforge.day2.effects import (
     HOST_ADDED,
     HOST_REMOVED,
     NAMED_LINES,
-    NODE_CHANGED,
+    NODE_FILE_CHANGED,
     NODE_JOINS,
     STACK_FACTS,
     UNKNOWN_FILE,
@@ -32,6 +31,7 @@ from clusterforge.day2.effects import (
     SlurmRole,
     group_var_effects,
     host_var_effect,
+    node_changed,
     pulumi_effect,
     slurm_role,
 )
@@ -42,86 +42,6 @@ __all__ = ["Action", "Change", "Diff", "PhysicalDelta", "compare"]
 
 PER_HOST = "(per host)"  # a var whose old or new value differs between the hosts of one change
 _UNITS = ("kW", "U", "kg")
-
-
-@dataclass(frozen=True)
-class Change:
-    """One changed setting and what applying it takes. `hosts` are NEW's names (a removed host: OLD's); a change
-    that restarts two daemons is two Changes with the same key, one per daemon."""
-
-    file: str  # "slurm.conf", "gres.conf", "group_vars", "hosts.yml", "pulumi", "pools", ...
-    key: str  # "PartitionName=debug", "MaxJobCount", "nvidia_driver_version", "gpu-0001"
-    old: str | None  # None: added
-    new: str | None  # None: removed
-    action: Action
-    hosts: tuple[str, ...]
-    daemon: str | None  # for RESTART/RECONFIGURE: "slurmctld", "slurmd", "slurmdbd", or None
-    why: str
-
-
-@dataclass(frozen=True)
-class PhysicalDelta:
-    what: str
-    old: float
-    new: float
-    unit: str
-
-
-@dataclass(frozen=True)
-class Diff:
-    added: tuple[str, ...]  # hosts in NEW only
-    removed: tuple[str, ...]  # hosts in OLD only
-    changed: tuple[str, ...]  # hosts in both whose host or pool vars differ (or their groups, or hardware)
-    changes: tuple[Change, ...]
-    physical: tuple[PhysicalDelta, ...]
-
-    @cached_property
-    def _actions(self) -> dict[str, Action]:
-        """Each host named by a change with the largest action naming it (computed once: 12,500 hosts)."""
-        out: dict[str, Action] = {}
-        for change in self.changes:
-            for host in change.hosts:
-                out[host] = max(out.get(host, Action.NONE), change.action)
-        return out
-
-    def action_for(self, host: str) -> Action:
-        """The largest action of the changes naming `host` (NONE if none)."""
-        return self._actions.get(host, Action.NONE)
-
-    def hosts_at_least(self, action: Action) -> tuple[str, ...]:
-        """The hosts some change names whose largest action is `action` or more, in the order changes name them."""
-        return tuple(host for host, largest in self._actions.items() if largest >= action)
-
-    @property
-    def interrupted(self) -> tuple[str, ...]:
-        """The running hosts applying this interrupts: removed, or drained, rebooted or reimaged."""
-        added = set(self.added)
-        return (*self.removed, *(host for host in self.hosts_at_least(Action.DRAIN)
-                                 if host not in added and host not in self.removed))
-
-    @property
-    def disruptive(self) -> bool:
-        """Applying it touches running jobs: a DRAIN or more on a host in both, or a host removed."""
-        return bool(self.interrupted)
-
-    @property
-    def slurm_upgrade(self) -> bool:
-        """The slurm_version pin changed."""
-        return any(change.file == "group_vars" and change.key == "slurm_version" for change in self.changes)
-
-    @property
-    def largest(self) -> Action:
-        return max((change.action for change in self.changes), default=Action.NONE)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "added": list(self.added), "removed": list(self.removed), "changed": list(self.changed),
-            "changes": [{**asdict(change), "action": change.action.name, "hosts": list(change.hosts)}
-                        for change in self.changes],
-            "physical": [asdict(delta) for delta in self.physical],
-            "largest": self.largest.name, "interrupted": list(self.interrupted),
-            "disruptive": self.disruptive, "slurm_upgrade": self.slurm_upgrade,
-        }
 
 
 def text(value: Any) -> str:
@@ -200,13 +120,14 @@ def _slurm_file(name: str, old_text: str, new_text: str, role: SlurmRole, scope:
     for key in _keys(old.entries, new.entries):
         before, after = old.entries.get(key), new.entries.get(key)
         if before != after:
-            yield from scope.changes(name, key, before, after, role.conf_effects(name, key))
+            yield from scope.changes(name, key, before, after, role.conf_effects(name, key, before, after))
     yield from _nodes(name, old.nodes, new.nodes, scope)
 
 
 def _nodes(name: str, old: dict[str, str], new: dict[str, str], scope: _Scope) -> Iterator[Change]:
-    """NodeName lines node by node: nodes joining or leaving slurm.conf take a reconfigure; a node whose line
-    changed restarts its slurmd. (A node that joins another file reads it when its slurmd first starts.)"""
+    """NodeName lines node by node: nodes joining or leaving slurm.conf take a reconfigure, and so does a node
+    whose line changed (slurm.conf(5) NODE CONFIGURATION); a node's line of another file (gres.conf) restarts its
+    slurmd. (A node that joins another file reads it when its slurmd first starts.)"""
     joins = [n for n in new if n not in old]
     leaves = [n for n in old if n not in new]
     if name == "slurm.conf":
@@ -219,7 +140,8 @@ def _nodes(name: str, old: dict[str, str], new: dict[str, str], scope: _Scope) -
         if node in old and old[node] != line and node in scope.new.hosts:
             groups.setdefault((old[node], line), []).append(node)
     for (before, after), nodes in groups.items():
-        yield from scope.changes(name, f"NodeName={compress(nodes)}", before, after, (NODE_CHANGED,), nodes)
+        effect = node_changed() if name == "slurm.conf" else NODE_FILE_CHANGED
+        yield from scope.changes(name, f"NodeName={compress(nodes)}", before, after, (effect,), nodes)
 
 
 # ---------------------------------------------------------------------------------------------------------------

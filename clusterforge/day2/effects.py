@@ -1,10 +1,10 @@
 """What a change to each rendered setting means for running work: a table of data, each entry with its reason.
 
-The slurm role is the one source for the SLURM files: `slurm_restart_keys` (roles/slurm/defaults/main.yml) names
-the slurm.conf keys that need the daemons restarted, and `slurm_notify` (roles/slurm/vars/main.yml) the handler
-each rendered file notifies. Both are read from the role when a diff is made, so the diff and the handlers that
-apply the change cannot disagree. Everything else is the tables below; a key they do not list is treated as
-needing idle nodes.
+slurm.conf keys take the class SLURM 24.11's man pages state (catalog/data/slurm-changes.yaml, each row with its
+sentence): a reconfigure unless the page says otherwise. The slurm role is the source for its other files:
+`slurm_notify` (roles/slurm/vars/main.yml) names the handler each rendered file notifies, read from the role when
+a diff is made; and a key in its `slurm_restart_keys` is at least a restart, since that is what the role does
+with it. Everything else is the tables below; a key they do not list is treated as needing idle nodes.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import yaml
 
+from clusterforge.catalog.slurm_changes import Daemon, changes
 from clusterforge.errors import ClusterforgeError, Problem
 
 
@@ -29,6 +30,7 @@ class Action(enum.IntEnum):
     DRAIN = 3  # the node must be idle while it changes (libraries jobs load): drain, apply, resume
     REBOOT = 4  # drain, apply, reboot (kernel modules, drivers), health-check, resume
     REIMAGE = 5  # the node is replaced (other hardware or instance type): drain, then re-provision
+    LOSE_JOBS = 6  # queued or running jobs are lost (SelectType, SwitchType): drain the whole cluster first
 
 
 # Which hosts act, resolved on the new render (diff.py): "changed" is the hosts whose own value changed.
@@ -175,11 +177,33 @@ PULUMI_OTHER = Effect(Action.NONE, "none", "pulumi up")
 NAMED_LINES = frozenset({"partitionname", "nodeset", "switchname", "blockname", "frontendname", "downnodes"})
 NODE_JOINS = Effect(Action.RECONFIGURE, "controllers", "nodes join or leave slurm.conf: `scontrol reconfigure` "
                     "(SLURM 24.11 adds and removes nodes without a restart)", "slurmctld")
-NODE_CHANGED = Effect(Action.RESTART, "changed", "slurmd reads its node's CPUs, memory, GRES and features when it "
-                      "starts", "slurmd")
-_RESTART_WHY = "slurm.conf(5): this key takes a restart of the daemons (slurm_restart_keys in the slurm role)"
-RESTART_KEY = (Effect(Action.RESTART, "controllers", _RESTART_WHY, "slurmctld"),
-               Effect(Action.RESTART, "compute", _RESTART_WHY, "slurmd"))
+NODE_FILE_CHANGED = Effect(Action.RESTART, "changed", "slurmd reads its node's lines of gres.conf and the other files "
+                           "when it starts", "slurmd")
+_ROLE_RESTARTS = "the slurm role restarts the daemons for it (slurm_restart_keys)"
+ROLE_RESTART = (Effect(Action.RESTART, "controllers", _ROLE_RESTARTS, "slurmctld"),
+                Effect(Action.RESTART, "compute", _ROLE_RESTARTS, "slurmd"))
+_ACTIONS = {"reconfigure": Action.RECONFIGURE, "restart": Action.RESTART, "drain": Action.DRAIN,
+            "lose_jobs": Action.LOSE_JOBS}
+_DAEMON_HOSTS: dict[Daemon, Hosts] = {"slurmctld": "controllers", "slurmd": "compute", "slurmdbd": "dbd"}
+
+
+def slurm_conf_effects(key: str, old: str | None = None, new: str | None = None) -> tuple[Effect, ...]:
+    """A changed slurm.conf entry as the table of slurm.conf(5) classes it (`SlurmctldHost#2`: the key's second
+    line): a reconfigure on the controllers, else the action on the hosts of each daemon it restarts."""
+    row = changes().row(key.split("#", 1)[0]).for_values(old, new)
+    action = _ACTIONS[row.action]
+    if action == Action.RECONFIGURE:
+        return (Effect(action, "controllers", row.cited, "slurmctld"),)
+    if not row.daemons:
+        return (Effect(action, "compute" if action == Action.DRAIN else "all", row.cited),)
+    return tuple(Effect(action, "compute" if action == Action.DRAIN else _DAEMON_HOSTS[daemon], row.cited, daemon)
+                 for daemon in row.daemons)
+
+
+def node_changed() -> Effect:
+    """A node's own NodeName line changed (CPUs, RealMemory, Gres): slurm.conf(5) NODE CONFIGURATION's class."""
+    row = changes().nodes
+    return Effect(_ACTIONS[row.action], "controllers", row.cited, "slurmctld")
 
 # The slurm role's handlers (roles/slurm/handlers), as slurm_notify names them
 HANDLERS: dict[str, tuple[Effect, ...]] = {
@@ -229,12 +253,15 @@ class SlurmRole:
     restart_keys: frozenset[str]
     notify: dict[str, tuple[str, ...]]
 
-    def conf_effects(self, file: str, key: str) -> tuple[Effect, ...]:
-        """A changed entry of a SLURM file: a restart key of slurm.conf restarts the daemons, anything else takes
-        the file's handlers (UNKNOWN_FILE for a file the role does not list)."""
-        if file == "slurm.conf" and key.split("#", 1)[0].lower() in self.restart_keys:
-            return RESTART_KEY
-        return self.file_effects(file)
+    def conf_effects(self, file: str, key: str, old: str | None = None, new: str | None = None) -> tuple[Effect, ...]:
+        """A changed entry of a SLURM file: slurm.conf's as slurm.conf(5) classes it, at least the restart the
+        role gives a key of its `slurm_restart_keys`; any other file's takes its handlers (UNKNOWN_FILE for a file
+        the role does not list)."""
+        if file != "slurm.conf":
+            return self.file_effects(file)
+        effects = slurm_conf_effects(key, old, new)
+        restarts = key.split("#", 1)[0].lower() in self.restart_keys
+        return ROLE_RESTART if restarts and max(e.action for e in effects) < Action.RESTART else effects
 
     def file_effects(self, file: str) -> tuple[Effect, ...]:
         handlers = self.notify.get(file)

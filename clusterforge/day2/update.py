@@ -11,6 +11,10 @@
    requeued), apply, reboot where the change needs it, health-check, resume. A host that fails stays drained
    with the reason; the update stops once more hosts failed than the failure budget allows.
 Each finished step and host is recorded (rolling.Progress); running the same update again goes on from there.
+
+A change that loses queued or running jobs (diff class LOSE_JOBS: SelectType, SwitchType...) is refused unless
+the operator accepts it (`Settings.accept_job_loss`, --accept-job-loss), having drained the cluster; accepted, it
+is applied in place on every host at once, as rolling nodes would save no job from it.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ class Settings:
     max_failures: int = 0
     poll_s: float = 5
     reboot_timeout_s: float = 900
+    accept_job_loss: bool = False
 
 
 @dataclass
@@ -67,6 +72,18 @@ def headline(diff: Diff) -> str:
             f"{len(diff.interrupted)} running node(s) interrupted")
 
 
+def job_loss_refusal(diff: Diff) -> list[str]:
+    """What refusing a change that loses jobs says: each such change with its reason, then how to go on."""
+    lines = [f"  {change.file}: {change.key}: {change.old} -> {change.new} ({change.daemon or 'all'}): {change.why}"
+             for change in diff.job_loss]
+    return ["this change loses queued or running jobs:", *dict.fromkeys(lines),
+            f"update refused: drain the cluster ({len(diff.interrupted)} host(s)) and empty the queue, then run "
+            f"it again with {ACCEPT_JOB_LOSS}"]
+
+
+ACCEPT_JOB_LOSS = "--accept-job-loss"
+
+
 def requeue_allowed(new: Rendered) -> bool:
     """JobRequeue in the new slurm.conf (slurm.recovery.job_requeue): whether draining may requeue jobs."""
     value = conf_entries(new.files.get("slurm/slurm.conf", ""), NAMED_LINES).entries.get("JobRequeue")
@@ -87,6 +104,11 @@ class Updater:
         self.report = Report(skipped=list(progress.done))
 
     def run(self) -> Report:
+        if self.diff.loses_jobs and not self.settings.accept_job_loss:
+            raise ClusterforgeError(Problem(
+                "the change loses queued or running jobs: " + ", ".join(dict.fromkeys(
+                    c.key for c in self.diff.job_loss)), "slurm.conf",
+                hint=f"drain the cluster first, then accept it with {ACCEPT_JOB_LOSS}"))
         if self.progress.resumed:
             self.say(f"resuming: {len(self.progress.steps)} step(s) and {len(self.progress.done)} host(s) done")
         self._step("retire", self._retire, bool(self.diff.removed))
@@ -103,8 +125,10 @@ class Updater:
         return self.report
 
     def rolling_hosts(self) -> list[str]:
-        """Hosts that must be idle while they change: in both renders, with a DRAIN, REBOOT or REIMAGE."""
-        return [h for h in self.new.hosts if h not in self.diff.added and self.diff.action_for(h) >= Action.DRAIN]
+        """Hosts that must be idle while they change: in both renders, with a DRAIN, REBOOT or REIMAGE (a change
+        that loses jobs is applied in place: Diff.node_action_for)."""
+        return [h for h in self.new.hosts
+                if h not in self.diff.added and self.diff.node_action_for(h) >= Action.DRAIN]
 
     def batches(self, hosts: Sequence[str], busy: Iterable[str] | None = None) -> list[Batch]:
         """The rolling batches; `busy` (the nodes running jobs) is asked of slurmctld unless given."""
@@ -189,7 +213,7 @@ class Updater:
 
     def _batch(self, batch: Batch, pending: list[str], held: dict[str, str]) -> dict[str, str]:
         hosts = list(batch.hosts)
-        action = max(self.diff.action_for(h) for h in hosts)
+        action = max(self.diff.node_action_for(h) for h in hosts)
         self.slurm.drain(hosts, f"{action.name.lower()} for a blueprint change")
         if not self._empty(hosts, pending):
             self.slurm.resume([h for h in hosts if h not in held])
