@@ -11,6 +11,12 @@ fabric's switches find no room: the compute racks have 3.9 kW left each).
 
 adds rows of `role: network` racks (42U, two 415 V 3φ 60 A feeds a side, a 60 kW door) after the compute rows:
 ten 4U Q3400 each, so 174 hold the 1,738 switches of the 100,000-GPU fabric and nothing warns but PWR-003.
+
+    python benchmarks/generate.py --gpus 100000 --switch qm9700 -o /tmp/hall-100k-qm.yaml
+
+is the same hall on QM9700: NET-001 fails it (100,000 endpoints exceed three tiers of 64 ports) and the 1U
+switches fit in the compute racks, so 4,167 racks warn PWR-002; `benchmarks/formats.py` times every output
+format of `check` on it.
 """
 
 from __future__ import annotations
@@ -45,8 +51,9 @@ def header(nodes: int) -> list[str]:
     ]
 
 
-def footer(nodes: int) -> list[str]:
-    switch = "qm9700" if nodes * GPUS_PER_NODE <= 65_536 else "q3400"  # k³/4 = 65,536 for k = 64
+def footer(nodes: int, switch: str | None = None) -> list[str]:
+    if switch is None:
+        switch = "qm9700" if nodes * GPUS_PER_NODE <= 65_536 else "q3400"  # k³/4 = 65,536 for k = 64
     return [
         f"fabric: {{kind: infiniband, switch: {switch}, tiers: auto, oversubscription: 1.0, rail_optimized: true}}",
         "storage:",
@@ -142,12 +149,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--compact", action="store_true", help="racks as groups (name ranges)")
     parser.add_argument("--network-racks", type=int, default=0,
                         help="add this many `role: network` racks for the fabric's switches")
+    parser.add_argument("--switch", help="the fabric's switch (default: qm9700 up to 65,536 GPUs, else q3400)")
     parser.add_argument("-o", "--output", type=Path)
     args = parser.parse_args(argv)
     nodes = math.ceil(args.gpus / GPUS_PER_NODE)
     lines = compact(nodes) if args.compact else full(nodes)
+    if args.switch:
+        at = lines.index(footer(nodes)[0])
+        lines[at] = footer(nodes, args.switch)[0]
     if args.network_racks:
-        at = lines.index("fabric: " + footer(nodes)[0].removeprefix("fabric: "))
+        at = lines.index(footer(nodes, args.switch)[0])
         rows = math.ceil(math.ceil(nodes / PER_RACK) / RACKS_PER_ROW)
         lines[at:at] = network_rows(args.network_racks, rows)
     text = "\n".join(lines) + "\n"

@@ -272,6 +272,7 @@ class RymlLines:
             root = self._node_offset(node)
             self._root_line = self._line_at(root) if root is not None else 1
         line: int | None = self._root_line
+        nodes = []
         for part in path:
             if isinstance(part, str):
                 child = self._find_key(node, part)
@@ -281,8 +282,12 @@ class RymlLines:
             if child is None:
                 return None
             node = child
+            nodes.append(node)
+        for node in reversed(nodes):  # the deepest node on the path with text of its own gives the line
             offset = self._node_offset(node)
-            line = self._line_at(offset) if offset is not None else line
+            if offset is not None:
+                line = self._line_at(offset)
+                break
         self._cache[path] = line or 1
         return line
 

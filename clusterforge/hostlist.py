@@ -46,6 +46,12 @@ def _format_run(low: int, high: int, width: int) -> str:
 
 def compress(names: Iterable[str]) -> str:
     """The shortest SLURM hostlist expression for `names` (duplicates collapse)."""
+    return ",".join(part for part, _ in compress_parts(names))
+
+
+def compress_parts(names: Iterable[str]) -> list[tuple[str, int]]:
+    """`compress(names)` as its comma-separated parts, each with how many names it stands for, so a report
+    can show the first few parts and say how many names it left out."""
     groups: dict[str, dict[str, int]] = {}
     literal: list[str] = []
     order: list[tuple[bool, str]] = []  # (is_literal, key) in first-seen order
@@ -61,18 +67,18 @@ def compress(names: Iterable[str]) -> str:
             groups[prefix] = {}
             order.append((False, prefix))
         groups[prefix].setdefault(digits, int(digits))
-    parts: list[str] = []
+    parts: list[tuple[str, int]] = []
     for is_literal, key in order:
         if is_literal:
-            parts.append(key)
+            parts.append((key, 1))
             continue
         items = sorted((value, digits) for digits, value in groups[key].items())
         runs = _runs(items)
         if len(runs) == 1 and runs[0][0] == runs[0][1]:
-            parts.append(key + str(runs[0][0]).zfill(runs[0][2]))
+            parts.append((key + str(runs[0][0]).zfill(runs[0][2]), 1))
         else:
-            parts.append(f"{key}[{','.join(_format_run(*run) for run in runs)}]")
-    return ",".join(parts)
+            parts.append((f"{key}[{','.join(_format_run(*run) for run in runs)}]", len(items)))
+    return parts
 
 
 def _split_top(expression: str) -> list[str]:

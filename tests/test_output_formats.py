@@ -17,8 +17,8 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from clusterforge.cli.main import app
-from clusterforge.errors import one_line
 from clusterforge.formats import render
+from clusterforge.formats.escape import log_line
 from clusterforge.formats.text import print_verdict
 from clusterforge.policies import Finding, Verdict
 from clusterforge.policies.findings import RackRef
@@ -142,11 +142,10 @@ def test_text_keeps_every_value_on_its_own_line(text: str) -> None:
     print_verdict(verdict(text), console, 1, show_info=True)
     out = console.export_text()
     lines = out.splitlines()
-    assert any(one_line(f"message {text}") in line for line in lines)  # whole, on one line (the where column
-    # is 40 wide: a long name is folded inside its cell)
+    assert any(log_line(f"message {text}") in line for line in lines)  # whole, on one line, `##[` escaped
     for line in lines:
         assert re.search(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]", line) is None, line
-        assert not line.startswith("::"), line
+        assert not line.lstrip().startswith("::") and "##[" not in line, line
     if "[bold]" in text:
         assert "[bold]markup[/bold]" in out  # shown as written, never read as rich markup
 
@@ -157,7 +156,7 @@ def _examples_named(tmp_path: Path, name: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github"])
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github", "markdown"])
 def test_file_names_with_newlines_and_bad_bytes_stay_in_their_format(tmp_path: Path, fmt: str) -> None:
     """File names come from the command line: a newline or a byte that is not UTF-8 is allowed there."""
     newline = _examples_named(tmp_path, "a\n::error file=forged.py,line=1::forged\x1b[31m.yaml")
@@ -187,7 +186,7 @@ def _shared_site_failing(folder: Path) -> None:
                    .replace("count: 3, partition", "count: 4, partition"))
 
 
-@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github"])
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github", "markdown"])
 def test_included_files_are_named_relative_to_the_working_directory(tmp_path: Path, fmt: str,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """An included file is located by its absolute path; reports name it as GitHub and code scanning match it:
@@ -209,8 +208,9 @@ def test_included_files_are_named_relative_to_the_working_directory(tmp_path: Pa
         assert data["waived"][0]["waiver"]["file"] == "waivers.yaml"
         return
     expected = {"github": "::error file=site-dc1.yaml,", "sarif": '"uri": "site-dc1.yaml"',
-                "junit": 'file="site-dc1.yaml"', "text": "│ site-dc1.yaml:"}[fmt]
-    assert expected in report  # text: the whole name starts its cell (a long absolute one would be folded)
+                "junit": 'file="site-dc1.yaml"', "text": "(site-dc1.yaml:",
+                "markdown": "| `site-dc1.yaml:"}[fmt]
+    assert expected in report
 
 
 WAIVE_COOLING = """waivers:
@@ -269,8 +269,6 @@ def test_input_problems_never_start_a_workflow_command(tmp_path: Path, name: str
 
 
 def test_log_line_keeps_ordinary_lines() -> None:
-    from clusterforge.formats.escape import log_line
-
     for line in ("cluster.yaml:9: pools[0].count: expected an integer", "/abs/x.yaml:1: m", "<input>: bad", "wrote x"):
         assert log_line(line) == line
     assert log_line("::x::y") == "./::x::y" and log_line("  ::x") == "./  ::x"

@@ -1,4 +1,7 @@
-"""Output adapters for a policy Verdict: text, json, sarif, junit, github. One result model, many views."""
+"""Output adapters for a policy Verdict: text, json, sarif, junit, github, markdown. One result model, many views.
+
+Text, GitHub and Markdown show findings grouped by rule and cause (formats.grouping); JSON, SARIF and JUnit
+keep one result per target."""
 
 from __future__ import annotations
 
@@ -12,15 +15,17 @@ from clusterforge.formats.escape import xml_safe as xml_safe
 if TYPE_CHECKING:
     from clusterforge.policies import Verdict
 
-FORMATS = ("text", "json", "sarif", "junit", "github")
+FORMATS = ("text", "json", "sarif", "junit", "github", "markdown")
 
 
-def render(verdict: Verdict, fmt: str) -> str:
-    """The verdict in one of FORMATS (text is rendered by the caller's console, see formats.text)."""
-    from clusterforge.formats import github, json_format, junit, sarif
+def render(verdict: Verdict, fmt: str, summary: bool = False) -> str:
+    """The verdict in one of FORMATS (text is rendered by the caller's console, see formats.text). `summary`:
+    the full table went to the job summary (formats.step_summary), which `github` output then points to."""
+    from clusterforge.formats import github, json_format, junit, markdown, sarif
 
     renderers: dict[str, Callable[[Verdict], str]] = {
-        "json": json_format.render, "sarif": sarif.render, "junit": junit.render, "github": github.render,
+        "json": json_format.render, "sarif": sarif.render, "junit": junit.render,
+        "github": lambda v: github.render(v, summary), "markdown": markdown.render,
     }
     return _no_old_commands(renderers[fmt](verdict), fmt)
 

@@ -53,3 +53,33 @@ def log_line(text: str) -> str:
     """
     line = one_line(text).replace(_OLD_COMMAND, "##\\x5b")
     return "./" + line if _STARTS_A_COMMAND.match(line) else line
+
+
+# What GitHub's Markdown or HTML could read as syntax inside a table cell: emphasis and strikethrough, links and
+# images, raw HTML and entities, code spans, math (`$`), cell borders (`|`), the backslash, @mentions and issue
+# references, and the autolinks: `://` of a URL, `@` of an address, `www.` (only those `:` and `.` are escaped,
+# so figures stay readable in the Markdown source).
+_MARKDOWN = re.compile(r"[\\`*_\[\]<>#!|~&@$]|:(?=//)|(?i:(?<=www)\.)")
+
+
+def markdown_safe(text: str) -> str:
+    """`text` on one line as literal text in Markdown, a table cell included: every character Markdown or
+    HTML could read as syntax is written as a numeric character reference (`<` as `&#60;`), which GitHub shows
+    as the character and never interprets. Blueprint names and messages are untrusted: written this way they
+    cannot open a tag, a link, an image or a new cell."""
+    return _MARKDOWN.sub(lambda m: f"&#{ord(m.group())};", one_line(text))
+
+
+_BACKTICKS = re.compile(r"`+")
+
+
+def markdown_code(text: str) -> str:
+    """`text` on one line as a Markdown code span that also holds in a table cell: nothing inside a code span
+    is read as Markdown, HTML or an entity; the fence is one backtick longer than any run inside it, and `|`
+    is written `\\|`, which GitHub's tables read as the character inside a cell, code spans included."""
+    line = one_line(text).replace("|", "\\|").replace(_OLD_COMMAND, "##\\x5b")  # the report may reach a CI log
+    if not line:
+        return ""
+    fence = "`" * (max((len(run) for run in _BACKTICKS.findall(line)), default=0) + 1)
+    pad = " " if line.startswith("`") or line.endswith("`") or (line.startswith(" ") and line.endswith(" ")) else ""
+    return f"{fence}{pad}{line}{pad}{fence}"

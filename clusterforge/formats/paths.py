@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import PurePath
 
 
@@ -19,6 +20,12 @@ def report_path(file: str) -> str:
         here = os.getcwd()
     except OSError:  # the working directory was removed
         return file
+    return _relative(file, here)
+
+
+@lru_cache(maxsize=256)
+def _relative(file: str, here: str) -> str:
+    """`file` relative to `here` (or its real path), once per pair: a report names one file thousands of times."""
     path = PurePath(file)
     for base in dict.fromkeys((here, os.path.realpath(here))):
         if path.is_relative_to(base):

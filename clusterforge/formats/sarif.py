@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-import json
+from functools import lru_cache
 from typing import Any
 from urllib.parse import quote
 
 from clusterforge import __version__
-from clusterforge.formats.escape import json_safe
+from clusterforge.formats.json_text import dumps
 from clusterforge.formats.paths import report_path
 from clusterforge.policies import Finding, Verdict
 
@@ -32,6 +32,7 @@ def _fingerprint(f: Finding) -> str:
     return hashlib.sha256(f"{f.id}|{report_path(f.file)}|{f.path}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
+@lru_cache(maxsize=256)
 def _uri(file: str) -> str:
     """The file as a relative URI reference: spaces, newlines and the like percent-encoded (a file name that
     is not UTF-8 keeps its bytes)."""
@@ -81,4 +82,4 @@ def render(verdict: Verdict) -> str:
             "results": [_result(f, index) for f in (*verdict.findings, *verdict.waived)],
         }],
     }
-    return json.dumps(json_safe(log), indent=2, ensure_ascii=False) + "\n"
+    return dumps(log, depth=4) + "\n"  # one result a line

@@ -1,61 +1,67 @@
-"""The human view: a table grouped by row and rack with a utilisation column, then one summary line."""
+"""The human view: one line per rule and cause (formats.grouping), errors first, then one summary line."""
 
 from __future__ import annotations
 
-from itertools import groupby
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from clusterforge.errors import one_line
 from clusterforge.formats.escape import log_line, plural
-from clusterforge.formats.paths import report_path
-from clusterforge.policies import Finding, Verdict
+from clusterforge.formats.grouping import Group, counted, group, location, use
 
-_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from clusterforge.policies import Verdict
+
+_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim", "waived": "cyan"}
 
 
 def console_for_stdout() -> Console:
-    """A terminal keeps its width; a CI log gets a wide table instead of 80 columns."""
+    """A terminal keeps its width; a CI log gets a wide console instead of 80 columns."""
     import sys
+
+    from rich.console import Console
 
     return Console() if sys.stdout.isatty() else Console(width=150)
 
 
-def _util(f: Finding) -> Text:
-    share = f.utilisation
-    if share is None:
-        return Text("")
-    style = "red" if share > 1 else "yellow" if share >= 0.8 else "green"
-    return Text(f"{share:.0%}", style=style)
+def group_lines(g: Group) -> list[str]:
+    """`WARNING PWR-002 ×4,167 racks r000k[00-23],…(+4,119 more) (hall.yaml:25, …; 99%): message`, then
+    `→ hint` on its own line: each a line a CI log cannot read as a workflow command (escape.log_line)."""
+    where = location(g) + (f"; {share}" if (share := use(g)) else "")
+    message = g.message + (f" — waived: {g.reason}" if g.waived else "")
+    lines = [f"{g.label.upper():<7} {g.rule} {counted(g)} ({where}): {message}"]
+    if g.hint:
+        lines.append(f"        → {g.hint}")
+    return [log_line(line) for line in lines]
 
 
 def print_verdict(verdict: Verdict, console: Console, files: int, show_info: bool = False) -> None:
-    shown = [f for f in (*verdict.findings, *verdict.waived) if show_info or f.level != "info"]
-    if shown:
-        table = Table(show_lines=False, expand=False, title="clusterforge check")
-        table.add_column("level", no_wrap=True)
-        table.add_column("rule", no_wrap=True)
-        table.add_column("where", overflow="fold", max_width=40)
-        table.add_column("use", justify="right", no_wrap=True)
-        table.add_column("finding", overflow="fold", ratio=1)
-        ordered = sorted(shown, key=lambda f: (f.group != "cluster", f.group, f.file, f.line))
-        for group, items in groupby(ordered, key=lambda f: f.group):
-            table.add_section()
-            table.add_row("", "", Text(one_line(group), style="bold"), "", "")
-            for f in items:  # every string from the input on its own line, never read as rich markup
-                level = Text("waived" if f.waiver else f.level, style="cyan" if f.waiver else _STYLE[f.level])
-                message = Text(one_line(f.message))
-                if f.hint:
-                    message.append(f"\n→ {one_line(f.hint)}", style="dim")
-                where = Text(log_line(f"{report_path(f.file)}:{f.line}"))
-                table.add_row(level, Text(one_line(f.id)), where, _util(f), message)
-        console.print(table)
+    """Every group of findings, most severe first, then `FAIL: 1 error, …`. The report is printed in one piece
+    and never wrapped (a wrapped line could start with what a CI runner reads as a command); every string from
+    the input is plain text, never read as rich markup."""
+    lines: list[str] = []
+    styles: list[tuple[int, int, str]] = []
+    at = 0
+    for g in group(verdict, show_info):
+        for i, line in enumerate(group_lines(g)):
+            if i == 0:
+                styles.append((at, at + len(g.label), _STYLE.get(g.label, "")))
+            else:
+                styles.append((at, at + len(line), "dim"))
+            lines.append(line)
+            at += len(line) + 1
     infos = verdict.count("info")
     hidden = f", {infos} info (--show-info)" if infos and not show_info else f", {infos} info" if infos else ""
-    status = Text("FAIL" if verdict.failed else "PASS", style="bold red" if verdict.failed else "bold green")
-    line = Text.assemble(status, f": {plural(verdict.count('error'), 'error')}, "
-                         f"{plural(verdict.count('warning'), 'warning')}{hidden}, {len(verdict.waived)} waived — "
-                         f"{plural(len(verdict.rules_run), 'rule')} over {plural(files, 'file')}")
-    console.print(line)
+    status = "FAIL" if verdict.failed else "PASS"
+    styles.append((at, at + 4, "bold red" if verdict.failed else "bold green"))
+    lines.append(one_line(f"{status}: {plural(verdict.count('error'), 'error')}, "
+                          f"{plural(verdict.count('warning'), 'warning')}{hidden}, {len(verdict.waived)} waived — "
+                          f"{plural(len(verdict.rules_run), 'rule')} over {plural(files, 'file')}"))
+    text = Text("\n".join(lines))
+    for start, end, style in styles:
+        if style:
+            text.stylize(style, start, end)
+    console.print(text, soft_wrap=True, highlight=False)

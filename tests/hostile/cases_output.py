@@ -70,13 +70,13 @@ CASES = [
          {"cluster.yaml": VALID, "waivers.yaml": FORGING_WAIVERS},
          argv=[["check", BP, "--waivers", "{tree}/waivers.yaml", "-f", fmt, "-o", "{out}/check" + suffix]
                for fmt, suffix in (("github", ".txt"), ("junit", ".xml"), ("sarif", ".sarif"), ("json", ".json"),
-                                   ("text", ".log"))],
+                                   ("text", ".log"), ("markdown", ".md"))],
          exits={"*": frozenset({0, 2})}, check=_formats_parse),
     Case("file-name-forges-ci-output", "a blueprint whose file name holds a newline, a workflow command and ESC",
          {NEWLINE_NAME: VALID},
          argv=[["check", "{tree}/" + NEWLINE_NAME, "-f", fmt, "-o", "{out}/check" + suffix]
                for fmt, suffix in (("github", ".txt"), ("junit", ".xml"), ("sarif", ".sarif"), ("json", ".json"),
-                                   ("text", ".log"))],
+                                   ("text", ".log"), ("markdown", ".md"))],
          exits={"*": frozenset({0})}, check=_formats_parse),
     Case("output-cannot-be-written", "-o with an over-long file name, and under a parent that is a file: exit 2 "
          "naming the path (full disks and read-only folders: tests/test_output_targets.py)",
