@@ -71,7 +71,7 @@ def test_more_efa_than_cards_that_carry_it_is_refused(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("key", "kw", "u", "redundancy"),
-    [("dgx-h100", 10.2, 8, "4+2"), ("dgx-b200", 14.3, 10, "5+1"), ("hgx-h100-8gpu", 11.0, 6, "3+3")],
+    [("dgx-h100", 10.2, 8, "4+2"), ("dgx-b200", 14.3, 10, "5+1"), ("hgx-h100-8gpu", 11.0, 6, "4+2")],
 )
 def test_server_figures(key: str, kw: float, u: int, redundancy: str) -> None:
     entry = load_catalog().of(key, Server)

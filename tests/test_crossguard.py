@@ -393,7 +393,7 @@ def test_blueprint_policy_reports_unreadable_input(tmp_path: Path) -> None:
 def test_pack_has_one_policy_per_rule_plus_the_blueprint_policy() -> None:
     load_rules()
     assert set(POLICIES) == {*coverage(), BLUEPRINT_POLICY} == {"NET-005", "NET-006", "STO-001", "STO-002",
-                                                               BLUEPRINT_POLICY}
+                                                               "STO-004", BLUEPRINT_POLICY}
     for name, policy in POLICIES.items():
         assert policy.enforcement_level == EnforcementLevel.MANDATORY, name
     assert enforcement("STO-003") == EnforcementLevel.ADVISORY  # warning rules advise

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from clusterforge.render.yamlout import load as load_rendered
 from tests.policies.builders import aws, design, feed, onprem, rack
 
 # NVIDIA DGX SuperPOD reference architecture (H100 RA; the B200 RA keeps the same scalable unit): 32 DGX per SU,
@@ -110,3 +111,94 @@ def test_aws_parallelcluster_p5_sample(cli, write) -> None:
     assert _check(cli, path) == (0, {"error": [], "warning": ["NET-006"]})
     plan = json.loads(cli("plan", path, "-f", "json").stdout)
     assert plan["nodes"][0]["efa_interfaces"] == 32
+
+
+# Published designs of 2026, held back from the rule tests and checked from outside: each verdict below is worked
+# out from the vendors' figures and the rules as docs/policies.md states them, then compared with the CLI's.
+
+def _rack_scale(name: str, cooling: dict) -> dict:
+    return rack(name, count=1, u_height=48, max_weight_kg=2000, footprint_m2=1.2, cooling=cooling,
+                feeds=[feed(f"{name}-a", "A", 415, 250), feed(f"{name}-b", "B", 415, 250)])
+
+
+def test_gb300_nvl72_racks_with_an_in_rack_cdu_each(cli, write, tmp_path: Path) -> None:
+    """GB300 NVL72: up to 142 kW a rack (NVIDIA's reference architecture), 85 % of it to liquid: 120.7 kW on one
+    in-rack CDU of up to 250 kW with N+1 pumps (Supermicro), which keeps its 250 kW with a pump out, so CLG-004
+    holds per rack and the row needs no CDU. 415 V 3φ 250 A feeds give 143.8 kW a side: 142 kW is 98.7 % of one
+    side after a feed loss (PWR-002 warns past 90 %, fails past 100 %). The 48 × 5.5 kW PSUs split 24/24 carry
+    132 kW < 142 kW on one side: PWR-003 warns, once for the pool (NVIDIA caps power). ConnectX-8 runs 800G:
+    an XDR Q3400 fabric (a QM9700's 400G ports would fail NET-007). Air: 21.3 kW a rack on its 30 kW (71 %)
+    and 42.6 kW on the row's 3 × 100 kW CRAHs (200 kW N+1). Verdict: PASS with 2 × PWR-002 and PWR-003.
+    The same racks without the spare pumps have no N+1 (one unit, Σ − largest = 0): CLG-004 fails both."""
+    cooling = {"kind": "liquid", "cdu_kw": [250], "cdu_pumps": "n+1", "air_kw": 30}
+    pools = [{"name": "gpu", "hardware": "gb300-nvl72", "count": 2, "partition": "train"}]
+    data = onprem([_rack_scale("g1", cooling), _rack_scale("g2", cooling)], pools=pools,
+                  row={"cooling": {"crah_kw": [100, 100, 100]}})
+    data["fabric"] = {"kind": "infiniband", "switch": "q3400"}  # ConnectX-8 at 800G: an XDR switch (NET-007)
+    path = write(yaml.safe_dump(data))
+    assert _check(cli, path) == (0, {"error": [], "warning": ["PWR-002", "PWR-002", "PWR-003"]})
+    assert cli("render", path, "-o", tmp_path / "out").exit_code == 0
+    for r in data["site"]["rows"][0]["racks"]:
+        r["cooling"]["cdu_pumps"] = "n"
+    assert _check(cli, write(yaml.safe_dump(data), "no-spare.yaml"))[1]["error"] == ["CLG-004", "CLG-004"]
+
+
+def _xe9680_rack(name: str, pool: str) -> dict:
+    return rack(name, count=2, pool=pool)
+
+
+def test_dell_xe9680_mi300x_on_rocm_and_roce(cli, write) -> None:
+    """Dell PowerEdge XE9680 with 8 × MI300X: 11.5 kW, 6U, six 2,800 W PSUs (5+1, or 3+3 fault tolerant with
+    throttling). Two a rack: 23.0 kW on 415 V 3φ 60 A A/B feeds (34.5 kW a side, 66.7 % after a feed loss) and a
+    50 kW rear door (46 %): quiet. After a feed loss each server keeps 3 × 2,800 W = 8.4 kW < 11.5 kW: PWR-003 warns,
+    once per pool. ROCm 7.2.2 ships RCCL 2.27.7 and lists amdgpu 30.30; CDNA3 needs ROCm 6.0 or later: SW quiet.
+    RoCE on the Ethernet SN5600 with 400G NICs: NET quiet. Verdict: PASS with PWR-003.
+    InfiniBand on the same servers with an Ethernet SN5600 is a switch that cannot carry its fabric (NET-008)."""
+    pools = [{"name": "gpu", "hardware": "mi300x-8gpu", "count": 4, "partition": "train"}]
+    data = onprem([_xe9680_rack("m1", "gpu"), _xe9680_rack("m2", "gpu")], pools=pools)
+    data["fabric"] = {"kind": "roce", "switch": "sn5600"}
+    data["software"] = {"stack": "rocm", "rocm": "7.2.2", "rccl": "2.27.7", "amdgpu_driver": "30.30.3"}
+    path = write(yaml.safe_dump(data))
+    assert _check(cli, path) == (0, {"error": [], "warning": ["PWR-003"]})
+    data["fabric"]["kind"] = "infiniband"
+    assert _check(cli, write(yaml.safe_dump(data), "ib.yaml"))[1]["error"] == ["NET-008"]
+
+
+def test_nvidia_and_amd_partitions_on_one_controller(cli, write, tmp_path: Path) -> None:
+    """A DGX H100 partition and an MI300X partition on one slurmctld, each vendor's pins side by side and no
+    `stack`: each pool is checked against its own vendor's set (CUDA 13.2 on driver 595.91.07 for Hopper, ROCm
+    7.2.2 for CDNA3), so SW is quiet; PWR-003 warns for both pools (DGX H100 keeps 3 of its 4+2 3.3 kW PSUs, 9.9
+    kW < 10.2 kW; XE9680 as above). Verdict: PASS with 2 × PWR-003. The render names the MI300X pool's vendor in one
+    group_vars file of its own; both vendors' pins are cluster-wide. A wrong RCCL fails that pool only."""
+    pools = [{"name": "gpu", "hardware": "dgx-h100", "count": 2, "partition": "nvidia"},
+             {"name": "mi", "hardware": "mi300x-8gpu", "count": 2, "partition": "amd"}]
+    data = onprem([rack("h1", count=2, pool="gpu"), _xe9680_rack("m1", "mi")], pools=pools)
+    data["slurm"] = {"partitions": [{"name": "nvidia", "pools": ["gpu"], "default": True},
+                                    {"name": "amd", "pools": ["mi"]}]}
+    data["software"] = {"rocm": "7.2.2", "rccl": "2.27.7", "amdgpu_driver": "30.30.3"}
+    path = write(yaml.safe_dump(data))
+    assert _check(cli, path) == (0, {"error": [], "warning": ["PWR-003", "PWR-003"]})
+    out = tmp_path / "out"
+    assert cli("render", path, "-o", out).exit_code == 0
+    group_vars = out / "inventory" / "group_vars"
+    assert load_rendered((group_vars / "pool_mi.yml").read_text())["gpu_vendor"] == "amd"
+    every = load_rendered((group_vars / "all.yml").read_text())
+    assert (every.get("gpu_vendor"), every["rocm_version"], every["nvidia_driver_version"]) == (
+        None, "7.2.2", "595.91.07")
+    data["software"]["rccl"] = "2.26.6"
+    result = cli("check", write(yaml.safe_dump(data), "bad-rccl.yaml"), "-f", "json")
+    errors = [f for f in json.loads(result.stdout)["findings"] if f["level"] == "error"]
+    assert result.exit_code == 1 and [f["id"] for f in errors] == ["SW-001"] and "mi" in errors[0]["message"]
+
+
+def test_dgx_b200_needs_the_r570_driver_branch(cli, write, tmp_path: Path) -> None:
+    """128 DGX B200 on driver 550.54.14 with CUDA 12.4 and NCCL 2.21.5: a set CUDA 12.4 accepts (its minimum is
+    550.54.14), but Blackwell needs the R570 branch, 570.133.20 or later (NVIDIA GPU Operator platform support):
+    SW-005 fails in check and render alike. On 570.133.20 with CUDA 12.8 and NCCL 2.26.2 it passes."""
+    pools = [{"name": "gpu", "hardware": "dgx-b200", "count": 128, "partition": "train"}]
+    data = design(pools, software={"nvidia_driver": "550.54.14", "cuda": "12.4", "nccl": "2.21.5"})
+    path = write(yaml.safe_dump(data))
+    assert _check(cli, path) == (1, {"error": ["SW-005"], "warning": []})
+    assert cli("render", path, "-o", tmp_path / "out").exit_code == 1
+    data["software"] = {"nvidia_driver": "570.133.20", "cuda": "12.8", "nccl": "2.26.2"}
+    assert _check(cli, write(yaml.safe_dump(data), "r570.yaml")) == (0, {"error": [], "warning": []})

@@ -73,7 +73,7 @@ target: onprem
 pools:
   - {name: gpu, hardware: HARDWARE, count: 4, partition: train}
   - {name: one, hardware: site-mi300x-1, count: 1, partition: train}
-fabric: {kind: roce, switch: qm9700}
+fabric: {kind: roce, switch: sn5600}
 slurm: {partitions: [{name: train, pools: [gpu, one], default: true}]}
 software: {stack: rocm, rocm: 7.2.2, rccl: 2.27.7, amdgpu_driver: 30.30.3}
 """

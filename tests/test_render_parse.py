@@ -123,7 +123,7 @@ def test_ansible_parses_the_onprem_inventory(rendered) -> None:
                              "leaf-004", "leaf-004"]
     # group_vars/all.yml beside the inventory reaches every host
     assert (host["slurm_cluster_name"], host["nvidia_driver_version"], host["lustre_client_mount"]) == (
-        "vision-h100", "570.133.20", "/lustre")
+        "vision-h100", "595.91.07", "/lustre")
     assert host["slurm_controller_host"] == "gpu-0001" and host["infiniband_enabled"] is True
 
 

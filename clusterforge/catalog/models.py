@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
@@ -44,16 +44,26 @@ class Gpus(_Frozen):
 
 
 class Psus(_Frozen):
-    """N+M power supplies: `required` (N) must stay powered for full performance."""
+    """N+M power supplies: `required` (N) must stay powered for full performance.
+
+    `watts` is one PSU's rated output. With it, `required` may be left out: the server derives it as
+    ⌈max_power_kw / watts⌉ (Server._psus_carry_the_maximum), and a stated `required` is checked to carry the
+    maximum. Without it (site catalogs written before ratings were recorded), `required` is taken as stated.
+    """
 
     count: Annotated[int, figure("PSUs", 256)]
     required: Annotated[int, figure("PSUs", 256)]
+    watts: Annotated[int, figure("W per PSU", 100_000)] | None = None
 
     @model_validator(mode="after")
     def _required_fits(self) -> Psus:
         if self.required > self.count:
             raise ValueError(f"required PSUs ({self.required}) exceed the PSU count ({self.count})")
         return self
+
+    def carry_w(self, psus: int) -> int | None:
+        """Watts `psus` of these supplies deliver (None when the rating is not recorded)."""
+        return None if self.watts is None else psus * self.watts
 
     @property
     def redundancy(self) -> str:
@@ -72,11 +82,19 @@ class Cpus(_Frozen):
         return self.sockets * self.cores_per_socket * self.threads_per_core
 
 
+LinkProtocol = Literal["infiniband", "ethernet"]
+"""What a switch's or a NIC's ports speak on the wire (RoCE is RDMA over Ethernet)."""
+
+
 class Nics(_Frozen):
-    """Compute-fabric NICs (one per rail on rail-optimized designs)."""
+    """Compute-fabric NICs (one per rail on rail-optimized designs). `protocols` is what the NICs can run: both
+    for a VPI adapter (ConnectX-7/8, set per port), one for an Ethernet-only NIC; left out where the catalog
+    does not know the NIC model, and then NET-008 checks only the switch. Sourced under the entry's `nics` (or
+    `hosts`) source."""
 
     compute: Annotated[int, figure("NICs", 64)]
     speed_gbps: Annotated[int, figure("Gb/s", 10_000)]
+    protocols: Annotated[tuple[LinkProtocol, ...], Field(min_length=1, max_length=2)] | None = None
 
 
 class Hosts(_Frozen):
@@ -137,6 +155,33 @@ class Server(_Physical):
     memory_gib: Annotated[float, figure("GiB", 65_536)] | None = None
     hosts: Hosts | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _derive_required_psus(cls, data: Any) -> Any:
+        """`psus: {count, watts}` without `required`: N = ⌈max_power_kw / watts⌉, the fewest PSUs that carry the
+        maximum (to the watt). Anything malformed is left for the field validators to report."""
+        if not isinstance(data, dict):
+            return data
+        psus, kw = data.get("psus"), data.get("max_power_kw")
+        if not isinstance(psus, dict) or "required" in psus:
+            return data
+        watts = psus.get("watts")
+        numbers = not isinstance(kw, bool) and not isinstance(watts, bool)
+        if numbers and isinstance(watts, int) and watts > 0 and isinstance(kw, int | float) and 0 < kw < 1e9:
+            return {**data, "psus": {**psus, "required": -(-round(kw * 1000) // watts)}}
+        return data
+
+    @model_validator(mode="after")
+    def _psus_carry_the_maximum(self) -> Server:
+        """The N PSUs a server needs must deliver its maximum draw, or a feed loss check counts the wrong N."""
+        carried = self.psus.carry_w(self.psus.required)
+        if carried is not None and carried < round(self.max_power_kw * 1000):
+            raise ValueError(
+                f"psus: {self.psus.required} required x {self.psus.watts:,} W = {carried:,} W cannot carry "
+                f"max_power_kw {self.max_power_kw:g} kW; required must be at least "
+                f"{-(-round(self.max_power_kw * 1000) // (self.psus.watts or 1))} (or leave it out to derive it)")
+        return self
+
     @model_validator(mode="after")
     def _liquid_needs_fraction(self) -> Server:
         if self.cooling != "air" and "liquid_heat_fraction" not in self.model_fields_set:
@@ -186,7 +231,11 @@ class Server(_Physical):
 
 
 class Switch(_Physical):
+    """A fabric switch. `protocol` is required: a fabric of the wrong kind does not link at all (NET-008), so a
+    site catalog states it rather than have the check guess."""
+
     kind: Literal["switch"]
+    protocol: LinkProtocol
     ports: Annotated[int, figure("ports", 4_096)]
     port_speed_gbps: Annotated[int, figure("Gb/s", 10_000)]
     split_ports: Annotated[int, figure("ports", 8_192)] | None = None

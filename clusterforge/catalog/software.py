@@ -19,6 +19,9 @@ from clusterforge.validation import expected
 SOURCE = rf"^{LINE_CHAR}{{3,500}}$"
 Source = Annotated[str, StringConstraints(pattern=SOURCE), Field(description=expected(
     SOURCE, "one line of text without control characters, 3 to 500 characters"))]
+SHORT = rf"^{LINE_CHAR}{{3,120}}$"
+Short = Annotated[str, StringConstraints(pattern=SHORT), Field(description=expected(
+    SHORT, "one line of text without control characters, 3 to 120 characters"))]
 RELEASE = r"^[0-9]{1,6}(\.[0-9]{1,6}){0,3}$"
 Release = Annotated[str, StringConstraints(pattern=RELEASE), Field(description=expected(
     RELEASE, "a release number of one to four numeric parts, e.g. 580.65.06 or 13.0"))]
@@ -29,6 +32,11 @@ class Row(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
     KEY: ClassVar[str]
+    TABLE: ClassVar[str] = ""  # the table's name where it differs from KEY
+
+    @classmethod
+    def table(cls) -> str:
+        return cls.TABLE or cls.KEY
 
     source: Source = Field(description="where the pairing is published; mark unconfirmed rows [U]")
 
@@ -41,6 +49,16 @@ class CudaRow(Row):
     KEY = "cuda"
     cuda: Release
     min_driver: Release = Field(description="oldest Linux driver of the release (CUDA release notes, Table 3)")
+
+
+class CudaMajorRow(Row):
+    """The driver branch minimum of a CUDA major version: under minor-version compatibility every release of the
+    major runs on it (with the limits NVIDIA lists), so a newer minor than the `cuda` table knows is checked against
+    it and warned about instead of refused."""
+
+    KEY = "cuda_major"
+    cuda_major: Release = Field(description="the major version, e.g. 13")
+    min_driver: Release = Field(description="oldest Linux driver of the major (CUDA release notes, Table 2)")
 
 
 class NcclRow(Row):
@@ -63,6 +81,19 @@ class EfaInstallerRow(Row):
     aws_ofi_nccl: Release = Field(description="the aws-ofi-nccl release the installer bundles")
 
 
+INSTANCE_FAMILY = r"^[a-z][a-z0-9-]{0,30}$"
+InstanceFamily = Annotated[str, StringConstraints(pattern=INSTANCE_FAMILY), Field(description=expected(
+    INSTANCE_FAMILY, "an EC2 instance family, the type's name before the dot, e.g. p6-b300"))]
+
+
+class EfaInstanceRow(Row):
+    """The oldest EFA installer that drives an instance family's EFA devices (its kernel driver and libfabric)."""
+
+    KEY, TABLE = "instance_family", "efa_instance"
+    instance_family: InstanceFamily
+    min_efa_installer: Release
+
+
 class RocmRow(Row):
     KEY = "rocm"
     rocm: Release
@@ -78,12 +109,26 @@ class NeuronRow(Row):
     efa_installer: Release | None = Field(None, description="EFA installer series the release pins")
 
 
+class GpuModelRow(Row):
+    """A GPU model as the catalog names it (`gpus.model`) and the architecture it is of."""
+
+    KEY = "gpu_model"
+    gpu_model: Short = Field(description="the catalog's gpus.model, e.g. B200")
+    architecture: Short = Field(description="a row of the gpu_architecture table, e.g. Blackwell")
+
+
+class ArchitectureRow(Row):
+    """The oldest driver (NVIDIA) or ROCm release (AMD) that supports a GPU architecture."""
+
+    KEY, TABLE = "architecture", "gpu_architecture"
+    architecture: Short
+    min_driver: Release | None = Field(None, description="oldest NVIDIA Linux driver that supports it")
+    min_rocm: Release | None = Field(None, description="oldest ROCm release that supports it")
+
+
 YEAR_MONTH = r"^20[0-9]{2}-(0[1-9]|1[0-2])$"
 YearMonth = Annotated[str, StringConstraints(pattern=YEAR_MONTH), Field(description=expected(
     YEAR_MONTH, "a month as YYYY-MM, e.g. 2028-08"))]
-SHORT = rf"^{LINE_CHAR}{{3,120}}$"
-Short = Annotated[str, StringConstraints(pattern=SHORT), Field(description=expected(
-    SHORT, "one line of text without control characters, 3 to 120 characters"))]
 
 
 class SlurmRow(Row):
@@ -101,12 +146,16 @@ class SoftwareTables(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     cuda: Annotated[list[CudaRow], Field(max_length=1000)] = []
+    cuda_major: Annotated[list[CudaMajorRow], Field(max_length=100)] = []
     nccl: Annotated[list[NcclRow], Field(max_length=1000)] = []
     aws_ofi_nccl: Annotated[list[AwsOfiNcclRow], Field(max_length=1000)] = []
     efa_installer: Annotated[list[EfaInstallerRow], Field(max_length=1000)] = []
+    efa_instance: Annotated[list[EfaInstanceRow], Field(max_length=1000)] = []
     rocm: Annotated[list[RocmRow], Field(max_length=1000)] = []
     neuron_sdk: Annotated[list[NeuronRow], Field(max_length=1000)] = []
     slurm: Annotated[list[SlurmRow], Field(max_length=1000)] = []
+    gpu_model: Annotated[list[GpuModelRow], Field(max_length=1000)] = []
+    gpu_architecture: Annotated[list[ArchitectureRow], Field(max_length=100)] = []
 
     def rows(self) -> Iterator[tuple[str, int, Row]]:
         """(table, index, row) of every row, in file order."""
@@ -152,7 +201,7 @@ class SoftwareCatalog:
 
     def row(self, kind: type[R], version: str) -> R | None:
         """The row of `version` in the table of rows of `kind` (e.g. `row(CudaRow, "12.8")`)."""
-        found = self._rows[kind.KEY].get(version)
+        found = self._rows[kind.table()].get(version)
         return found if isinstance(found, kind) else None
 
     def versions(self, table: str) -> list[str]:

@@ -131,11 +131,14 @@ def show(key: str, fmt: str, catalog: tuple[Path, ...]) -> None:
 
 @catalog_group.command("software")
 @format_option("text", "json")
-@click.option("--table", "only", type=click.Choice(["cuda", "nccl", "aws_ofi_nccl", "efa_installer", "rocm",
-                                                   "neuron_sdk"]), help="Only this table.")
+@click.option("--table", "only", type=click.Choice(["cuda", "cuda_major", "nccl", "aws_ofi_nccl", "efa_installer",
+                                                   "efa_instance", "rocm", "neuron_sdk", "slurm", "gpu_model",
+                                                   "gpu_architecture"]), help="Only this table.")
 @catalog_option
 def software(fmt: str, only: str | None, catalog: tuple[Path, ...]) -> None:
-    """List the software sets SW-001 knows (built-in and from --catalog), each row with its origin and source.
+    """List the software tables SW-001, SW-003 and SW-005 read (built-in and from --catalog), each row with its origin
+    and source: releases and what they work with, the driver minimum per CUDA major, the EFA installer minimum per
+    instance family, and each GPU model's architecture with its minimum driver or ROCm release.
 
     \b
     A site adds the sets it has qualified in its own catalog file (docs/policies.md,

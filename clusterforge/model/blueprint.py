@@ -27,6 +27,29 @@ from clusterforge.validation import expected
 Role = Literal["compute", "login", "controller", "storage"]
 
 
+Stack = Literal["cuda", "rocm", "neuron"]
+
+
+class SoftwarePins(Strict):
+    """Version pins only, every one optional: a pool's `software:` override of the cluster's pins (a pool of another
+    OS image or driver generation), so one blueprint can run pools on different releases."""
+
+    nvidia_driver: VersionPin | None = None
+    cuda: VersionPin | None = None
+    nccl: VersionPin | None = None
+    efa_installer: VersionPin | None = None
+    aws_ofi_nccl: VersionPin | None = None
+    rocm: VersionPin | None = None
+    rccl: VersionPin | None = None
+    amdgpu_driver: VersionPin | None = None
+    neuron_sdk: VersionPin | None = None
+    neuron_driver: VersionPin | None = None
+
+    def pins(self) -> dict[str, str]:
+        """The pins this override sets, by field."""
+        return {name: value for name, value in self.model_dump().items() if value is not None}
+
+
 class Pool(Strict):
     """A group of identical nodes."""
 
@@ -41,6 +64,7 @@ class Pool(Strict):
     placement: Literal["cluster", "none"] = "cluster"
     availability_zone: AzId | None = None
     root_volume_gib: Annotated[int, Field(ge=8, le=65536)] | None = None
+    software: SoftwarePins | None = None  # this pool's own version pins over the cluster's `software`
 
 
 Ratio = Annotated[float, Field(ge=1.0, le=64.0)]  # down:up bandwidth of a switch, as x for x:1
@@ -145,17 +169,19 @@ class Storage(Strict):
 
 
 class Software(Strict):
-    """Pinned versions; the defaults are a CUDA set the compatibility tables know to work together.
+    """Pinned versions; the defaults are a current CUDA set the compatibility tables know to work together.
 
-    `stack` says which accelerator software SW-001 checks: the NVIDIA fields (cuda), `rocm`/`rccl`/`amdgpu_driver`
-    (AMD) or `neuron_sdk`/`neuron_driver` (Trainium); the EFA pins apply to every stack on AWS."""
+    Each vendor's pins sit side by side: the NVIDIA fields (`nvidia_driver`, `cuda`, `nccl`), AMD's (`rocm`, `rccl`,
+    `amdgpu_driver`) and Trainium's (`neuron_sdk`, `neuron_driver`); each pool is checked against, and gets, the pins
+    of its own accelerators' vendor, so NVIDIA and AMD partitions share one cluster. `stack`, when set, declares that
+    every accelerator pool runs that one stack. The EFA pins apply to every stack on AWS."""
 
-    stack: Literal["cuda", "rocm", "neuron"] = "cuda"
-    nvidia_driver: VersionPin = "570.133.20"
-    cuda: VersionPin = "12.8"
-    nccl: VersionPin = "2.26.2"
-    efa_installer: VersionPin = "1.41.0"
-    aws_ofi_nccl: VersionPin = "1.14.2"
+    stack: Stack | None = None
+    nvidia_driver: VersionPin = "595.91.07"
+    cuda: VersionPin = "13.2"
+    nccl: VersionPin = "2.30.7"
+    efa_installer: VersionPin = "1.50.0"
+    aws_ofi_nccl: VersionPin = "1.21.1"
     slurm: VersionPin = "24.11"
     rocm: VersionPin | None = None
     rccl: VersionPin | None = None
@@ -166,6 +192,10 @@ class Software(Strict):
     def pins(self) -> dict[str, str]:
         """Every version pinned, by field (the fields of other stacks left unset are not pins)."""
         return {name: value for name, value in self.model_dump().items() if name != "stack" and value is not None}
+
+    def with_override(self, override: SoftwarePins | None) -> Software:
+        """These pins with a pool's override applied (self when there is none)."""
+        return self if override is None else self.model_copy(update=override.pins())
 
 
 class Workload(Strict):

@@ -67,11 +67,25 @@ class RdhxCooling(_CoolingBase):
 
 
 class LiquidCooling(_CoolingBase):
-    """Direct liquid cooling via a CDU loop, with the rack's remaining air capacity."""
+    """Direct liquid cooling, with the rack's remaining air capacity. The liquid goes to the rack's loop
+    (`liquid_kw`, fed by its row's CDUs) or to CDUs of its own (`cdu_kw`, one entry per in-rack unit, counted
+    N+1 for this rack alone); a rack with its own CDUs draws nothing from its row's. Both may be stated: the
+    loop then bounds what the rack's CDUs may carry."""
 
     kind: Literal["liquid"]
-    liquid_kw: Kw
+    liquid_kw: Kw | None = None
+    cdu_kw: Annotated[list[Kw], Field(max_length=64)] = []
+    cdu_pumps: Literal["n", "n+1"] = Field("n", description=(
+        "n+1: each in-rack CDU has a spare pump (as the in-rack units sold for NVL72 racks), so a pump failure "
+        "costs no capacity and the units count in full; n: a failure takes out a whole unit (Σ − largest)"))
     air_kw: Kw | None = None
+
+    @model_validator(mode="after")
+    def _loop_or_cdus(self) -> LiquidCooling:
+        if self.liquid_kw is None and not self.cdu_kw:
+            raise ValueError("a liquid rack states its loop capacity (liquid_kw), its own CDUs (cdu_kw: [kW, ...]) "
+                             "or both")
+        return self
 
 
 RackCooling = Annotated[
@@ -122,7 +136,8 @@ class Rack(Strict):
 
 
 class RowCooling(Strict):
-    """Row-level plant: CRAH air units and CDUs, each listed so N+1 can discount the largest."""
+    """Row-level plant: CRAH air units and CDUs, each listed so N+1 can discount the largest. Racks with CDUs of
+    their own (`cooling.cdu_kw`) send no liquid heat to the row's CDUs."""
 
     crah_kw: list[Kw] = []
     cdu_kw: list[Kw] = []

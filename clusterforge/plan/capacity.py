@@ -33,6 +33,26 @@ def device_demand(pool: Pool, server: Server) -> Demand:
     return Demand(server.u_height, kw, server.weight_kg, kw - liquid, liquid)
 
 
+def own_cdus(rack: Rack) -> bool:
+    """The rack has CDUs of its own: its liquid heat stays off its row's CDUs (CLG-004 checks them per rack)."""
+    return isinstance(rack.cooling, LiquidCooling) and bool(rack.cooling.cdu_kw)
+
+
+def liquid_capacity_kw(cooling: LiquidCooling) -> float:
+    """Liquid heat a rack may take: its loop's rating and, where it has CDUs of its own, their N+1 capacity
+    (the smaller of the two when both are stated)."""
+    limits = [cooling.liquid_kw] if cooling.liquid_kw is not None else []
+    if cooling.cdu_kw:
+        limits.append(in_rack_cdu_kw(cooling))
+    return min(limits)
+
+
+def in_rack_cdu_kw(cooling: LiquidCooling) -> float:
+    """What a rack's own CDUs carry with one part failed: the units in full when each has a spare pump
+    (`cdu_pumps: n+1`), else Σ − the largest unit."""
+    return sum(cooling.cdu_kw) if cooling.cdu_pumps == "n+1" else n_plus_one_kw(cooling.cdu_kw)
+
+
 def rack_limits(rack: Rack, site: Site, assumptions: Assumptions) -> RackLimits:
     """The rack's budget in every dimension the planner packs against."""
     kg = rack.max_weight_kg
@@ -46,7 +66,7 @@ def rack_limits(rack: Rack, site: Site, assumptions: Assumptions) -> RackLimits:
         kg=kg,
         tare_kg=rack.tare_weight_kg,
         air_kw=assumptions.cooling.air_capacity_kw(cooling.kind, cooling.air_kw),
-        liquid_kw=cooling.liquid_kw if isinstance(cooling, LiquidCooling) else 0.0,
+        liquid_kw=liquid_capacity_kw(cooling) if isinstance(cooling, LiquidCooling) else 0.0,
         liquid=liquid,
     )
 
@@ -59,7 +79,7 @@ def site_limits(site: Site, assumptions: Assumptions) -> tuple[RackLimits, ...]:
     for _, _, _, rack in site.racks():
         cooling = rack.cooling.__dict__  # not getattr: a missing field costs pydantic an exception
         kind = (rack.u_height, rack.reserved_u, rack.max_weight_kg, rack.tare_weight_kg, rack.footprint_m2,
-                cooling["kind"], cooling["air_kw"], cooling.get("liquid_kw"),
+                cooling["kind"], cooling["air_kw"], cooling.get("liquid_kw"), tuple(cooling.get("cdu_kw", ())),
                 tuple([(feed.side, feed.voltage, feed.amps, feed.phase) for feed in rack.feeds]))
         limit = kinds.get(kind)
         if limit is None:

@@ -15,7 +15,15 @@ from clusterforge.catalog import Catalog, Server
 from clusterforge.model import Cluster, Pool, Rack, Row, Site
 from clusterforge.physics import Assumptions
 from clusterforge.physics.electrical import derated_kw
-from clusterforge.plan.capacity import Demand, device_demand, n_plus_one_kw, panel_shares, room_heat_kw, suits
+from clusterforge.plan.capacity import (
+    Demand,
+    device_demand,
+    n_plus_one_kw,
+    own_cdus,
+    panel_shares,
+    room_heat_kw,
+    suits,
+)
 from clusterforge.plan.elevation import free_runs
 from clusterforge.plan.model import PlacedDevices, PlacementReport, RackLimits, RackLoad, RackPlan
 
@@ -58,8 +66,9 @@ class Room:
 def shared_budgets(site: Site, loads: tuple[RackLoad, ...], assumptions: Assumptions,
                    rows: Collection[int] | None = None) -> dict[str, float]:
     """What is left of each budget racks share: row CRAHs (N+1, when listed), row CDUs (N+1; none listed
-    means no liquid heat) and panels (derated), after the blueprint's own placements. `rows`: only those rows'
-    budgets (and every panel), for a caller that needs a few rows of a large hall."""
+    means no liquid heat; racks with CDUs of their own draw nothing from them) and panels (derated), after the
+    blueprint's own placements. `rows`: only those rows' budgets (and every panel), for a caller that needs a
+    few rows of a large hall."""
     budgets: dict[str, float] = {}
     for ri, row in enumerate(site.rows):
         if rows is not None and ri not in rows:
@@ -73,7 +82,8 @@ def shared_budgets(site: Site, loads: tuple[RackLoad, ...], assumptions: Assumpt
         if rows is None or ri in rows:
             if f"row {row.name} air_kw" in budgets:
                 budgets[f"row {row.name} air_kw"] -= room_heat_kw(load.air_heat_kw, rack)
-            budgets[f"row {row.name} liquid_kw"] -= load.liquid_heat_kw
+            if not own_cdus(rack):
+                budgets[f"row {row.name} liquid_kw"] -= load.liquid_heat_kw
         if site.panels:
             for key, _, share in _panel_draws(rack):
                 budgets[key] -= load.power_kw * share
@@ -102,7 +112,8 @@ def open_room(row: Row, rack: Rack, plan: RackPlan, load: RackLoad, limit: RackL
     (`budgets` must hold its row's)."""
     free = free_room(limit, load)
     gaps = free_runs(plan, heights, rack.u_height, rack.reserved_u)
-    draws = [(f"row {row.name} liquid_kw", "liquid_kw", 1.0), *_panel_draws(rack)]
+    draws = [] if own_cdus(rack) else [(f"row {row.name} liquid_kw", "liquid_kw", 1.0)]
+    draws += _panel_draws(rack)
     if f"row {row.name} air_kw" in budgets and rack.cooling.kind != "rdhx":  # a door keeps it from the room
         draws.append((f"row {row.name} air_kw", "air_kw", 1.0))
     return Room(gaps, free, load.device_count == 0, draws)

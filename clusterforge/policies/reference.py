@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from clusterforge.physics import Cooling, Electrical
+from clusterforge.physics.budget import SEMANTICS
 from clusterforge.policies.config import Settings
 from clusterforge.policies.discovery import load_rules
 from clusterforge.policies.reference_software import software_sets
@@ -201,7 +202,7 @@ def _intro(all_rules: list[Rule]) -> list[str]:
         f"{len(all_rules)} rules in {len(domains)} domains. Each has a stable id used everywhere: JSON `id`, SARIF "
         "`ruleId`, JUnit test case, GitHub annotation title, waiver `rule`, `--skip`, and the CrossGuard policy "
         "name. Findings at level `error` fail the check; `warning` and `info` do not, unless `--fail-level warning` "
-        "(for warnings).", "",
+        "(for warnings).", "", SEMANTICS, "",
         *_table(("ID", "Level", "Domain", "Title"),
                 [(f"[{r.id}](#{r.id.lower()})", r.level, r.domain, r.title) for r in all_rules]), "",
     ]

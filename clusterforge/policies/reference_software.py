@@ -14,8 +14,17 @@ software:
 """
 
 BLUEPRINT_EXAMPLE = """\
-software:                 # in the blueprint: an AMD cluster pins its ROCm set
-  stack: rocm
+pools:
+  - {name: h100, hardware: dgx-h100, count: 16, partition: nvidia}
+  - name: mi300x
+    hardware: mi300x-8gpu
+    count: 16
+    partition: amd
+    software: {rocm: "7.1.1", rccl: "2.27.7"}   # this pool's own pins over the cluster's
+software:                 # both vendors' pins side by side: each pool gets its own vendor's
+  nvidia_driver: "595.91.07"
+  cuda: "13.2"
+  nccl: "2.30.7"
   rocm: "7.2.2"
   rccl: "2.27.7"
   amdgpu_driver: "30.30.3"
@@ -23,15 +32,23 @@ software:                 # in the blueprint: an AMD cluster pins its ROCm set
 
 TABLES = (
     ("`cuda`", "`cuda`, `min_driver`", "the driver is at least the release's minimum"),
+    ("`cuda_major`", "`cuda_major`, `min_driver`", "a CUDA release newer than the `cuda` rows of its major: the "
+     "driver is at least the major's branch minimum (minor-version compatibility); a warning that the tables are "
+     "behind when it is, an error when it is not"),
     ("`nccl`", "`nccl`, `cuda` (list)", "NCCL has a build for the pinned CUDA (same major, not newer)"),
     ("`aws_ofi_nccl`", "`aws_ofi_nccl`, `min_nccl`, `cuda_majors`", "on AWS: NCCL is new enough and the plugin "
      "supports the CUDA major (13 needs 1.17.0 or later)"),
     ("`efa_installer`", "`efa_installer`, `aws_ofi_nccl`", "on AWS: the pinned plugin is the one the installer "
      "bundles (major.minor)"),
-    ("`rocm`", "`rocm`, `rccl`, `amdgpu` (driver series)", "`stack: rocm`: RCCL is the one ROCm ships, the amdgpu "
+    ("`efa_instance`", "`instance_family`, `min_efa_installer`", "on AWS: the installer is no older than the oldest "
+     "that drives the pool's instance family (the type's name before the dot, e.g. `p6-b300`)"),
+    ("`rocm`", "`rocm`, `rccl`, `amdgpu` (driver series)", "AMD pools: RCCL is the one ROCm ships, the amdgpu "
      "driver is of a listed series"),
-    ("`neuron_sdk`", "`neuron_sdk`, `neuron_driver`, `efa_installer`", "`stack: neuron`: aws-neuronx-dkms is at "
+    ("`neuron_sdk`", "`neuron_sdk`, `neuron_driver`, `efa_installer`", "Trainium pools: aws-neuronx-dkms is at "
      "least the release's, and on AWS the EFA installer is of the series the release pins"),
+    ("`gpu_model`", "`gpu_model`, `architecture`", "SW-005: maps the catalog's `gpus.model` to an architecture"),
+    ("`gpu_architecture`", "`architecture`, `min_driver` or `min_rocm`", "SW-005: the pool's NVIDIA driver (or ROCm "
+     "release) is no older than the oldest that supports the architecture"),
 )
 
 
@@ -46,10 +63,22 @@ def software_sets() -> list[str]:
         "(the stack config's `catalogs`, the CrossGuard pack's `catalogs`), so the set passes on its merits instead "
         "of being waived:", "",
         "```yaml", *SITE_SET_EXAMPLE.splitlines(), "```", "",
-        "| Table | Row keys (all need `source`) | What SW-001 checks |", "|---|---|---|", *rows, "",
+        "| Table | Row keys (all need `source`) | What the rules check |", "|---|---|---|", *rows, "",
+        "A release newer than every row of its table (a CUDA minor newer than its major's rows, an NCCL, plugin, "
+        "installer, ROCm, Neuron or SLURM release newer than the newest listed) is a **warning** that says the tables "
+        "are behind, with what could still be checked; a release inside the known range that no row lists, and a set "
+        "the rows show to be incompatible (a driver older than the CUDA major's minimum, NCCL without a build for the "
+        "CUDA major, an installer older than the instance family's minimum), are errors. "
         "A site row cannot redefine a release the built-in tables list (exit 2, naming both files): a wrong built-in "
         "pairing is a bug to report, not something to shadow. `clusterforge catalog software` lists every row "
-        "with its origin. The blueprint's `software.stack` (`cuda`, the default; `rocm`; `neuron`) picks the tables "
-        "SW-001 checks, and SW-002 requires that stack's versions to be pinned:", "",
+        "with its origin.", "",
+        "Each pool is checked against the pins of its own accelerators' vendor (the catalog's `gpus.vendor`: NVIDIA "
+        "runs CUDA, AMD ROCm, AWS Trainium Neuron), so NVIDIA and AMD partitions share one cluster: the `software` "
+        "block holds both vendors' pins side by side, and a pool's own `software:` (version pins only) overrides "
+        "the cluster's for that pool. Pools on the same pins are checked once; with more than one set the messages "
+        "name the pools. SW-004 reports a pool whose vendor has no pins; `render` writes all.yml with the cluster's "
+        "pins and `inventory/group_vars/pool_<name>.yml` for each pool whose vendor or pins differ. "
+        "`software.stack` (`cuda`, `rocm`, `neuron`) is optional: set, it declares that every accelerator pool runs "
+        "that one stack (SW-004 fails a pool of another vendor) and SW-002 requires its versions:", "",
         "```yaml", *BLUEPRINT_EXAMPLE.splitlines(), "```", "",
     ]

@@ -1,4 +1,7 @@
-"""inventory/group_vars/all.yml: the cluster-wide settings roles read, named with each role's prefix.
+"""inventory/group_vars/all.yml: the cluster-wide settings roles read, named with each role's prefix; and
+inventory/group_vars/pool_<name>.yml for a pool whose software differs from the cluster's (its vendor's in a cluster
+of several vendors, or its own `software:` override), so each pool's nodes get their own pins: one file per such
+pool, never per node.
 
 Roles never recompute these: versions are the blueprint's pins, the SLURM files come from the render next
 door (`slurm_config_dir`), and the fabric and storage flags say which hardware roles apply.
@@ -14,6 +17,7 @@ from typing import Any
 from clusterforge.model import Account, Cluster, FsxLustre, OnPremLustre, Qos
 from clusterforge.plan.model import Plan, SlurmPlan
 from clusterforge.render.context import RenderContext
+from clusterforge.render.inventory import pool_group
 from clusterforge.render.slurm_conf import prolog_epilog
 from clusterforge.render.yamlout import Template, dump_ansible
 
@@ -27,6 +31,12 @@ def fabric_vars(cluster: Cluster) -> dict[str, Any]:
     return {"fabric_kind": kind, "infiniband_enabled": rdma, "efa_enabled": kind == "efa"}
 
 
+# blueprint software field -> the role variable that installs it
+PIN_VARS = {"nvidia_driver": "nvidia_driver_version", "cuda": "nvidia_driver_cuda_version", "nccl": "nccl_version",
+            "efa_installer": "efa_installer_version", "aws_ofi_nccl": "efa_aws_ofi_nccl_version",
+            "rocm": "rocm_version", "rccl": "rocm_rccl_version", "amdgpu_driver": "rocm_amdgpu_version"}
+
+
 def software_vars(cluster: Cluster) -> dict[str, Any]:
     sw = cluster.software
     return {"nvidia_driver_version": sw.nvidia_driver, "nvidia_driver_cuda_version": sw.cuda,
@@ -34,16 +44,22 @@ def software_vars(cluster: Cluster) -> dict[str, Any]:
             "efa_aws_ofi_nccl_version": sw.aws_ofi_nccl, "slurm_version": sw.slurm}
 
 
-def accelerator_vars(cluster: Cluster, plan: Plan) -> dict[str, Any]:
-    """The vendor of the cluster's GPUs (the catalog's gpus.vendor) when it is not NVIDIA, and on AMD the ROCm pins:
-    the hardware roles pick their software by it (nvidia_driver and nccl on NVIDIA, rocm and RCCL's settings on AMD,
-    neither on Trainium). Nothing is written for NVIDIA GPUs, the roles' default, so those clusters' files stay as
-    they were. Pools of several vendors fail SW-004 (one cluster, one stack); rendered anyway, they get no vendor."""
+def cluster_vendor(plan: Plan) -> str:
+    """The vendor all.yml names: the GPUs' when every GPU pool has one vendor, else NVIDIA (the roles' default);
+    the pools of other vendors name theirs in their own group_vars file."""
     vendors = {pool.gpu_vendor for pool in plan.nodes if pool.gpu_count and pool.gpu_vendor}
-    vendor = vendors.pop() if len(vendors) == 1 else "nvidia"
+    return vendors.pop() if len(vendors) == 1 else "nvidia"
+
+
+def accelerator_vars(cluster: Cluster, plan: Plan) -> dict[str, Any]:
+    """The vendor of the cluster's GPUs (the catalog's gpus.vendor) when it is not NVIDIA, and the ROCm pins where
+    AMD's are pinned: the hardware roles pick their software by the vendor (nvidia_driver and nccl on NVIDIA, rocm
+    and RCCL's settings on AMD, neither on Trainium). Nothing is written for NVIDIA GPUs, the roles' default, so those
+    clusters' files stay as they were."""
+    vendor = cluster_vendor(plan)
     out: dict[str, Any] = {} if vendor == "nvidia" else {"gpu_vendor": vendor}
     sw = cluster.software
-    if vendor == "amd" or sw.stack == "rocm":
+    if vendor == "amd" or sw.stack == "rocm" or sw.rocm is not None:
         out |= {"rocm_version": sw.rocm or "", "rocm_rccl_version": sw.rccl or "",
                 "rocm_amdgpu_version": sw.amdgpu_driver or ""}
     return out
@@ -146,5 +162,27 @@ def group_vars(ctx: RenderContext) -> dict[str, Any]:
             | operations_vars(cluster, ctx.plan, slurm))
 
 
+def pool_vars(ctx: RenderContext) -> dict[str, dict[str, Any]]:
+    """Each pool's own software vars, by pool group: its GPUs' vendor where it is not the one all.yml names (a
+    cluster of several vendors), and the role variables of the pins its `software:` override sets."""
+    cluster = ctx.loaded.cluster
+    vendor = cluster_vendor(ctx.plan)
+    overrides = {pool.name: pool.software for pool in cluster.pools if pool.software is not None}
+    out: dict[str, dict[str, Any]] = {}
+    for nodes in ctx.plan.nodes:
+        own: dict[str, Any] = {}
+        if nodes.gpu_count and nodes.gpu_vendor and nodes.gpu_vendor != vendor:
+            own["gpu_vendor"] = nodes.gpu_vendor
+        override = overrides.get(nodes.pool)
+        if override is not None:
+            own |= {PIN_VARS[name]: value for name, value in override.pins().items() if name in PIN_VARS}
+        if own:
+            out[pool_group(nodes.pool)] = own
+    return out
+
+
 def render(ctx: RenderContext) -> dict[str, str]:
-    return {"inventory/group_vars/all.yml": ctx.header() + dump_ansible(group_vars(ctx))}
+    files = {"inventory/group_vars/all.yml": ctx.header() + dump_ansible(group_vars(ctx))}
+    for group, own in pool_vars(ctx).items():
+        files[f"inventory/group_vars/{group}.yml"] = ctx.header() + dump_ansible(own)
+    return files

@@ -16,8 +16,9 @@ from markupsafe import Markup
 from clusterforge.analysis import Analysis
 from clusterforge.catalog import Instance, Server
 from clusterforge.load import Loaded
+from clusterforge.model import LiquidCooling
 from clusterforge.plan import Plan
-from clusterforge.plan.capacity import n_plus_one_kw, room_heat_kw
+from clusterforge.plan.capacity import liquid_capacity_kw, n_plus_one_kw, own_cdus, room_heat_kw
 from clusterforge.policies.context import Context
 from clusterforge.policies.findings import RackRef
 from clusterforge.report.elevation import SWITCH_COLOUR, pool_colours, rack_svg
@@ -75,8 +76,9 @@ def build(analysis: Analysis, max_racks: int = 1000) -> str:
             air_cap = cooling.air_capacity_kw(rack.cooling.kind, rack.cooling.air_kw)
             bars = [Bar("power vs side A", load.power_kw, a), Bar("power vs side B", load.power_kw, b),
                     Bar(f"air heat vs {rack.cooling.kind}", load.air_heat_kw, air_cap)]
-            if rack.cooling.kind == "liquid":
-                bars.append(Bar("liquid heat vs loop", load.liquid_heat_kw, rack.cooling.liquid_kw))
+            if isinstance(rack.cooling, LiquidCooling):
+                what = "in-rack CDUs (N+1)" if own_cdus(rack) else "loop"
+                bars.append(Bar(f"liquid heat vs {what}", load.liquid_heat_kw, liquid_capacity_kw(rack.cooling)))
             racks_view.setdefault(load.rack.row, []).append({
                 "name": rack.name, "bars": bars, "errors": errors_by_rack.get(rack.name, 0),
                 "svg": rack_svg(load, rack, colours, hardware, errors_by_rack.get(rack.name, 0) > 0),
@@ -88,7 +90,8 @@ def build(analysis: Analysis, max_racks: int = 1000) -> str:
             rows_view.append({
                 "name": row.name, "racks": len(row.racks), "kw": sum(ld.power_kw for ld, _ in loads),
                 "room": Bar("air", sum(room_heat_kw(ld.air_heat_kw, rk) for ld, rk in loads), n_plus_one_kw(crah)),
-                "liquid": Bar("liquid", sum(ld.liquid_heat_kw for ld, _ in loads), n_plus_one_kw(cdu))})
+                "liquid": Bar("liquid", sum(ld.liquid_heat_kw for ld, rk in loads if not own_cdus(rk)),
+                              n_plus_one_kw(cdu))})
     total_racks = len(plan.loads)
     it_kw = sum(ctx.device_kw(p) * p.count for p in cluster.pools)
     fabric = plan.fabric

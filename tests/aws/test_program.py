@@ -91,14 +91,14 @@ def test_a_waived_error_deploys(stack: Stack, tmp_path: Path) -> None:
 def test_a_site_catalog_from_the_stack_config_qualifies_a_software_set(stack: Stack, tmp_path: Path) -> None:
     """`catalogs` reaches the same pipeline as `check --catalog`: a set only the site's catalog knows deploys."""
     data = example("aws-p5")
-    data["software"] = {"nvidia_driver": "600.20.01", "cuda": "13.4", "nccl": "2.28.3", "efa_installer": "1.50.0",
+    data["software"] = {"nvidia_driver": "580.95.05", "cuda": "13.0.2", "nccl": "2.28.3", "efa_installer": "1.50.0",
                         "aws_ofi_nccl": "1.21.1"}
     path = write(tmp_path, data)
     site = tmp_path / "site.yaml"
     site.write_text(yaml.safe_dump({"software": {"cuda": [
-        {"cuda": "13.4", "min_driver": "600.20.01", "source": "qualified on the site's burn-in rack"}]}}))
+        {"cuda": "13.0.2", "min_driver": "580.95.05", "source": "qualified on the site's burn-in rack"}]}}))
     refused = stack(run_main({"blueprint": str(path)}), expect_error=True)
-    assert "SW-001: CUDA 13.4 is not in the software tables" in str(refused.error)
+    assert "SW-001: CUDA 13.0.2 is not in the software tables" in str(refused.error)
     rec = stack(run_main({"blueprint": str(path), "catalogs": json.dumps([str(site)])})).recorder
     assert rec.of_type("aws:ec2/launchTemplate:LaunchTemplate")
 

@@ -80,9 +80,11 @@ def test_pwr002_missing_b_side() -> None:
     assert found(onprem([r])) == ["PWR-002"]
 
 
-@pytest.mark.parametrize(("hardware", "warns"), [("dgx-h100", True), ("dgx-b200", True), ("hgx-h100-8gpu", False)])
+@pytest.mark.parametrize(("hardware", "warns"), [("dgx-h100", True), ("dgx-b200", True), ("hgx-h100-8gpu", True),
+                                               ("cpu-1u", False)])
 def test_pwr003_psus_per_side(hardware: str, warns: bool) -> None:
-    # DGX H100 4+2 → 3 per side < 4; DGX B200 5+1 → 3 < 5; HGX 3+3 → 3 ≥ 3
+    # DGX H100 4+2 → 3 per side < 4; DGX B200 5+1 → 3 < 5; HGX (XE9680) 11.0 kW on 2,800 W PSUs needs 4, so its
+    # 3+3 split leaves 8,400 W after a feed loss; a 1+1 server keeps its one 1,100 W PSU
     pools = [{"name": "gpu", "hardware": hardware, "count": 2, "partition": "train"}]
     assert ("PWR-003" in found(onprem([rack(count=2)], pools=pools), level="warning")) is warns
 

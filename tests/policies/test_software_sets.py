@@ -80,18 +80,18 @@ def test_neuron_stack_on_aws(software: dict, expect: list[str], tmp_path: Path) 
 ])
 def test_the_stack_is_the_one_the_accelerators_run(pools: list[dict] | None, software: dict,
                                                    expect: list[str]) -> None:
-    assert found(design(pools, software=software)) == expect
+    assert [i for i in found(design(pools, software=software)) if i.startswith("SW-")] == expect
 
 
 def test_a_mismatched_stack_names_the_pool_vendor_and_the_fix() -> None:
     from tests.policies.builders import evaluate_data
 
     pools = [{"name": "h100", "hardware": "dgx-h100", "count": 2, "partition": "train"}, *MI300X]
-    [finding] = [f for f in evaluate_data(design(pools)).findings if f.id == "SW-004"]
+    [finding] = [f for f in evaluate_data(design(pools, software={"stack": "cuda"})).findings if f.id == "SW-004"]
     assert finding.path == "pools[1].hardware"
     assert finding.message == ("pool gpu has AMD MI300X (mi300x-8gpu) but software.stack is cuda: CUDA/NCCL pins "
                                "would be checked and installed, not ROCm/RCCL")
-    assert "stack: rocm, rocm: ..., rccl: ..." in finding.hint
+    assert "remove software.stack and pin both vendors' versions side by side (rocm: ..., rccl: ...)" in finding.hint
 
 
 def test_trainium_on_a_neuron_stack_passes_and_on_cuda_does_not(tmp_path: Path) -> None:
@@ -135,11 +135,14 @@ def _blueprint(write, software: dict) -> Path:
 def test_a_site_adds_a_qualified_set_with_catalog(cli, write) -> None:
     blueprint = _blueprint(write, {"nvidia_driver": "600.20.01", "cuda": "13.4", "nccl": "2.31.2"})
     without = json.loads(cli("check", blueprint, "-f", "json").stdout)
-    assert sorted(f["id"] for f in without["findings"] if f["level"] == "error") == ["SW-001", "SW-001"]
-    assert "a site that has qualified it adds a row with --catalog" in without["findings"][0]["hint"]
+    newer = [f for f in without["findings"] if f["id"] == "SW-001"]
+    assert [f["level"] for f in newer] == ["warning", "warning"]  # newer than the tables: not an error
+    assert all("newer than the tables know" in f["message"] for f in newer)
+    assert "a site that has qualified it adds a row with --catalog" in newer[0]["hint"]
     site = write(yaml.safe_dump(SITE), "site-software.yaml")
-    result = cli("check", blueprint, "--catalog", site)
+    result = cli("check", blueprint, "--catalog", site, "-f", "json")
     assert result.exit_code == 0, result.output
+    assert not [f for f in json.loads(result.stdout)["findings"] if f["id"] == "SW-001"]
     listed = cli("catalog", "software", "--catalog", site, "--table", "cuda", "-f", "json")
     rows = {row["cuda"]: row["origin"] for row in json.loads(listed.stdout)}
     assert rows["13.4"] == str(site) and rows["12.8"] == "built-in (software.yaml)"

@@ -8,12 +8,13 @@ from collections.abc import Iterator
 from pydantic import Field
 
 from clusterforge.model import Rack
+from clusterforge.physics.budget import exceeds, steps
 from clusterforge.physics.electrical import derated_kw, describe
 from clusterforge.plan.capacity import panel_shares
 from clusterforge.policies.config import Settings
 from clusterforge.policies.context import Context, rack_ref
 from clusterforge.policies.findings import Draft
-from clusterforge.policies.inputs import FEEDS, HELD, PLACED, RACK, Inputs
+from clusterforge.policies.inputs import FEEDS, PLACED, RACK, Inputs
 from clusterforge.policies.registry import domain, rule
 
 DOMAIN = domain("power", "Power", 10)
@@ -46,7 +47,7 @@ def feed_normal_load(ctx: Context, settings: Settings) -> Iterator[Draft]:
         share = load.power_kw / len(rack.feeds)
         index = min(range(len(rack.feeds)), key=lambda i: ctx.feed_kw(rack, i))
         feed, usable = rack.feeds[index], ctx.feed_kw(rack, index)
-        if share > usable:
+        if exceeds(share, usable, "kW"):
             yield Draft(
                 (*load.rack.path, "feeds", index),
                 f"rack {rack.name} draws {load.power_kw:.1f} kW over {len(rack.feeds)} feeds ({share:.1f} kW each); "
@@ -81,7 +82,7 @@ def ab_redundancy(ctx: Context, settings: RedundancySettings) -> Iterator[Draft]
             continue
         weaker = min(a, b)
         side = "A" if a <= b else "B"
-        if load.power_kw > weaker:
+        if exceeds(load.power_kw, weaker, "kW"):
             feeds = ", ".join(describe(f) for f in rack.feeds if f.side == side)
             yield Draft(
                 (*load.rack.path, "feeds"),
@@ -89,7 +90,7 @@ def ab_redundancy(ctx: Context, settings: RedundancySettings) -> Iterator[Draft]
                 f"gives {weaker:.1f} kW usable ({feeds} × {ctx.config.electrical.derate:g})",
                 "move a server to another rack or use larger feeds (e.g. 415 V)", load.power_kw, weaker, "kW",
                 where=rack_ref(load))
-        elif load.power_kw > settings.warn_fraction * weaker:
+        elif exceeds(load.power_kw, settings.warn_fraction * weaker, "kW"):
             yield Draft(
                 (*load.rack.path, "feeds"),
                 f"rack {rack.name} draws {load.power_kw:.1f} kW, {load.power_kw / weaker:.0%} of what side {side} "
@@ -98,10 +99,12 @@ def ab_redundancy(ctx: Context, settings: RedundancySettings) -> Iterator[Draft]
 
 
 @rule("PWR-003", "warning", DOMAIN, "Server PSU redundancy survives a feed loss",
-      "NVIDIA DGX H100 / B200 user guides (N+M PSUs; DGX H100 runs degraded on 3 of 4+2)", needs_site=True,
-      inputs=Inputs((f"{RACK}.feeds[].side", *HELD), ("psus",)))
+      "NVIDIA DGX H100 / B200 user guides (N+M PSUs; DGX H100 runs degraded on 3 of 4+2); Dell PowerEdge XE9680 "
+      "(six 2,800 W PSUs, 5+1 or 3+3 fault tolerant redundancy with GPU power-brake)", needs_site=True,
+      inputs=Inputs((f"{RACK}.feeds[].side", *PLACED), ("psus", "max_power_kw")))
 def psu_redundancy(ctx: Context, settings: Settings) -> Iterator[Draft]:
-    """Servers split their N+M PSUs over A/B: each side alone must keep at least N PSUs for full performance."""
+    """Servers split their N+M PSUs over A/B: the PSUs either side keeps alone must be at least N and, where the
+    PSU rating is recorded, deliver the server's maximum draw (a declared draw above the nameplate included)."""
     racks_by_pool: dict[str, int] = defaultdict(int)
     for load, rack in ctx.racks():
         if redundant(ctx, rack):
@@ -111,15 +114,22 @@ def psu_redundancy(ctx: Context, settings: Settings) -> Iterator[Draft]:
         server = ctx.server(pool)
         if server is None or pool.name not in racks_by_pool:
             continue
-        per_side = server.psus.count // 2
-        if per_side < server.psus.required:
-            yield Draft(
-                ("pools", i, "hardware"),
-                f"{pool.hardware} has {server.psus.redundancy} PSUs split {per_side}/{server.psus.count - per_side} "
-                f"over A/B: a feed loss leaves {per_side} < {server.psus.required} needed, so pool {pool.name} runs "
-                f"degraded in {racks_by_pool[pool.name]} rack{'s' if racks_by_pool[pool.name] != 1 else ''}",
-                "accept reduced performance during a feed outage, or feed the PSUs from three sources",
-                per_side, server.psus.required, "PSUs", minimum=True)
+        psus = server.psus
+        per_side = psus.count // 2
+        draw_w = steps(ctx.device_kw(pool), "kW")
+        needed = max(psus.required, -(-draw_w // psus.watts) if psus.watts else 0)
+        if per_side >= needed:
+            continue
+        racks = racks_by_pool[pool.name]
+        where = f"{racks} rack{'s' if racks != 1 else ''}"
+        left = (f"{per_side} × {psus.watts:,} W = {per_side * psus.watts:,} W for its {draw_w / 1000:g} kW maximum"
+                if psus.watts else f"{per_side} PSUs")
+        yield Draft(
+            ("pools", i, "hardware"),
+            f"{pool.hardware} has {psus.count} PSUs ({needed} needed) split {per_side}/{psus.count - per_side} over "
+            f"A/B: a feed loss leaves {left}, so pool {pool.name} runs degraded in {where}",
+            "accept reduced performance (power capping) during a feed outage, or feed the PSUs from three sources",
+            per_side, needed, "PSUs", minimum=True)
 
 
 @rule("PWR-004", "error", DOMAIN, "Nameplate draw is used",
@@ -176,7 +186,7 @@ def _imbalanced_feeds(feeds: tuple[tuple[str, int], ...], psus: tuple[tuple[floa
             continue
         for index, legs in zip(indexes, spread_over_legs(dict(psus), len(indexes)), strict=True):
             mean = sum(legs) / 3
-            if mean and (imbalance := (max(legs) - min(legs)) / mean) > limit:
+            if mean and exceeds(imbalance := (max(legs) - min(legs)) / mean, limit, "share"):
                 out.append((index, tuple(legs), imbalance))
     return out
 
@@ -220,7 +230,7 @@ def panel_aggregate(ctx: Context, settings: Settings) -> Iterator[Draft]:
     e = ctx.config.electrical
     for i, panel in enumerate(ctx.site.panels):
         usable = derated_kw(panel, e)
-        if loads.get(panel.name, 0.0) > usable:
+        if exceeds(loads.get(panel.name, 0.0), usable, "kW"):
             yield Draft(("site", "panels", i),
                         f"panel {panel.name} carries {loads[panel.name]:.1f} kW when the other side is lost; it "
                         f"gives {usable:.1f} kW usable ({describe(panel)} × {e.derate:g})",
@@ -236,12 +246,12 @@ def site_budget(ctx: Context, settings: Settings) -> Iterator[Draft]:
     for racked in ctx.plan.fabrics:  # every fabric on the site: one per blueprint, one per team on a shared site
         it_kw += racked.tree.switches * getattr(ctx.catalog.get(racked.switch), "max_power_kw", 0.0)
     site = ctx.site
-    if site.contracted_it_kw is not None and it_kw > site.contracted_it_kw:
+    if site.contracted_it_kw is not None and exceeds(it_kw, site.contracted_it_kw, "kW"):
         yield Draft(("site", "contracted_it_kw"),
                     f"the cluster draws {it_kw:.0f} kW of IT load (nameplate, switches included); the site contract "
                     f"is {site.contracted_it_kw:g} kW", "reduce the node count or raise the contract", it_kw,
                     site.contracted_it_kw, "kW")
-    if site.utility_kw is not None and site.pue is not None and it_kw * site.pue > site.utility_kw:
+    if site.utility_kw is not None and site.pue is not None and exceeds(it_kw * site.pue, site.utility_kw, "kW"):
         yield Draft(("site", "utility_kw"),
                     f"{it_kw:.0f} kW IT × PUE {site.pue:g} = {it_kw * site.pue:.0f} kW exceeds the utility "
                     f"supply of {site.utility_kw:g} kW", "reduce the load or improve cooling efficiency",

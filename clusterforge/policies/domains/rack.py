@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from itertools import pairwise
 
 from clusterforge.catalog import Switch
+from clusterforge.physics.budget import exceeds
 from clusterforge.policies.config import Settings
 from clusterforge.policies.context import Context, rack_ref
 from clusterforge.policies.findings import Draft
@@ -23,7 +24,7 @@ def u_space(ctx: Context, settings: Settings) -> Iterator[Draft]:
     """Σ device U + reserved U ≤ rack U height; explicitly positioned devices fit the rack and do not overlap."""
     for load, rack in ctx.racks():
         used = load.u_used + rack.reserved_u
-        if used > rack.u_height:
+        if exceeds(used, rack.u_height, "U"):
             yield Draft(load.rack.path, f"rack {rack.name} needs {used}U ({load.u_used}U of devices + "
                         f"{rack.reserved_u}U reserved) but is {rack.u_height}U high",
                         "move devices to another rack", used, rack.u_height, "U", where=rack_ref(load))
@@ -53,7 +54,7 @@ def static_weight(ctx: Context, settings: Settings) -> Iterator[Draft]:
     """Tare weight + Σ device weight ≤ the rack's max_weight_kg."""
     for load, rack in ctx.racks():
         total = rack.tare_weight_kg + load.weight_kg
-        if total > rack.max_weight_kg:
+        if exceeds(total, rack.max_weight_kg, "kg"):
             yield Draft((*load.rack.path, "max_weight_kg"),
                         f"rack {rack.name} weighs {total:.0f} kg ({rack.tare_weight_kg:g} kg tare + "
                         f"{load.weight_kg:.0f} kg devices); its rating is {rack.max_weight_kg:g} kg",
@@ -73,7 +74,7 @@ def floor_loading(ctx: Context, settings: Settings) -> Iterator[Draft]:
     for load, rack in ctx.racks():
         total = rack.tare_weight_kg + load.weight_kg
         pressure = total / rack.footprint_m2
-        if load.device_count and pressure > limit:
+        if load.device_count and exceeds(total, limit * rack.footprint_m2, "kg"):  # in kg: to the gram
             yield Draft((*load.rack.path, "footprint_m2"),
                         f"rack {rack.name} puts {pressure:.0f} kg/m² on the floor ({total:.0f} kg over "
                         f"{rack.footprint_m2:g} m²); the floor takes {limit:g} kg/m²",
@@ -115,7 +116,7 @@ def density_contract(ctx: Context, settings: Settings) -> Iterator[Draft]:
     """Rack kW ≤ the contracted kW per rack (rack.contracted_kw, else site.contracted_kw_per_rack)."""
     for load, rack in ctx.racks():
         limit = rack.contracted_kw or ctx.site.contracted_kw_per_rack
-        if limit is not None and load.power_kw > limit:
+        if limit is not None and exceeds(load.power_kw, limit, "kW"):
             yield Draft(load.rack.path, f"rack {rack.name} draws {load.power_kw:.1f} kW; the contract allows "
                         f"{limit:g} kW per rack", "renegotiate density or spread the load", load.power_kw, limit,
                         "kW", where=rack_ref(load))

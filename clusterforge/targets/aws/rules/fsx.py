@@ -1,4 +1,5 @@
-"""FSx for Lustre rules of target aws: capacity sizes and throughput tiers (STO-001, STO-002)."""
+"""FSx for Lustre rules of target aws: capacity sizes, throughput tiers and metadata IOPS (STO-001, STO-002,
+STO-004)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from clusterforge.policies.inputs import Inputs, Preview
 from clusterforge.policies.registry import domain, rule
 from clusterforge.targets.aws.crossguard.tokens import LUSTRE
 from clusterforge.targets.aws.fsx import capacity_step, tier_problems, valid_capacities
+from clusterforge.targets.aws.fsx_metadata import SOURCE, metadata_problem
 
 DOMAIN = domain("storage", "Storage", 50)
 FSX_DOCS = "AWS FSx CreateFileSystem StorageCapacity; ParallelCluster FsxStorageCapacityValidator"
@@ -55,3 +57,19 @@ def fsx_throughput(ctx: Context, settings: Settings) -> Iterator[Draft]:
     }
     for problem in tier_problems(fsx.deployment_type, fsx.storage_type, fsx.throughput_mb_s_per_tib):
         yield Draft(paths[problem.field], problem.message, problem.hint)
+
+
+@rule("STO-004", "error", DOMAIN, "FSx metadata IOPS", SOURCE, target="aws",
+      inputs=Inputs(("storage.lustre.{metadata_iops,deployment_type,storage_type}",)),
+      preview=Preview((LUSTRE,), "clusterforge.targets.aws.crossguard.fsx_metadata:metadata_problems",
+                      "`metadataConfiguration.iops` is a value AWS accepts for the deployment and storage type "
+                      "and mode (same helper as the blueprint rule)"))
+def fsx_metadata_iops(ctx: Context, settings: Settings) -> Iterator[Draft]:
+    """Provisioned metadata IOPS are a value CreateFileSystem accepts: on SSD 1,500, 3,000, 6,000, 12,000 or a
+    multiple of 12,000 up to 192,000; only PERSISTENT_2 takes them (the stack would otherwise drop them)."""
+    fsx = _fsx(ctx)
+    if fsx is None:
+        return
+    problem = metadata_problem(fsx.metadata_iops, fsx.deployment_type, fsx.storage_type)
+    if problem is not None:
+        yield Draft(("storage", "lustre", "metadata_iops"), problem.message, problem.hint)

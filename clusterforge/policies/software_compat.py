@@ -1,0 +1,224 @@
+"""Compatibility as the vendors state it, read from the software tables (catalog data, a source per row).
+
+- NVIDIA: a CUDA release needs its driver minimum; a CUDA minor newer than the tables know runs, under minor-version
+  compatibility, on its major's driver branch minimum; NCCL is built per CUDA major.
+- AWS: the aws-ofi-nccl plugin fits NCCL and CUDA's major, the EFA installer bundles that plugin, and each instance
+  family has an oldest installer that drives its EFA devices.
+- AMD: ROCm ships one RCCL and lists the amdgpu driver series it runs on. Neuron: the SDK's driver and EFA series.
+- Every GPU architecture has an oldest driver (NVIDIA) or ROCm release (AMD) that supports it.
+
+A release newer than every row of its table is a warning that the tables are behind (a site adds the row with
+`--catalog` once it has qualified the set); a release inside the known range that no row lists, and a set the rows
+show to be incompatible, are errors. Each function checks one set of pins and writes its drafts against the cluster's
+`software` block; the rule moves them to where a pool set's pins are (policies/pool_software.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from clusterforge.catalog.software import (
+    ArchitectureRow,
+    AwsOfiNcclRow,
+    CudaMajorRow,
+    CudaRow,
+    EfaInstallerRow,
+    EfaInstanceRow,
+    GpuModelRow,
+    NcclRow,
+    NeuronRow,
+    RocmRow,
+    Row,
+    SoftwareCatalog,
+    version_tuple,
+)
+from clusterforge.hints import known as known_names
+from clusterforge.model import Software
+from clusterforge.policies.findings import Draft
+from clusterforge.policies.pool_software import VENDOR_NAME, PoolSet
+
+PIN = re.compile(r"^\d+(\.\d+){1,3}$")
+QUALIFY = ("a site that has qualified it adds a row with --catalog (docs/policies.md, \"Adding a qualified software "
+           "set\")")
+
+
+def older(version: str, minimum: str) -> bool:
+    return version_tuple(version) < version_tuple(minimum)
+
+
+def newer(tables: SoftwareCatalog, kind: type[Row], version: str, *, major: bool = False) -> bool:
+    """Whether `version` is newer than every release the table lists (with `major`: every release of its own major
+    version, or of a major the table does not list at all)."""
+    known = tables.versions(kind.table())
+    if major:
+        same = [v for v in known if version_tuple(v)[:1] == version_tuple(version)[:1]]
+        known = same or [v for v in known if version_tuple(v)[:1] < version_tuple(version)[:1]]
+    return bool(known) and version_tuple(version) > version_tuple(known[-1])
+
+
+def unknown(tables: SoftwareCatalog, kind: type[Row], version: str, what: str) -> Draft:
+    """A release the tables lack though it is not newer than them, on the blueprint field of the same name."""
+    known = known_names(tables.versions(kind.KEY)) or "none"
+    return Draft(("software", kind.KEY), f"{what} {version} is not in the software tables",
+                 f"known: {known}; {QUALIFY}")
+
+
+def ahead(tables: SoftwareCatalog, kind: type[Row], version: str, what: str, checked: str) -> Draft:
+    """A release newer than the tables know: a warning that says so and what was still checked."""
+    newest = tables.versions(kind.KEY)[-1]
+    return Draft(("software", kind.KEY), f"{what} {version} is newer than the tables know (newest: {newest}); "
+                 f"{checked}", QUALIFY, level="warning")
+
+
+def lookup(tables: SoftwareCatalog, kind: type[Row], version: str, what: str,
+           checked: str = "its pairings are not checked") -> tuple[Row | None, Draft | None]:
+    """The row of `version`, or the draft that says why there is none (a warning when it is newer than the table)."""
+    row = tables.row(kind, version)
+    if row is not None:
+        return row, None
+    if newer(tables, kind, version):
+        return None, ahead(tables, kind, version, what, checked)
+    return None, unknown(tables, kind, version, what)
+
+
+def cuda(sw: Software, tables: SoftwareCatalog) -> Iterator[Draft]:
+    """Driver ≥ CUDA's minimum (the major's branch minimum for a newer minor), and NCCL has a build for this CUDA's
+    major version."""
+    release = tables.row(CudaRow, sw.cuda)
+    if release is not None:
+        if older(sw.nvidia_driver, release.min_driver):
+            yield Draft(("software", "nvidia_driver"), f"driver {sw.nvidia_driver} is older than "
+                        f"{release.min_driver}, the minimum for CUDA {sw.cuda}",
+                        f"use driver ≥ {release.min_driver} or an older CUDA")
+    elif newer(tables, CudaRow, sw.cuda, major=True):
+        major = str(version_tuple(sw.cuda)[0])
+        branch = tables.row(CudaMajorRow, major)
+        if branch is not None and older(sw.nvidia_driver, branch.min_driver):
+            yield Draft(("software", "nvidia_driver"), f"driver {sw.nvidia_driver} is older than "
+                        f"{branch.min_driver}, the minimum for any CUDA {major}.x (CUDA {sw.cuda} is newer than the "
+                        "tables know)", f"use driver ≥ {branch.min_driver}")
+        else:
+            checked = (f"the driver meets CUDA {major}.x's minimum {branch.min_driver} (minor-version compatibility)"
+                       if branch is not None else f"no driver minimum is recorded for CUDA {major}.x")
+            yield ahead(tables, CudaRow, sw.cuda, "CUDA", checked)
+    else:
+        yield unknown(tables, CudaRow, sw.cuda, "CUDA")
+    nccl, draft = lookup(tables, NcclRow, sw.nccl, "NCCL", "its CUDA builds are not checked")
+    if draft is not None:
+        yield draft
+    if not isinstance(nccl, NcclRow):
+        return
+    cuda_major = version_tuple(sw.cuda)[:1]
+    usable = [b for b in nccl.cuda if version_tuple(b)[:1] == cuda_major and version_tuple(b) <= version_tuple(sw.cuda)]
+    if not usable:
+        yield Draft(("software", "nccl"), f"NCCL {sw.nccl} has no build for CUDA {sw.cuda} (builds: "
+                    f"{', '.join(nccl.cuda)})", "pick an NCCL release built for this CUDA major version")
+
+
+def efa(sw: Software, tables: SoftwareCatalog) -> Iterator[Draft]:
+    """On AWS with CUDA: the plugin fits NCCL and CUDA's major version, and the installer bundles that plugin."""
+    ofi, installer = sw.aws_ofi_nccl, sw.efa_installer
+    plugin: Row | None = None
+    bundle: Row | None = None
+    if PIN.match(ofi):
+        plugin, draft = lookup(tables, AwsOfiNcclRow, ofi, "aws-ofi-nccl")
+        if draft is not None:
+            yield draft
+    if PIN.match(installer):
+        bundle, draft = lookup(tables, EfaInstallerRow, installer, "EFA installer",
+                               "the aws-ofi-nccl it bundles is not checked")
+        if draft is not None:
+            yield draft
+    if isinstance(plugin, AwsOfiNcclRow):
+        if older(sw.nccl, plugin.min_nccl):
+            yield Draft(("software", "aws_ofi_nccl"), f"aws-ofi-nccl {ofi} needs NCCL ≥ {plugin.min_nccl}, not "
+                        f"{sw.nccl}", "upgrade NCCL or pin an older plugin")
+        if version_tuple(sw.cuda)[0] not in plugin.cuda_majors:
+            yield Draft(("software", "aws_ofi_nccl"), f"aws-ofi-nccl {ofi} supports CUDA "
+                        f"{'/'.join(str(m) for m in plugin.cuda_majors)}.x, not CUDA {sw.cuda}",
+                        "pin a plugin release that supports this CUDA (CUDA 13 needs aws-ofi-nccl ≥ 1.17.0)")
+    if isinstance(bundle, EfaInstallerRow) and version_tuple(bundle.aws_ofi_nccl)[:2] != version_tuple(ofi)[:2]:
+        yield Draft(("software", "efa_installer"), f"EFA installer {installer} bundles aws-ofi-nccl "
+                    f"{bundle.aws_ofi_nccl}, but {ofi} is pinned",
+                    f"pin aws_ofi_nccl: {bundle.aws_ofi_nccl} or a matching installer")
+
+
+def efa_instances(pool_set: PoolSet, tables: SoftwareCatalog) -> Iterator[Draft]:
+    """On AWS: the EFA installer is no older than the oldest that drives each pool's instance family."""
+    installer = pool_set.software.efa_installer
+    if not PIN.match(installer):
+        return
+    families: dict[str, list[str]] = {}
+    for _, pool, _ in pool_set.pools:
+        families.setdefault(pool.hardware.split(".")[0], []).append(pool.name)
+    for family, names in families.items():
+        row = tables.row(EfaInstanceRow, family)
+        if row is not None and older(installer, row.min_efa_installer):
+            yield Draft(("software", "efa_installer"), f"EFA installer {installer} is older than "
+                        f"{row.min_efa_installer}, the oldest that drives {family} instances' EFA devices "
+                        f"(pool {', '.join(names)})", f"pin efa_installer ≥ {row.min_efa_installer} "
+                        f"(`clusterforge catalog software --table efa_instance`)")
+
+
+def rocm(sw: Software, tables: SoftwareCatalog) -> Iterator[Draft]:
+    """ROCm is a known release, RCCL is the one it ships, the amdgpu driver is of a series AMD lists for it."""
+    assert sw.rocm is not None and sw.rccl is not None
+    row, draft = lookup(tables, RocmRow, sw.rocm, "ROCm", "its RCCL and amdgpu series are not checked")
+    if draft is not None:
+        yield draft
+    if not isinstance(row, RocmRow):
+        return
+    if version_tuple(sw.rccl) != version_tuple(row.rccl):
+        yield Draft(("software", "rccl"), f"ROCm {sw.rocm} ships RCCL {row.rccl}, not {sw.rccl}",
+                    f"pin rccl: {row.rccl}, or the ROCm release that ships {sw.rccl}")
+    driver = sw.amdgpu_driver
+    if driver is not None and PIN.match(driver) and row.amdgpu and not any(
+            version_tuple(driver)[:2] == version_tuple(series)[:2] for series in row.amdgpu):
+        yield Draft(("software", "amdgpu_driver"), f"amdgpu {driver} is not of a series AMD lists for ROCm "
+                    f"{sw.rocm} ({', '.join(row.amdgpu)})", "use a listed driver series")
+
+
+def neuron(sw: Software, tables: SoftwareCatalog, on_efa: bool) -> Iterator[Draft]:
+    """The Neuron SDK is a known release, its driver no older than the release's, and on AWS the EFA installer of
+    the series the release pins."""
+    assert sw.neuron_sdk is not None and sw.neuron_driver is not None
+    row, draft = lookup(tables, NeuronRow, sw.neuron_sdk, "Neuron SDK", "its driver and EFA series are not checked")
+    if draft is not None:
+        yield draft
+    if not isinstance(row, NeuronRow):
+        return
+    if older(sw.neuron_driver, row.neuron_driver):
+        yield Draft(("software", "neuron_driver"), f"aws-neuronx-dkms {sw.neuron_driver} is older than "
+                    f"{row.neuron_driver}, the driver of Neuron {sw.neuron_sdk}", f"use ≥ {row.neuron_driver}")
+    if on_efa and row.efa_installer and version_tuple(sw.efa_installer)[:2] != version_tuple(row.efa_installer)[:2]:
+        yield Draft(("software", "efa_installer"), f"Neuron {sw.neuron_sdk} pins EFA installer "
+                    f"{row.efa_installer}.x, not {sw.efa_installer}", f"pin efa_installer {row.efa_installer}.x")
+
+
+def architectures(pool_set: PoolSet, tables: SoftwareCatalog) -> Iterator[Draft]:
+    """The driver (NVIDIA) or ROCm release (AMD) is no older than the oldest that supports each pool's GPU
+    architecture; GPU models the tables do not map are not checked."""
+    seen: dict[str, list[str]] = {}
+    models: dict[str, tuple[str, str]] = {}
+    for _, pool, gpus in pool_set.pools:
+        model = tables.row(GpuModelRow, gpus.model)
+        if model is not None:
+            seen.setdefault(model.architecture, []).append(pool.name)
+            models.setdefault(model.architecture, (VENDOR_NAME[gpus.vendor], gpus.model))
+    sw = pool_set.software
+    for name, pools in seen.items():
+        arch = tables.row(ArchitectureRow, name)
+        if arch is None:
+            continue
+        vendor, model_name = models[name]
+        gpu = f"{vendor} {model_name} ({name}, pool {', '.join(pools)})"
+        if pool_set.stack == "cuda" and arch.min_driver and PIN.match(sw.nvidia_driver) \
+                and older(sw.nvidia_driver, arch.min_driver):
+            yield Draft(("software", "nvidia_driver"), f"driver {sw.nvidia_driver} is older than {arch.min_driver}, "
+                        f"the oldest that supports {name}: {gpu}", f"use driver ≥ {arch.min_driver} (and a CUDA it "
+                        "supports)")
+        if pool_set.stack == "rocm" and arch.min_rocm and sw.rocm and PIN.match(sw.rocm) \
+                and older(sw.rocm, arch.min_rocm):
+            yield Draft(("software", "rocm"), f"ROCm {sw.rocm} is older than {arch.min_rocm}, the oldest that "
+                        f"supports {name}: {gpu}", f"use ROCm ≥ {arch.min_rocm} with its RCCL")
