@@ -315,6 +315,7 @@ _ASCII_TEXT = bytes(range(0x20, 0x7F)) + b"\n"
 # sign before a bare dot and reads them as text; a block scalar as a list item is placed a line lower.
 _SIGNED_DOT = re.compile(r"[-+]\.[0-9]")
 _BLOCK_ITEM = re.compile(r"^[ ]*(?:-[ ]+)+[|>]", re.MULTILINE)
+_BLOCK_ITEM_HINT = re.compile(r"-[ ]+[|>]")  # what every _BLOCK_ITEM match holds: 30 times cheaper to look for
 
 
 
@@ -337,7 +338,8 @@ def _declined(text: str, raw: bytes) -> bool:
     without a final line break, a sign before a bare dot (`-.5`) and a block scalar as a list item."""
     if any(token in text for token in _ANYWHERE):
         return True
-    if not text.endswith("\n") or _SIGNED_DOT.search(text) or _BLOCK_ITEM.search(text):
+    if not text.endswith("\n") or _SIGNED_DOT.search(text) or (
+            _BLOCK_ITEM_HINT.search(text) and _BLOCK_ITEM.search(text)):
         return True  # a block scalar at the end of a file without a final line break keeps rapidyaml's one
     if any(_may_start_a_node(text, char) for char in _AT_NODE if char in text):
         return True

@@ -43,7 +43,7 @@ def check(files: tuple[Path, ...], fmt: str, inputs: PolicyInputs, fail_level: s
     """
     from clusterforge.analysis import bulk_objects
 
-    with bulk_objects():  # the findings and the plan live to the end: the cycle collector would only walk them
+    with bulk_objects(kept=True):  # the findings and the plan live to the end: the collector would only walk them
         _check(files, fmt, replace(inputs, fail_level=fail_level, today=today.date() if today else None), output,
                show_info)
 
