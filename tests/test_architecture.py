@@ -110,6 +110,15 @@ def test_the_package_has_no_import_cycle() -> None:
     assert cycles(import_graph(modules())) == []
 
 
+def test_day_two_imports_nothing_of_the_lab() -> None:
+    """`day2` compares renders and rolls changes for every cluster; the lab is one of its callers, never its
+    dependency (where the checkout's roles live is `clusterforge.checkout`)."""
+    graph = import_graph(modules())
+    into_lab = sorted((module, dep) for module, deps in graph.items() if module.startswith("clusterforge.day2")
+                      for dep in deps if dep.startswith("clusterforge.lab"))
+    assert into_lab == []
+
+
 def test_the_cycle_check_finds_a_cycle_through_a_function_level_import(tmp_path: Path) -> None:
     root = tmp_path / "pkg"
     root.mkdir()

@@ -242,8 +242,8 @@ def test_update_refuses_a_design_the_gate_rejects(cli, tmp_path: Path) -> None:
 
 
 def test_commands_reach_a_host_through_ansible_with_their_arguments_intact(tmp_path: Path) -> None:
+    from clusterforge.checkout import project_root
     from clusterforge.day2.remote import AnsibleRemote
-    from clusterforge.lab.paths import project_root
 
     inventory = tmp_path / "hosts.yml"
     inventory.write_text("all:\n  hosts:\n    here:\n      ansible_connection: local\n"

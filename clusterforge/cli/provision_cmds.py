@@ -32,7 +32,7 @@ def provision(out: Path, limit: str | None, check: bool, diff: bool, tags: str |
     Prints per-host progress, then ok/changed/failed/unreachable per host. Failed hosts do not stop the
     others. Exit 0 when every host succeeded, 1 when any failed or was unreachable, 2 on bad input.
     """
-    from clusterforge.lab.paths import cache_root, project_root
+    from clusterforge.checkout import cache_root, project_root
     from clusterforge.provision.runner import Run, execute
 
     inventory = out / "inventory" / "hosts.yml"

@@ -60,13 +60,13 @@ def update(old: str, new: Path, out: Path, inputs: PolicyInputs, settings: Setti
     clusterforge diff main:cluster.yaml cluster.yaml          (what it means, first)
     clusterforge update main:cluster.yaml cluster.yaml -o out --batch rack --max-fraction 0.05
     """
+    from clusterforge.checkout import cache_root, project_root
     from clusterforge.day2.diff import compare
     from clusterforge.day2.remote import AnsibleRemote, SiteApply
     from clusterforge.day2.rendered import Rendered
     from clusterforge.day2.revisions import blueprint_path
     from clusterforge.day2.rolling import Progress, digest
     from clusterforge.day2.update import Updater, headline, job_loss_refusal
-    from clusterforge.lab.paths import cache_root, project_root
 
     for path in extra:
         if not path.is_file():

@@ -296,7 +296,7 @@ def read_slurm_role(root: Path) -> SlurmRole:
 
 
 def slurm_role() -> SlurmRole:
-    """The slurm role of this checkout (clusterforge.lab.paths.project_root)."""
-    from clusterforge.lab.paths import project_root
+    """The slurm role of this checkout (clusterforge.checkout.project_root)."""
+    from clusterforge.checkout import project_root
 
     return read_slurm_role(project_root())

@@ -15,9 +15,10 @@ from typing import Any
 
 import yaml
 
+from clusterforge.checkout import project_root
 from clusterforge.errors import ClusterforgeError, Problem
 from clusterforge.lab import host, image, labvars, nodes, podman, repo, state
-from clusterforge.lab.paths import LABEL, LabPaths, project_root, shared_cache
+from clusterforge.lab.paths import LABEL, LabPaths, shared_cache
 from clusterforge.lab.render import group_vars, inventory_hosts, render
 from clusterforge.lab.state import LabState, Node
 from clusterforge.provision.runner import EventHandler, Outcome, Run, execute

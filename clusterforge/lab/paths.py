@@ -2,36 +2,16 @@
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from clusterforge.checkout import cache_root
 from clusterforge.errors import ClusterforgeError, Problem
 
 PREFIX = "cf-lab"
 LABEL = "io.clusterforge.lab"
 NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,30}$")
-
-
-def cache_root() -> Path:
-    """`$CLUSTERFORGE_CACHE`, else `$XDG_CACHE_HOME/clusterforge`, else `~/.cache/clusterforge`."""
-    explicit = os.environ.get("CLUSTERFORGE_CACHE")
-    if explicit:
-        return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "clusterforge"
-
-
-def project_root() -> Path:
-    """The checkout holding `site.yml` and `roles/` (the package lives one level below it)."""
-    explicit = os.environ.get("CLUSTERFORGE_ANSIBLE_DIR")
-    root = Path(explicit) if explicit else Path(__file__).resolve().parents[2]
-    if not (root / "site.yml").is_file() or not (root / "roles").is_dir():
-        raise ClusterforgeError(Problem(
-            "site.yml and roles/ not found", str(root),
-            hint="run from a clusterforge checkout (pip install -e .) or set CLUSTERFORGE_ANSIBLE_DIR"))
-    return root
 
 
 @dataclass(frozen=True)

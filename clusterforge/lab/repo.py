@@ -25,8 +25,9 @@ from pathlib import Path
 
 import yaml
 
+from clusterforge.checkout import project_root
 from clusterforge.errors import ClusterforgeError, Problem
-from clusterforge.lab.paths import project_root, shared_cache
+from clusterforge.lab.paths import shared_cache
 
 MOUNT = "/srv/clusterforge-repo"
 APT_LINE = f"deb [trusted=yes] file:{MOUNT} ./"
