@@ -9,12 +9,12 @@ stay quick for `--help`.
 from __future__ import annotations
 
 import datetime as dt
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from clusterforge.bulk import bulk_objects
 
 if TYPE_CHECKING:
     from clusterforge.catalog import Catalog
@@ -76,34 +76,6 @@ class Analysis:
                                                "error(s)", self.loaded.file, hint="fix the design or waive them")])
 
 
-# Set by the command-line entry point, whose process ends with its command (cli.main._leave): what a command
-# built is kept to the end and never needs collecting. Unset where commands run inside a longer-lived process
-# (tests, other programs), which must collect as usual.
-PROCESS_ENDS_WITH_COMMAND = False
-
-
-@contextmanager
-def bulk_objects(kept: bool = False) -> Iterator[None]:
-    """Pause the cycle collector while a blueprint is parsed, validated, planned and evaluated.
-
-    That work builds hundreds of thousands of acyclic objects that live to the end, and the collector would walk
-    them again on every pass (a fifth of a 100,000-GPU check). Inputs are bounded by `clusterforge.limits`, so
-    memory stays bounded with it paused; reference counting still frees everything that is not a cycle.
-    `kept`: the objects stay until the command's end (a whole `check`); where the process ends with it
-    (PROCESS_ENDS_WITH_COMMAND) they are moved out of the collector's sight instead of walked once more when it
-    resumes (60 ms at 100,000 GPUs).
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            if kept and PROCESS_ENDS_WITH_COMMAND:
-                gc.freeze()
-            gc.enable()
-
-
 def read_policy(inputs: PolicyInputs = PolicyInputs()) -> Policy:
     """The catalog, policy config and waivers of `inputs`; unknown `skip` ids are input errors."""
     from clusterforge.catalog import load_catalog
@@ -160,3 +132,51 @@ def analyze(
         verdict = evaluate(loaded, plan, policy.config, policy.waivers, (*inputs.skip, *sorted(also_skip)),
                            inputs.fail_level, inputs.today)
     return Analysis(loaded, cluster, implicit, plan, verdict, policy)
+
+
+def load_set(files: Sequence[Path], policy: Policy) -> list[Loaded]:
+    """Every blueprint of a set; the problems of all that cannot be read, together (one error, every file)."""
+    from clusterforge.errors import ClusterforgeError
+
+    loadeds, problems = [], []
+    for path in files:
+        try:
+            loadeds.append(load(path, policy))
+        except ClusterforgeError as error:
+            problems += error.problems
+    if problems:
+        raise ClusterforgeError(problems)
+    return loadeds
+
+
+@dataclass(frozen=True)
+class SetVerdict:
+    """One verdict over a set of blueprints, and what was checked together (for the reader: `notes`)."""
+
+    verdict: Verdict
+    notes: tuple[str, ...]
+
+
+def check_set(loadeds: Sequence[Loaded], policy: Policy) -> SetVerdict:
+    """The verdict over several blueprints: each planned and evaluated alone, except that teams sharing one site
+    file have its facility rules run once on their combined load (compose.check_together); waivers apply across
+    the set. One blueprint's verdict is the set's (decided with these waivers already)."""
+    from clusterforge.compose import check_together, groups
+    from clusterforge.formats.paths import report_path
+    from clusterforge.policies.engine import merge
+    from clusterforge.policies.registry import REGISTRY
+
+    site_rules = frozenset(r.id for r in REGISTRY.values() if r.needs_site)
+    shared = groups(loadeds)
+    in_a_group = {id(loaded) for group in shared for loaded in group}
+    verdicts = [analyze(loaded, policy, detail=False,
+                        also_skip=site_rules if id(loaded) in in_a_group else frozenset()).verdict
+                for loaded in loadeds]
+    notes = []
+    for group in shared:
+        combined, together = check_together(group, policy)
+        verdicts.append(together)
+        teams = ", ".join(report_path(g.file) for g in group)
+        notes.append(f"{report_path(combined.file)}: shared by {teams}: facility rules check their combined load")
+    verdict = verdicts[0] if len(verdicts) == 1 else merge(verdicts, policy.waivers, policy.inputs.today)
+    return SetVerdict(verdict, tuple(notes))

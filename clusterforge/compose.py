@@ -109,7 +109,7 @@ def combined_plan(group: Sequence[Loaded], combined: Loaded, assumptions: Assump
 def check_together(group: Sequence[Loaded], policy: Policy) -> tuple[Loaded, Verdict]:
     """The facility rules (those that need a site) once over the combined load of the teams of one site; the
     findings belong to the site (`cluster: site:<name>` in a waiver), not to any one team."""
-    from clusterforge.analysis import bulk_objects
+    from clusterforge.bulk import bulk_objects
     from clusterforge.policies import evaluate
     from clusterforge.policies.registry import REGISTRY
 

@@ -68,9 +68,9 @@ def main() -> None:
     """Run the command line; exit 0 ok, 1 policy failure, 2 bad input, 3 internal error (see _report_crash)."""
     signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGHUP, _terminate)
-    import clusterforge.analysis
+    import clusterforge.bulk
 
-    clusterforge.analysis.PROCESS_ENDS_WITH_COMMAND = True  # the process leaves with the command (_leave)
+    clusterforge.bulk.PROCESS_ENDS_WITH_COMMAND = True  # the process leaves with the command (_leave)
     try:
         app(prog_name="clusterforge")
     except SystemExit as done:

@@ -1,0 +1,53 @@
+"""How `check` hands its verdict over: the text view on a terminal or in a file, a machine format, and the GitHub
+job summary beside the annotations."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import click
+
+from clusterforge.cli.app import say
+
+
+def emit(verdict: object, fmt: str, output: Path | None, files: int, show_info: bool) -> None:
+    from clusterforge.policies import Verdict
+
+    assert isinstance(verdict, Verdict)
+    if fmt == "text":
+        from rich.console import Console
+
+        from clusterforge.formats.text import console_for_stdout, print_verdict
+
+        if output is None:
+            print_verdict(verdict, console_for_stdout(), files, show_info)
+            return
+        console = Console(record=True, width=160, file=io.StringIO())
+        print_verdict(verdict, console, files, show_info)
+        text = console.export_text()
+    else:
+        from clusterforge.formats import render
+
+        text = render(verdict, fmt, summary=fmt == "github" and _step_summary(verdict))
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        from clusterforge.atomic import write_text
+
+        write_text(output, text)
+        say(f"wrote {output}")
+
+
+def _step_summary(verdict: object) -> bool:
+    """Append the grouped table to the GitHub job summary when the runner names one; whether it was written.
+    A summary that cannot be written is said on stderr and leaves the verdict and the annotations as they are."""
+    from clusterforge.formats import step_summary
+    from clusterforge.policies import Verdict
+
+    assert isinstance(verdict, Verdict)
+    try:
+        return step_summary.append(verdict) is not None
+    except OSError as error:
+        say(f"{step_summary.VARIABLE}: not written: {error.strerror or error}")
+        return False
