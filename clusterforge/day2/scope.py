@@ -1,0 +1,72 @@
+"""What the comparison of two renders shares: a setting's value as text, the keys of two mappings in order, and
+the scope that turns the effect table's host selectors into the new render's hosts."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from clusterforge.day2.changes import Change
+from clusterforge.day2.effects import COMPUTE_GROUP, CONTROLLER_GROUP, Effect, Hosts
+from clusterforge.day2.rendered import Rendered
+
+
+def text(value: Any) -> str:
+    """A setting's value as one string: strings as they are, anything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+
+
+class Scope:
+    """Resolves the table's host selectors on the new render."""
+
+    def __init__(self, new: Rendered) -> None:
+        self.new = new
+
+    def gpu(self, vendor: str | None = None) -> tuple[str, ...]:
+        """Hosts with GPUs (of a vendor), and hosts an inventory says run the vendor's driver role anyway
+        (`nvidia_driver_enabled`: the lab's GPU-less compute nodes install the driver to exercise the role)."""
+        default = self.new.group_vars.get("gpu_vendor") or "nvidia"
+        forced = "nvidia_driver_enabled" if vendor in (None, "nvidia") else None
+        return tuple(name for name, host in self.new.hosts.items()
+                     if (number(host.vars.get("gpu_count")) > 0
+                         and (vendor is None or (host.vars.get("gpu_vendor") or default) == vendor))
+                     or (forced and host.vars.get(forced) is True))
+
+    def dbd(self) -> tuple[str, ...]:
+        host = self.new.dbd_host
+        return (host,) if host else self.new.members(CONTROLLER_GROUP)[:1]
+
+    def efa(self) -> tuple[str, ...]:
+        hosts = tuple(name for name, host in self.new.hosts.items() if host.vars.get("efa_interfaces"))
+        return hosts or (self.new.members(COMPUTE_GROUP) if self.new.group_vars.get("efa_enabled") else ())
+
+    def hosts(self, selector: Hosts, changed: Sequence[str] = ()) -> tuple[str, ...]:
+        if selector == "changed":
+            return tuple(changed)
+        if selector in ("controllers", "compute"):
+            return self.new.members(CONTROLLER_GROUP if selector == "controllers" else COMPUTE_GROUP)
+        if selector in ("gpu", "nvidia", "amd"):
+            return self.gpu(None if selector == "gpu" else selector)
+        picks = {"all": lambda: tuple(self.new.hosts), "dbd": self.dbd, "efa": self.efa, "none": tuple}
+        return picks[selector]()
+
+    def changes(self, file: str, key: str, old: str | None, new: str | None, effects: Iterable[Effect],
+                changed: Sequence[str] = ()) -> Iterator[Change]:
+        for effect in effects:
+            yield Change(file, key, old, new, effect.action, self.hosts(effect.hosts, changed), effect.daemon,
+                         effect.why)
+
+
+def number(value: Any) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
+
+def keys(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """The keys of both, OLD's order first."""
+    return list(dict.fromkeys([*old, *new]))
+
+
+def value_text(values: dict[str, Any], key: str) -> str | None:
+    """A var's value as text, None when it is absent."""
+    return text(values[key]) if key in values else None
