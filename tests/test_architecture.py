@@ -1,4 +1,5 @@
-"""The package's shape: no import cycles, small modules, and target names compared only inside targets/.
+"""The package's shape: no import cycles, small modules, target names compared and AWS named only inside targets/,
+GPU vendors named only inside accelerators/.
 
 Read from the source with `ast`, so every import counts: module-level, inside functions and inside classes.
 Only imports under `if TYPE_CHECKING:` are left out: they never run, so they cannot make a cycle at run time.
@@ -7,6 +8,7 @@ Only imports under `if TYPE_CHECKING:` are left out: they never run, so they can
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -172,3 +174,63 @@ def test_the_comparison_check_catches_each_form(tmp_path: Path, source: str) -> 
     module = tmp_path / "m.py"
     module.write_text(source)
     assert target_name_comparisons(module, {"aws", "onprem"})
+
+
+def vendor_literals(path: Path, names: set[str]) -> list[int]:
+    """Lines with a string constant that is an accelerator vendor's name: compared, a mapping's key, a Literal."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return sorted({node.lineno for node in ast.walk(tree)
+                   if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names})
+
+
+def test_only_accelerators_name_a_vendor() -> None:
+    """What differs by GPU vendor is declared in clusterforge/accelerators; everything else asks the registry. A
+    vendor name that is also a target's (`aws`) is left to the target check above."""
+    from clusterforge.accelerators import registered
+    from clusterforge.targets import registered as targets
+
+    names = set(registered()) - set(targets())
+    assert {"nvidia", "amd"} <= names
+    outside = {str(path.relative_to(PACKAGE)): lines for path in modules().values()
+               if "accelerators" not in path.relative_to(PACKAGE).parts[:1]
+               and (lines := vendor_literals(path, names))}
+    assert outside == {}
+
+
+@pytest.mark.parametrize("source", ['if vendor == "amd":\n    pass\n',
+                                    'DEVICES = {"nvidia": ("/dev/nvidia", 0)}\n',
+                                    'from typing import Literal\nVendor = Literal["nvidia", "amd"]\n',
+                                    'def files(vendor: str = "nvidia") -> str:\n    return vendor\n'])
+def test_the_vendor_check_catches_each_form(tmp_path: Path, source: str) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(source)
+    assert vendor_literals(module, {"nvidia", "amd"})
+
+
+# A target package's own names: its package, its blueprint section, its outputs, its project folder, its vars and
+# the tables of its keys' effects.
+AWS_KNOWLEDGE = re.compile(r'targets\.aws|cluster\.aws|StackOutputs|"stacks" / "aws"|aws_region|STACK_FACTS|PULUMI_')
+
+
+def aws_knowledge(path: Path) -> list[int]:
+    """Lines of a module that name what only target aws knows."""
+    return [number for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+            if AWS_KNOWLEDGE.search(line)]
+
+
+def test_only_targets_know_aws() -> None:
+    """Layers below the targets ask the target (`target_of(cluster)`, `registered()`) for node facts, deployed
+    outputs, group vars, the project folder and day-two effects; a second cloud is then one folder."""
+    outside = {str(path.relative_to(PACKAGE)): lines for path in modules().values()
+               if "targets" not in path.relative_to(PACKAGE).parts[:1] and (lines := aws_knowledge(path))}
+    assert outside == {}
+
+
+@pytest.mark.parametrize("source", ["from clusterforge.targets.aws.efa import placement_group\n",
+                                    "region = cluster.aws.region\n",
+                                    'out["aws_region"] = region\n',
+                                    'stack = Path.cwd() / "stacks" / "aws"\n'])
+def test_the_aws_check_catches_each_form(tmp_path: Path, source: str) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(source)
+    assert aws_knowledge(module) == [1]

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, StringConstraints, model_validator
+from pydantic_core import PydanticCustomError
 
+from clusterforge import accelerators
 from clusterforge.catalog.software import SoftwareTables
 from clusterforge.model.text import LINE_CHAR, CatalogKey
 from clusterforge.validation import expected, figure
@@ -33,14 +35,28 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
+def _registered_vendor(value: Any) -> str:
+    """A vendor of the accelerator registry (clusterforge/accelerators), refused as a literal would be."""
+    if not isinstance(value, str) or value not in accelerators.registered():
+        raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": accelerators.known()})
+    return value
+
+
+def _vendor_enum(schema: dict[str, Any]) -> None:
+    schema.update(type="string", enum=list(accelerators.registered()), default=accelerators.default().name)
+
+
+Vendor = Annotated[str, PlainValidator(_registered_vendor), Field(json_schema_extra=_vendor_enum)]
+
+
 class Gpus(_Frozen):
-    """Accelerators of one host. `vendor` picks the software the rules expect (CUDA/NCCL, ROCm/RCCL, Neuron)
-    and how gres.conf names the devices."""
+    """Accelerators of one host. `vendor` (an entry of clusterforge/accelerators) picks the software the rules
+    expect (CUDA/NCCL, ROCm/RCCL, Neuron) and how gres.conf names the devices."""
 
     model: GpuModel
     count: Annotated[int, figure("GPUs", 1_024)]
     memory_gib: Annotated[float, figure("GiB per GPU", 4_096)]
-    vendor: Literal["nvidia", "amd", "aws"] = "nvidia"
+    vendor: Vendor = Field(default_factory=lambda: accelerators.default().name)
 
 
 class Psus(_Frozen):

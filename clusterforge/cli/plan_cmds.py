@@ -14,7 +14,7 @@ from clusterforge.errors import ClusterforgeError, Problem
 
 if TYPE_CHECKING:
     from clusterforge.policies.engine import Verdict
-    from clusterforge.targets.aws.outputs import StackOutputs
+    from clusterforge.targets import Outputs
 
 def _verdict_line(verdict: Verdict) -> str:
     state = "FAIL" if verdict.failed else "PASS"
@@ -89,9 +89,10 @@ def render(file: Path, out: Path, force: bool, inputs: PolicyInputs, from_stack:
     from clusterforge.analysis import analyze, read_policy
     from clusterforge.atomic import refuse_inputs
     from clusterforge.render import RenderContext, write
+    from clusterforge.targets import project_dir
 
     policy = read_policy(inputs)
-    stack = _stack_outputs(from_stack)
+    stack = _outputs(from_stack)
     result = analyze(file, policy, controller_type=stack.controller_type if stack else None)
     loaded, verdict = result.loaded, result.verdict
     if stack is not None and stack.cluster != loaded.cluster.name:
@@ -104,7 +105,7 @@ def render(file: Path, out: Path, force: bool, inputs: PolicyInputs, from_stack:
             click.echo("render refused: fix the design, waive the findings (--waivers) or use --force", err=True)
             raise click.exceptions.Exit(EXIT_POLICY)
         click.echo("rendering anyway (--force)", err=True)
-    written = write(RenderContext(loaded, result.plan, Path.cwd() / "stacks" / "aws", stack), out)
+    written = write(RenderContext(loaded, result.plan, project_dir(loaded.cluster), stack), out)
     say(f"wrote {len(written)} files to {out}")
 
 
@@ -121,9 +122,10 @@ def show_policy_errors(file: Path, verdict: Verdict) -> None:
         click.echo("  " + log_line(replace(finding, file=report_path(finding.file)).render()), err=True)
 
 
-def _stack_outputs(path: Path | None) -> StackOutputs | None:
+def _outputs(path: Path | None) -> Outputs | None:
+    """What the deployment reported (`--from-stack`), read by the target that deploys it."""
     if path is None:
         return None
-    from clusterforge.targets.aws.inventory import read_outputs
+    from clusterforge.targets import outputs_reader
 
-    return read_outputs(path)
+    return outputs_reader().file(path)

@@ -112,6 +112,7 @@ def _render(new: Path, out: Path, inputs: PolicyInputs) -> Rendered:
     from clusterforge.cli.plan_cmds import show_policy_errors
     from clusterforge.day2.rendered import Rendered
     from clusterforge.render import RenderContext, write
+    from clusterforge.targets import project_dir
 
     result = analyze(new, read_policy(inputs))
     refuse_inputs(out, input_files([result.loaded.source], new, *inputs.files()), directory=True)
@@ -119,6 +120,6 @@ def _render(new: Path, out: Path, inputs: PolicyInputs) -> Rendered:
         show_policy_errors(new, result.verdict)
         click.echo("update refused: fix the design or waive the findings (--waivers)", err=True)
         raise click.exceptions.Exit(EXIT_POLICY)
-    ctx = RenderContext(result.loaded, result.plan, Path.cwd() / "stacks" / "aws")
+    ctx = RenderContext(result.loaded, result.plan, project_dir(result.loaded.cluster))
     write(ctx, out)
     return Rendered.from_context(ctx)

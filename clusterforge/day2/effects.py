@@ -4,19 +4,22 @@ slurm.conf keys take the class SLURM 24.11's man pages state (catalog/data/slurm
 sentence): a reconfigure unless the page says otherwise. The slurm role is the source for its other files:
 `slurm_notify` (roles/slurm/vars/main.yml) names the handler each rendered file notifies, read from the role when
 a diff is made; and a key in its `slurm_restart_keys` is at least a restart, since that is what the role does
-with it. Everything else is the tables below; a key they do not list is treated as needing idle nodes.
+with it. Everything else is the tables below and each target's own (`Target.effects`: its vars, the facts its
+deployment reports and its config file's keys); a key they do not list is treated as needing idle nodes.
 """
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 
+from clusterforge import accelerators
 from clusterforge.catalog.slurm_changes import Daemon, changes
 from clusterforge.errors import ClusterforgeError, Problem
 
@@ -33,8 +36,15 @@ class Action(enum.IntEnum):
     LOSE_JOBS = 6  # queued or running jobs are lost (SelectType, SwitchType): drain the whole cluster first
 
 
+@dataclass(frozen=True)
+class VendorGpus:
+    """The hosts with GPUs of one accelerator vendor (clusterforge/accelerators): where its driver changes apply."""
+
+    vendor: str
+
+
 # Which hosts act, resolved on the new render (diff.py): "changed" is the hosts whose own value changed.
-Hosts = Literal["none", "all", "controllers", "compute", "dbd", "gpu", "nvidia", "amd", "efa", "changed"]
+Hosts = Literal["none", "all", "controllers", "compute", "dbd", "gpu", "efa", "changed"] | VendorGpus
 
 
 @dataclass(frozen=True)
@@ -57,6 +67,14 @@ def _every_daemon(why: str) -> tuple[Effect, ...]:
             Effect(Action.RESTART, "compute", why, "slurmd"))
 
 
+def _vendor_pins() -> dict[str, tuple[Effect, ...]]:
+    """Each accelerator vendor's pin variables, as its declaration says: a kernel module reboots the hosts with its
+    GPUs, a library jobs load drains the GPU hosts while it is replaced."""
+    return {pin.var: _one(Action.REBOOT, VendorGpus(vendor.name), pin.why) if pin.reboot
+            else _one(Action.DRAIN, "gpu", pin.why)
+            for vendor in accelerators.registered().values() for pin in vendor.pin_vars}
+
+
 UNCLASSIFIED = Effect(Action.DRAIN, "all", "not classified: treated as needing idle nodes")
 
 _FOLLOWS = "written to slurm.conf as well ({}) and classified there"
@@ -71,22 +89,14 @@ GROUP_VARS: dict[str, tuple[Effect, ...]] = {
         "names the munge key and slurmdbd password kept on the control host: a new name makes a new munge key, "
         "which every daemon restarts with"),
     "clusterforge_description": _one(Action.NONE, "all", "the login banner (motd)"),
-    "aws_region": _one(Action.REIMAGE, "all", "another region: every instance is replaced"),
     "fabric_kind": _one(Action.REBOOT, "compute", "another fabric stack: its kernel modules load at boot"),
     "infiniband_enabled": _one(Action.REBOOT, "compute", "the RDMA stack's kernel modules are installed or removed"),
     "efa_enabled": _one(Action.REBOOT, "compute", "the EFA kernel module is installed or removed"),
-    "nvidia_driver_version": _one(Action.REBOOT, "nvidia",
-                                  "a new kernel module: loaded by a reboot, with the GPUs idle"),
-    "nvidia_driver_cuda_version": _one(Action.REBOOT, "nvidia",
-                                       "CUDA comes with the driver's packages: the same drain and reboot"),
-    "nccl_version": _one(Action.DRAIN, "gpu", "jobs load libnccl: replaced while no job runs there, no reboot"),
+    **_vendor_pins(),
     "efa_installer_version": _one(Action.REBOOT, "efa",
                                   "the EFA kernel module and libfabric are replaced: a reboot loads the module"),
     "efa_aws_ofi_nccl_version": _one(Action.DRAIN, "gpu", "jobs load the NCCL plugin: replaced while none runs"),
     "gpu_vendor": _one(Action.REIMAGE, "gpu", "GPUs of another vendor: other hardware"),
-    "rocm_version": _one(Action.REBOOT, "amd", "ROCm and its kernel driver: loaded by a reboot, with the GPUs idle"),
-    "rocm_amdgpu_version": _one(Action.REBOOT, "amd", "a new amdgpu kernel module: loaded by a reboot"),
-    "rocm_rccl_version": _one(Action.DRAIN, "gpu", "jobs load librccl: replaced while no job runs there"),
     "slurm_version": _every_daemon("a SLURM upgrade: slurmdbd, then slurmctld, then slurmd (SLURM's upgrade "
                                    "order); running jobs survive a restart within the supported versions"),
     "slurm_cluster_name": _one(Action.NONE, "none", _FOLLOWS.format("ClusterName")),
@@ -158,20 +168,32 @@ HOST_ADDED = Effect(Action.NONE, "changed", "new node: provisioned, then `scontr
 HOST_REMOVED = Effect(Action.DRAIN, "changed", "drained first (its jobs finish or are requeued), then removed")
 HARDWARE_CHANGED = Effect(Action.REIMAGE, "changed", "another catalog entry: the node is replaced")
 
-# What a deployed AWS stack adds to hosts.yml (`render --from-stack`; targets/aws/inventory.py host_vars and
-# cluster_vars): facts, not settings. Compared only when both renders have them: a render without the stack's
-# outputs says nothing about addresses, instance ids or where FSx is.
-STACK_FACTS = frozenset({
-    "ansible_host", "aws_instance_id", "aws_instance_type", "ansible_aws_ssm_instance_id",
-    "slurm_controller_addr", "lustre_client_fsx_dns_name", "lustre_client_fsx_mount_name",
-    "lustre_client_fsx_file_system_id", "clusterforge_checkpoint_bucket", "ansible_connection",
-    "ansible_aws_ssm_region", "ansible_aws_ssm_bucket_name"})
 
-# pulumi/Pulumi.<cluster>.yaml, by the part of a config key after its namespace
-PULUMI_IGNORED = frozenset({"blueprint"})  # where the stack reads the blueprint: a path, not a setting
-PULUMI_REPLACES = ("instance_type", "instancetype", "ami")  # a key holding one of these replaces instances
-PULUMI_REPLACE = Effect(Action.REIMAGE, "all", "the instances are replaced (`pulumi up`), then provisioned")
-PULUMI_OTHER = Effect(Action.NONE, "none", "pulumi up")
+@dataclass(frozen=True)
+class TargetEffects:
+    """A target's own keys and what changing each takes, declared in its package (`Target.effects`), so that
+    nothing here names a target: its cluster-wide vars, the facts its deployment adds to hosts.yml (compared only
+    when both renders have them: a render without the deployment's outputs says nothing about addresses), and
+    the keys of the config file it renders (None: a key that is not a setting)."""
+
+    group_vars: Mapping[str, tuple[Effect, ...]] = field(default_factory=dict)
+    facts: frozenset[str] = frozenset()
+    config: Callable[[str], Effect | None] | None = None
+
+
+@lru_cache(maxsize=1)
+def target_effects() -> tuple[TargetEffects, ...]:
+    """Every registered target's table (read once, when a diff is first made)."""
+    from clusterforge.targets import registered
+
+    return tuple(target.effects() for target in registered().values() if target.effects is not None)
+
+
+@lru_cache(maxsize=1)
+def deployed_facts() -> frozenset[str]:
+    """The facts any target's deployment adds to hosts.yml."""
+    return frozenset().union(*(table.facts for table in target_effects()))
+
 
 # slurm.conf: keys of the lines that name an object (`PartitionName=debug ...`), keyed with the name
 NAMED_LINES = frozenset({"partitionname", "nodeset", "switchname", "blockname", "frontendname", "downnodes"})
@@ -222,6 +244,9 @@ def group_var_effects(key: str) -> tuple[Effect, ...]:
     """The table's entry for a group var, its family's, or UNCLASSIFIED."""
     if key in GROUP_VARS:
         return GROUP_VARS[key]
+    own = next((table.group_vars[key] for table in target_effects() if key in table.group_vars), None)
+    if own is not None:
+        return own
     return next((effects for prefix, effects in GROUP_VAR_PREFIXES if key.startswith(prefix)), (UNCLASSIFIED,))
 
 
@@ -234,11 +259,10 @@ def host_var_effect(key: str) -> Effect:
 
 
 def pulumi_effect(key: str) -> Effect | None:
-    """A stack config key's entry (`clusterforge-aws:instance_type`), or None for a key that is not a setting."""
-    name = key.rpartition(":")[2].lower()
-    if name in PULUMI_IGNORED:
-        return None
-    return PULUMI_REPLACE if any(word in name for word in PULUMI_REPLACES) else PULUMI_OTHER
+    """A key of the deployment config a target renders (the stack config), as the target classes it; None for
+    a key that is not a setting."""
+    config = next((table.config for table in target_effects() if table.config is not None), None)
+    return config(key) if config is not None else UNCLASSIFIED
 
 
 # ---------------------------------------------------------------------------------------------------------------

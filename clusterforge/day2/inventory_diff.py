@@ -14,7 +14,7 @@ from clusterforge.day2.effects import (
     HARDWARE_CHANGED,
     HOST_ADDED,
     HOST_REMOVED,
-    STACK_FACTS,
+    deployed_facts,
     group_var_effects,
     host_var_effect,
 )
@@ -27,8 +27,8 @@ PER_HOST = "(per host)"  # a var whose old or new value differs between the host
 
 
 def _differs(key: str, before: dict[str, Any], after: dict[str, Any]) -> bool:
-    """Whether a var differs: added, removed or changed (a stack's fact only when both sides have it)."""
-    if key in STACK_FACTS and (key not in before or key not in after):
+    """Whether a var differs: added, removed or changed (a deployment's fact only when both sides have it)."""
+    if key in deployed_facts() and (key not in before or key not in after):
         return False
     return key not in before or key not in after or before[key] != after[key]
 

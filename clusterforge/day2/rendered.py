@@ -80,9 +80,10 @@ class Rendered:
         """Render blueprint `file` into memory with the renderers `clusterforge render` runs."""
         from clusterforge import analysis
         from clusterforge.render import RenderContext
+        from clusterforge.targets import project_dir
 
         result = analysis.analyze(file, analysis.read_policy(inputs))
-        return cls.from_context(RenderContext(result.loaded, result.plan, Path.cwd() / "stacks" / "aws"))
+        return cls.from_context(RenderContext(result.loaded, result.plan, project_dir(result.loaded.cluster)))
 
     @classmethod
     def from_context(cls, ctx: RenderContext) -> Rendered:

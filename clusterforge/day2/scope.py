@@ -7,8 +7,9 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from clusterforge import accelerators
 from clusterforge.day2.changes import Change
-from clusterforge.day2.effects import COMPUTE_GROUP, CONTROLLER_GROUP, Effect, Hosts
+from clusterforge.day2.effects import COMPUTE_GROUP, CONTROLLER_GROUP, Effect, Hosts, VendorGpus
 from clusterforge.day2.rendered import Rendered
 
 
@@ -24,10 +25,11 @@ class Scope:
         self.new = new
 
     def gpu(self, vendor: str | None = None) -> tuple[str, ...]:
-        """Hosts with GPUs (of a vendor), and hosts an inventory says run the vendor's driver role anyway
-        (`nvidia_driver_enabled`: the lab's GPU-less compute nodes install the driver to exercise the role)."""
-        default = self.new.group_vars.get("gpu_vendor") or "nvidia"
-        forced = "nvidia_driver_enabled" if vendor in (None, "nvidia") else None
+        """Hosts with GPUs (of a vendor), and hosts an inventory says run the vendor's driver role anyway (its
+        `enable_var`, the default vendor's for any GPU: the lab's GPU-less compute nodes set `nvidia_driver_enabled`
+        to exercise the role)."""
+        default = self.new.group_vars.get("gpu_vendor") or accelerators.default().name
+        forced = accelerators.accelerator(vendor).enable_var
         return tuple(name for name, host in self.new.hosts.items()
                      if (number(host.vars.get("gpu_count")) > 0
                          and (vendor is None or (host.vars.get("gpu_vendor") or default) == vendor))
@@ -46,8 +48,10 @@ class Scope:
             return tuple(changed)
         if selector in ("controllers", "compute"):
             return self.new.members(CONTROLLER_GROUP if selector == "controllers" else COMPUTE_GROUP)
-        if selector in ("gpu", "nvidia", "amd"):
-            return self.gpu(None if selector == "gpu" else selector)
+        if isinstance(selector, VendorGpus):
+            return self.gpu(selector.vendor)
+        if selector == "gpu":
+            return self.gpu()
         picks = {"all": lambda: tuple(self.new.hosts), "dbd": self.dbd, "efa": self.efa, "none": tuple}
         return picks[selector]()
 

@@ -1,10 +1,10 @@
 """The lab's local apt repository: the vendor packages the hardware roles install, which no Debian mirror has.
 
-NCCL is real: `libnccl2` carries the `libnccl.so.2` from PyPI's nvidia-nccl-cu12 wheel of the pinned version, so
-the nccl role's ncclGetVersion check tests the real library. The driver, Fabric Manager, IMEX, Lustre client,
-aws-ofi-nccl, enroot, pyxis and the EFA installer are stand-ins with the real names and versions and no payload:
-they let the roles' install paths (repository, pin, packages, checksum) run on machines without the vendors'
-repositories.
+NCCL is real: `libnccl2` carries the `libnccl.so.2` from PyPI's nvidia-nccl-cu<CUDA major> wheel of the pinned
+version, so the nccl role's ncclGetVersion check tests the real library. The driver, Fabric Manager, IMEX, Lustre
+client, aws-ofi-nccl, enroot, pyxis and the EFA installer are stand-ins with the real names and versions and no
+payload: they let the roles' install paths (repository, pin, packages, checksum) run on machines without the
+vendors' repositories.
 The repository is mounted read-only into every node at MOUNT and served as a flat `file:` repository.
 """
 
@@ -159,20 +159,35 @@ def _standin(deb: Path, name: str, version: str, what: str, extra: str = "") -> 
         _build(tree, deb)
 
 
+# NVIDIA publishes NCCL on PyPI per CUDA major (nvidia-nccl-cu12, nvidia-nccl-cu13), newer releases under newer
+# manylinux tags (2.30.7 for CUDA 13 is manylinux_2_18 only): every tag a glibc-2.28 x86_64 host accepts.
+NCCL_PLATFORMS = ("manylinux1_x86_64", "manylinux2014_x86_64", "manylinux_2_17_x86_64", "manylinux_2_18_x86_64",
+                  "manylinux_2_24_x86_64", "manylinux_2_27_x86_64", "manylinux_2_28_x86_64")
+
+
+def nccl_wheel_name(pins: Pins) -> str:
+    """The PyPI distribution that carries NCCL for the pinned CUDA's major version."""
+    return f"nvidia-nccl-cu{pins.cuda.split('.')[0]}"
+
+
 def _nccl_wheel(pins: Pins) -> Path:
     wheels = shared_cache() / "wheels"
-    found = sorted(wheels.glob(f"nvidia_nccl_cu12-{pins.nccl}-*.whl"))
+    name = nccl_wheel_name(pins)
+    pattern = f"{name.replace('-', '_')}-{pins.nccl}-*.whl"
+    found = sorted(wheels.glob(pattern))
     if found:
         return found[0]
     wheels.mkdir(parents=True, exist_ok=True)
+    platforms = [arg for platform in NCCL_PLATFORMS for arg in ("--platform", platform)]
     proc = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
-                           "--platform", "manylinux2014_x86_64", "--python-version", "3.11", "--dest", str(wheels),
-                           f"nvidia-nccl-cu12=={pins.nccl}"], capture_output=True, text=True, check=False)
-    found = sorted(wheels.glob(f"nvidia_nccl_cu12-{pins.nccl}-*.whl"))
+                           *platforms, "--python-version", "3.11", "--dest", str(wheels), f"{name}=={pins.nccl}"],
+                          capture_output=True, text=True, check=False)
+    found = sorted(wheels.glob(pattern))
     if proc.returncode != 0 or not found:
         raise ClusterforgeError(Problem(
-            f"cannot download nvidia-nccl-cu12=={pins.nccl} from PyPI: {proc.stderr.strip()[-300:]}",
-            "software.nccl", hint="pin an NCCL version that PyPI's nvidia-nccl-cu12 has, or check the network"))
+            f"cannot download {name}=={pins.nccl} from PyPI: {proc.stderr.strip()[-300:]}",
+            "software.nccl", hint=f"pin an NCCL version that PyPI's {name} has (CUDA {pins.cuda}), or check the "
+            "network"))
     return found[0]
 
 

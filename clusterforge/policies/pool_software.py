@@ -1,4 +1,5 @@
-"""Which software each pool runs: its accelerators' vendor picks the stack, its `software:` override the pins.
+"""Which software each pool runs: its accelerators' vendor picks the stack (clusterforge/accelerators), its
+`software:` override the pins.
 
 A cluster may run NVIDIA and AMD partitions side by side (one slurmctld, a partition per vendor), so the software
 rules do not check one cluster-wide stack: they check each *pool set*, the pools that run one stack on the same pins,
@@ -10,33 +11,31 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from clusterforge.accelerators import accelerator, default, instance_default
 from clusterforge.catalog import Gpus, Instance, Server
 from clusterforge.model import Cluster, Pool, Software
 from clusterforge.policies.context import Context
 from clusterforge.policies.findings import Draft
 from clusterforge.yamlsource import PathKey
 
-# The versions each stack needs pinned, the stack each accelerator vendor runs (the catalog's gpus.vendor), and
-# how messages name them.
-STACK_PINS = {"cuda": ("nvidia_driver", "cuda", "nccl"), "rocm": ("rocm", "rccl"),
-              "neuron": ("neuron_sdk", "neuron_driver")}
-VENDOR_STACK = {"nvidia": "cuda", "amd": "rocm", "aws": "neuron"}
-VENDOR_NAME = {"nvidia": "NVIDIA", "amd": "AMD", "aws": "AWS Neuron"}
-STACK_NAME = {"cuda": "CUDA/NCCL", "rocm": "ROCm/RCCL", "neuron": "Neuron"}
 NAMED = 4  # pools named in a message before "and N more"
 
 
 def accelerators(entry: object) -> Gpus | None:
     """The accelerators of one node of a catalog entry: a server's (a tray's for a rack-scale system) or an
     instance type's GPUs or accelerators; None for CPU-only hardware. An instance type's `accelerators` without a
-    vendor are AWS's own chips (Trainium, Inferentia), not the NVIDIA that `Gpus.vendor` defaults to."""
+    vendor are the cloud's own chips (the registry's instance default: Trainium, Inferentia), not the default vendor
+    that `Gpus.vendor` falls back to."""
     if isinstance(entry, Server):
         return entry.node_gpus
     if isinstance(entry, Instance):
         if entry.gpus is not None or entry.accelerators is None:
             return entry.gpus
         chips = entry.accelerators
-        return chips if "vendor" in chips.model_fields_set else chips.model_copy(update={"vendor": "aws"})
+        own = instance_default()
+        if "vendor" in chips.model_fields_set or own is None:
+            return chips
+        return chips.model_copy(update={"vendor": own.name})
     return None
 
 
@@ -66,7 +65,8 @@ class PoolSet:
 
 def pool_sets(ctx: Context) -> list[PoolSet]:
     """The cluster's pool sets, in pool order. Pools without accelerators run no accelerator stack; a cluster without
-    any still has its pins checked, as the declared stack's (CUDA unless `software.stack` says otherwise)."""
+    any still has its pins checked, as the declared stack's (the default vendor's, CUDA, unless `software.stack` says
+    otherwise)."""
     cluster = ctx.cluster
     declared = cluster.software.stack
     shared: dict[str, list[tuple[int, Pool, Gpus]]] = {}
@@ -75,14 +75,14 @@ def pool_sets(ctx: Context) -> list[PoolSet]:
         gpus = accelerators(ctx.catalog.get(pool.hardware))
         if gpus is None:
             continue
-        stack = declared or VENDOR_STACK[gpus.vendor]
+        stack = declared or accelerator(gpus.vendor).stack
         if pool.software is not None:
             sets.append(PoolSet(stack, cluster.software.with_override(pool.software), ((i, pool, gpus),), i))
         else:
             shared.setdefault(stack, []).append((i, pool, gpus))
     common = [PoolSet(stack, cluster.software, tuple(members)) for stack, members in shared.items()]
     if not common and not sets:
-        common = [PoolSet(declared or "cuda", cluster.software, ())]
+        common = [PoolSet(declared or default().stack, cluster.software, ())]
     return common + sets
 
 

@@ -20,7 +20,7 @@ from clusterforge.policies.config import Settings
 from clusterforge.policies.discovery import load_rules
 from clusterforge.policies.reference_software import software_sets
 from clusterforge.policies.registry import DOMAINS, Rule
-from clusterforge.targets.aws.crossguard.tokens import BLUEPRINT_POLICY
+from clusterforge.policies.stack_policy import BLUEPRINT_POLICY
 
 SHARED: dict[str, type[BaseModel]] = {"electrical": Electrical, "cooling": Cooling}
 

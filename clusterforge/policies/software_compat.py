@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from clusterforge.accelerators import accelerator
 from clusterforge.catalog.software import (
     ArchitectureRow,
     AwsOfiNcclRow,
@@ -36,7 +37,7 @@ from clusterforge.catalog.software import (
 from clusterforge.hints import known as known_names
 from clusterforge.model import Software
 from clusterforge.policies.findings import Draft
-from clusterforge.policies.pool_software import VENDOR_NAME, PoolSet
+from clusterforge.policies.pool_software import PoolSet
 
 PIN = re.compile(r"^\d+(\.\d+){1,3}$")
 QUALIFY = ("a site that has qualified it adds a row with --catalog (docs/policies.md, \"Adding a qualified software "
@@ -205,7 +206,7 @@ def architectures(pool_set: PoolSet, tables: SoftwareCatalog) -> Iterator[Draft]
         model = tables.row(GpuModelRow, gpus.model)
         if model is not None:
             seen.setdefault(model.architecture, []).append(pool.name)
-            models.setdefault(model.architecture, (VENDOR_NAME[gpus.vendor], gpus.model))
+            models.setdefault(model.architecture, (accelerator(gpus.vendor).title, gpus.model))
     sw = pool_set.software
     for name, pools in seen.items():
         arch = tables.row(ArchitectureRow, name)

@@ -20,7 +20,7 @@ from clusterforge.plan import Plan
 from clusterforge.yamlsource import format_path
 
 if TYPE_CHECKING:
-    from clusterforge.targets.aws.outputs import StackOutputs
+    from clusterforge.targets.protocol import Outputs
 
 # whitespace (SLURM splits there), line breaks and other control characters, comment, pair and quote syntax
 _BREAKS_CONF = re.compile(r"[\s#=\"'\\\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -33,8 +33,8 @@ _BREAKS_SETTING = re.compile(r"[\s#\"'\\\x00-\x1f\x7f-\x9f\u2028\u2029]")
 class RenderContext:
     loaded: Loaded
     plan: Plan
-    stack_dir: Path  # the Pulumi project directory the stack config's blueprint path is relative to
-    stack: StackOutputs | None = None  # a deployed AWS stack's outputs: the hosts' addresses
+    stack_dir: Path  # the target's deployment project (targets.project_dir): its config names the blueprint from it
+    outputs: Outputs | None = None  # what the deployment reports (`--from-stack`): the hosts' addresses
 
     @property
     def source(self) -> str:

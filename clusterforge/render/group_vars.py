@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from clusterforge.accelerators import default, registered
 from clusterforge.model import Account, Cluster, FsxLustre, OnPremLustre, Qos
 from clusterforge.plan.model import Plan, SlurmPlan
 from clusterforge.render.context import RenderContext
 from clusterforge.render.inventory import pool_group
 from clusterforge.render.slurm_conf import prolog_epilog
 from clusterforge.render.yamlout import Template, dump_ansible
+from clusterforge.targets import target_of
 
 
 def fabric_vars(cluster: Cluster) -> dict[str, Any]:
@@ -31,37 +33,45 @@ def fabric_vars(cluster: Cluster) -> dict[str, Any]:
     return {"fabric_kind": kind, "infiniband_enabled": rdma, "efa_enabled": kind == "efa"}
 
 
-# blueprint software field -> the role variable that installs it
-PIN_VARS = {"nvidia_driver": "nvidia_driver_version", "cuda": "nvidia_driver_cuda_version", "nccl": "nccl_version",
-            "efa_installer": "efa_installer_version", "aws_ofi_nccl": "efa_aws_ofi_nccl_version",
-            "rocm": "rocm_version", "rccl": "rocm_rccl_version", "amdgpu_driver": "rocm_amdgpu_version"}
+# blueprint software field -> the role variable that installs it: the EFA pins', and each accelerator vendor's
+EFA_PIN_VARS = {"efa_installer": "efa_installer_version", "aws_ofi_nccl": "efa_aws_ofi_nccl_version"}
+
+
+def pin_vars() -> dict[str, str]:
+    """Every pin a role installs, by blueprint software field, with its role variable."""
+    return EFA_PIN_VARS | {p.pin: p.var for vendor in registered().values() for p in vendor.pin_vars}
 
 
 def software_vars(cluster: Cluster) -> dict[str, Any]:
-    sw = cluster.software
-    return {"nvidia_driver_version": sw.nvidia_driver, "nvidia_driver_cuda_version": sw.cuda,
-            "nccl_version": sw.nccl, "efa_installer_version": sw.efa_installer,
-            "efa_aws_ofi_nccl_version": sw.aws_ofi_nccl, "slurm_version": sw.slurm}
+    """The default vendor's pins (always written: the roles install its stack unless told otherwise), the EFA
+    pins and SLURM's."""
+    pins = cluster.software.pins()
+    return ({p.var: pins.get(p.pin) for p in default().pin_vars}
+            | {var: pins.get(pin) for pin, var in EFA_PIN_VARS.items()} | {"slurm_version": cluster.software.slurm})
 
 
 def cluster_vendor(plan: Plan) -> str:
-    """The vendor all.yml names: the GPUs' when every GPU pool has one vendor, else NVIDIA (the roles' default);
+    """The vendor all.yml names: the GPUs' when every GPU pool has one vendor, else the roles' default (NVIDIA);
     the pools of other vendors name theirs in their own group_vars file."""
     vendors = {pool.gpu_vendor for pool in plan.nodes if pool.gpu_count and pool.gpu_vendor}
-    return vendors.pop() if len(vendors) == 1 else "nvidia"
+    return vendors.pop() if len(vendors) == 1 else default().name
 
 
 def accelerator_vars(cluster: Cluster, plan: Plan) -> dict[str, Any]:
-    """The vendor of the cluster's GPUs (the catalog's gpus.vendor) when it is not NVIDIA, and the ROCm pins where
-    AMD's are pinned: the hardware roles pick their software by the vendor (nvidia_driver and nccl on NVIDIA, rocm
-    and RCCL's settings on AMD, neither on Trainium). Nothing is written for NVIDIA GPUs, the roles' default, so those
+    """The vendor of the cluster's GPUs (the catalog's gpus.vendor) when it is not the roles' default, and another
+    vendor's pin variables where its GPUs are the cluster's, its stack is declared or its first pin is set (an unset
+    pin is written ""): the hardware roles pick their software by the vendor (nvidia_driver and nccl on NVIDIA, rocm
+    and RCCL's settings on AMD, neither on Trainium). Nothing is written for the default vendor's GPUs, so those
     clusters' files stay as they were."""
     vendor = cluster_vendor(plan)
-    out: dict[str, Any] = {} if vendor == "nvidia" else {"gpu_vendor": vendor}
+    out: dict[str, Any] = {} if vendor == default().name else {"gpu_vendor": vendor}
     sw = cluster.software
-    if vendor == "amd" or sw.stack == "rocm" or sw.rocm is not None:
-        out |= {"rocm_version": sw.rocm or "", "rocm_rccl_version": sw.rccl or "",
-                "rocm_amdgpu_version": sw.amdgpu_driver or ""}
+    pins = sw.pins()
+    for other in registered().values():
+        if other.default or not other.pin_vars:
+            continue
+        if vendor == other.name or sw.stack == other.stack or (other.pins and other.pins[0] in pins):
+            out |= {p.var: pins.get(p.pin) or "" for p in other.pin_vars}
     return out
 
 
@@ -155,8 +165,7 @@ def group_vars(ctx: RenderContext) -> dict[str, Any]:
     out: dict[str, Any] = {"clusterforge_cluster": cluster.name,
                            # free text for people (the login banner): written !unsafe like every string here
                            "clusterforge_description": cluster.description or ""}
-    if cluster.aws is not None:
-        out["aws_region"] = cluster.aws.region
+    out |= target_of(cluster).group_vars(cluster)  # the target's own (the region its nodes run in)
     return (out | fabric_vars(cluster) | software_vars(cluster) | accelerator_vars(cluster, ctx.plan)
             | slurm_vars(cluster, slurm) | lustre_vars(cluster) | common_shared_vars(cluster)
             | operations_vars(cluster, ctx.plan, slurm))
@@ -168,6 +177,7 @@ def pool_vars(ctx: RenderContext) -> dict[str, dict[str, Any]]:
     cluster = ctx.loaded.cluster
     vendor = cluster_vendor(ctx.plan)
     overrides = {pool.name: pool.software for pool in cluster.pools if pool.software is not None}
+    variables = pin_vars()
     out: dict[str, dict[str, Any]] = {}
     for nodes in ctx.plan.nodes:
         own: dict[str, Any] = {}
@@ -175,7 +185,7 @@ def pool_vars(ctx: RenderContext) -> dict[str, dict[str, Any]]:
             own["gpu_vendor"] = nodes.gpu_vendor
         override = overrides.get(nodes.pool)
         if override is not None:
-            own |= {PIN_VARS[name]: value for name, value in override.pins().items() if name in PIN_VARS}
+            own |= {variables[name]: value for name, value in override.pins().items() if name in variables}
         if own:
             out[pool_group(nodes.pool)] = own
     return out

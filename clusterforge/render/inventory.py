@@ -4,8 +4,9 @@ Groups: `slurm_controller` (the SlurmctldHosts, primary first), `slurm_compute` 
 as children), and `pool_<name>` (dashes become underscores, which Ansible group names require). Facts shared by
 a pool (GPU count and model, GRES, EFA, IMEX) are the pool group's vars; rack, position, rails and the NVLink
 domain of a rack-scale system's tray are per host.
-Every string is written `!unsafe` (yamlout.dump_ansible): catalog and stack values reach Ansible as data,
-never as templates.
+With a deployment's outputs (`render --from-stack`), the target overlays each host's address and the facts its
+deployment reports. Every string is written `!unsafe` (yamlout.dump_ansible): catalog and deployed values reach
+Ansible as data, never as templates.
 """
 
 from __future__ import annotations
@@ -83,8 +84,6 @@ def inventory(plan: Plan) -> dict[str, Any]:
 
 def render(ctx: RenderContext) -> dict[str, str]:
     hosts = inventory(ctx.plan)
-    if ctx.stack is not None:
-        from clusterforge.targets.aws.inventory import overlay
-
-        hosts = overlay(hosts, ctx.stack)
+    if ctx.outputs is not None:
+        hosts = ctx.outputs.overlay(hosts)
     return {"inventory/hosts.yml": ctx.header() + dump_ansible(hosts)}

@@ -345,7 +345,7 @@ MUTANTS = (
     Mutant(
         "render ignores the stack",
         "clusterforge/render/inventory.py",
-        "    if ctx.stack is not None:",
+        "    if ctx.outputs is not None:",
         "    if False:",
         (f"{T}/test_render_from_stack.py",),
     ),

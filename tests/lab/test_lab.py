@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from clusterforge.model import Software
 from tests.conftest import ROOT
 from tests.lab.conftest import FIRST_START, Lab, bring_up, error_lines, job_hosts, leftovers, real_slurmctld
 
@@ -33,6 +34,16 @@ MARKER = Path(f"/tmp/cf-lab-evaluated-{os.getpid()}")
 # every form of Jinja Ansible would evaluate: an expression, a statement, a lookup that reads a root-only file
 DESCRIPTION = (f"{{{{ lookup('pipe', 'touch {MARKER}') }}}} {{% set x = lookup('pipe', 'touch {MARKER}') %}}"
                "{# c #} {{ lookup('file', '/etc/shadow') }}")
+
+
+PINS = Software()  # the lab's blueprint pins no software: the nodes get the defaults
+BRANCH = PINS.nvidia_driver.split(".")[0]
+
+
+def nccl_code(version: str) -> str:
+    """NCCL's ncclGetVersion integer: major*10000 + minor*100 + patch (since 2.9)."""
+    major, minor, patch = (int(part) for part in version.split("."))
+    return str(major * 10000 + minor * 100 + patch)
 
 
 @pytest.fixture(scope="module")
@@ -179,15 +190,16 @@ def test_nccl_is_the_pinned_library(lab: Lab) -> None:
     probe = ("python3 -c 'import ctypes; l = ctypes.CDLL(\"libnccl.so.2\"); v = ctypes.c_int(); "
              "l.ncclGetVersion(ctypes.byref(v)); print(v.value)'")
     for node in COMPUTE:
-        assert lab.sh(node, probe) == "22602"
+        assert lab.sh(node, probe) == nccl_code(PINS.nccl)
         assert "NCCL_IB_DISABLE=0" in lab.sh(node, "cat /etc/nccl.conf")
 
 
 def test_hardware_roles_configured_what_they_could(lab: Lab) -> None:
     node = COMPUTE[0]
-    assert lab.sh(node, "dpkg-query -W -f '${Version}' cuda-drivers-570") == "570.133.20-1"
+    assert lab.sh(node, f"dpkg-query -W -f '${{Version}}' cuda-drivers-{BRANCH}") == f"{PINS.nvidia_driver}-1"
     assert "blacklist nouveau" in lab.sh(node, "cat /etc/modprobe.d/blacklist-nouveau.conf")
-    assert "Pin: version 570.133.20-*" in lab.sh(node, "cat /etc/apt/preferences.d/clusterforge-nvidia-driver")
+    pin = lab.sh(node, "cat /etc/apt/preferences.d/clusterforge-nvidia-driver")
+    assert f"Pin: version {PINS.nvidia_driver}-*" in pin
     assert 'options lnet networks="o2ib0(ib0)"' in lab.sh(node, "cat /etc/modprobe.d/lustre.conf")
     fstab = lab.sh(node, "cat /etc/fstab")
     assert "192.0.2.10@o2ib:/lab /lustre lustre defaults,_netdev,flock,nosuid,nodev 0 0" in fstab
@@ -196,7 +208,7 @@ def test_hardware_roles_configured_what_they_could(lab: Lab) -> None:
     hosts = lab.sh(node, "cat /etc/hosts")
     assert all(re.search(rf"^\d+\.\d+\.\d+\.\d+ {n}$", hosts, re.M) for n in ALL), hosts
     # IMEX: the compute nodes stand in for the trays of one NVLink domain, each listing both addresses
-    assert lab.sh(node, "dpkg-query -W -f '${Version}' nvidia-imex-570") == "570.133.20-1"
+    assert lab.sh(node, f"dpkg-query -W -f '${{Version}}' nvidia-imex-{BRANCH}") == f"{PINS.nvidia_driver}-1"
     ips = {n["name"]: n["ip"] for n in lab.status()["nodes"]}
     for each in COMPUTE:
         listed = [line for line in lab.sh(each, "cat /etc/nvidia-imex/nodes_config.cfg").splitlines()

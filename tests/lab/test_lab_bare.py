@@ -9,10 +9,12 @@ from collections.abc import Iterator
 
 import pytest
 
+from clusterforge.model import Software
 from tests.lab.conftest import Lab, bring_up, job_hosts, leftovers
 
 pytestmark = pytest.mark.lab
 NAME = f"cf-labbare-{os.getpid()}"
+PINS = Software()  # the lab's blueprint pins no software: the nodes get the defaults
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +26,7 @@ def test_bare_nodes_get_every_package_from_the_roles(lab: Lab) -> None:
     assert job_hosts(lab.up_output) == ["node-0001"], lab.up_output
     changed = dict(re.findall(r"│ (\S+-\d+)\s+│\s+\d+\s+│\s+(\d+)", lab.up_output))
     assert int(changed["node-0001"]) > 20, lab.up_output  # packages, files, services: all made by this run
-    assert lab.sh("node-0001", "dpkg-query -W -f '${Version}' libnccl2") == "2.26.2-1+cuda12.8"
+    assert lab.sh("node-0001", "dpkg-query -W -f '${Version}' libnccl2") == f"{PINS.nccl}-1+cuda{PINS.cuda}"
 
 
 def test_efa_installer_with_a_wrong_checksum_never_runs(lab: Lab) -> None:
@@ -40,8 +42,9 @@ def test_efa_installer_with_a_wrong_checksum_never_runs(lab: Lab) -> None:
 def test_efa_role_installs_the_pinned_installer_once(lab: Lab) -> None:
     efa = ("provision", "-e", "efa_enabled=true", "-e", "fabric_kind=efa")
     first = lab.cli(*efa).stdout
-    assert "EFA installer version: 1.41.0" in lab.sh("node-0001", "cat /opt/amazon/efa_installed_packages")
-    assert lab.sh("node-0001", "dpkg-query -W -f '${Version}' aws-ofi-nccl") == "1.14.2-1"
+    installed = lab.sh("node-0001", "cat /opt/amazon/efa_installed_packages")
+    assert f"EFA installer version: {PINS.efa_installer}" in installed
+    assert lab.sh("node-0001", "dpkg-query -W -f '${Version}' aws-ofi-nccl") == f"{PINS.aws_ofi_nccl}-1"
     assert "FI_PROVIDER=efa" in lab.sh("node-0001", "cat /etc/profile.d/clusterforge-nccl.sh")
     assert "skipped fi_info -p efa: this host is a container" in first
     again = lab.cli(*efa).stdout

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from clusterforge.model import Software
 from tests.conftest import ROOT
 from tests.lab.conftest import Lab, bring_up
 
@@ -25,7 +26,9 @@ NAME = f"cf-day2-{os.getpid()}"
 CONTROLLER = "ctl-0001"
 JOBS = "/shared/jobs"
 BLUEPRINT = ROOT / "clusterforge/lab/data/blueprint.yaml"
-NEW_DRIVER = "570.158.01"
+DRIVER = Software().nvidia_driver  # the lab's blueprint pins no software
+BRANCH = DRIVER.split(".")[0]
+NEW_DRIVER = f"{BRANCH}.{int(DRIVER.split('.')[1]) + 1}.01"  # a later release of the same branch
 
 
 @pytest.fixture(scope="module")
@@ -119,7 +122,7 @@ def test_a_driver_pin_rolls_through_the_compute_nodes_one_at_a_time(lab: Lab, tm
     batches = re.findall(r"^\[(\d)/4\] node (node-\d{4}): ", rolled.stdout, re.M)
     assert [n for _, n in batches] and sorted(n for _, n in batches) == COMPUTE, rolled.stdout  # one at a time
     for node in COMPUTE:
-        version = lab.sh(node, "dpkg-query --show --showformat='${Version}' cuda-drivers-570")
+        version = lab.sh(node, f"dpkg-query --show --showformat='${{Version}}' cuda-drivers-{BRANCH}")
         assert version.startswith(NEW_DRIVER), (node, version)
         assert lab.run(node, "test -e /run/clusterforge-test-booted-before").returncode == 1, f"{node} not rebooted"
     assert "0 failed" in rolled.stdout, rolled.stdout

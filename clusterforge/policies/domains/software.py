@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterator
 
+from clusterforge.accelerators import accelerator, running, stack_pins
 from clusterforge.catalog.slurm_parameters import release_of
 from clusterforge.catalog.software import SlurmRow
 from clusterforge.policies import software_compat as compat
@@ -18,15 +19,7 @@ from clusterforge.policies.config import Settings
 from clusterforge.policies.context import Context
 from clusterforge.policies.findings import Draft
 from clusterforge.policies.inputs import SOFTWARE, Inputs
-from clusterforge.policies.pool_software import (
-    STACK_NAME,
-    STACK_PINS,
-    VENDOR_NAME,
-    VENDOR_STACK,
-    accelerators,
-    located,
-    pool_sets,
-)
+from clusterforge.policies.pool_software import accelerators, located, pool_sets
 from clusterforge.policies.registry import domain, rule
 from clusterforge.policies.software_compat import PIN, lookup
 
@@ -36,7 +29,7 @@ OVERRIDES = ("pools[].software.{nvidia_driver,cuda,nccl,efa_installer,aws_ofi_nc
 
 
 def _complete(pins: dict[str, str], stack: str) -> bool:
-    return all(field in pins and PIN.match(pins[field]) for field in STACK_PINS[stack])
+    return all(field in pins and PIN.match(pins[field]) for field in stack_pins(stack))
 
 
 @rule("SW-001", "error", DOMAIN, "Known-compatible version set",
@@ -65,7 +58,7 @@ def compatible_versions(ctx: Context, settings: Settings) -> Iterator[Draft]:
                 drafts += compat.rocm(sw, tables)
             elif pool_set.stack == "neuron":
                 drafts += compat.neuron(sw, tables, on_efa)
-            else:
+            elif pool_set.stack == "cuda":  # a stack without compatibility tables has nothing to check here
                 drafts += compat.cuda(sw, tables)
                 if on_efa:
                     drafts += compat.efa(sw, tables)
@@ -92,17 +85,17 @@ def pinned_versions(ctx: Context, settings: Settings) -> Iterator[Draft]:
                 yield Draft(("pools", i, "software", name), f"pools[{i}].software.{name} is {value!r}, not a "
                             "pinned version", "pin an exact release such as 595.91.07")
     if sw.stack is not None:
-        for name in STACK_PINS[sw.stack]:
+        for name in stack_pins(sw.stack):
             if name not in sw.pins():
                 yield Draft(("software", "stack"), f"software.stack is {sw.stack} but software.{name} is not pinned",
                             f"pin software.{name} (see `clusterforge catalog software`)")
         return
     for pool_set in pool_sets(ctx):
         pins = pool_set.software.pins()
-        missing = [name for name in STACK_PINS[pool_set.stack] if name not in pins]
-        if missing and len(missing) < len(STACK_PINS[pool_set.stack]):
+        missing = [name for name in stack_pins(pool_set.stack) if name not in pins]
+        if missing and len(missing) < len(stack_pins(pool_set.stack)):
             for name in missing:
-                yield Draft(pool_set.path(name), f"{pool_set.names()} run {STACK_NAME[pool_set.stack]} but "
+                yield Draft(pool_set.path(name), f"{pool_set.names()} run {running(pool_set.stack).stack_title} but "
                             f"software.{name} is not pinned", f"pin software.{name} (see `clusterforge catalog "
                             "software`)")
 
@@ -157,30 +150,30 @@ def stack_matches_accelerators(ctx: Context, settings: Settings) -> Iterator[Dra
     if declared is not None:
         for i, pool in enumerate(ctx.cluster.pools):
             gpus = accelerators(ctx.catalog.get(pool.hardware))
-            if gpus is None or VENDOR_STACK[gpus.vendor] == declared:
+            vendor = accelerator(gpus.vendor) if gpus is not None else None
+            if gpus is None or vendor is None or vendor.stack == declared:
                 continue
-            wanted = VENDOR_STACK[gpus.vendor]
             yield Draft(("pools", i, "hardware"),
-                        f"pool {pool.name} has {VENDOR_NAME[gpus.vendor]} {gpus.model} ({pool.hardware}) but "
-                        f"software.stack is {declared}: {STACK_NAME[declared]} pins would be checked and installed, "
-                        f"not {STACK_NAME[wanted]}",
-                        f"remove software.stack and pin both vendors' versions side by side ({_pins(wanted)}), "
+                        f"pool {pool.name} has {vendor.title} {gpus.model} ({pool.hardware}) but software.stack is "
+                        f"{declared}: {running(declared).stack_title} pins would be checked and installed, not "
+                        f"{vendor.stack_title}",
+                        f"remove software.stack and pin both vendors' versions side by side ({_pins(vendor.stack)}), "
                         "each pool gets its own vendor's")
         return
     for pool_set in pool_sets(ctx):
         pins = pool_set.software.pins()
-        if any(name in pins for name in STACK_PINS[pool_set.stack]):
+        if any(name in pins for name in stack_pins(pool_set.stack)):
             continue
         for i, pool, gpus in pool_set.pools:
             yield Draft(("pools", i, "hardware"),
-                        f"pool {pool.name} has {VENDOR_NAME[gpus.vendor]} {gpus.model} ({pool.hardware}) but no "
-                        f"{STACK_NAME[pool_set.stack]} pins: nothing to check or install for it",
+                        f"pool {pool.name} has {accelerator(gpus.vendor).title} {gpus.model} ({pool.hardware}) but no "
+                        f"{running(pool_set.stack).stack_title} pins: nothing to check or install for it",
                         f"pin software: {{{_pins(pool_set.stack)}}} or the pool's own software: (`clusterforge "
                         "catalog software` lists the known sets)")
 
 
 def _pins(stack: str) -> str:
-    return ", ".join(f"{name}: ..." for name in STACK_PINS[stack])
+    return ", ".join(f"{name}: ..." for name in stack_pins(stack))
 
 
 @rule("SW-005", "error", DOMAIN, "Driver supports the GPU architecture",

@@ -8,17 +8,23 @@ The target's own rules (EFA, FSx, security) are in `rules`, the CrossGuard pack 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clusterforge.catalog import Instance
 from clusterforge.targets.aws.blueprint import blueprint_problems
+from clusterforge.targets.aws.deployed import READER
+from clusterforge.targets.aws.efa import node_facts
 from clusterforge.targets.aws.settings import DEFAULT_CONTROLLER_TYPE
 from clusterforge.targets.protocol import Target
 
 if TYPE_CHECKING:
+    from clusterforge.day2.effects import TargetEffects
     from clusterforge.load import Loaded
     from clusterforge.model import Cluster
     from clusterforge.render.context import RenderContext
+
+PROJECT_DIR = Path("stacks") / "aws"  # the Pulumi project, from the directory clusterforge runs in
 
 
 def _with_controller(cluster: Cluster, instance_type: str | None) -> tuple[Cluster, bool]:
@@ -39,8 +45,20 @@ def _report_pools(loaded: Loaded) -> list[dict[str, Any]]:
     return cloud_pools(loaded)
 
 
+def _group_vars(cluster: Cluster) -> dict[str, Any]:
+    """The region every node runs in (all.yml)."""
+    return {"aws_region": cluster.aws.region} if cluster.aws is not None else {}
+
+
+def _effects() -> TargetEffects:
+    from clusterforge.targets.aws.day2 import EFFECTS  # imports day2, which asks the targets: read on use
+
+    return EFFECTS
+
+
 TARGET = Target(
     name="aws", title="AWS", hardware=Instance, section="aws", exclusive_fabrics=("efa",), efa_software=True,
     blueprint_problems=blueprint_problems, with_controller=_with_controller,
-    render=_render, report_pools=_report_pools,
+    render=_render, report_pools=_report_pools, node_facts=node_facts, group_vars=_group_vars,
+    project_dir=PROJECT_DIR, outputs=READER, effects=_effects,
 )

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from clusterforge.catalog import Instance
+from clusterforge.catalog import Instance, Server, Switch
 from clusterforge.model import Aws, CapacityBlock, Cluster, Odcr, Pool
+from clusterforge.targets.protocol import NodeFacts
 
 RESERVED_ROLE = "compute"  # reservations and Capacity Blocks hold the training instance type
 
@@ -38,6 +39,14 @@ def availability_zone(cluster: Cluster, pool: Pool) -> str | None:
     if pool.availability_zone is not None:
         return pool.availability_zone
     return cluster.aws.availability_zones[0] if cluster.aws else None
+
+
+def node_facts(cluster: Cluster, pool: Pool, entry: Server | Switch | Instance) -> NodeFacts:
+    """The facts an instance pool's nodes carry in the inventory (the `node_facts` hook of the target)."""
+    if not isinstance(entry, Instance):
+        return NodeFacts()
+    return NodeFacts(efa_interfaces(pool, entry), placement_group(cluster, pool, entry),
+                     availability_zone(cluster, pool))
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from clusterforge.policies.stack_policy import BLUEPRINT_POLICY as BLUEPRINT_POLICY  # the pack's stack policy
+
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"
 PLACEMENT_GROUP = "aws:ec2/placementGroup:PlacementGroup"
@@ -15,4 +17,3 @@ INSTANCE = "aws:ec2/instance:Instance"
 PLACEMENT_OPT_OUT_TAG = "clusterforge:placement"  # "none" on a launch template whose pool opted out on purpose
 
 PACK_NAME = "clusterforge"
-BLUEPRINT_POLICY = "clusterforge-blueprint"

@@ -1,0 +1,79 @@
+"""Accelerator vendors: one module here per vendor, each exporting an `ACCELERATOR` (accelerator.py).
+
+The catalog's `gpus.vendor` names one of them. The software rules (its stack and pins), gres.conf (its device files),
+the group vars (its role variables) and day two (which hosts its driver changes reboot) ask the registry, so nothing
+else spells a vendor and a new one is a new module here (docs/contributing.md). Modules are found at run time on the
+package's path, on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from clusterforge.accelerators.accelerator import Accelerator, Devices, PinVar
+from clusterforge.errors import ClusterforgeError, Problem
+
+__all__ = ["Accelerator", "Devices", "PinVar", "accelerator", "default", "instance_default", "known", "registered",
+           "running", "stack_pins"]
+
+_VENDORS: dict[str, Accelerator] = {}
+
+
+def registered() -> dict[str, Accelerator]:
+    """Every vendor declared in this package, by name: the default first, then in module order (found once)."""
+    if not _VENDORS:
+        found: dict[str, Accelerator] = {}
+        for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+            declared = getattr(importlib.import_module(f"{__name__}.{info.name}"), "ACCELERATOR", None)
+            if declared is None:
+                continue
+            if not isinstance(declared, Accelerator) or declared.name in found:
+                raise RuntimeError(f"clusterforge/accelerators/{info.name}: ACCELERATOR must be one Accelerator "
+                                   "with a name of its own")
+            found[declared.name] = declared
+        if sum(a.default for a in found.values()) != 1 or sum(a.instance_default for a in found.values()) > 1:
+            raise RuntimeError("clusterforge/accelerators: exactly one vendor is the default, at most one the "
+                               "instance default")
+        _VENDORS.update(sorted(found.items(), key=lambda item: not item[1].default))
+    return _VENDORS
+
+
+def known() -> str:
+    """The registered names as a message lists them: `'nvidia', 'amd' or 'aws'`."""
+    names = [repr(name) for name in registered()]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def default() -> Accelerator:
+    """The vendor the roles assume where no `gpu_vendor` is rendered."""
+    return next(a for a in registered().values() if a.default)
+
+
+def accelerator(vendor: str | None) -> Accelerator:
+    """The vendor a catalog entry or a plan names (None: the default); the catalog checked it is registered."""
+    if vendor is None:
+        return default()
+    found = registered().get(vendor)
+    if found is None:
+        raise ClusterforgeError(Problem(f"unknown accelerator vendor {vendor!r}", hint=f"use one of {known()}"))
+    return found
+
+
+def instance_default() -> Accelerator | None:
+    """The vendor of an instance type's `accelerators:` that name none, if a vendor claims them."""
+    return next((a for a in registered().values() if a.instance_default), None)
+
+
+def running(stack: str) -> Accelerator:
+    """The vendor whose devices run `stack` (`software.stack`'s value)."""
+    found = next((a for a in registered().values() if a.stack == stack), None)
+    if found is None:
+        stacks = ", ".join(sorted({a.stack for a in registered().values()}))
+        raise ClusterforgeError(Problem(f"unknown software stack {stack!r}", hint=f"use one of {stacks}"))
+    return found
+
+
+def stack_pins(stack: str) -> tuple[str, ...]:
+    """The `software:` fields a pool on `stack` must pin."""
+    return running(stack).pins

@@ -1,0 +1,63 @@
+"""What clusterforge knows about one accelerator vendor: everything that differs by vendor, in one declaration.
+
+The catalog's `gpus.vendor` names an entry; the software rules, gres.conf, the group vars and the day-two effects
+ask the entry instead of spelling a vendor themselves, so a new vendor is one module in this package.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Devices:
+    """How the vendor's kernel driver names its devices, as gres.conf's `File=` lists them: `prefix` then a number
+    per device from `first`; `flags` is gres.conf's `Flags=` for its lines ("" for none)."""
+
+    prefix: str
+    first: int = 0
+    flags: str = ""
+
+    def files(self, count: int) -> str:
+        """`<prefix><first>` for one device, `<prefix>[<first>-<last>]` for several."""
+        return f"{self.prefix}{self.first}" if count == 1 else f"{self.prefix}[{self.first}-{self.first + count - 1}]"
+
+
+@dataclass(frozen=True)
+class PinVar:
+    """A pin the vendor's roles install: the blueprint's `software:` field, the role variable that carries it, and
+    what a change to it takes. `reboot`: a kernel module, loaded by rebooting the vendor's hosts; otherwise a
+    library jobs load, replaced on idle GPU hosts. `why` is the reason a day-two diff shows."""
+
+    pin: str
+    var: str
+    reboot: bool
+    why: str
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    """One vendor (the catalog's `gpus.vendor`).
+
+    - `title`: how messages name the vendor ("AMD MI300X").
+    - `stack`, `stack_title`: the software stack its devices run (`software.stack`'s value) and how messages name it;
+      `pins`: the `software:` fields a pool of this vendor must pin (SW-002, SW-004).
+    - `devices`: its gres.conf device files and flags.
+    - `pin_vars`: the role variables its pins are rendered to; the default vendor's are always written, another
+      vendor's when its GPUs, its stack or its first pin are in the blueprint.
+    - `enable_var`: the variable an inventory sets to run its driver role on a host without GPUs (day two counts
+      such hosts among the vendor's), or None.
+    - `default`: the vendor the roles assume when no `gpu_vendor` is rendered (exactly one).
+    - `instance_default`: the vendor of an instance type's `accelerators:` that name none (a cloud's own chips).
+    """
+
+    name: str
+    title: str
+    stack: str
+    stack_title: str
+    pins: tuple[str, ...]
+    devices: Devices
+    pin_vars: tuple[PinVar, ...] = ()
+    enable_var: str | None = None
+    default: bool = False
+    instance_default: bool = False

@@ -1,0 +1,15 @@
+"""NVIDIA GPUs: CUDA and NCCL, `/dev/nvidia<i>` (Slurm's gpu/nvml), the roles' default vendor."""
+
+from clusterforge.accelerators.accelerator import Accelerator, Devices, PinVar
+
+ACCELERATOR = Accelerator(
+    name="nvidia", title="NVIDIA", stack="cuda", stack_title="CUDA/NCCL", pins=("nvidia_driver", "cuda", "nccl"),
+    devices=Devices("/dev/nvidia"),
+    pin_vars=(
+        PinVar("nvidia_driver", "nvidia_driver_version", True, "a new kernel module: loaded by a reboot, with the GPUs "
+               "idle"),
+        PinVar("cuda", "nvidia_driver_cuda_version", True, "CUDA comes with the driver's packages: the same drain and "
+               "reboot"),
+        PinVar("nccl", "nccl_version", False, "jobs load libnccl: replaced while no job runs there, no reboot"),
+    ),
+    enable_var="nvidia_driver_enabled", default=True)
