@@ -351,8 +351,8 @@ MUTANTS = (
     ),
     Mutant(
         "render borrows a GPU node as controller",
-        "clusterforge/cli/plan_cmds.py",
-        'if cluster.target == "aws":',
+        "clusterforge/analysis.py",
+        "if target.with_controller is not None:",
         "if False:",
         (f"{T}/test_render_from_stack.py",),
     ),
