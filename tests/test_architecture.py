@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -155,15 +155,18 @@ def target_name_comparisons(path: Path, names: set[str]) -> list[int]:
     return lines
 
 
+def found_outside(own: str, lines_of: Callable[[Path], list[int]]) -> dict[str, list[int]]:
+    """The modules outside the package `own` (a folder under clusterforge/) where `lines_of` finds something."""
+    return {str(path.relative_to(PACKAGE)): lines for path in modules().values()
+            if own not in path.relative_to(PACKAGE).parts[:1] and (lines := lines_of(path))}
+
+
 def test_only_targets_compare_a_target_name() -> None:
     from clusterforge.targets import registered
 
     names = set(registered())
     assert {"aws", "onprem"} <= names
-    outside = {str(path.relative_to(PACKAGE)): lines for path in modules().values()
-               if "targets" not in path.relative_to(PACKAGE).parts[:1]
-               and (lines := target_name_comparisons(path, names))}
-    assert outside == {}
+    assert found_outside("targets", lambda path: target_name_comparisons(path, names)) == {}
 
 
 @pytest.mark.parametrize("source", ['if cluster.target == "aws":\n    pass\n',
@@ -191,10 +194,7 @@ def test_only_accelerators_name_a_vendor() -> None:
 
     names = set(registered()) - set(targets())
     assert {"nvidia", "amd"} <= names
-    outside = {str(path.relative_to(PACKAGE)): lines for path in modules().values()
-               if "accelerators" not in path.relative_to(PACKAGE).parts[:1]
-               and (lines := vendor_literals(path, names))}
-    assert outside == {}
+    assert found_outside("accelerators", lambda path: vendor_literals(path, names)) == {}
 
 
 @pytest.mark.parametrize("source", ['if vendor == "amd":\n    pass\n',
@@ -221,9 +221,7 @@ def aws_knowledge(path: Path) -> list[int]:
 def test_only_targets_know_aws() -> None:
     """Layers below the targets ask the target (`target_of(cluster)`, `registered()`) for node facts, deployed
     outputs, group vars, the project folder and day-two effects; a second cloud is then one folder."""
-    outside = {str(path.relative_to(PACKAGE)): lines for path in modules().values()
-               if "targets" not in path.relative_to(PACKAGE).parts[:1] and (lines := aws_knowledge(path))}
-    assert outside == {}
+    assert found_outside("targets", aws_knowledge) == {}
 
 
 @pytest.mark.parametrize("source", ["from clusterforge.targets.aws.efa import placement_group\n",

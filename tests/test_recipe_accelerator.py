@@ -18,19 +18,10 @@ import pytest
 import yaml
 
 from clusterforge.render.yamlout import load
+from tests.test_contributing import DOC, EXAMPLE, ROOT
+from tests.test_contributing import RUNNER as PACKAGE_RUNNER
 
-ROOT = Path(__file__).resolve().parent.parent
-DOC = ROOT / "docs" / "contributing.md"
-EXAMPLE = ROOT / "examples" / "onprem-dgx-h100.yaml"
-
-RUNNER = """\
-import sys
-import clusterforge.accelerators as package
-package.__path__.append(sys.argv[1])
-sys.argv = ["clusterforge", *sys.argv[2:]]
-from clusterforge.cli.main import main
-main()
-"""
+RUNNER = PACKAGE_RUNNER.format(package="clusterforge.accelerators")
 
 EFFECTS = """\
 import sys
