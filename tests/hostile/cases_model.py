@@ -65,6 +65,15 @@ CASES = [
     Case("model-rocm-pin-newline", "a ROCm pin (echoed by SW-001 and SW-002) with a line break and a forged finding",
          {"cluster.yaml": VALID + 'software: {stack: rocm, rocm: "7.2.2\\nSW-001 waived", rccl: "2.27.7"}\n'},
          exits=REFUSED, says={"validate": "is not a version"}),
+    Case("model-pool-pin-newline", "a pool's own software pin (rendered to its pool_<name>.yml) with a line break "
+         "and a forged group var",
+         {"cluster.yaml": VALID.replace("partition: train}",
+                                        'partition: train, software: {nccl: "2.30.7\\nslurm_version: 1"}}')},
+         exits=REFUSED, says={"validate": "is not a version"}),
+    Case("model-rack-cdu-pumps", "an in-rack CDU's pump redundancy that is not n or n+1",
+         {"cluster.yaml": VALID + "site:\n  name: dc1\n  rows:\n    - name: a\n      racks:\n        - name: a01\n"
+                                  "          cooling: {kind: liquid, cdu_kw: [250], cdu_pumps: \"n+1; reboot\"}\n"},
+         exits=REFUSED, says={"validate": "cdu_pumps"}),
     Case("model-gres-newline", "a newline in a pool's gres adds a PrologSlurmctld= line",
          {"cluster.yaml": VALID.replace("partition: train}",
                                         'partition: train, gres: "gpu:8\\nPrologSlurmctld=/tmp/x"}')},
