@@ -8,48 +8,22 @@ stay quick for `--help`.
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from clusterforge.bulk import bulk_objects
+from clusterforge.policy_inputs import Policy as Policy  # re-exported: commands name them from here
+from clusterforge.policy_inputs import PolicyInputs as PolicyInputs
 
 if TYPE_CHECKING:
-    from clusterforge.catalog import Catalog
     from clusterforge.load import Loaded
     from clusterforge.model import Cluster
     from clusterforge.plan import Plan
-    from clusterforge.policies.config import PolicyConfig
     from clusterforge.policies.engine import Verdict
-    from clusterforge.policies.waivers import Waiver
 
-
-@dataclass(frozen=True)
-class PolicyInputs:
-    """The files and choices that decide a verdict, as a command's options or the stack config name them."""
-
-    catalogs: tuple[Path, ...] = ()
-    policy_config: Path | None = None
-    waivers: Path | None = None
-    skip: tuple[str, ...] = ()
-    fail_level: str = "error"
-    today: dt.date | None = None
-
-    def files(self) -> tuple[Path, ...]:
-        """Every file these inputs read, so an output can be refused when it would overwrite one."""
-        return (*self.catalogs, *(p for p in (self.policy_config, self.waivers) if p is not None))
-
-
-@dataclass(frozen=True)
-class Policy:
-    """`PolicyInputs` read and checked once: the catalog, the thresholds and the waivers."""
-
-    inputs: PolicyInputs
-    catalog: Catalog
-    config: PolicyConfig
-    waivers: tuple[Waiver, ...]
+DEFAULT_INPUTS = PolicyInputs()  # the built-in catalog and thresholds, no waivers
 
 
 @dataclass(frozen=True)
@@ -76,7 +50,7 @@ class Analysis:
                                                "error(s)", self.loaded.file, hint="fix the design or waive them")])
 
 
-def read_policy(inputs: PolicyInputs = PolicyInputs()) -> Policy:
+def read_policy(inputs: PolicyInputs = DEFAULT_INPUTS) -> Policy:
     """The catalog, policy config and waivers of `inputs`; unknown `skip` ids are input errors."""
     from clusterforge.catalog import load_catalog
     from clusterforge.errors import ClusterforgeError, Problem

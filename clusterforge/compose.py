@@ -22,11 +22,12 @@ from clusterforge.model import SwitchedFabric
 from clusterforge.physics import Assumptions
 from clusterforge.plan import Plan, build_plan
 from clusterforge.plan.capacity import site_limits
+from clusterforge.plan.packing import racked_pools
 from clusterforge.yamlsource import PathKey, Source
 
 if TYPE_CHECKING:
-    from clusterforge.analysis import Policy
     from clusterforge.policies.engine import Verdict
+    from clusterforge.policy_inputs import Policy
 
 SITE_SCOPE = "site:"  # the `cluster` of a combined facility finding (and of its waivers): `site:<site name>`
 
@@ -62,7 +63,9 @@ def combine(group: Sequence[Loaded]) -> Loaded:
             includes[switch_path(group, t)] = (raw, ("fabric", "switch"))
         for j, pool in enumerate(loaded.cluster.pools):
             includes[("pools", len(pools))] = (raw, ("pools", j))
-            pools.append({**pool.model_dump(exclude_none=True, exclude={"partition"}), "name": f"{team}-{pool.name}"})
+            # as the team wrote it: defaults a target adds to its own pools are not written into the site's
+            written = pool.model_dump(exclude_none=True, exclude_unset=True, exclude={"partition"})
+            pools.append({**written, "name": f"{team}-{pool.name}"})
         for i, entry in enumerate(loaded.cluster.placement):
             includes[("placement", len(placement))] = (raw, ("placement", i))
             placement.append({**entry.model_dump(exclude_none=True), "pool": f"{team}-{entry.pool}"})
@@ -90,8 +93,8 @@ def combined_plan(group: Sequence[Loaded], combined: Loaded, assumptions: Assump
     site = cluster.site
     assert site is not None
     limits = plan.limits or site_limits(site, assumptions)
-    heights = {p.name: catalog.of(p.hardware, Server).u_height for p in cluster.pools}
-    whole = {p.name for p in cluster.pools if catalog.of(p.hardware, Server).form == "rack"}
+    heights = {p.name: catalog.of(p.hardware, Server).u_height for p in racked_pools(cluster)}
+    whole = {p.name for p in racked_pools(cluster) if catalog.of(p.hardware, Server).form == "rack"}
     racks, loads, fabrics = plan.racks, plan.loads, []
     for t, loaded in enumerate(group):
         fabric = loaded.cluster.fabric

@@ -11,7 +11,9 @@ from clusterforge.expand import apply_placements, expand
 from clusterforge.hints import and_more, capped
 from clusterforge.limits import NODES, POOLS
 from clusterforge.model import Cluster
-from clusterforge.model.references import catalog_problems, reference_problems
+from clusterforge.model.references import reference_problems
+from clusterforge.targets import blueprint_model, registered
+from clusterforge.targets.checks import catalog_problems, target_problems
 from clusterforge.validation import validate
 from clusterforge.yamlsource import Source, load_file, parse_text
 
@@ -64,9 +66,12 @@ def from_source(source: Source, catalog: Catalog | None = None) -> Loaded:
         raise ClusterforgeError(source.problem((), "a blueprint must be a mapping (apiVersion, kind, name, ...)"))
     check_pools(source)
     source = apply_placements(expand(source))
-    cluster = validate(Cluster, source)
+    cluster = validate(blueprint_model(), source)
     check_nodes(cluster, catalog, source)
-    problems = capped(reference_problems(cluster, source) + catalog_problems(cluster, catalog, source),
+    targets = registered()
+    found = [*reference_problems(cluster, source), *target_problems(cluster, source, targets),
+             *catalog_problems(cluster, catalog, source, targets)]
+    problems = capped(found,
                       lambda p: p.message, lambda p, n: replace(p, message=and_more(p.message, n), hint=""))
     if problems:
         raise ClusterforgeError(sorted(problems, key=lambda p: p.line))

@@ -1,8 +1,12 @@
 """The package's shape: no import cycles, small modules, target names compared and AWS named only inside targets/,
 GPU vendors named only inside accelerators/.
 
-Read from the source with `ast`, so every import counts: module-level, inside functions and inside classes.
-Only imports under `if TYPE_CHECKING:` are left out: they never run, so they cannot make a cycle at run time.
+Read from the source with `ast`, so every import counts: module-level, inside functions, inside classes and under
+`if TYPE_CHECKING:`. A type-only import never runs, but it still ties the importer to the module it names: a cycle
+through one is a design that cannot be split, and mypy has to read both ends together.
+
+The layers are a table in docs/contributing.md ("## Layers"): the test reads it from there, so the table the
+contributors read is the one the package is held to.
 """
 
 from __future__ import annotations
@@ -29,23 +33,12 @@ def modules(root: Path = PACKAGE) -> dict[str, Path]:
     return out
 
 
-def _type_checking_blocks(tree: ast.AST) -> set[int]:
-    """ids of the import nodes under `if TYPE_CHECKING:`."""
-    skipped: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            skipped |= {id(inner) for stmt in node.body for inner in ast.walk(stmt)}
-    return skipped
-
-
 def imported(module: str, path: Path, known: dict[str, Path]) -> Iterator[str]:
-    """The package modules `module` imports anywhere in its file (`from a import b` may name module a.b)."""
+    """The package modules `module` imports anywhere in its file, `if TYPE_CHECKING:` included (`from a import b`
+    may name module a.b)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    skipped = _type_checking_blocks(tree)
     for node in ast.walk(tree):
-        if id(node) in skipped:
-            continue
         names: list[str] = []
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
@@ -130,6 +123,118 @@ def test_the_cycle_check_finds_a_cycle_through_a_function_level_import(tmp_path:
     (root / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.a import x\n")
     known = modules(root)
     assert cycles(import_graph(known)) == [["pkg.a", "pkg.b"]]
+
+
+def test_the_cycle_check_finds_a_cycle_through_a_type_checking_import(tmp_path: Path) -> None:
+    root = tmp_path / "pkg"
+    root.mkdir()
+    (root / "__init__.py").write_text("")
+    (root / "a.py").write_text("from pkg.b import thing\n")
+    (root / "b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.a import Thing\n"
+                               "thing = 1\n")
+    assert cycles(import_graph(modules(root))) == [["pkg.a", "pkg.b"]]
+
+
+CONTRIBUTING = PACKAGE.parent / "docs" / "contributing.md"
+Layers = list[tuple[str, tuple[str, ...]]]
+
+
+def layer_table(markdown: str, package: str = PACKAGE.name) -> Layers:
+    """The "## Layers" table of a contributing guide, bottom layer first: (layer, the full module names of its row).
+
+    A row is `| n | layer | `name`, `name` | what it holds |`. Names are relative to the package (`package` itself
+    is its own name)."""
+    found = re.search(r"^## Layers\n(.*?)(?=^## |\Z)", markdown, flags=re.M | re.S)
+    section = found.group(1) if found else ""
+    table: Layers = []
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) >= 3 and cells[0].isdigit():
+            names = re.findall(r"`([\w.]+(?:\.\*)?)`", cells[2])
+            table.append((cells[1], tuple(n if n == package else f"{package}.{n}" for n in names)))
+    return table
+
+
+def _covers(name: str, module: str) -> bool:
+    """`name` is `module` or a package above it; the package's own name covers only its `__init__`, so a module
+    the table forgot is not silently a foundation. `pkg.*` covers everything inside `pkg` (each plug-in package
+    found there at run time, so a new one needs no row of its own)."""
+    if name.endswith(".*"):
+        return module.startswith(name[:-1])
+    return name == module or ("." in name and module.startswith(f"{name}."))
+
+
+def layer_of(module: str, table: Layers) -> int | None:
+    """The row of the most specific name covering `module` (the deepest: `targets.aws` before `targets`)."""
+    rows = [(name.count("."), not name.endswith(".*"), row)  # `pkg.*` is deeper than `pkg`, a named module wins
+            for row, (_, names) in enumerate(table) for name in names if _covers(name, module)]
+    return max(rows)[2] if rows else None
+
+
+def layer_violations(graph: dict[str, set[str]], table: Layers) -> list[str]:
+    """Every import from a module into a layer above its own, as `importer -> imported (its layer -> theirs)`."""
+    out = []
+    for module, deps in sorted(graph.items()):
+        mine = layer_of(module, table)
+        for dep in sorted(deps):
+            theirs = layer_of(dep, table)
+            if mine is not None and theirs is not None and theirs > mine:
+                out.append(f"{module} -> {dep} ({table[mine][0]} -> {table[theirs][0]})")
+    return out
+
+
+def table_problems(known: dict[str, Path], table: Layers) -> list[str]:
+    """Modules the table places nowhere, names it gives twice, and names that cover no module (a stale row)."""
+    names = [name for _, row in table for name in row]
+    return ([f"no layer: {m}" for m in known if layer_of(m, table) is None]
+            + [f"named twice: {n}" for n in sorted({n for n in names if names.count(n) > 1})]
+            + [f"no such module: {n}" for n in names if not any(_covers(n, m) for m in known)])
+
+
+def test_the_layer_table_places_every_module() -> None:
+    table = layer_table(CONTRIBUTING.read_text(encoding="utf-8"))
+    assert len(table) > 5
+    assert table_problems(modules(), table) == []
+
+
+def test_no_module_imports_a_higher_layer() -> None:
+    """docs/contributing.md's layers, bottom first: a module imports from its own layer and those below, never one
+    above (a type-only import included); a lower layer reaches a target package only through the registry."""
+    table = layer_table(CONTRIBUTING.read_text(encoding="utf-8"))
+    assert layer_violations(import_graph(modules()), table) == []
+
+
+LAYERS_DOC = """## Layers
+
+| # | Layer | Modules | What |
+|---|---|---|---|
+| 1 | low | `pkg`, `low` | the bottom |
+| 2 | kernel | `plug`, `plug.api` | the registry |
+| 3 | high | `high`, `plug.*` | everything else |
+
+## Next
+| 4 | ignored | `extra` | another section's table |
+"""
+
+
+def test_the_layer_check_finds_an_upward_import(tmp_path: Path) -> None:
+    root = tmp_path / "pkg"
+    (root / "plug" / "one").mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    (root / "low.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.high import H\n")
+    (root / "high.py").write_text("from pkg.low import x\nfrom pkg.plug import registry\n")
+    (root / "plug" / "__init__.py").write_text("from pkg.plug.api import Api\n")
+    (root / "plug" / "api.py").write_text("def f():\n    from pkg.plug.one import X\n")
+    (root / "plug" / "one" / "__init__.py").write_text("from pkg.high import H\n")
+    (root / "extra.py").write_text("")
+    table = layer_table(LAYERS_DOC, "pkg")
+    assert [name for name, _ in table] == ["low", "kernel", "high"]
+    known = modules(root)
+    assert layer_of("pkg.plug.api", table) == 1 and layer_of("pkg.plug.one", table) == 2
+    assert layer_violations(import_graph(known), table) == [
+        "pkg.low -> pkg.high (low -> high)", "pkg.plug.api -> pkg.plug.one (kernel -> high)"]
+    assert table_problems(known, [*table, ("stale", ("pkg.gone", "pkg.low"))]) == [
+        "no layer: pkg.extra", "named twice: pkg.low", "no such module: pkg.gone"]
 
 
 def test_no_module_passes_400_lines() -> None:
@@ -232,3 +337,11 @@ def test_the_aws_check_catches_each_form(tmp_path: Path, source: str) -> None:
     module = tmp_path / "m.py"
     module.write_text(source)
     assert aws_knowledge(module) == [1]
+
+
+def test_the_readme_layout_names_every_package() -> None:
+    """README's Layout lists each package under clusterforge/ (`name/`), so a new one is placed there too."""
+    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
+    layout = readme.partition("\n## Layout\n")[2].partition("\n## ")[0]
+    packages = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file())
+    assert [name for name in packages if not re.search(rf"(?<![\w/]){name}/", layout)] == []

@@ -54,7 +54,7 @@ INVALID = [
      "fabric: {kind: efa}", "fabric: {kind: efa", "AWS-only"),
     ("onprem", "hardware: dgx-h100", "hardware: p5.48xlarge", "p5.48xlarge", "needs a server"),
     ("aws", "aws:\n", "aws_:\n", "aws_:", "unknown key 'aws_'"),
-    ("aws", "hardware: p5.48xlarge", "hardware: dgx-h100", "dgx-h100", "needs a instance"),
+    ("aws", "hardware: p5.48xlarge", "hardware: dgx-h100", "dgx-h100", "needs an instance"),
     ("aws", "type: capacity-block, reservation_id: cr-0123456789abcdef0", "type: capacity-block",
      "type: capacity-block", "missing required key 'reservation_id'"),
     ("aws", "reservation_id: cr-0123456789abcdef0", "reservation_id: cr-XYZ", "cr-XYZ",

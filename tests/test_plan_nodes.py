@@ -75,17 +75,17 @@ def test_controller_choice(specs: tuple[tuple[str, str, int, str], ...], control
 def test_efa_interfaces_per_node(hardware: str, asked: int | None, interfaces: int) -> None:
     data = aws()
     data["pools"][0].update({"hardware": hardware, **({"efa_interfaces": asked} if asked else {})})
-    pool = plan_of(data).pool_nodes("gpu")
-    assert pool.efa_interfaces == interfaces
-    assert pool.placement_group == "t-gpu" and pool.availability_zone == "use1-az4"
+    facts = dict(plan_of(data).pool_nodes("gpu").target_vars)
+    assert facts["efa_interfaces"] == interfaces
+    assert facts["placement_group"] == "t-gpu" and facts["availability_zone"] == "use1-az4"
 
 
 def test_service_instances_get_no_placement_group() -> None:
     data = aws()
     data["pools"].append({"name": "ctl", "hardware": "m7i.4xlarge", "count": 1, "role": "controller"})
     plan = plan_of(data)
-    ctl = plan.pool_nodes("ctl")
-    assert (ctl.efa_interfaces, ctl.placement_group) == (0, None)
+    ctl = dict(plan.pool_nodes("ctl").target_vars)
+    assert (ctl["efa_interfaces"], ctl["placement_group"]) == (0, None)
     assert plan.fabric is None and plan.topology is None and plan.racks == ()
     assert plan.slurm is not None and plan.slurm.controller == "ctl-0001"
 
@@ -93,4 +93,4 @@ def test_service_instances_get_no_placement_group() -> None:
 def test_pool_placement_none_opts_out_of_the_placement_group() -> None:
     data = aws()
     data["pools"][0]["placement"] = "none"
-    assert plan_of(data).pool_nodes("gpu").placement_group is None
+    assert dict(plan_of(data).pool_nodes("gpu").target_vars)["placement_group"] is None

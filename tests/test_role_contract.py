@@ -40,33 +40,20 @@ ROLES = sorted(p.name for p in (ROOT / "roles").iterdir() if (p / "tasks" / "mai
 UPDATE_DOCS = os.environ.get("CLUSTERFORGE_UPDATE_ROLE_DOCS") == "1"
 BIN = Path(sys.executable).parent
 
-# How Ansible reaches a host: its own connection variables, which no role reads or declares.
-ANSIBLE_OWN = frozenset({
-    "ansible_host", "ansible_port", "ansible_user", "ansible_connection", "ansible_python_interpreter",
-    "ansible_ssh_common_args", "ansible_ssh_extra_args", "ansible_ssh_private_key_file", "ansible_become",
-    "ansible_become_user", "ansible_become_method", "ansible_aws_ssm_instance_id", "ansible_aws_ssm_region",
-    "ansible_aws_ssm_bucket_name"})
 
-# Facts render writes for people and for operators' own playbooks (README.md: "rack, position, rails, GPUs per
-# host"; docs/aws.md: the stack's hosts and addresses). No role reads them, so no role may declare them.
-INVENTORY_FACTS = {
-    "aws_region": "the AWS region",
-    "gres": "the pool's SLURM GRES",
-    "placement_group": "the pool's EC2 cluster placement group",
-    "availability_zone": "the pool's availability zone",
-    "rack": "the host's rack",
-    "row": "the host's row",
-    "rack_position": "the host's position in its rack",
-    "rails": "the leaf switch of each of the host's rails",
-    "pool": "the pool of a node only the stack knows (the controller AWS adds)",
-    "role": "the SLURM role of a node only the stack knows",
-    "instance_type": "the instance type of a node only the stack knows",
-    "aws_instance_id": "the host's EC2 instance id",
-    "aws_instance_type": "the host's EC2 instance type",
-    "slurm_controller_addr": "the controller's private address",
-    "lustre_client_fsx_file_system_id": "the FSx file system's id",
-    "clusterforge_checkpoint_bucket": "the S3 bucket for checkpoints",
-}
+def not_role_inputs() -> dict[str, str]:
+    """The keys render writes that no role reads, declared as such in the product with what each is: the facts for
+    people and Ansible's connection vars (clusterforge/render/facts.yaml), and each target's own (its
+    TargetEffects.descriptions: AWS's region, instance ids, ...)."""
+    from clusterforge.day2.declarations import facts
+    from clusterforge.targets import registered
+
+    found = {key: declared.description or "" for key, declared in facts().items()}
+    for target in registered().values():
+        table = target.effects() if target.effects is not None else None
+        found |= dict(table.descriptions) if table is not None else {}
+    return found
+
 
 # What Ansible itself provides to a role: facts and magic variables, loop and lookup names.
 _ANSIBLE_NAMES = frozenset({
@@ -350,11 +337,13 @@ def test_no_declaration_is_dead(role: str) -> None:
 @pytest.mark.parametrize("source", SOURCES)
 def test_every_rendered_variable_is_declared_by_a_role(source: str, rendered: Rendered) -> None:
     _, written = rendered(source)
+    facts = not_role_inputs()
     undeclared = {name: sorted(where) for name, where in written.items()
-                  if name not in ANSIBLE_OWN and name not in INVENTORY_FACTS and not declared_by(name)}
+                  if name not in facts and not declared_by(name)}
     assert not undeclared, (
         f"{source} writes variables no role's meta/argument_specs.yml declares (remove them from the renderer, "
-        f"or declare them in the role that reads them): {undeclared}")
+        f"declare them in the role that reads them, or, read by no role, in clusterforge/render/facts.yaml): "
+        f"{undeclared}")
 
 
 def _type_problem(value: Any, opt: dict[str, Any]) -> str | None:
@@ -383,10 +372,13 @@ def test_rendered_values_have_the_declared_types(source: str, rendered: Rendered
 
 
 def test_inventory_facts_are_written_and_declared_by_no_role(rendered: Rendered) -> None:
+    facts = not_role_inputs()
     written = {name for source in SOURCES for name in rendered(source)[1]}
-    assert not sorted(set(INVENTORY_FACTS) - written), "INVENTORY_FACTS lists variables no render writes any more"
-    declared = {name: declared_by(name) for name in INVENTORY_FACTS if declared_by(name)}
+    assert not sorted(set(facts) - written), f"declared as facts, but no render writes them: {set(facts) - written}"
+    declared = {name: declared_by(name) for name in facts if declared_by(name)}
     assert not declared, f"a role declares (so reads) these; they are role inputs, not facts: {declared}"
+    undescribed = sorted(name for name, description in facts.items() if not description.strip())
+    assert not undescribed, f"facts without a description of what they are: {undescribed}"
 
 
 # --- Ansible's own validation --------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import pytest
 from pydantic import BaseModel
 
 from clusterforge.catalog import Instance, Server, Switch
-from clusterforge.model import Cluster
+from clusterforge.targets import blueprint_model
 from clusterforge.policies import load_policy_config, load_waivers
 from clusterforge.policies.reference import (
     PACK_CONFIG_EXAMPLE,
@@ -87,7 +87,7 @@ def _models(annotation: Any) -> list[type[BaseModel]]:
 
 
 def blueprint_field_exists(path: str) -> bool:
-    models: list[type[BaseModel]] = [Cluster]
+    models: list[type[BaseModel]] = [blueprint_model()]  # with every target's section and pool fields
     for segment in path.split("."):
         name = segment.removesuffix("[]")
         fields = [m.model_fields[name] for m in models if name in m.model_fields]

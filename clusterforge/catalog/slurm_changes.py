@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from importlib import resources
+from importlib.resources.abc import Traversable
 from typing import Annotated, Literal
 
 import yaml
@@ -91,8 +92,18 @@ def load(text: str, name: str) -> Table:
                                  for error in exc.errors()]) from None
 
 
+def packaged() -> Traversable:
+    """The file the table is read from: the one shipped in the package, where a new key's row goes."""
+    return resources.files("clusterforge.catalog") / "data" / DATA
+
+
+def read(path: Traversable) -> Table:
+    """The table in the file at `path`: the packaged one, or a copy with a row added (the contributing guide's
+    recipe test reads one)."""
+    return load(path.read_text(encoding="utf-8"), str(path))
+
+
 @lru_cache(maxsize=1)
 def changes() -> Table:
-    """The packaged table, read once."""
-    data = resources.files("clusterforge.catalog") / "data" / DATA
-    return load(data.read_text(encoding="utf-8"), f"clusterforge/catalog/data/{DATA}")
+    """The packaged table, read once (problems name the file as it lies in the repository)."""
+    return load(packaged().read_text(encoding="utf-8"), f"clusterforge/catalog/data/{DATA}")

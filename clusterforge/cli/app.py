@@ -39,7 +39,7 @@ def print_problems(error: ClusterforgeError) -> None:
 # Each top-level command and the module that defines it: a command's module is imported only when that command
 # runs (or help lists them all), so `check` does not pay for the lab's, AWS's or provisioning's imports.
 COMMAND_MODULES = {
-    "catalog": "catalog_cmds", "check": "check_cmds", "health": "health_cmds", "inventory": "aws_cmds",
+    "catalog": "catalog_cmds", "check": "check_cmds", "health": "health_cmds", "inventory": "inventory_cmd",
     "lab": "lab_cmds", "new": "new_cmds", "plan": "plan_cmds", "provision": "provision_cmds", "render": "plan_cmds",
     "report": "report_cmds", "rules": "rules_cmds", "schema": "blueprint_cmds", "validate": "blueprint_cmds",
     "diff": "diff_cmds", "update": "update_cmds",

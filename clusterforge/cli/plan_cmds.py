@@ -14,7 +14,6 @@ from clusterforge.errors import ClusterforgeError, Problem
 
 if TYPE_CHECKING:
     from clusterforge.policies.engine import Verdict
-    from clusterforge.targets import Outputs
 
 def _verdict_line(verdict: Verdict) -> str:
     state = "FAIL" if verdict.failed else "PASS"
@@ -70,9 +69,10 @@ def plan(file: Path, fmt: str, inputs: PolicyInputs) -> None:
               help="Directory to write (replaced as a whole; created when missing).")
 @click.option("--force", is_flag=True, help="Render even when the policy check reports errors.")
 @policy_options
-@click.option("--from-stack", "from_stack", type=click.Path(path_type=Path, dir_okay=False),
-              help="`pulumi stack output --json` of the deployed AWS stack: each host gets its address.")
-def render(file: Path, out: Path, force: bool, inputs: PolicyInputs, from_stack: Path | None) -> None:
+@click.option("--from-outputs", "--from-stack", "from_outputs", type=click.Path(path_type=Path, dir_okay=False),
+              help="What the deployment reported (target aws: `pulumi stack output --json` saved to a file), read "
+                   "by the cluster's target: each host gets its address. --from-stack is the older name.")
+def render(file: Path, out: Path, force: bool, inputs: PolicyInputs, from_outputs: Path | None) -> None:
     """Write the Ansible inventory, SLURM configs and (aws) the Pulumi stack config for blueprint FILE.
 
     \b
@@ -80,25 +80,29 @@ def render(file: Path, out: Path, force: bool, inputs: PolicyInputs, from_stack:
     OUT/slurm/slurm.conf, gres.conf, cgroup.conf, topology.conf (switched fabrics)
     OUT/pulumi/Pulumi.<cluster>.yaml (target aws)
 
-    With --from-stack (target aws, after `pulumi up`), the inventory also carries every host's private IP and
-    instance id, the controller's address and where FSx is mounted from.
+    With --from-outputs (target aws: after `pulumi up`), the inventory also carries what the deployment reports:
+    on AWS every host's private IP and instance id, the controller's address and where FSx is mounted from.
 
     Refuses (exit 1) while the policy check has unwaived errors, unless --force. OUT is replaced only when
     every file is written: a failed render leaves it as it was.
     """
-    from clusterforge.analysis import analyze, read_policy
+    from clusterforge.analysis import analyze, load, read_policy
     from clusterforge.atomic import refuse_inputs
     from clusterforge.render import RenderContext, write
-    from clusterforge.targets import project_dir
+    from clusterforge.targets import in_use, outputs_reader, project_dir
 
     policy = read_policy(inputs)
-    stack = _outputs(from_stack)
-    result = analyze(file, policy, controller_type=stack.controller_type if stack else None)
-    loaded, verdict = result.loaded, result.verdict
-    if stack is not None and stack.cluster != loaded.cluster.name:
-        raise ClusterforgeError(Problem(f"the stack outputs are of cluster {stack.cluster}, the blueprint is "
-                                        f"{loaded.cluster.name}", str(from_stack), hint="export the right stack"))
-    refuse_inputs(out, input_files([loaded.source], file, *inputs.files(), from_stack), directory=True)
+    loaded = load(file, policy)
+    stack = None
+    if from_outputs is not None:  # read by the cluster's own target, before planning: it names the controller built
+        stack = outputs_reader(in_use(loaded.cluster)).file(from_outputs)
+        if stack.cluster != loaded.cluster.name:
+            raise ClusterforgeError(Problem(f"the deployment outputs are of cluster {stack.cluster}, the blueprint "
+                                            f"is {loaded.cluster.name}", str(from_outputs),
+                                            hint="export the outputs of this cluster's deployment"))
+    result = analyze(loaded, policy, controller_type=stack.controller_type if stack else None)
+    verdict = result.verdict
+    refuse_inputs(out, input_files([loaded.source], file, *inputs.files(), from_outputs), directory=True)
     if verdict.failed:
         show_policy_errors(file, verdict)
         if not force:
@@ -120,12 +124,3 @@ def show_policy_errors(file: Path, verdict: Verdict) -> None:
     say(f"{file}: the policy check has {len(errors)} unwaived error(s):")
     for finding in errors:  # indented after log_line: a file named `::x` reads `  ./::x:3: ...`, never a command
         click.echo("  " + log_line(replace(finding, file=report_path(finding.file)).render()), err=True)
-
-
-def _outputs(path: Path | None) -> Outputs | None:
-    """What the deployment reported (`--from-stack`), read by the target that deploys it."""
-    if path is None:
-        return None
-    from clusterforge.targets import outputs_reader
-
-    return outputs_reader().file(path)

@@ -94,8 +94,7 @@ def nodes_table(plan: Plan, console: Console) -> None:
         table.add_column(column, overflow="fold")
     for pool in plan.nodes:
         racks = sorted({run.rack for run in pool.runs if run.rack})
-        network = (f"{pool.efa_interfaces} EFA, pg {pool.placement_group or '-'}, {pool.availability_zone}"
-                   if pool.efa_interfaces is not None else f"{pool.fabric_nics} rails" if pool.fabric_nics else "-")
+        network = pool.network or (f"{pool.fabric_nics} rails" if pool.fabric_nics else "-")
         gpus = f"{pool.gpu_count}× {pool.gpu_model}" if pool.gpu_model else "-"
         table.add_row(pool.pool, pool.role, pool.hardware, f"{pool.count:,}", pool.hostlist, gpus,
                       str(len(racks)) if racks else "-", str(plan.unplaced.get(pool.pool, "")) or "-", network)

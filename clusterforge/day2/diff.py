@@ -1,7 +1,8 @@
 """The comparison of two renders: every changed setting with what applying it takes and on which hosts.
 
 Each file is compared as what it means, not as text: the SLURM files entry by entry and node by node, the
-inventory host by host and var by var, the group vars key by key, the Pulumi stack config key by key; any
+inventory host by host and var by var, the group vars key by key, a target's config (the Pulumi stack config) key
+by key as the target declares it; any
 other file line by line. What a change takes comes from clusterforge.day2.effects; the inventory's side is
 clusterforge.day2.inventory_diff, what both share clusterforge.day2.scope, the result clusterforge.day2.changes.
 """
@@ -18,8 +19,9 @@ from clusterforge.day2.effects import (
     UNKNOWN_FILE,
     Action,
     SlurmRole,
+    TargetEffects,
+    config_table,
     node_changed,
-    pulumi_effect,
     slurm_role,
 )
 from clusterforge.day2.inventory_diff import group_vars_changes, host_differs, inventory_changes
@@ -33,13 +35,15 @@ _UNITS = ("kW", "U", "kg")
 
 
 def short_name(path: str) -> str:
-    """How a change names its file: `slurm.conf`, `group_vars`, `hosts.yml`, `pulumi`, else the path."""
+    """How a change names its file: `slurm.conf`, `group_vars`, `hosts.yml`, a target's config folder (`pulumi`),
+    else the path."""
     if path == GROUP_VARS_FILE:
         return "group_vars"
     if path == HOSTS_FILE:
         return "hosts.yml"
-    if path.startswith("pulumi/"):
-        return "pulumi"
+    table = config_table(path)
+    if table is not None and table.config_dir is not None:
+        return table.config_dir.rstrip("/")
     return path.removeprefix("slurm/")
 
 
@@ -78,19 +82,19 @@ def _nodes(name: str, old: dict[str, str], new: dict[str, str], scope: Scope) ->
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# The Pulumi stack config and other files
+# A target's config file (the Pulumi stack config) and other files
 
 
-def _pulumi(old_text: str, new_text: str, scope: Scope) -> Iterator[Change]:
-    from clusterforge.render.yamlout import load
-
-    before = (load(old_text) or {}).get("config") or {} if old_text else {}
-    after = (load(new_text) or {}).get("config") or {} if new_text else {}
+def _target_config(path: str, table: TargetEffects, old_text: str, new_text: str, scope: Scope
+                   ) -> Iterator[Change]:
+    """A target's rendered config key by key, as the target reads and classes it."""
+    assert table.config_entries is not None and table.config is not None
+    before, after = dict(table.config_entries(old_text)), dict(table.config_entries(new_text))
     for key in keys(before, after):
-        effect = pulumi_effect(key)
+        effect = table.config(key)
         if effect is None or (key in before, before.get(key)) == (key in after, after.get(key)):
             continue
-        yield from scope.changes("pulumi", key, value_text(before, key), value_text(after, key), (effect,))
+        yield from scope.changes(short_name(path), key, value_text(before, key), value_text(after, key), (effect,))
 
 
 def _lines(file_text: str) -> list[str]:
@@ -117,10 +121,11 @@ def _files(old: Rendered, new: Rendered, scope: Scope) -> Iterator[Change]:
         if path in (HOSTS_FILE, GROUP_VARS_FILE) or before == after:
             continue
         name = path.removeprefix("slurm/")
+        table = config_table(path)
         if path.startswith("slurm/") and name in role.notify:
             yield from _slurm_file(name, before or "", after or "", role, scope)
-        elif path.startswith("pulumi/"):
-            yield from _pulumi(before or "", after or "", scope)
+        elif table is not None and table.config_entries is not None and table.config is not None:
+            yield from _target_config(path, table, before or "", after or "", scope)
         else:
             yield from _other(path, before, after, scope)
 

@@ -95,6 +95,7 @@ def render(blueprint: Path, catalogs: Sequence[Path], nodes: int | None, out: Pa
     from clusterforge import analysis
     from clusterforge.load import Loaded
     from clusterforge.render import RenderContext, write
+    from clusterforge.targets import project_dir
 
     policy = analysis.read_policy(analysis.PolicyInputs(catalogs=tuple(catalogs)))
     loaded = analysis.load(blueprint, policy)
@@ -104,7 +105,7 @@ def render(blueprint: Path, catalogs: Sequence[Path], nodes: int | None, out: Pa
     loaded = Loaded(cluster, loaded.source, with_host_cpus(loaded.catalog))
     result = analysis.analyze(loaded, policy)
     result.refuse_on_errors("the lab")
-    write(RenderContext(loaded, result.plan, out / "pulumi"), out)
+    write(RenderContext(loaded, result.plan, project_dir(cluster)), out)  # the lab's targets render no project
 
 
 def inventory_hosts(inventory: Path) -> dict[str, tuple[str, ...]]:

@@ -12,7 +12,7 @@ from clusterforge.model.blueprint import (
     SwitchedFabric,
     Workload,
 )
-from clusterforge.model.cloud import Aws, AwsSecurity, CapacityBlock, FsxLustre, Ingress, Odcr, OnDemand
+from clusterforge.model.lustre import FsxLustre
 from clusterforge.model.site import (
     AirCooling,
     ContainmentCooling,
@@ -37,9 +37,9 @@ from clusterforge.model.slurm import (
 )
 
 __all__ = [
-    "Account", "Accounting", "AirCooling", "Aws", "AwsSecurity", "CapacityBlock", "Cluster", "ContainmentCooling",
-    "EfaFabric", "Feed", "FsxLustre", "Ingress", "JobContainerTmpfs",
-    "LiquidCooling", "Odcr", "OnDemand", "OnPremLustre", "Oversubscription", "Panel", "Partition", "Placement", "Pool",
+    "Account", "Accounting", "AirCooling", "Cluster", "ContainmentCooling",
+    "EfaFabric", "Feed", "FsxLustre", "JobContainerTmpfs",
+    "LiquidCooling", "OnPremLustre", "Oversubscription", "Panel", "Partition", "Placement", "Pool",
     "PriorityWeights", "Qos", "Rack", "RdhxCooling", "Row", "RowCooling", "SharedStorage", "Site", "Slurm",
     "Software", "Storage", "SwitchedFabric", "Workload",
 ]

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Discriminator, Field, StringConstraints, Tag
 
 from clusterforge.model.base import Count, Kw, Name, ObjectName, Strict
-from clusterforge.model.cloud import Aws, AzId, FsxLustre
+from clusterforge.model.lustre import FsxLustre
 from clusterforge.model.operations import Operations
 from clusterforge.model.site import Site
 from clusterforge.model.slurm import Slurm
@@ -28,6 +28,12 @@ Role = Literal["compute", "login", "controller", "storage"]
 
 
 Stack = Literal["cuda", "rocm", "neuron"]
+
+
+TARGET_NAME = r"^[a-z][a-z0-9-]{0,31}$"
+TargetName = Annotated[str, StringConstraints(pattern=TARGET_NAME), Field(description=expected(
+    TARGET_NAME, "a target name such as onprem or aws (a package under clusterforge/targets)"))]
+
 
 
 class SoftwarePins(Strict):
@@ -51,19 +57,19 @@ class SoftwarePins(Strict):
 
 
 class Pool(Strict):
-    """A group of identical nodes."""
+    """A group of identical nodes, owned by the cluster's target or the one its `target` names (a cloud pool of an
+    on-prem cluster). Each target adds fields of its own, such as `efa_interfaces` on AWS."""
+
+    # the targets' own fields are added by clusterforge.targets.blueprint_model, which composes this model
 
     name: Name
     hardware: CatalogKey
     count: Count
     role: Role = "compute"
+    target: TargetName | None = None  # the target that owns this pool's nodes, when not the cluster's
     partition: Name | None = None
-    efa_interfaces: Annotated[int, Field(ge=0, le=64)] | None = None
     max_power_kw: Kw | None = None
     gres: Gres | None = None
-    placement: Literal["cluster", "none"] = "cluster"
-    availability_zone: AzId | None = None
-    root_volume_gib: Annotated[int, Field(ge=8, le=65536)] | None = None
     software: SoftwarePins | None = None  # this pool's own version pins over the cluster's `software`
 
 
@@ -213,20 +219,18 @@ class TeamPlacement(Strict):
     position: Annotated[int, Field(ge=1, le=100)] | None = None
 
 
-TARGET_NAME = r"^[a-z][a-z0-9-]{0,31}$"
-TargetName = Annotated[str, StringConstraints(pattern=TARGET_NAME), Field(description=expected(
-    TARGET_NAME, "a target name such as onprem or aws (a package under clusterforge/targets)"))]
-
-
 class Cluster(Strict):
-    """A GPU training cluster. Field names are a public contract: add freely, rename with deprecation."""
+    """A GPU training cluster. Field names are a public contract: add freely, rename with deprecation. Each target
+    adds a section of its own, such as `aws:`."""
+
+    # the targets' sections are added by clusterforge.targets.blueprint_model (a new target is a new folder)
 
     apiVersion: Literal["clusterforge/v1"]
     kind: Literal["Cluster"]
     name: Name
     team: Name | None = None
     description: FreeText | None = None  # for people (the login banner); reaches nodes only as data
-    target: TargetName  # a package under clusterforge/targets; model/references checks it is one
+    target: TargetName  # a package under clusterforge/targets (targets/checks.py checks it is one)
     pools: Annotated[list[Pool], Field(min_length=1)]
     site: Site | None = None
     fabric: Fabric | None = None
@@ -234,7 +238,6 @@ class Cluster(Strict):
     slurm: Slurm = Slurm()
     operations: Operations = Operations()
     software: Software = Software()
-    aws: Aws | None = None
     workload: Workload | None = None
     placement: list[TeamPlacement] = []
 

@@ -1,16 +1,15 @@
-"""Cross-field shape checks: names that must exist, be unique, or match the target. No physics here."""
+"""Cross-field shape checks: names that must exist or be unique. No physics here; what the targets require is
+clusterforge/targets/checks.py."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 
-from clusterforge.catalog import Catalog, Switch
 from clusterforge.errors import Problem, shown
-from clusterforge.hints import closest, did_you_mean
-from clusterforge.model.blueprint import Cluster, SwitchedFabric
+from clusterforge.hints import did_you_mean
+from clusterforge.model.blueprint import Cluster
 from clusterforge.model.slurm_references import slurm_problems
-from clusterforge.targets import registered
 from clusterforge.yamlsource import PathKey, Source
 
 
@@ -34,7 +33,7 @@ def _unknown(path: PathKey, what: str, name: str, known: Iterable[str], source: 
 
 
 def reference_problems(cluster: Cluster, source: Source) -> list[Problem]:
-    """Every dangling or duplicated name and every section that does not fit the target."""
+    """Every dangling or duplicated name."""
     out: list[Problem] = []
     pool_names = [p.name for p in cluster.pools]
     out += _duplicates(pool_names, lambda: (("pools", i, "name") for i in range(len(pool_names))), "pool", source)
@@ -50,34 +49,12 @@ def reference_problems(cluster: Cluster, source: Source) -> list[Problem]:
         if pool.partition and parts and pool.partition not in part_names:
             out.append(_unknown(("pools", i, "partition"), "partition", pool.partition, part_names, source))
     out += slurm_problems(cluster, source)
-    out += _target_problems(cluster, source)
     if cluster.placement and cluster.site is None:
         out.append(source.problem(("placement",), "placement needs a site to place into",
                                   "add site: !include your-site.yaml (or a site: section)"))
     if cluster.site is not None:
         out += _site_problems(cluster, source, pool_names)
     return out
-
-
-def _target_problems(cluster: Cluster, source: Source) -> Iterator[Problem]:
-    """The target exists; sections, facilities and fabrics of other targets are absent; then its own checks."""
-    targets = registered()
-    target = targets.get(cluster.target)
-    if target is None:
-        yield _unknown(("target",), "target", cluster.target, targets, source)
-        return
-    for other in targets.values():
-        if other is not target and other.section and getattr(cluster, other.section, None) is not None:
-            yield source.problem((other.section,), f"an `{other.section}:` section needs target: {other.name}")
-    if not target.facility and cluster.site is not None:
-        sites = " or ".join(t.name for t in targets.values() if t.facility)
-        yield source.problem(("site",), f"a `site:` (facility) applies to target: {sites} only")
-    kind = cluster.fabric.kind if cluster.fabric is not None else None
-    owner = next((t for t in targets.values() if kind in t.exclusive_fabrics), target)
-    if owner is not target:
-        yield source.problem(("fabric", "kind"), f"fabric kind {kind} is {owner.title}-only",
-                             "use infiniband, roce or ethernet")
-    yield from target.blueprint_problems(cluster, source)
 
 
 def _site_problems(cluster: Cluster, source: Source, pool_names: list[str]) -> Iterator[Problem]:
@@ -122,33 +99,3 @@ def _site_problems(cluster: Cluster, source: Source, pool_names: list[str]) -> I
                 first_placement[pool.name],
                 f"pool {shown(pool.name)} has {pool.count} nodes but its rack placements add up to {placed[pool.name]}",
                 "place every node of the pool, or none and let the planner place them")
-
-
-def catalog_problems(cluster: Cluster, catalog: Catalog, source: Source) -> list[Problem]:
-    """Hardware keys must exist and be of the kind the target uses."""
-    out: list[Problem] = []
-    target = registered().get(cluster.target)
-    if target is None:
-        return out  # reference_problems names the unknown target
-    want = target.hardware
-    for i, pool in enumerate(cluster.pools):
-        path: PathKey = ("pools", i, "hardware")
-        if pool.hardware not in catalog:
-            out.append(catalog.unknown(pool.hardware, source, path))
-            continue
-        entry = catalog.get(pool.hardware)
-        if not isinstance(entry, want):
-            same_kind = [k for k, e in catalog.items() if isinstance(e, want)]
-            suggestion = closest(pool.hardware, same_kind)
-            hint = f"did you mean {suggestion}?" if suggestion else f"use a {want.__name__.lower()} from the catalog"
-            out.append(source.problem(
-                path, f"{shown(pool.hardware)} is a {entry.kind}; target {cluster.target} needs a "
-                f"{want.__name__.lower()}", hint))
-    fabric = cluster.fabric
-    if isinstance(fabric, SwitchedFabric):
-        path = ("fabric", "switch")
-        if fabric.switch not in catalog:
-            out.append(catalog.unknown(fabric.switch, source, path))
-        elif not isinstance(catalog.get(fabric.switch), Switch):
-            out.append(source.problem(path, f"{shown(fabric.switch)} is not a switch"))
-    return out

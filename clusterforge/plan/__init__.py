@@ -20,7 +20,7 @@ from clusterforge.plan.model import (
     RackPlan,
 )
 from clusterforge.plan.nodes import pool_nodes
-from clusterforge.plan.packing import auto_place, explicit_racks, pools_to_place
+from clusterforge.plan.packing import auto_place, explicit_racks, pools_to_place, racked_pools
 from clusterforge.plan.slurm import slurm_plan
 from clusterforge.plan.switches import place_switches
 from clusterforge.plan.topology import fabric_nics, hosts_per_device, wire
@@ -75,7 +75,7 @@ def build_plan(
     fabric = size_fabric(cluster, catalog)
     if cluster.site is not None:
         site_racks = [rack for _, _, _, rack in cluster.site.racks()]
-        heights = {p.name: catalog.of(p.hardware, Server).u_height for p in cluster.pools}
+        heights = {p.name: catalog.of(p.hardware, Server).u_height for p in racked_pools(cluster)}
         to_rack = fabric is not None and isinstance(cluster.fabric, SwitchedFabric)
         # the rules need no limits when everything is placed by hand and there are no switches to rack
         if detail or to_rack or pools_to_place(cluster):
@@ -87,7 +87,7 @@ def build_plan(
             loads = rack_loads(racks, cluster, catalog)
         if to_rack and isinstance(cluster.fabric, SwitchedFabric) and fabric is not None:  # after the pools
             key = cluster.fabric.switch
-            whole = {p.name for p in cluster.pools if catalog.of(p.hardware, Server).form == "rack"}
+            whole = {p.name for p in racked_pools(cluster) if catalog.of(p.hardware, Server).form == "rack"}
             racks, switches = place_switches(cluster.site, racks, loads, limits, fabric, key,
                                              catalog.of(key, Switch), heights, assumptions, whole)
             fabrics = (RackedFabric(("fabric", "switch"), key, fabric, switches),)

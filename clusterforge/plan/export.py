@@ -30,7 +30,10 @@ def rack_dict(load: RackLoad, limit: RackLimits | None) -> dict[str, Any]:
 
 
 def pool_dict(pool: PoolNodes) -> dict[str, Any]:
-    out = {key: value for key, value in asdict(pool).items() if key != "runs"}
+    """A pool's nodes as JSON: its fields, with the facts its target gives them (`efa_interfaces` on AWS) as keys of
+    their own."""
+    out = {key: value for key, value in asdict(pool).items() if key not in ("runs", "target_vars")}
+    out |= dict(pool.target_vars)
     out["hostlist"] = pool.hostlist
     out["runs"] = [{"hosts": compress(pool.name(run.first + i) for i in range(run.count)), "rack": run.rack,
                     "row": run.row, "positions": list(run.positions)} for run in pool.runs]

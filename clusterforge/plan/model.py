@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from clusterforge.catalog import Server, Switch
 from clusterforge.yamlsource import PathKey
@@ -188,7 +189,7 @@ class NodeRun:
 
 @dataclass(frozen=True)
 class PoolNodes:
-    """The named nodes of one pool and what every host of it carries (GPUs, rails, EFA)."""
+    """The named nodes of one pool and what every host of it carries (GPUs, rails, the target's own facts)."""
 
     pool: str
     role: str
@@ -199,9 +200,8 @@ class PoolNodes:
     gpu_model: str | None
     fabric_nics: int  # compute-fabric NICs per node (one per rail); 0 when the pool is off the fabric
     runs: tuple[NodeRun, ...]
-    efa_interfaces: int | None = None  # aws: EFA interfaces per node
-    placement_group: str | None = None  # aws: the cluster placement group of the pool
-    availability_zone: str | None = None  # aws
+    target_vars: tuple[tuple[str, Any], ...] = ()  # what the pool's target gives its nodes (NodeFacts.vars)
+    network: str | None = None  # those facts for people (NodeFacts.network): "32 EFA, pg c-gpu, use1-az4"
     fabric_nic_gbps: int = 0  # the speed of each compute-fabric NIC (the health check and alerts expect it)
     domain_size: int = 1  # nodes per device: 18 trays of an NVL72 share one NVLink domain; 1 for servers
     gpu_vendor: str | None = None  # nvidia | amd | aws (the catalog's gpus.vendor)

@@ -7,7 +7,7 @@ from clusterforge.catalog import Catalog, Instance, Server
 from clusterforge.model import Cluster
 from clusterforge.plan.model import NodeRun, PoolNodes, RackPlan
 from clusterforge.plan.topology import fabric_nic_gbps, fabric_nics, hosts_per_device
-from clusterforge.targets import target_of
+from clusterforge.targets import pool_target
 
 MIN_WIDTH = 4
 
@@ -41,21 +41,19 @@ def pool_nodes(cluster: Cluster, catalog: Catalog, racks: tuple[RackPlan, ...],
                elevations: tuple[tuple[tuple[int | None, ...], ...], ...]) -> tuple[PoolNodes, ...]:
     """Every pool's nodes with the per-host facts the renderers need (GPUs, rails, and what the target gives them:
     EFA, placement, zone)."""
-    target = target_of(cluster)
     hosts = {pool.name: hosts_per_device(catalog.get(pool.hardware)) for pool in cluster.pools}
     runs = node_runs(cluster, racks, elevations, hosts)
     out = []
     for pool in cluster.pools:
         entry = catalog.get(pool.hardware)
         gpus = entry.node_gpus if isinstance(entry, Server) else entry.gpus if isinstance(entry, Instance) else None
-        facts = target.node_facts(cluster, pool, entry)
+        facts = pool_target(cluster, pool).node_facts(cluster, pool, entry)
         count = pool.count * hosts[pool.name]
         out.append(PoolNodes(
             pool=pool.name, role=pool.role, hardware=pool.hardware, count=count, domain_size=hosts[pool.name],
             gpu_vendor=gpus.vendor if gpus else None,
             width=name_width(count), gpu_count=gpus.count if gpus else 0, gpu_model=gpus.model if gpus else None,
             fabric_nics=fabric_nics(pool, entry), fabric_nic_gbps=fabric_nic_gbps(pool, entry), runs=runs[pool.name],
-            efa_interfaces=facts.efa_interfaces, placement_group=facts.placement_group,
-            availability_zone=facts.availability_zone,
+            target_vars=facts.vars, network=facts.network,
         ))
     return tuple(out)

@@ -26,6 +26,7 @@ from clusterforge.plan.capacity import (
 )
 from clusterforge.plan.elevation import free_runs
 from clusterforge.plan.model import PlacedDevices, PlacementReport, RackLimits, RackLoad, RackPlan
+from clusterforge.targets import pool_target
 
 _EPS = 1e-9
 _DIMENSIONS = ("u", "kw", "kg", "air_kw", "liquid_kw")  # U first: it is packed by gaps, the rest by amount
@@ -46,10 +47,16 @@ def explicit_racks(cluster: Cluster) -> tuple[RackPlan, ...]:
     return tuple(racks)
 
 
+def racked_pools(cluster: Cluster) -> list[Pool]:
+    """The pools whose nodes stand in the facility: those of a facility target (a cloud pool of an on-prem
+    cluster has no rack)."""
+    return [p for p in cluster.pools if pool_target(cluster, p).facility]
+
+
 def pools_to_place(cluster: Cluster) -> list[Pool]:
-    """Pools with no explicit placement (storage pools are not racked by the planner)."""
+    """Racked pools with no explicit placement (storage pools are not racked by the planner)."""
     placed = {d.pool for _, _, _, rack in (cluster.site.racks() if cluster.site else []) for d in rack.devices}
-    return [p for p in cluster.pools if p.name not in placed and p.role != "storage"]
+    return [p for p in racked_pools(cluster) if p.name not in placed and p.role != "storage"]
 
 
 @dataclass

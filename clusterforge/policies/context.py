@@ -14,7 +14,7 @@ from clusterforge.plan import Plan, RackLoad
 from clusterforge.plan.loads import device_power_kw
 from clusterforge.policies.config import PolicyConfig
 from clusterforge.policies.findings import RackRef
-from clusterforge.targets import Target, target_of
+from clusterforge.targets import Target, in_use, target_of
 
 
 @dataclass
@@ -31,6 +31,12 @@ class Context:
     @cached_property
     def target(self) -> Target:
         return target_of(self.cluster)
+
+    @cached_property
+    def targets(self) -> frozenset[str]:
+        """The names of the targets in use: the cluster's and each one a pool names (a target's rules run when its
+        target is among them)."""
+        return frozenset(target.name for target in in_use(self.cluster))
 
     @property
     def catalog(self) -> Catalog:

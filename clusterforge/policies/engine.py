@@ -56,7 +56,7 @@ def _run_rule(rule: Rule, ctx: Context) -> Iterable[Finding]:
     if not settings.enabled:
         return
     level = settings.level or rule.level
-    if rule.target not in (None, ctx.cluster.target) or (rule.needs_site and not ctx.target.facility):
+    if (rule.target is not None and rule.target not in ctx.targets) or (rule.needs_site and not ctx.target.facility):
         return  # not applicable: another target's rule, or a facility rule where there is no facility
     if rule.needs_site and ctx.cluster.site is None:
         yield Finding(rule.id, "info", "", f"{rule.title}: not checked, the blueprint has no `site:` (design only)",

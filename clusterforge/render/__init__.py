@@ -24,7 +24,7 @@ from clusterforge.render import (
     topology_conf,
 )
 from clusterforge.render.context import RenderContext
-from clusterforge.targets import target_of
+from clusterforge.targets import in_use
 
 __all__ = ["OUTPUTS", "RenderContext", "render_files", "write"]
 
@@ -43,8 +43,9 @@ def _check_target(out: Path) -> None:
 
 
 def renderers(ctx: RenderContext) -> tuple[Callable[[RenderContext], dict[str, str]], ...]:
-    """Every renderer a cluster gets: the common modules, then its target's."""
-    return (*(module.render for module in OUTPUTS), target_of(ctx.loaded.cluster).render)
+    """Every renderer a cluster gets: the common modules, then those of its targets (the cluster's, then each
+    other one its pools name)."""
+    return (*(module.render for module in OUTPUTS), *(target.render for target in in_use(ctx.loaded.cluster)))
 
 
 def render_files(ctx: RenderContext) -> dict[str, str]:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from clusterforge.errors import ClusterforgeError, Problem, one_line, shown
 from clusterforge.load import Loaded
+from clusterforge.model import Cluster
 from clusterforge.plan import Plan
 from clusterforge.yamlsource import format_path
 
@@ -34,7 +35,11 @@ class RenderContext:
     loaded: Loaded
     plan: Plan
     stack_dir: Path  # the target's deployment project (targets.project_dir): its config names the blueprint from it
-    outputs: Outputs | None = None  # what the deployment reports (`--from-stack`): the hosts' addresses
+    outputs: Outputs | None = None  # what the deployment reports (`--from-outputs`): the hosts' addresses
+
+    @property
+    def cluster(self) -> Cluster:
+        return self.loaded.cluster
 
     @property
     def source(self) -> str:

@@ -21,7 +21,7 @@ from clusterforge.render.context import RenderContext
 from clusterforge.render.inventory import pool_group
 from clusterforge.render.slurm_conf import prolog_epilog
 from clusterforge.render.yamlout import Template, dump_ansible
-from clusterforge.targets import target_of
+from clusterforge.targets import in_use
 
 
 def fabric_vars(cluster: Cluster) -> dict[str, Any]:
@@ -165,7 +165,8 @@ def group_vars(ctx: RenderContext) -> dict[str, Any]:
     out: dict[str, Any] = {"clusterforge_cluster": cluster.name,
                            # free text for people (the login banner): written !unsafe like every string here
                            "clusterforge_description": cluster.description or ""}
-    out |= target_of(cluster).group_vars(cluster)  # the target's own (the region its nodes run in)
+    for target in in_use(cluster):  # the targets' own (the region its nodes run in)
+        out |= target.group_vars(cluster)
     return (out | fabric_vars(cluster) | software_vars(cluster) | accelerator_vars(cluster, ctx.plan)
             | slurm_vars(cluster, slurm) | lustre_vars(cluster) | common_shared_vars(cluster)
             | operations_vars(cluster, ctx.plan, slurm))

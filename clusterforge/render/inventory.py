@@ -4,7 +4,7 @@ Groups: `slurm_controller` (the SlurmctldHosts, primary first), `slurm_compute` 
 as children), and `pool_<name>` (dashes become underscores, which Ansible group names require). Facts shared by
 a pool (GPU count and model, GRES, EFA, IMEX) are the pool group's vars; rack, position, rails and the NVLink
 domain of a rack-scale system's tray are per host.
-With a deployment's outputs (`render --from-stack`), the target overlays each host's address and the facts its
+With a deployment's outputs (`render --from-outputs`), the target overlays each host's address and the facts its
 deployment reports. Every string is written `!unsafe` (yamlout.dump_ansible): catalog and deployed values reach
 Ansible as data, never as templates.
 """
@@ -31,10 +31,7 @@ def pool_vars(pool: PoolNodes, plan: Plan) -> dict[str, Any]:
         out["fabric_nic_gbps"] = pool.fabric_nic_gbps
     if pool.domain_size > 1:
         out["imex_enabled"] = True
-    if pool.efa_interfaces is not None:
-        out |= {"efa_interfaces": pool.efa_interfaces, "placement_group": pool.placement_group,
-                "availability_zone": pool.availability_zone}
-    return out
+    return out | dict(pool.target_vars)
 
 
 def pool_hosts(pool: PoolNodes, plan: Plan) -> dict[str, Any]:

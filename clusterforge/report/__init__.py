@@ -126,7 +126,7 @@ def build(analysis: Analysis, max_racks: int = 1000) -> str:
         fabric_svg=fabric_svg(fabric, switch, sum(p.count for p in cluster.pools if p.role == "compute"))
         if fabric else "",
         fabric_note=_fabric_note(fabric, switch) if fabric else "",
-        cloud=target_of(cluster).report_pools(loaded),
+        cloud=target_of(cluster).report_pools(cluster, loaded.catalog),
         findings=findings, bom=_bom(loaded, plan, switch, switch_kw), bar=_bar)
 
 

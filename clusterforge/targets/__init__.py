@@ -1,11 +1,13 @@
 """Targets: where a cluster runs. Each is a package here (`aws`, `onprem`) exporting a `TARGET`.
 
 Everything that differs by target sits in its package behind the `Target` declaration: the blueprint section
-it owns and what it requires, the hardware kind its pools use, whether a facility (`site:`) is checked, the
-controller it adds, the facts its pools' nodes carry, its group vars, the files render adds and the project
-they refer from, how it reads what its deployment reports, its keys' day-two effects, its own rules. Nothing
-outside this package compares a target's name or imports a target package: callers ask `target_of(cluster)`.
-Packages are found at run time, so a new target is a new folder (docs/contributing.md).
+and pool fields it owns (composed into the blueprint model by `model.blueprint_model`) and what it requires, the
+hardware kind its pools use, whether a facility (`site:`) is checked, the controller it adds, the facts its pools'
+nodes carry, its group vars, the files render adds and the project they refer from, how it reads what its
+deployment reports, its keys' day-two effects, its own rules. A pool may name a target of its own (a cloud pool
+of an on-prem cluster): `pool_target(cluster, pool)`. Nothing outside this package compares a target's name or
+imports a target package: callers ask `target_of(cluster)`. Packages are found at run time, so a new target is a
+new folder (docs/contributing.md).
 """
 
 from __future__ import annotations
@@ -13,13 +15,16 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import pkgutil
+from functools import lru_cache
 from pathlib import Path
 
 from clusterforge.errors import ClusterforgeError, Problem
-from clusterforge.targets.protocol import NodeFacts, Outputs, OutputsReader, Target
+from clusterforge.model import Cluster, Pool
+from clusterforge.targets.model import compose, pool_of
+from clusterforge.targets.protocol import NodeFacts, Outputs, OutputsReader, RenderInput, Target
 
-__all__ = ["NodeFacts", "Outputs", "OutputsReader", "Target", "outputs_reader", "project_dir", "registered",
-           "rule_packages", "target_of"]
+__all__ = ["NodeFacts", "Outputs", "OutputsReader", "RenderInput", "Target", "blueprint_model", "in_use",
+           "outputs_reader", "pool_model", "pool_target", "project_dir", "registered", "rule_packages", "target_of"]
 
 _TARGETS: dict[str, Target] = {}
 
@@ -36,6 +41,17 @@ def registered() -> dict[str, Target]:
     return _TARGETS
 
 
+@lru_cache(maxsize=1)
+def blueprint_model() -> type[Cluster]:
+    """The blueprint model with every registered target's section and pool fields (composed once)."""
+    return compose(registered())
+
+
+def pool_model() -> type[Pool]:
+    """The pool model of `blueprint_model()`: what a target builds a pool it adds with."""
+    return pool_of(blueprint_model())
+
+
 def target_of(cluster: object) -> Target:
     """The target a (validated) blueprint names; the model checked it is registered."""
     name = getattr(cluster, "target", "")
@@ -43,6 +59,25 @@ def target_of(cluster: object) -> Target:
     if target is None:
         raise ClusterforgeError(Problem(f"unknown target {name!r}", hint=f"use one of {', '.join(registered())}"))
     return target
+
+
+def pool_target(cluster: object, pool: object) -> Target:
+    """The target that owns a pool's nodes: the pool's own `target:` (a cloud pool of an on-prem cluster), else the
+    cluster's."""
+    name = str(getattr(pool, "target", None) or getattr(cluster, "target", ""))
+    target = registered().get(name)
+    if target is None:
+        raise ClusterforgeError(Problem(f"unknown target {name!r}", hint=f"use one of {', '.join(registered())}"))
+    return target
+
+
+def in_use(cluster: object) -> list[Target]:
+    """The cluster's target, then each other target a pool names, once each."""
+    found = {target_of(cluster).name: target_of(cluster)}
+    for pool in getattr(cluster, "pools", ()):
+        target = pool_target(cluster, pool)
+        found.setdefault(target.name, target)
+    return list(found.values())
 
 
 def rule_packages() -> list[str]:
@@ -58,11 +93,15 @@ def project_dir(cluster: object) -> Path:
     return Path.cwd() / own if own is not None else Path.cwd()
 
 
-def outputs_reader() -> OutputsReader:
-    """The reader of deployment outputs (`--from-stack`): the first target, by name, whose deployment reports them.
-    The outputs are read before the blueprint, so they are read by the target that makes them, not the one the
-    blueprint names."""
-    reader = next((target.outputs for target in registered().values() if target.outputs is not None), None)
-    if reader is None:
-        raise ClusterforgeError(Problem("no target reads deployment outputs"))
-    return reader
+def outputs_reader(among: list[Target] | None = None, name: str | None = None) -> OutputsReader:
+    """The reader of deployment outputs (`--from-outputs`): the named target's, else the one target (of `among`,
+    default every registered one) whose deployment reports outputs; several are an error that says how to choose."""
+    candidates = [target for target in (among if among is not None else registered().values())
+                  if target.outputs is not None and name in (None, target.name)]
+    if len(candidates) != 1 or candidates[0].outputs is None:
+        readers = ", ".join(t.name for t in registered().values() if t.outputs is not None) or "none"
+        what = f"target {name} reads no deployment outputs" if name else (
+            "no target of this cluster reads deployment outputs" if not candidates
+            else f"several targets read deployment outputs ({', '.join(t.name for t in candidates)})")
+        raise ClusterforgeError(Problem(what, hint=f"targets that read them: {readers}; name one with --target"))
+    return candidates[0].outputs

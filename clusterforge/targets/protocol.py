@@ -1,4 +1,7 @@
-"""What a target declares: the facts and hooks the rest of clusterforge asks of it instead of its name."""
+"""What a target declares: the facts and hooks the rest of clusterforge asks of it instead of its name.
+
+The kernel sits below the pipeline (load, plan, render, day two), so the hooks' arguments are described here by
+what a target reads of them (`RenderInput`), never by importing the stages that pass them."""
 
 from __future__ import annotations
 
@@ -7,25 +10,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
-from clusterforge.catalog import Instance, Server, Switch
+from pydantic import BaseModel
+
+from clusterforge.catalog import Catalog, Instance, Server, Switch
 
 if TYPE_CHECKING:
-    from clusterforge.day2.effects import TargetEffects
     from clusterforge.errors import Problem
-    from clusterforge.load import Loaded
     from clusterforge.model import Cluster, Pool
-    from clusterforge.render.context import RenderContext
     from clusterforge.source import Source
 
 
 @dataclass(frozen=True)
 class NodeFacts:
-    """What a target knows of a pool's nodes beyond the catalog: the interfaces and placement its cloud gives
-    them. The inventory carries them as the pool's vars; a target without such facts leaves them unset."""
+    """What a target knows of a pool's nodes beyond the catalog (on AWS: EFA interfaces, placement group, zone).
+    `vars` are written as the pool's inventory vars, in order (each declared with its day-two effect by the target,
+    `Target.effects`); `network` describes them for people (the plan's pool table). A target without such facts
+    leaves both empty."""
 
-    efa_interfaces: int | None = None
-    placement_group: str | None = None
-    availability_zone: str | None = None
+    vars: tuple[tuple[str, Any], ...] = ()
+    network: str | None = None
 
 
 class Outputs(Protocol):
@@ -55,6 +58,27 @@ class Outputs(Protocol):
         ...
 
 
+class RenderInput(Protocol):
+    """What a target's render hook reads (render's RenderContext is one): the blueprint, how the user named it,
+    and the deployment project the files it adds refer from."""
+
+    @property
+    def cluster(self) -> Cluster:
+        ...
+
+    @property
+    def source(self) -> str:
+        ...
+
+    @property
+    def stack_dir(self) -> Path:
+        ...
+
+    def header(self, comment: str = "#") -> str:
+        """The first line of every rendered file, in the file's comment syntax."""
+        ...
+
+
 @dataclass(frozen=True)
 class OutputsReader:
     """How a target reads its deployment's outputs: from a file, or from a stream (`-`: stdin)."""
@@ -67,11 +91,11 @@ def _no_problems(cluster: Cluster, source: Source) -> Iterator[Problem]:
     return iter(())
 
 
-def _no_files(ctx: RenderContext) -> dict[str, str]:
+def _no_files(ctx: RenderInput) -> dict[str, str]:
     return {}
 
 
-def _no_rows(loaded: Loaded) -> list[dict[str, Any]]:
+def _no_rows(cluster: Cluster, catalog: Catalog) -> list[dict[str, Any]]:
     return []
 
 
@@ -92,6 +116,11 @@ class Target:
     hardware: type[Server] | type[Instance]  # the catalog kind its pools use
     facility: bool = False  # a `site:` describes the facility, and the power, space and cooling rules apply
     section: str | None = None  # the blueprint section only this target has (`aws:`)
+    section_model: type[BaseModel] | None = None
+    """The model of that section: the blueprint model gets it as an optional field named `section`."""
+    pool_fields: type[BaseModel] | None = None
+    """Fields a pool of this target may give beyond every pool's (`efa_interfaces`): the blueprint's pools get them,
+    and a pool of another target that gives one is refused."""
     exclusive_fabrics: tuple[str, ...] = ()  # fabric kinds no other target offers (`efa`)
     efa_software: bool = False  # nodes get the EFA installer and aws-ofi-nccl (SW-001 checks them)
     blueprint_problems: Callable[[Cluster, Source], Iterator[Problem]] = _no_problems
@@ -99,9 +128,9 @@ class Target:
     with_controller: Callable[[Cluster, str | None], tuple[Cluster, bool]] | None = None
     """The cluster with the controller pool the target adds (of the given type, else the target's default),
     and whether it added one."""
-    render: Callable[[RenderContext], dict[str, str]] = _no_files
+    render: Callable[[RenderInput], dict[str, str]] = _no_files
     """Files render adds for this target, by relative path (the Pulumi stack config)."""
-    report_pools: Callable[[Loaded], list[dict[str, Any]]] = _no_rows
+    report_pools: Callable[[Cluster, Catalog], list[dict[str, Any]]] = _no_rows
     """Rows of the report's cloud table: pool, hardware, count, GPUs, network."""
     node_facts: Callable[[Cluster, Pool, Server | Switch | Instance], NodeFacts] = _no_node_facts
     """What the target gives a pool's nodes (its catalog entry given): EFA interfaces, placement, zone."""
@@ -111,6 +140,7 @@ class Target:
     """Its deployment project, relative to the working directory (`stacks/aws`): what the files render adds
     refer to the blueprint from. None: render adds no such file."""
     outputs: OutputsReader | None = None
-    """How it reads what its deployment reports (`render --from-stack`, `inventory --from-stack`)."""
-    effects: Callable[[], TargetEffects] | None = None
-    """What a change to each of its own rendered keys takes on day two (read when a diff is made)."""
+    """How it reads what its deployment reports (`render --from-outputs`, `inventory --from-outputs`)."""
+    effects: Callable[[], Any] | None = None
+    """What a change to each of its own rendered keys takes on day two: a `clusterforge.day2.effects.TargetEffects`
+    (read when a diff is made; typed loosely so the kernel does not import day two)."""

@@ -39,9 +39,12 @@ def test_a_trn2_pool_plans_16_gpus_of_vendor_aws(tmp_path: Path) -> None:
     plan = build_plan(loaded.cluster, load_catalog())
     trn = plan.pool_nodes("trn")
     assert (trn.gpu_count, trn.gpu_vendor, trn.gpu_model) == (16, "aws", "Trainium2")
-    assert trn.efa_interfaces == 16 and trn.placement_group == "research-trn2-trn"
+    facts = dict(trn.target_vars)
+    assert facts["efa_interfaces"] == 16 and facts["placement_group"] == "research-trn2-trn"
     head = plan.pool_nodes("head")
-    assert (head.gpu_count, head.gpu_vendor, head.efa_interfaces, head.placement_group) == (0, None, 0, None)
+    head_facts = dict(head.target_vars)
+    assert (head.gpu_count, head.gpu_vendor, head_facts["efa_interfaces"], head_facts["placement_group"]) == (
+        0, None, 0, None)
 
 
 def test_a_trn2_blueprint_with_the_neuron_stack_checks_clean(cli: Callable[..., Any], tmp_path: Path) -> None:

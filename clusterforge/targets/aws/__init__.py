@@ -11,18 +11,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clusterforge.catalog import Instance
+from clusterforge.catalog import Catalog, Instance
 from clusterforge.targets.aws.blueprint import blueprint_problems
 from clusterforge.targets.aws.deployed import READER
 from clusterforge.targets.aws.efa import node_facts
+from clusterforge.targets.aws.section import Aws, AwsPool, aws_section
 from clusterforge.targets.aws.settings import DEFAULT_CONTROLLER_TYPE
-from clusterforge.targets.protocol import Target
+from clusterforge.targets.protocol import RenderInput, Target
 
 if TYPE_CHECKING:
     from clusterforge.day2.effects import TargetEffects
-    from clusterforge.load import Loaded
     from clusterforge.model import Cluster
-    from clusterforge.render.context import RenderContext
 
 PROJECT_DIR = Path("stacks") / "aws"  # the Pulumi project, from the directory clusterforge runs in
 
@@ -33,21 +32,22 @@ def _with_controller(cluster: Cluster, instance_type: str | None) -> tuple[Clust
     return with_controller(cluster, instance_type or DEFAULT_CONTROLLER_TYPE)
 
 
-def _render(ctx: RenderContext) -> dict[str, str]:
+def _render(ctx: RenderInput) -> dict[str, str]:
     from clusterforge.targets.aws.stack_config import render
 
     return render(ctx)
 
 
-def _report_pools(loaded: Loaded) -> list[dict[str, Any]]:
+def _report_pools(cluster: Cluster, catalog: Catalog) -> list[dict[str, Any]]:
     from clusterforge.targets.aws.report import cloud_pools
 
-    return cloud_pools(loaded)
+    return cloud_pools(cluster, catalog)
 
 
 def _group_vars(cluster: Cluster) -> dict[str, Any]:
     """The region every node runs in (all.yml)."""
-    return {"aws_region": cluster.aws.region} if cluster.aws is not None else {}
+    aws = aws_section(cluster)
+    return {"aws_region": aws.region} if aws is not None else {}
 
 
 def _effects() -> TargetEffects:
@@ -57,7 +57,8 @@ def _effects() -> TargetEffects:
 
 
 TARGET = Target(
-    name="aws", title="AWS", hardware=Instance, section="aws", exclusive_fabrics=("efa",), efa_software=True,
+    name="aws", title="AWS", hardware=Instance, section="aws", section_model=Aws, pool_fields=AwsPool,
+    exclusive_fabrics=("efa",), efa_software=True,
     blueprint_problems=blueprint_problems, with_controller=_with_controller,
     render=_render, report_pools=_report_pools, node_facts=node_facts, group_vars=_group_vars,
     project_dir=PROJECT_DIR, outputs=READER, effects=_effects,

@@ -7,10 +7,11 @@ from collections.abc import Iterator
 from clusterforge.errors import Problem
 from clusterforge.model import Cluster, OnPremLustre
 from clusterforge.source import Source
+from clusterforge.targets.aws.section import aws_section
 
 
 def blueprint_problems(cluster: Cluster, source: Source) -> Iterator[Problem]:
-    if cluster.aws is None:
+    if aws_section(cluster) is None:
         yield source.problem(("target",), "target: aws needs an `aws:` section",
                              "add aws: {region: ..., availability_zones: [...]}")
     if isinstance(cluster.storage.lustre, OnPremLustre):

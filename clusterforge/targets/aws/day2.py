@@ -1,16 +1,61 @@
-"""What a change to target aws's own rendered keys takes on day two: the region in all.yml, the facts a deployed
-stack adds to hosts.yml, and the keys of the Pulumi stack config. `clusterforge.day2.effects` asks every target
-for its table; nothing there names AWS."""
+"""What a change to target aws's own rendered keys takes on day two: the region in all.yml, the pools' placement,
+the facts a deployed stack adds to hosts.yml (each with what it is), and the keys of the Pulumi stack config.
+`clusterforge.day2.effects` asks every target for its table; nothing there names AWS."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from clusterforge.day2.effects import Action, Effect, TargetEffects
 
+_HOW = "how Ansible reaches the hosts (the SSM connection plugin)"
+_STACK = "the stack's {}: its groups carry what applies to it, and a change is treated as needing it idle"
+
+# Cluster-wide: all.yml's region, and what a deployed stack adds to hosts.yml's `all` vars
 GROUP_VARS: dict[str, tuple[Effect, ...]] = {
     "aws_region": (Effect(Action.REIMAGE, "all", "another region: every instance is replaced"),),
+    "slurm_controller_addr": (Effect(Action.RESTART, "compute", "slurmd finds the controller at this address (and "
+                                     "a configless slurmd fetches its config from it) when it starts", "slurmd"),),
+    "lustre_client_fsx_file_system_id": (Effect(
+        Action.REBOOT, "all", "another FSx file system: the Lustre client's kernel modules and mount, which jobs "
+        "read and write through"),),
+    "clusterforge_checkpoint_bucket": (Effect(Action.NONE, "none", "read by jobs when they start"),),
+    **{key: (Effect(Action.NONE, "none", _HOW),)
+       for key in ("ansible_aws_ssm_region", "ansible_aws_ssm_bucket_name", "ansible_aws_ssm_instance_id")},
 }
 
-# What a deployed AWS stack adds to hosts.yml (`render --from-stack`; inventory.py host_vars and cluster_vars):
+# Per host or per pool in hosts.yml: where the render placed a pool, and what the stack reports of each node
+HOST_VARS: dict[str, Effect] = {
+    "placement_group": Effect(Action.REIMAGE, "changed", "an instance changes placement group only by being replaced"),
+    "availability_zone": Effect(Action.REIMAGE, "changed", "an instance changes zone only by being replaced"),
+    "aws_instance_id": Effect(Action.REIMAGE, "changed", "another instance: it is provisioned from the start"),
+    "aws_instance_type": Effect(Action.REIMAGE, "changed", "other hardware: the node is replaced"),
+    "instance_type": Effect(Action.REIMAGE, "changed", "other hardware: the node is replaced"),
+    "pool": Effect(Action.DRAIN, "changed", _STACK.format("pool")),
+    "role": Effect(Action.DRAIN, "changed", _STACK.format("role")),
+    **{key: Effect(Action.NONE, "changed", "how Ansible reaches the host (the SSM connection plugin)")
+       for key in ("ansible_aws_ssm_instance_id", "ansible_aws_ssm_region", "ansible_aws_ssm_bucket_name")},
+}
+
+# The keys above that no role reads: facts for people and operators' own playbooks (docs/aws.md)
+DESCRIPTIONS: dict[str, str] = {
+    "aws_region": "the AWS region",
+    "slurm_controller_addr": "the controller's private address",
+    "lustre_client_fsx_file_system_id": "the FSx file system's id",
+    "clusterforge_checkpoint_bucket": "the S3 bucket for checkpoints",
+    "ansible_aws_ssm_region": "the region of the SSM connection plugin",
+    "ansible_aws_ssm_bucket_name": "the S3 bucket the SSM connection plugin stages files in",
+    "placement_group": "the pool's EC2 cluster placement group",
+    "availability_zone": "the pool's availability zone",
+    "aws_instance_id": "the host's EC2 instance id",
+    "aws_instance_type": "the host's EC2 instance type",
+    "instance_type": "the instance type of a node only the stack knows",
+    "pool": "the pool of a node only the stack knows (the controller AWS adds)",
+    "role": "the SLURM role of a node only the stack knows",
+    "ansible_aws_ssm_instance_id": "the instance the SSM connection plugin reaches the host through",
+}
+
+# What a deployed AWS stack adds to hosts.yml (`render --from-outputs`; inventory.py host_vars and cluster_vars):
 # facts, not settings. Compared only when both renders have them: a render without the stack's outputs says
 # nothing about addresses, instance ids or where FSx is.
 STACK_FACTS = frozenset({
@@ -34,4 +79,14 @@ def stack_config_effect(key: str) -> Effect | None:
     return PULUMI_REPLACE if any(word in name for word in PULUMI_REPLACES) else PULUMI_OTHER
 
 
-EFFECTS = TargetEffects(group_vars=GROUP_VARS, facts=STACK_FACTS, config=stack_config_effect)
+def stack_config_entries(text: str) -> dict[str, Any]:
+    """The settings of a rendered stack config: its `config:` mapping."""
+    from clusterforge.render.yamlout import load
+
+    data = load(text) if text else None
+    config = data.get("config") if isinstance(data, dict) else None
+    return config if isinstance(config, dict) else {}
+
+
+EFFECTS = TargetEffects(group_vars=GROUP_VARS, facts=STACK_FACTS, config=stack_config_effect, host_vars=HOST_VARS,
+                        descriptions=DESCRIPTIONS, config_dir="pulumi/", config_entries=stack_config_entries)

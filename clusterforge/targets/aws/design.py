@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from clusterforge.catalog import Instance
 from clusterforge.errors import ClusterforgeError, Problem
 from clusterforge.load import Loaded
-from clusterforge.model import Aws, AwsSecurity, Cluster, FsxLustre, Pool
+from clusterforge.model import Cluster, FsxLustre, Pool
 from clusterforge.plan import Plan, build_plan
+from clusterforge.targets import pool_model
 from clusterforge.targets.aws.addressing import Addressing, check_room, plan_subnets
 from clusterforge.targets.aws.efa import (
     RESERVED_ROLE,
@@ -23,6 +24,7 @@ from clusterforge.targets.aws.efa import (
     reservation,
 )
 from clusterforge.targets.aws.layout import EFA, EFA_ONLY, pool_layout
+from clusterforge.targets.aws.section import Aws, AwsSecurity, aws_pool, aws_section
 from clusterforge.targets.aws.settings import DEFAULT_CONTROLLER_POOL, StackSettings
 
 CONTROLLER_ROLE = "controller"
@@ -96,10 +98,11 @@ class ClusterDesign:
 
 
 def _aws(cluster: Cluster) -> Aws:
-    if cluster.target != "aws" or cluster.aws is None:
+    aws = aws_section(cluster)
+    if cluster.target != "aws" or aws is None:
         raise ClusterforgeError(Problem("the AWS stack needs a blueprint with target: aws and an aws: section",
                                         path="target", hint="set target: aws and aws.region/availability_zones"))
-    return cluster.aws
+    return aws
 
 
 def with_controller(cluster: Cluster, instance_type: str) -> tuple[Cluster, bool]:
@@ -114,8 +117,9 @@ def with_controller(cluster: Cluster, instance_type: str) -> tuple[Cluster, bool
     name = DEFAULT_CONTROLLER_POOL if DEFAULT_CONTROLLER_POOL not in taken else "slurmctld"
     first = next((p for p in cluster.pools if p.role == RESERVED_ROLE), cluster.pools[0])
     zone = availability_zone(cluster, first)
-    pool = Pool(name=name, hardware=instance_type, count=1, role=CONTROLLER_ROLE, placement="none",
-                availability_zone=zone)
+    fields = {"name": name, "hardware": instance_type, "count": 1, "role": CONTROLLER_ROLE, "placement": "none",
+              "availability_zone": zone}
+    pool = pool_model().model_validate(fields)
     return cluster.model_copy(update={"pools": [*cluster.pools, pool]}), True
 
 
@@ -151,9 +155,9 @@ def _pool(cluster: Cluster, aws: Aws, loaded: Loaded, pool: Pool, nodes: tuple[s
     return PoolDesign(
         name=pool.name, role=pool.role, instance_type=pool.hardware, nodes=nodes,
         interfaces=pool_layout(pool.name, pool.hardware, instance, efa_interfaces(pool, instance)),
-        root_volume_gib=pool.root_volume_gib or instance.root_volume_gib,
+        root_volume_gib=aws_pool(pool).root_volume_gib or instance.root_volume_gib,
         placement_group=placement_group(cluster, pool, instance), zone=zone, capacity=capacity_for(aws, pool),
-        placement_opt_out=pool.placement == "none")
+        placement_opt_out=aws_pool(pool).placement == "none")
 
 
 def design(loaded: Loaded, settings: StackSettings, planned: Plan | None = None) -> ClusterDesign:

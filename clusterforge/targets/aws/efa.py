@@ -7,7 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from clusterforge.catalog import Instance, Server, Switch
-from clusterforge.model import Aws, CapacityBlock, Cluster, Odcr, Pool
+from clusterforge.model import Cluster, Pool
+from clusterforge.targets.aws.section import Aws, CapacityBlock, Odcr, aws_pool, aws_section
 from clusterforge.targets.protocol import NodeFacts
 
 RESERVED_ROLE = "compute"  # reservations and Capacity Blocks hold the training instance type
@@ -24,29 +25,34 @@ def reservation(aws: Aws, pool: Pool) -> Odcr | CapacityBlock | None:
 
 def efa_interfaces(pool: Pool, instance: Instance) -> int:
     """What the blueprint asks for, else the instance type's maximum (one EFA per network card)."""
-    return pool.efa_interfaces if pool.efa_interfaces is not None else instance.efa_max_interfaces
+    asked = aws_pool(pool).efa_interfaces
+    return asked if asked is not None else instance.efa_max_interfaces
 
 
 def placement_group(cluster: Cluster, pool: Pool, instance: Instance) -> str | None:
     """One cluster placement group per pool (`<cluster>-<pool>`), unless the pool or its type opts out."""
-    if pool.placement != "cluster" or not instance.placement_group:
+    if aws_pool(pool).placement != "cluster" or not instance.placement_group:
         return None
     return f"{cluster.name}-{pool.name}"
 
 
 def availability_zone(cluster: Cluster, pool: Pool) -> str | None:
     """The pool's AZ id: its own, else the first of the cluster's (a placement group lives in one AZ)."""
-    if pool.availability_zone is not None:
-        return pool.availability_zone
-    return cluster.aws.availability_zones[0] if cluster.aws else None
+    own = aws_pool(pool).availability_zone
+    if own is not None:
+        return own
+    aws = aws_section(cluster)
+    return aws.availability_zones[0] if aws else None
 
 
 def node_facts(cluster: Cluster, pool: Pool, entry: Server | Switch | Instance) -> NodeFacts:
     """The facts an instance pool's nodes carry in the inventory (the `node_facts` hook of the target)."""
     if not isinstance(entry, Instance):
         return NodeFacts()
-    return NodeFacts(efa_interfaces(pool, entry), placement_group(cluster, pool, entry),
-                     availability_zone(cluster, pool))
+    efa, zone = efa_interfaces(pool, entry), availability_zone(cluster, pool)
+    group = placement_group(cluster, pool, entry)
+    return NodeFacts((("efa_interfaces", efa), ("placement_group", group), ("availability_zone", zone)),
+                     f"{efa} EFA, pg {group or '-'}, {zone}")
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from clusterforge.render.context import RenderContext
 from clusterforge.render.yamlout import dump
+from clusterforge.targets.aws.section import aws_section
+from clusterforge.targets.protocol import RenderInput
 
 PROJECT = "clusterforge-aws"
 
@@ -20,10 +21,11 @@ def blueprint_path(blueprint: Path, stack_dir: Path) -> str:
     return Path(os.path.relpath(blueprint.resolve(), stack_dir.resolve())).as_posix()
 
 
-def render(ctx: RenderContext) -> dict[str, str]:
-    cluster = ctx.loaded.cluster
-    if cluster.target != "aws" or cluster.aws is None:
+def render(ctx: RenderInput) -> dict[str, str]:
+    cluster = ctx.cluster
+    aws = aws_section(cluster)
+    if aws is None:
         return {}
-    config = {"config": {"aws:region": cluster.aws.region,
+    config = {"config": {"aws:region": aws.region,
                          f"{PROJECT}:blueprint": blueprint_path(Path(ctx.source), ctx.stack_dir)}}
     return {f"pulumi/Pulumi.{cluster.name}.yaml": ctx.header() + dump(config)}

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from clusterforge.model import Ingress
 from clusterforge.targets.aws.addressing import Addressing
 from clusterforge.targets.aws.components.egress import endpoints, nat_gateway
 from clusterforge.targets.aws.components.security_groups import security_groups
+from clusterforge.targets.aws.section import Ingress
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from clusterforge.model import Ingress
+from clusterforge.targets.aws.section import Ingress
 
 ALL = "-1"
 ANYWHERE = "0.0.0.0/0"

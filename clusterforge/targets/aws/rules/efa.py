@@ -20,6 +20,7 @@ from clusterforge.targets.aws.crossguard.tokens import (
     SECURITY_GROUP,
 )
 from clusterforge.targets.aws.efa import reservation
+from clusterforge.targets.aws.section import aws_pool, aws_section
 
 DOMAIN = domain("network", "Network", 40)
 
@@ -40,19 +41,20 @@ def efa_interfaces(ctx: Context, settings: Settings) -> Iterator[Draft]:
     """Configured EFA interfaces ≤ the instance maximum (error) and = it for full bandwidth (warning below)."""
     for i, pool in enumerate(ctx.cluster.pools):
         instance = ctx.instance(pool)
-        if instance is None or pool.efa_interfaces is None:
+        asked = aws_pool(pool).efa_interfaces
+        if instance is None or asked is None:
             continue
         maximum = instance.efa_max_interfaces
         path = ("pools", i, "efa_interfaces")
-        if pool.efa_interfaces > maximum:
-            yield Draft(path, f"pool {pool.name} asks for {pool.efa_interfaces} EFA interfaces; {pool.hardware} "
-                        f"supports {maximum}", f"set efa_interfaces: {maximum} or omit it", pool.efa_interfaces,
+        if asked > maximum:
+            yield Draft(path, f"pool {pool.name} asks for {asked} EFA interfaces; {pool.hardware} "
+                        f"supports {maximum}", f"set efa_interfaces: {maximum} or omit it", asked,
                         maximum, "interfaces")
-        elif pool.efa_interfaces < maximum:
-            bandwidth = instance.efa_bandwidth_gbps * pool.efa_interfaces / maximum if maximum else 0
-            yield Draft(path, f"pool {pool.name} uses {pool.efa_interfaces} of {maximum} EFA interfaces: about "
+        elif asked < maximum:
+            bandwidth = instance.efa_bandwidth_gbps * asked / maximum if maximum else 0
+            yield Draft(path, f"pool {pool.name} uses {asked} of {maximum} EFA interfaces: about "
                         f"{bandwidth:.0f} of {instance.efa_bandwidth_gbps} Gbps", "omit efa_interfaces for the "
-                        "instance's full layout", pool.efa_interfaces, maximum, "interfaces", level="warning")
+                        "instance's full layout", asked, maximum, "interfaces", level="warning")
 
 
 @rule("NET-006", "error", DOMAIN, "EFA placement",
@@ -74,23 +76,24 @@ def efa_placement(ctx: Context, settings: Settings) -> Iterator[Draft]:
     into an ODCR or a Capacity Block may go without a group of its own: AWS placed that capacity when it was
     reserved; an explicit `placement: none` on on-demand capacity is a warning (ParallelCluster does the same;
     the CrossGuard policy agrees)."""
-    aws = ctx.cluster.aws
+    aws = aws_section(ctx.cluster)
     if aws is None:
         return
     for i, pool in enumerate(ctx.cluster.pools):
         instance = ctx.instance(pool)
-        if instance is None or not instance.efa_max_interfaces or pool.efa_interfaces == 0:
+        own = aws_pool(pool)
+        if instance is None or not instance.efa_max_interfaces or own.efa_interfaces == 0:
             continue
-        if pool.placement != "cluster" and reservation(aws, pool) is None:
+        if own.placement != "cluster" and reservation(aws, pool) is None:
             # an explicit opt-out is the user's call, as in ParallelCluster's validator: warn, don't block
             yield Draft(("pools", i, "placement"), f"pool {pool.name} uses EFA on on-demand capacity without a "
                         "cluster placement group: its nodes may land far apart and lose EFA bandwidth and latency",
                         "set placement: cluster unless the spread is intended", level="warning",
                         where=PoolRef(pool.name))
-        if pool.availability_zone is not None and pool.availability_zone not in aws.availability_zones:
-            yield Draft(("pools", i, "availability_zone"), f"pool {pool.name} names AZ {pool.availability_zone}, "
+        if own.availability_zone is not None and own.availability_zone not in aws.availability_zones:
+            yield Draft(("pools", i, "availability_zone"), f"pool {pool.name} names AZ {own.availability_zone}, "
                         f"not one of {', '.join(aws.availability_zones)}", "use one of aws.availability_zones")
-        elif pool.availability_zone is None and len(aws.availability_zones) > 1:
+        elif own.availability_zone is None and len(aws.availability_zones) > 1:
             yield Draft(("aws", "availability_zones"), f"EFA pool {pool.name} would span "
                         f"{len(aws.availability_zones)} AZs; EFA traffic stays within one placement group in one AZ",
                         f"set pools[{i}].availability_zone or list one AZ", len(aws.availability_zones), 1, "AZs")

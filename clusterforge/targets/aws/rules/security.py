@@ -12,6 +12,7 @@ from clusterforge.policies.context import Context
 from clusterforge.policies.findings import Draft
 from clusterforge.policies.inputs import Inputs
 from clusterforge.policies.registry import domain, rule
+from clusterforge.targets.aws.section import aws_section
 
 DOMAIN = domain("security", "Security", 80)
 
@@ -23,7 +24,7 @@ BROAD_POLICIES = ("AdministratorAccess", "PowerUserAccess", "IAMFullAccess")
       inputs=Inputs(("aws.security.imds_tokens",)))
 def imds_v2(ctx: Context, settings: Settings) -> Iterator[Draft]:
     """Instance metadata answers only session-token (IMDSv2) requests on every node."""
-    aws = ctx.cluster.aws
+    aws = aws_section(ctx.cluster)
     if aws is not None and aws.security.imds_tokens != "required":
         yield Draft(("aws", "security", "imds_tokens"), "instance metadata accepts IMDSv1 requests "
                     "(imds_tokens: optional): any SSRF in a job can read the node's credentials",
@@ -35,7 +36,7 @@ def imds_v2(ctx: Context, settings: Settings) -> Iterator[Draft]:
       inputs=Inputs(("aws.security.encrypt_root_volumes",)))
 def encryption_at_rest(ctx: Context, settings: Settings) -> Iterator[Draft]:
     """Node root volumes are encrypted (FSx and the checkpoint bucket always are)."""
-    aws = ctx.cluster.aws
+    aws = aws_section(ctx.cluster)
     if aws is not None and not aws.security.encrypt_root_volumes:
         yield Draft(("aws", "security", "encrypt_root_volumes"), "node root volumes would be unencrypted",
                     "remove encrypt_root_volumes: false")
@@ -54,7 +55,7 @@ def _internet(cidr: str) -> bool:
       inputs=Inputs(("aws.security.ingress[].{cidr,protocol,from_port,to_port}",)))
 def no_open_ingress(ctx: Context, settings: Settings) -> Iterator[Draft]:
     """No ingress rule admits 0.0.0.0/0 or ::/0: reach nodes through Session Manager or a VPN range."""
-    aws = ctx.cluster.aws
+    aws = aws_section(ctx.cluster)
     if aws is None:
         return
     for i, entry in enumerate(aws.security.ingress):
@@ -74,7 +75,7 @@ class LeastPrivilegeSettings(Settings):
       inputs=Inputs(("aws.security.node_policies",)))
 def least_privilege(ctx: Context, settings: LeastPrivilegeSettings) -> Iterator[Draft]:
     """Nodes carry SSM and this cluster's buckets; no broad managed policy (administrator, power user, *FullAccess)."""
-    aws = ctx.cluster.aws
+    aws = aws_section(ctx.cluster)
     if aws is None:
         return
     for i, arn in enumerate(aws.security.node_policies):

@@ -1,13 +1,15 @@
-"""AWS-specific blueprint sections: region, AZs, capacity targeting and FSx for Lustre."""
+"""Target aws's part of a blueprint: its `aws:` section (region, zones, capacity, security) and the fields its pools
+add (EFA interfaces, placement, zone, root volume). The kernel composes them into the blueprint model
+(`clusterforge.targets.blueprint_model`); code of this package reads them through `aws_section` and `aws_pool`."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
 
 from clusterforge.model.base import Strict
-from clusterforge.model.text import MountPath
+from clusterforge.model.lustre import BUCKET, PREFIX
 from clusterforge.validation import expected
 
 RESERVATION_ID = r"^cr-[0-9a-f]{8,17}$"
@@ -38,17 +40,10 @@ SG_DESCRIPTION = r"^[A-Za-z0-9 ._:/()#,@\[\]+=;{}!$*-]{0,255}$"
 SgDescription = Annotated[str, StringConstraints(pattern=SG_DESCRIPTION), Field(description=expected(
     SG_DESCRIPTION, "a security group rule description: up to 255 of letters, digits, spaces and "
     "._-:/()#,@[]+=;{}!$* (EC2's set), e.g. SSH from the VPN"))]
-# S3 bucket names (S3 User Guide, "General purpose bucket naming rules"): 3 to 63 of lowercase letters,
-# digits, '.' and '-', starting and ending with a letter or digit; key prefixes of the "safe characters"
-# letters, digits and !-_. with '/' between them.
-_BUCKET = r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]"
-_PREFIX = r"(/[A-Za-z0-9!_./-]{0,1000})?"
-S3_LOCATION = rf"^(s3://)?{_BUCKET}{_PREFIX}$"
+# An S3 bucket name, or a URL with a key prefix (the naming rules are model/lustre.py's)
+S3_LOCATION = rf"^(s3://)?{BUCKET}{PREFIX}$"
 S3Location = Annotated[str, StringConstraints(pattern=S3_LOCATION), Field(description=expected(
     S3_LOCATION, "an S3 bucket name or s3://bucket/prefix of safe characters, e.g. s3://team-datasets/imagenet"))]
-S3_URL = rf"^s3://{_BUCKET}{_PREFIX}$"
-S3Url = Annotated[str, StringConstraints(pattern=S3_URL), Field(description=expected(
-    S3_URL, "an s3://bucket[/prefix] URL of safe characters, e.g. s3://team-datasets/imagenet"))]
 
 
 class OnDemand(Strict):
@@ -101,22 +96,24 @@ class Aws(Strict):
     security: AwsSecurity = AwsSecurity()
 
 
-DeploymentType = Literal["SCRATCH_1", "SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2"]
+class AwsPool(Strict):
+    """What a pool of target aws may say beyond every pool's fields: its EFA interfaces (default: as many as the
+    instance type has), its placement (a cluster placement group unless `none`), its zone and root volume."""
+
+    efa_interfaces: Annotated[int, Field(ge=0, le=64)] | None = None
+    placement: Literal["cluster", "none"] = "cluster"
+    availability_zone: AzId | None = None
+    root_volume_gib: Annotated[int, Field(ge=8, le=65536)] | None = None
 
 
-class FsxLustre(Strict):
-    """FSx for Lustre created by the AWS stack."""
+def aws_section(cluster: Any) -> Aws | None:
+    """The blueprint's `aws:` section (None when it has none)."""
+    section = getattr(cluster, "aws", None)
+    return section if isinstance(section, Aws) else None
 
-    mount: MountPath = "/fsx"
-    capacity_gib: Annotated[int, Field(ge=1, le=100_000_000)]
-    deployment_type: DeploymentType
-    throughput_mb_s_per_tib: int | None = None
-    storage_type: Literal["SSD", "HDD"] = "SSD"
-    data_compression: Literal["LZ4", "NONE"] = "LZ4"
-    lustre_version: Literal["2.10", "2.12", "2.15"] = "2.15"
-    metadata_iops: Annotated[int, Field(ge=1500, le=192_000)] | None = None
-    import_path: S3Url | None = None
 
-    @property
-    def capacity_tib(self) -> float:
-        return self.capacity_gib / 1024
+def aws_pool(pool: Any) -> AwsPool:
+    """A pool's AWS fields as the composed model read them (their defaults on a pool made without them, such as the
+    controller pool the stack adds)."""
+    return AwsPool.model_construct(**{name: getattr(pool, name, field.default)
+                                      for name, field in AwsPool.model_fields.items()})

@@ -1,0 +1,146 @@
+"""A target is a folder: tests/fixtures/targets/testcloud brings its own blueprint section, pool field, node facts,
+group vars, rendered file, deployment outputs and day-two effects, and a cluster holds an on-prem pool beside a
+pool of that target, with no edit outside the folder.
+
+The folder is added to `clusterforge.targets.__path__` in a fresh process (the targets and the blueprint model
+they compose are found once per process), exactly as a new package under clusterforge/targets is found.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+PLUGINS = ROOT / "tests" / "fixtures" / "targets"
+EXAMPLE = ROOT / "examples" / "onprem-dgx-h100.yaml"
+
+RUNNER = """\
+import sys
+import clusterforge.targets as package
+package.__path__.append(sys.argv[1])
+sys.argv = ["clusterforge", *sys.argv[2:]]
+from clusterforge.cli.main import main
+main()
+"""
+
+SECTION = "testcloud: {region: north-1, project: burst-lab, zones: [north-1a, north-1b]}\n"
+BURST = "  - {name: burst, hardware: p5.48xlarge, count: 2, partition: train, target: testcloud, zone: north-1b}\n"
+GPU = "  - {name: gpu, hardware: dgx-h100, count: 16, role: compute, partition: train}\n"
+
+
+def run(*args: str | Path, plugins: Path = PLUGINS) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", RUNNER, str(plugins), *map(str, args)], capture_output=True,
+                          text=True, timeout=120, cwd=ROOT, env={"PATH": "/usr/bin:/bin", "NO_COLOR": "1"})
+
+
+def hybrid(tmp_path: Path, name: str = "hybrid.yaml", section: str = SECTION, burst: str = BURST) -> Path:
+    """The 16-DGX on-prem example with a `testcloud:` section and a two-node burst pool on that target."""
+    text = EXAMPLE.read_text(encoding="utf-8")
+    assert GPU in text and "\npools:\n" in text
+    text = text.replace("\npools:\n", f"\n{section}pools:\n").replace(GPU, GPU + burst)
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_the_target_registers_its_section_and_pool_field_in_the_schema() -> None:
+    schema = json.loads(run("schema").stdout)
+    assert "testcloud" in schema["properties"]["target"]["enum"]
+    assert schema["properties"]["testcloud"]["anyOf"][0]["$ref"].endswith("/TestCloud")
+    assert "zone" in schema["$defs"]["Pool"]["properties"]
+    without = json.loads(run("schema", plugins=PLUGINS / "none").stdout)
+    assert "testcloud" not in without["properties"] and "zone" not in without["$defs"]["Pool"]["properties"]
+
+
+def test_an_on_prem_cluster_with_a_cloud_pool_validates_checks_and_plans(tmp_path: Path) -> None:
+    path = hybrid(tmp_path)
+    valid = run("validate", path)
+    assert valid.returncode == 0, valid.stderr
+    assert "18 nodes in 2 pools" in valid.stdout
+    check = run("check", path, "-f", "json")
+    assert check.returncode == 0, check.stdout + check.stderr
+    plan = json.loads(run("plan", path, "-f", "json").stdout)
+    burst = next(pool for pool in plan["nodes"] if pool["pool"] == "burst")
+    assert burst["testcloud_zone"] == "north-1b" and burst["network"] == "testcloud zone north-1b"
+    assert all(run_["rack"] is None for run_ in burst["runs"])  # a cloud pool stands in no rack of the site
+    placed = sum(device["count"] for rack in plan["racks"] for device in rack["devices"] if device["pool"] == "gpu")
+    assert placed == 16 and not any(d["pool"] == "burst" for rack in plan["racks"] for d in rack["devices"])
+
+
+def test_the_render_holds_the_targets_file_group_var_and_pool_facts(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = run("render", hybrid(tmp_path), "-o", out)
+    assert result.returncode == 0, result.stderr
+    config = json.loads((out / "testcloud" / "vision-h100.json").read_text())
+    assert config == {"pools": {"burst": {"count": 2, "zone": "north-1b"}}, "project": "burst-lab",
+                      "region": "north-1"}
+    group_vars = yaml.safe_load((out / "inventory" / "group_vars" / "all.yml").read_text().replace("!unsafe ", ""))
+    assert group_vars["testcloud_region"] == "north-1"
+    hosts = yaml.safe_load((out / "inventory" / "hosts.yml").read_text().replace("!unsafe ", ""))
+    pools = hosts["all"]["children"]
+    assert pools["pool_burst"]["vars"]["testcloud_zone"] == "north-1b"
+    assert "testcloud_zone" not in pools["pool_gpu"]["vars"]
+    assert "Nodes=gpu-[0001-0016],burst-[0001-0002]" in (out / "slurm" / "slurm.conf").read_text()
+
+
+def test_the_deployments_outputs_give_the_cloud_hosts_their_addresses(tmp_path: Path) -> None:
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps({"cluster": "vision-h100", "addresses": {"burst-0001": "127.0.10.1",
+                                                                           "burst-0002": "127.0.10.2"}}))
+    out = tmp_path / "out"
+    result = run("render", hybrid(tmp_path), "-o", out, "--from-outputs", outputs)
+    assert result.returncode == 0, result.stderr
+    hosts = yaml.safe_load((out / "inventory" / "hosts.yml").read_text().replace("!unsafe ", ""))
+    assert hosts["all"]["children"]["pool_burst"]["hosts"]["burst-0002"]["ansible_host"] == "127.0.10.2"
+    alone = run("inventory", "--from-outputs", outputs, "--target", "testcloud")
+    assert alone.returncode == 0, alone.stderr
+    assert "127.0.10.1" in alone.stdout
+    ambiguous = run("inventory", "--from-outputs", outputs)
+    assert ambiguous.returncode == 2 and "several targets read deployment outputs (aws, testcloud)" in ambiguous.stderr
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    ({"burst": BURST.replace(", target: testcloud", "")}, "pools[1].zone: zone applies to target: testcloud only"),
+    ({"burst": BURST.replace("zone: north-1b}", "zone: north-1b, efa_interfaces: 4}")},
+     "pools[1].efa_interfaces: efa_interfaces applies to target: aws only"),
+    ({"burst": ""}, "testcloud: the `testcloud:` section needs target: testcloud"),
+    ({"section": ""}, "a testcloud pool needs a `testcloud:` section"),
+    ({"burst": BURST.replace("north-1b", "north-1c")}, "pools[1].zone: zone north-1c is not one of testcloud.zones"),
+    ({"burst": BURST.replace("p5.48xlarge", "dgx-h100")}, "'dgx-h100' is a server; target testcloud needs an instance"),
+])
+def test_what_the_target_requires_is_refused_at_its_line(tmp_path: Path, edit: dict[str, str], message: str) -> None:
+    result = run("validate", hybrid(tmp_path, **edit))
+    assert result.returncode == 2, result.stdout
+    assert message in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_without_the_folder_the_target_is_unknown(tmp_path: Path) -> None:
+    result = run("validate", hybrid(tmp_path), plugins=PLUGINS / "none")
+    assert result.returncode == 2
+    assert "unknown key 'testcloud'" in result.stderr and "unknown key 'zone'" in result.stderr
+
+
+def test_a_diff_classes_the_targets_keys_as_its_folder_declares(tmp_path: Path) -> None:
+    old = hybrid(tmp_path, "old.yaml")
+    new = hybrid(tmp_path, "new.yaml", burst=BURST.replace("north-1b", "north-1a"))
+    result = run("diff", old, new, "-f", "json")
+    assert result.returncode == 1, result.stderr  # a reimage is disruptive
+    diff = json.loads(result.stdout)
+    changes = {(c["file"], c["key"]): c for c in diff["changes"]}
+    assert set(changes) == {("testcloud", "pools"), ("hosts.yml", "testcloud_zone")}
+    zone = changes[("hosts.yml", "testcloud_zone")]
+    assert (zone["action"], zone["hosts"]) == ("REIMAGE", ["burst-0001", "burst-0002"])
+    assert zone["why"] == "instances change region or zone only by being replaced"
+    assert changes[("testcloud", "pools")]["action"] == "NONE"
+    assert diff["interrupted"] == ["burst-0001", "burst-0002"]  # the on-prem pool is untouched
+    moved = run("diff", old, hybrid(tmp_path, "moved.yaml", section=SECTION.replace("burst-lab", "burst-two")),
+                "-f", "json")
+    project = next(c for c in json.loads(moved.stdout)["changes"] if c["key"] == "project")
+    assert (project["file"], project["action"]) == ("testcloud", "REIMAGE")
