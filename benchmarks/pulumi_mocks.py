@@ -43,7 +43,8 @@ class Mocks(pulumi.runtime.Mocks):
         state = dict(args.inputs) | {"privateIp": f"10.0.{self.count // 250}.{self.count % 250 + 4}",
                                      "latestVersion": 1, "bucket": "bench-bucket", "name": args.name,
                                      "arn": f"arn:aws:mock:::{args.name}", "dnsName": "fs.example",
-                                     "mountName": "abc"}
+                                     "mountName": "abc",
+                                     "outputResources": [{"amis": [{"image": "ami-0bake0000000000b"}]}]}
         return f"{args.name}-id", state
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:

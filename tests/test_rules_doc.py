@@ -11,7 +11,6 @@ import pytest
 from pydantic import BaseModel
 
 from clusterforge.catalog import Instance, Server, Switch
-from clusterforge.targets import blueprint_model
 from clusterforge.policies import load_policy_config, load_waivers
 from clusterforge.policies.reference import (
     PACK_CONFIG_EXAMPLE,
@@ -23,6 +22,7 @@ from clusterforge.policies.reference import (
     setting_docs,
 )
 from clusterforge.policies.registry import REGISTRY
+from clusterforge.targets import blueprint_model
 from clusterforge.targets.aws.crossguard.blueprint import CONFIG_KEYS
 from tests.conftest import ROOT
 

@@ -17,6 +17,8 @@ from clusterforge.lab.paths import PREFIX, LabPaths
 from clusterforge.provision.runner import EventHandler, Outcome
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from clusterforge.day2.update import Settings
     from clusterforge.lab.cluster import Timings
     from clusterforge.lab.state import LabState
@@ -68,9 +70,13 @@ def _finish(outcome: Outcome, what: str, name: str) -> None:
 @click.option("--bare", is_flag=True, help="Start from the plain node image: every package installed by the roles.")
 @click.option("--ha", is_flag=True,
               help="Add ctl-0002 as the backup controller (slurmctld's state on /shared) and db-0001 for slurmdbd.")
+@click.option("--boot", type=click.Choice(["push", "self"]), default="push", show_default=True,
+              help="push: site.yml over SSH from here to every node. self: every node starts from the baked image "
+                   "and configures itself at boot (site.yml's boot phase in local mode); nothing runs per node "
+                   "here (docs/lab.md).")
 @rolling_options
 @name_option
-def up(count: int | None, blueprint: Path | None, catalogs: tuple[Path, ...], bare: bool, ha: bool,
+def up(count: int | None, blueprint: Path | None, catalogs: tuple[Path, ...], bare: bool, ha: bool, boot: str,
        name: str, settings: Settings) -> None:
     """Build the images (once), start the nodes, run site.yml over SSH, then run a job on every compute node.
 
@@ -98,13 +104,22 @@ def up(count: int | None, blueprint: Path | None, catalogs: tuple[Path, ...], ba
     lab_catalog = data_file(DEFAULT_CATALOG)
     all_catalogs = [lab_catalog, *[c for c in catalogs if c.resolve() != lab_catalog.resolve()]]
     result: list[tuple[LabState, Timings]] = []
-
-    def bring_up(handler: EventHandler) -> Outcome:
-        lab, outcome, timings = cluster.up(paths, bp, all_catalogs, count, bare, view.print, handler, ha)
+    if boot == "self":
+        if bare:
+            raise ClusterforgeError(Problem("--boot self starts from the baked image", "--bare",
+                                            hint="drop --bare, or use --boot push"))
+        lab, booted, timings = cluster.up_self(paths, bp, all_catalogs, count, view.print, None, ha)
+        failed = [b for b in booted.values() if not b.ok]
+        if failed:
+            for b in failed:
+                click.echo(f"{b.node}: boot phase failed at {b.step!r} (the node is DRAIN with that reason): "
+                           f"`clusterforge lab exec --name {name} {b.node} -- cat /var/log/clusterforge-boot.log`",
+                           err=True)
+            raise click.exceptions.Exit(EXIT_POLICY)
         result.append((lab, timings))
-        return outcome
-
-    _finish(with_progress(view, bring_up), "provisioning", name)
+    else:
+        _finish(with_progress(view, lambda handler: _bring_up(paths, bp, all_catalogs, count, bare, view, handler,
+                                                              ha, result)), "provisioning", name)
     lab, timings = result[0]
     view.print(f"== srun on {len(lab.in_group(cluster.COMPUTE))} compute nodes, from {lab.controller}")
     output = cluster.smoke(paths, lab)
@@ -117,6 +132,15 @@ def up(count: int | None, blueprint: Path | None, catalogs: tuple[Path, ...], ba
         view.print(f"monitoring: {monitoring}")
     view.print(f"next: clusterforge lab exec {lab.controller} -- sinfo   |   clusterforge lab drill node-loss   |   "
                "clusterforge lab down")
+
+
+def _bring_up(paths: LabPaths, blueprint: Path, catalogs: list[Path], count: int | None, bare: bool, view: Console,
+              handler: EventHandler, ha: bool, result: list[tuple[LabState, Timings]]) -> Outcome:
+    from clusterforge.lab import cluster
+
+    lab, outcome, timings = cluster.up(paths, blueprint, catalogs, count, bare, view.print, handler, ha)
+    result.append((lab, timings))
+    return outcome
 
 
 def _change(name: str, blueprint: Path | None, count: int | None, settings: Settings) -> None:

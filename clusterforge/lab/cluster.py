@@ -10,14 +10,14 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import yaml
 
 from clusterforge.checkout import project_root
 from clusterforge.errors import ClusterforgeError, Problem
-from clusterforge.lab import host, image, labvars, nodes, podman, repo, state
+from clusterforge.lab import host, image, labvars, nodes, podman, repo, selfboot, state
 from clusterforge.lab.paths import LABEL, LabPaths, shared_cache
 from clusterforge.lab.render import group_vars, inventory_hosts, render
 from clusterforge.lab.state import LabState, Node
@@ -85,7 +85,9 @@ def _bake_inputs(node_image: str, pins: repo.Pins) -> str:
               *root.glob("roles/*/vars/main.yml"), *root.glob("filter_plugins/*.py")]
     for path in sorted(inputs):
         digest.update(path.relative_to(root).as_posix().encode() + path.read_bytes())
-    digest.update(repr(pins).encode() + BAKE_CLEANUP.encode())
+    digest.update(repr(pins).encode() + BAKE_CLEANUP.encode() + repr(selfboot.BAKE_PACKAGES).encode())
+    for name, (content, mode) in sorted(selfboot.bake_files().items()):
+        digest.update(name.encode() + mode.encode() + content)
     digest.update((repo.repo_root() / "Packages").read_bytes())
     return digest.hexdigest()[:12]
 
@@ -115,6 +117,7 @@ def ensure_baked(paths: LabPaths, node_image: str, rendered: Path, say: Say, on_
                        extra_vars={"slurm_dbd_host": "bake", "monitoring_host": "bake"})
         if not outcome.summary.ok:
             raise ClusterforgeError(outcome.problem("the install steps on the bake node"))
+        add_boot_phase(paths)
         cleanup = nodes.ssh(paths, "bake", ["sh", "-c", BAKE_CLEANUP], control=False)
         if cleanup.returncode != 0:
             raise ClusterforgeError(Problem(f"cleaning the bake node failed: {cleanup.stderr.strip()}", "bake"))
@@ -128,9 +131,28 @@ def ensure_baked(paths: LabPaths, node_image: str, rendered: Path, say: Say, on_
     return tag
 
 
-def up(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: int | None, bare: bool, say: Say,
-       on_event: EventHandler | None, ha: bool = False) -> tuple[LabState, Outcome, Timings]:
-    """Bring a lab up and provision it; the caller runs the smoke job."""
+def add_boot_phase(paths: LabPaths) -> None:
+    """What a node needs to configure itself at boot (lab/selfboot.py): ansible-core, the boot script and its
+    unit, enabled (it runs only on a node given its vars)."""
+    steps = [["apt-get", "install", "-y", "-q", "--no-install-recommends", *selfboot.BAKE_PACKAGES]]
+    for path, (content, mode) in selfboot.bake_files().items():
+        put = subprocess.run(["ssh", "-F", str(paths.ssh_config), "-o", "BatchMode=yes", "-o", "ControlPath=none",
+                              "bake", shlex.join(["install", "-D", "-m", mode, "/dev/stdin", path])],
+                             input=content, capture_output=True, timeout=60, check=False)
+        if put.returncode != 0:
+            raise ClusterforgeError(Problem(f"writing {path} on the bake node failed: "
+                                            f"{put.stderr.decode(errors='replace').strip()}", "bake"))
+    steps.append(["systemctl", "enable", "--quiet", PurePosixPath(selfboot.UNIT).name])
+    for step in steps:
+        done = nodes.ssh(paths, "bake", step, timeout=600, control=False)
+        if done.returncode != 0:
+            raise ClusterforgeError(Problem(f"{shlex.join(step)} on the bake node failed: {done.stderr.strip()[-300:]}",
+                                            "bake"))
+
+
+def prepare(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: int | None, bare: bool, say: Say,
+            on_event: EventHandler | None, ha: bool = False) -> tuple[LabState, list[nodes.NodeSpec], Timings]:
+    """Everything before the nodes start: the render, the images and repository, the lab's state."""
     if state.load(paths) is not None or podman.labelled("container", f"{LABEL}={paths.name}"):
         raise ClusterforgeError(Problem(
             f"lab {paths.name} is already up", str(paths.state),
@@ -156,7 +178,14 @@ def up(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: int | 
     lab = LabState(paths.name, str(blueprint), tuple(str(c) for c in catalogs), run_image, paths.network, controller,
                    tuple(Node(s.name, paths.container(s.name), s.ip, s.groups) for s in specs))
     state.save(paths, lab)
-    nodes.start(paths, specs, run_image, str(lab_repo.root))
+    return lab, specs, timings
+
+
+def up(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: int | None, bare: bool, say: Say,
+       on_event: EventHandler | None, ha: bool = False) -> tuple[LabState, Outcome, Timings]:
+    """Bring a lab up and provision it over SSH (site.yml pushed to every node); the caller runs the smoke job."""
+    lab, specs, timings = prepare(paths, blueprint, catalogs, count, bare, say, on_event, ha)
+    nodes.start(paths, specs, lab.image, str(repo.repo_root()))
     nodes.write_ssh_config(paths, lab.nodes)
     nodes.wait_booted(paths, [s.name for s in specs])
     timings.mark("containers booted")
@@ -164,6 +193,19 @@ def up(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: int | 
     outcome = _run(paths, paths.render / "inventory/hosts.yml", on_event)
     timings.mark("site.yml")
     return lab, outcome, timings
+
+
+def up_self(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: int | None, say: Say,
+            on_event: EventHandler | None, ha: bool = False) -> tuple[LabState, dict[str, selfboot.Booted], Timings]:
+    """Bring a lab up from the baked image with every node configuring itself (lab/selfboot.py): the control host
+    runs no Ansible against the nodes. The caller runs the smoke job."""
+    lab, specs, timings = prepare(paths, blueprint, catalogs, count, False, say, on_event, ha)
+    lab_vars = yaml.safe_load(paths.extra_vars.read_text(encoding="utf-8"))
+    cluster = str(group_vars(paths.render)["clusterforge_cluster"])
+    booted = selfboot.start(paths, cluster, lab.controller, specs, lab.image, str(repo.repo_root()), lab_vars, say)
+    nodes.write_ssh_config(paths, lab.nodes)  # for `lab exec`, `lab provision` and people
+    timings.mark("nodes configured themselves")
+    return lab, booted, timings
 
 
 def podman_image_exists(name: str) -> bool:

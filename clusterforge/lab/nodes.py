@@ -12,7 +12,7 @@ import ipaddress
 import shlex
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from clusterforge.atomic import write_text
@@ -97,13 +97,15 @@ def shared_volume(paths: LabPaths) -> list[str]:
     return ["--volume", f"{volume}:{SHARED_MOUNT}"]
 
 
-def start(paths: LabPaths, specs: Sequence[NodeSpec], image: str, repo: str, keep_state: bool = True) -> None:
+def start(paths: LabPaths, specs: Sequence[NodeSpec], image: str, repo: str, keep_state: bool = True,
+          given: Callable[[NodeSpec], list[str]] | None = None) -> None:
     """Start one container per node (about 0.2 s each); systemd boots in the background. Without keep_state
     (the bake node, committed as an image) nothing is on a volume.
 
     A node restarts when its systemd exits, as a server comes back after `reboot` (SLURM's RebootProgram, run by
     `scontrol reboot`): /run starts empty again and every service starts afresh. `podman stop` (`lab stop`, the
-    node-loss drill) keeps it stopped."""
+    node-loss drill) keeps it stopped. `given`: the options of what a node configuring itself is given
+    (lab/selfboot.py)."""
     pubkey = paths.ssh_key.with_suffix(".pub")
     for spec in specs:
         cgroups = any(g in CGROUP_WRITERS for g in spec.groups)
@@ -114,7 +116,8 @@ def start(paths: LabPaths, specs: Sequence[NodeSpec], image: str, repo: str, kee
             "--label", f"{LABEL}={paths.name}", "--label", f"{LABEL}.node={spec.name}",
             *(["--cap-add", "SYS_ADMIN", "--cap-add", "SYS_NICE", "--cgroupns=private"] if cgroups else []),
             "--volume", f"{repo}:{MOUNT}:ro", "--volume", f"{pubkey}:/root/.ssh/authorized_keys:ro",
-            *([*state_volume(paths, spec), *shared_volume(paths)] if keep_state else []), image,
+            *([*state_volume(paths, spec), *shared_volume(paths)] if keep_state else []),
+            *(given(spec) if given is not None else []), image,
         ])
 
 

@@ -31,7 +31,8 @@ settings = StackSettings(
     nat_gateway=config.get_bool("natGateway") or False, kms_key_arn=config.get("kmsKeyArn") or None,
     controller_instance_type=config.get("controllerInstanceType") or StackSettings.controller_instance_type,
     ami_parameter=config.get("amiParameter") or StackSettings.ami_parameter,
-    protect_data=config.get_bool("protectData") is not False)
+    protect_data=config.get_bool("protectData") is not False,
+    image_instance_type=config.get("imageInstanceType") or StackSettings.image_instance_type)
 try:
     checked = guard.check(settings)
     built = build(checked.loaded, settings, checked.analysis.plan)

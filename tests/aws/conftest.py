@@ -11,6 +11,7 @@ Guards against the ways mock tests pass without checking anything (see docs/aws.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import runpy
 from collections.abc import Callable, Iterator
@@ -33,6 +34,11 @@ MAIN = ROOT / "stacks" / "aws" / "__main__.py"
 DLAMI = "ami-0dlami0000000000a"
 PINNED = "ami-0123456789abcdef0"
 ROOT_DEVICE = "/dev/sda1"
+
+
+def baked_ami(name: str) -> str:
+    """The mock's AMI id for the Image Builder image `name`."""
+    return "ami-0" + hashlib.sha256(name.encode()).hexdigest()[:16]
 
 
 @dataclass
@@ -70,6 +76,8 @@ class Recorder(pulumi.runtime.Mocks):
             state |= {"bucket": f"{args.inputs['bucketPrefix']}20261121", "arn": f"arn:aws:s3:::{rid}"}
         elif args.typ == "aws:ec2/placementGroup:PlacementGroup":
             rid = args.inputs["name"]
+        elif args.typ == "aws:imagebuilder/image:Image":  # the AMI the build made: one id per image resource
+            state |= {"outputResources": [{"amis": [{"image": baked_ami(args.name), "region": "us-east-1"}]}]}
         state.setdefault("arn", f"arn:aws:mock:::{args.typ}/{rid}")
         state.setdefault("name", f"{args.name}-auto")  # the engine auto-names resources that take a name
         self.states[(args.typ, args.name)] = {**state, "id": rid}  # registrations arrive on several threads

@@ -176,8 +176,8 @@ MUTANTS = (
     Mutant(
         "user data without the controller",
         f"{COMP}/pool.py",
-        "controller.name, address)))",
-        "controller.name, None)))",
+        "controller.name, address), source)",
+        "controller.name, None), source)",
         (f"{T}/test_compute.py::test_user_data_joins_each_node_to_the_controller",),
     ),
     Mutant(

@@ -12,7 +12,17 @@ import yaml
 
 from clusterforge.catalog import Instance, load_catalog
 from tests.aws.blueprints import example, from_template, lowered_p5, p4d, p6_b300, write
-from tests.aws.conftest import DLAMI, PINNED, ROOT_DEVICE, Recorder, Registered, Run, build_blueprint, build_example
+from tests.aws.conftest import (
+    DLAMI,
+    PINNED,
+    ROOT_DEVICE,
+    Recorder,
+    Registered,
+    Run,
+    baked_ami,
+    build_blueprint,
+    build_example,
+)
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 PG = "aws:ec2/placementGroup:PlacementGroup"
@@ -120,7 +130,8 @@ def test_a_customer_key_encrypts_the_root_volumes(stack: Stack) -> None:
 
 def test_image_from_the_dlami_parameter_or_the_blueprint(stack: Stack, tmp_path: Path) -> None:
     rec = stack(build_example("aws-p5")).recorder
-    assert {t.inputs["imageId"] for t in rec.of_type(LT)} == {DLAMI}
+    assert rec.one("aws:imagebuilder/imageRecipe:ImageRecipe").inputs["parentImage"] == DLAMI  # baked from it
+    assert {t.inputs["imageId"] for t in rec.of_type(LT)} == {baked_ami("compute-image-nvidia")}
     assert ("aws:ssm/getParameter:getParameter",
             {"name": "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"}
             ) in [(t, {k: v for k, v in a.items() if k == "name"}) for t, a in rec.calls]
@@ -199,27 +210,29 @@ def test_user_data_joins_each_node_to_the_controller(stack: Stack) -> None:
     assert f"SLURM_CONTROLLER_ADDR={controller_ip}\n" in document["write_files"][0]["content"]
     assert "SLURM_CONTROLLER=controller-0001\n" in document["write_files"][0]["content"]
     own = yaml.safe_load(rec.named("compute-controller-0001").inputs["userData"])
-    assert own["hostname"] == "controller-0001" and "bootcmd" not in own
+    assert own["hostname"] == "controller-0001"
+    assert not any("controller-0001" in " ".join(command) for command in own.get("bootcmd", []))  # no hosts line
 
 
 def test_node_role_is_ssm_plus_this_clusters_buckets(stack: Stack, tmp_path: Path) -> None:
     data = example("aws-p5")
     data["aws"]["data_bucket"] = "s3://team-datasets/imagenet"
     rec = stack(build_blueprint(write(tmp_path, data))).recorder
-    role = rec.one("aws:iam/role:Role").inputs
+    role = rec.one("aws:iam/role:Role", "compute-nodes-role").inputs
     assert role["path"] == "/clusterforge/"  # the deploy role's PassRole is scoped to this path
     trust = json.loads(role["assumeRolePolicy"])
     assert trust["Statement"][0]["Principal"] == {"Service": "ec2.amazonaws.com"}
-    [attachment] = rec.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+    [attachment] = [a for a in rec.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+                    if a.inputs["role"] == "compute-nodes-role-auto"]
     assert attachment.inputs["policyArn"] == "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
-    policy = json.loads(rec.one("aws:iam/rolePolicy:RolePolicy").inputs["policy"])
+    policy = json.loads(rec.one("aws:iam/rolePolicy:RolePolicy", "compute-nodes-buckets").inputs["policy"])
     resources = {r for s in policy["Statement"] for r in ([s["Resource"]] if isinstance(s["Resource"], str)
                                                           else s["Resource"])}
-    bucket = rec.one("aws:s3/bucket:Bucket").inputs["bucketPrefix"] + "20261121"
+    bucket = rec.one("aws:s3/bucket:Bucket", "storage-checkpoints-bucket").inputs["bucketPrefix"] + "20261121"
     assert resources == {f"arn:aws:s3:::{bucket}", f"arn:aws:s3:::{bucket}/*", "arn:aws:s3:::team-datasets",
                          "arn:aws:s3:::team-datasets/imagenet/*"}
     assert all("*" not in s["Action"] for s in policy["Statement"])
-    profile = rec.one("aws:iam/instanceProfile:InstanceProfile")
+    profile = rec.one("aws:iam/instanceProfile:InstanceProfile", "compute-nodes-profile")
     assert profile.inputs["role"] == "compute-nodes-role-auto" and profile.inputs["path"] == "/clusterforge/"
     arn = "arn:aws:mock:::aws:iam/instanceProfile:InstanceProfile/compute-nodes-profile-id"  # the mock's ARN
     assert [t.inputs["iamInstanceProfile"] for t in rec.of_type(LT)] == [{"arn": arn}] * 2

@@ -12,6 +12,7 @@ from tests.aws.conftest import Run, build_blueprint, build_example
 FSX = "aws:fsx/lustreFileSystem:LustreFileSystem"
 DRA = "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation"
 BUCKET = "aws:s3/bucket:Bucket"
+CHECKPOINTS = "storage-checkpoints-bucket"
 KEY = "arn:aws:kms:us-east-1:111122223333:key/abcd"
 Stack = Callable[..., Run]
 
@@ -63,7 +64,7 @@ def test_persistent_2_links_s3_through_associations(stack: Stack, tmp_path: Path
     assert data_link["dataRepositoryPath"] == "s3://team-datasets/imagenet/"
     assert data_link["batchImportMetaDataOnCreate"] is True
     assert data_link["s3"] == {"autoImportPolicy": {"events": ["NEW", "CHANGED", "DELETED"]}}
-    bucket = rec.one(BUCKET).inputs["bucketPrefix"] + "20261121"
+    bucket = rec.one(BUCKET, CHECKPOINTS).inputs["bucketPrefix"] + "20261121"
     checkpoints = links["/checkpoints"]
     assert checkpoints["dataRepositoryPath"] == f"s3://{bucket}/"
     assert checkpoints["s3"]["autoExportPolicy"] == {"events": ["NEW", "CHANGED", "DELETED"]}
@@ -72,7 +73,7 @@ def test_persistent_2_links_s3_through_associations(stack: Stack, tmp_path: Path
 
 def test_checkpoint_bucket_is_versioned_encrypted_private_and_tls_only(stack: Stack) -> None:
     rec = stack(build_example("aws-p5")).recorder
-    bucket = rec.one(BUCKET)
+    bucket = rec.one(BUCKET, CHECKPOINTS)
     assert bucket.inputs["bucketPrefix"] == "nlp-p5-ckpt-" and bucket.inputs["forceDestroy"] is False
     assert bucket.protect
     assert "versioning" not in bucket.inputs and "serverSideEncryptionConfiguration" not in bucket.inputs  # v7
@@ -81,10 +82,12 @@ def test_checkpoint_bucket_is_versioned_encrypted_private_and_tls_only(stack: St
     [rule] = rec.one("aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration"
                      ).inputs["rules"]
     assert rule == {"applyServerSideEncryptionByDefault": {"sseAlgorithm": "aws:kms"}, "bucketKeyEnabled": True}
-    block = rec.one("aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock").inputs
+    block = rec.one("aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock",
+                    "storage-checkpoints-public-access").inputs
     assert all(block[k] is True for k in ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls",
                                           "restrictPublicBuckets"))
-    [statement] = json.loads(rec.one("aws:s3/bucketPolicy:BucketPolicy").inputs["policy"])["Statement"]
+    policy = rec.one("aws:s3/bucketPolicy:BucketPolicy", "storage-checkpoints-tls-only").inputs["policy"]
+    [statement] = json.loads(policy)["Statement"]
     assert statement["Effect"] == "Deny" and statement["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
 
 
@@ -101,4 +104,4 @@ def test_no_file_system_without_fsx_in_the_blueprint(stack: Stack, tmp_path: Pat
     del data["workload"]
     run = stack(build_blueprint(write(tmp_path, data)))
     assert not run.recorder.of_type(FSX) and not run.recorder.of_type(DRA)
-    assert run.recorder.one(BUCKET) and "lustre" not in run.value
+    assert run.recorder.one(BUCKET, CHECKPOINTS) and "lustre" not in run.value

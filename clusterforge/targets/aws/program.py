@@ -10,6 +10,7 @@ import pulumi_aws as aws
 
 from clusterforge.load import Loaded
 from clusterforge.plan import Plan
+from clusterforge.targets.aws.bake import NodeConfig, cluster_plan, node_config
 from clusterforge.targets.aws.components.compute import Compute, ComputeArgs
 from clusterforge.targets.aws.components.network import Network, NetworkArgs
 from clusterforge.targets.aws.components.storage import Storage, StorageArgs
@@ -49,6 +50,13 @@ def outputs(plan: ClusterDesign, storage: Storage, compute: Compute) -> dict[str
     return out
 
 
+def baked(loaded: Loaded, settings: StackSettings, plan: ClusterDesign, planned: Plan | None) -> NodeConfig | None:
+    """What the node image bakes and the nodes read at boot; None where the blueprint pins `aws.ami`."""
+    if plan.ami is not None:
+        return None
+    return node_config(loaded, cluster_plan(loaded, settings, planned), settings.blueprint.parent)
+
+
 def build(loaded: Loaded, settings: StackSettings, planned: Plan | None = None) -> Built:
     """Every resource of the cluster. The caller has already run the policies (`guard.check`), whose plan it
     passes as `planned`."""
@@ -61,5 +69,6 @@ def build(loaded: Loaded, settings: StackSettings, planned: Plan | None = None) 
                                              settings.protect_data), opts)
     compute = Compute("compute", ComputeArgs(plan, network.subnet_ids, network.cluster_security_group_id,
                                              settings.ami_parameter, storage.checkpoints.bucket,
-                                             settings.kms_key_arn), opts)
+                                             settings.kms_key_arn, baked(loaded, settings, plan, planned),
+                                             settings.image_instance_type, settings.nat_gateway), opts)
     return Built(plan, network, storage, compute, outputs(plan, storage, compute))

@@ -12,6 +12,10 @@ DLAMI_PARAMETER = "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-g
 # A catalog key, not a figure: the SLURM controller a blueprint without a `role: controller` pool gets.
 DEFAULT_CONTROLLER_TYPE = "m7i.4xlarge"
 DEFAULT_CONTROLLER_POOL = "controller"
+# The Image Builder instance that bakes the node image (no GPU needed: drivers build against the kernel, not the
+# device). 8 vCPUs for the compile steps. c7i is offered in most commercial regions [U: not checked region by
+# region]; a stack in a region without it sets `imageInstanceType`.
+DEFAULT_IMAGE_INSTANCE_TYPE = "c7i.2xlarge"
 
 
 @dataclass(frozen=True)
@@ -27,3 +31,4 @@ class StackSettings:
     controller_instance_type: str = DEFAULT_CONTROLLER_TYPE
     ami_parameter: str = DLAMI_PARAMETER
     protect_data: bool = True  # `protect` the file system and the checkpoint bucket against `pulumi destroy`
+    image_instance_type: str = DEFAULT_IMAGE_INSTANCE_TYPE  # bakes the node image when the blueprint pins no AMI

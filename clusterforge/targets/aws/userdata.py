@@ -1,7 +1,13 @@
-"""First-boot user data (cloud-init): the node's hostname and where its SLURM controller is.
+"""First-boot user data (cloud-init): the node's identity, and on a baked image the roles' boot phase.
 
-It runs once, at first boot; the Ansible roles own the node's configuration after that (munge key,
-slurm.conf, Lustre mount), so the stack ignores later changes to it instead of restarting nodes.
+Two modes. With a pinned `aws.ami` the user data holds the identity only (hostname, the controller's address,
+an env file) and the Ansible roles are pushed later (`clusterforge provision`). On the image the stack bakes
+(`bake.py`), it also holds a one-host inventory and the boot script: the node fetches the node config from S3
+and the munge key from SSM with its instance role, and runs `site.yml --skip-tags install` on itself. Only the
+identity travels in user data (EC2 caps it at 16 KB, and anyone who can describe the instance can read it):
+no key, no vars.
+
+It runs once, at first boot, so the stack ignores later changes to it instead of restarting nodes.
 """
 
 from __future__ import annotations
@@ -10,6 +16,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
+
+from clusterforge.targets.aws.userdata_boot import (
+    BOOT_SCRIPT,
+    IMDS_ROOT_ONLY,
+    INVENTORY_FILE,
+    BootSource,
+    boot_env,
+    boot_script,
+    node_inventory,
+)
 
 ENV_FILE = "/etc/clusterforge/node.env"
 
@@ -33,16 +49,28 @@ def node_env(identity: NodeIdentity) -> dict[str, str]:
     return env
 
 
-def cloud_config(identity: NodeIdentity) -> str:
-    """A `#cloud-config` document: hostname, the controller in /etc/hosts, and an env file for the roles."""
-    env = "".join(f"{key}={value}\n" for key, value in node_env(identity).items())
+def cloud_config(identity: NodeIdentity, boot: BootSource | None = None) -> str:
+    """A `#cloud-config` document: hostname, the controller in /etc/hosts, and an env file for the roles; with
+    `boot`, also the node's one-host inventory, the metadata service closed to all but root, and the boot
+    script run once (`userdata_boot`)."""
+    env = "".join(f"{key}={value}\n" for key, value in (node_env(identity) | boot_env(boot)).items())
     document: dict[str, Any] = {
         "hostname": identity.node,
         "fqdn": identity.node,
         "preserve_hostname": False,
         "write_files": [{"path": ENV_FILE, "permissions": "0644", "owner": "root:root", "content": env}],
     }
+    bootcmd: list[list[str]] = []
     if identity.controller_address is not None:
         line = f"{identity.controller_address} {identity.controller}"
-        document["bootcmd"] = [["sh", "-c", f"grep -qx '{line}' /etc/hosts || echo '{line}' >> /etc/hosts"]]
+        bootcmd.append(["sh", "-c", f"grep -qx '{line}' /etc/hosts || echo '{line}' >> /etc/hosts"])
+    if boot is not None:
+        bootcmd.append(["sh", "-c", IMDS_ROOT_ONLY])
+        inventory = node_inventory(identity.node, identity.pool, identity.role)
+        document["write_files"] += [
+            {"path": INVENTORY_FILE, "permissions": "0644", "owner": "root:root", "content": inventory},
+            {"path": BOOT_SCRIPT, "permissions": "0700", "owner": "root:root", "content": boot_script()}]
+        document["runcmd"] = [[BOOT_SCRIPT]]
+    if bootcmd:
+        document["bootcmd"] = bootcmd
     return "#cloud-config\n" + yaml.safe_dump(document, sort_keys=False, width=1000)

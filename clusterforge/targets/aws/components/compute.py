@@ -1,4 +1,8 @@
-"""Compute: the node role, the image, and every pool's nodes, controller pools first."""
+"""Compute: the node role, the image, and every pool's nodes, controller pools first.
+
+The image: the blueprint's `aws.ami` as it is (identity-only user data; the roles are pushed later), else the
+node image baked from the base AMI (components/image.py), whose nodes run the roles' boot phase themselves.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +12,13 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
+from clusterforge.targets.aws.bake import NodeConfig
 from clusterforge.targets.aws.components.identity import NodeRole, NodeRoleArgs
+from clusterforge.targets.aws.components.image import NodeImage, NodeImageArgs
 from clusterforge.targets.aws.components.launch_template import TemplateArgs
 from clusterforge.targets.aws.components.pool import Controller, Node, node_pool
 from clusterforge.targets.aws.design import ClusterDesign
+from clusterforge.targets.aws.settings import DEFAULT_IMAGE_INSTANCE_TYPE
 
 
 @dataclass(frozen=True)
@@ -22,10 +29,14 @@ class ComputeArgs:
     ami_parameter: str  # SSM parameter read when the blueprint pins no aws.ami
     checkpoint_bucket: pulumi.Input[str] | None = None
     kms_key_arn: str | None = None
+    node_config: NodeConfig | None = None  # what to bake; None (the blueprint pins aws.ami): nothing is baked
+    image_instance_type: str = DEFAULT_IMAGE_INSTANCE_TYPE
+    egress: bool = False  # a NAT gateway: the image build reaches package repositories
 
 
 def image(design: ClusterDesign, parameter: str, parent: pulumi.Resource) -> pulumi.Output[str]:
-    """The blueprint's AMI, else the DLAMI the SSM parameter names today (resolved at deploy time)."""
+    """The blueprint's AMI, else the DLAMI the SSM parameter names today (resolved at deploy time): what the
+    nodes boot when the blueprint pins it, the parent of the baked image otherwise."""
     if design.ami is not None:
         return pulumi.Output.from_input(design.ami)
     return aws.ssm.get_parameter_output(name=parameter, opts=pulumi.InvokeOutputOptions(parent=parent)).value
@@ -46,19 +57,29 @@ class Compute(pulumi.ComponentResource):
     def __init__(self, name: str, args: ComputeArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("clusterforge:aws:Compute", name, None, opts)
         design = args.design
+        base = image(design, args.ami_parameter, self)
+        device = root_device(base, self)  # a baked image keeps its parent's root device
+        baked = None
+        if args.node_config is not None:
+            baked = NodeImage(f"{name}-image", NodeImageArgs(
+                design, args.node_config, base, args.subnet_ids[design.lustre_zone], args.security_group_id,
+                args.image_instance_type, args.kms_key_arn, args.egress), pulumi.ResourceOptions(parent=self))
         role = NodeRole(f"{name}-nodes", NodeRoleArgs(design.name, design.region, args.checkpoint_bucket,
                                                       design.data, args.kms_key_arn,
-                                                      tuple(design.security.node_policies)),
+                                                      tuple(design.security.node_policies),
+                                                      baked.node_policy if baked is not None else None),
                         pulumi.ResourceOptions(parent=self))
-        self.image_id = image(design, args.ami_parameter, self)
-        device = root_device(self.image_id, self)
+        images = {pool.name: baked.ami_for(pool.name) if baked is not None else base for pool in design.pools}
+        main = next((p for p in design.pools if p.role == "compute"), design.pools[0])
+        self.image_id = images[main.name]  # the outputs' `ami`: the compute pools' image
         controller = Controller(design.controller, None)
         self.nodes = []
         for pool in design.pools:  # controller pools first: the others' user data needs its address
             self.nodes += node_pool(name, TemplateArgs(
-                design.name, pool, self.image_id, device, args.subnet_ids[pool.zone], [args.security_group_id],
+                design.name, pool, images[pool.name], device, args.subnet_ids[pool.zone], [args.security_group_id],
                 role.instance_profile_arn, kms_key_arn=args.kms_key_arn, imds_tokens=design.security.imds_tokens,
-                encrypt_root=design.security.encrypt_root_volumes), controller, self)
+                encrypt_root=design.security.encrypt_root_volumes), controller, self,
+                baked.boot if baked is not None else None)
             built = next((n for n in self.nodes if n.name == design.controller), None)
             if controller.address is None and built is not None:
                 self.controller = built

@@ -16,6 +16,7 @@ import pulumi_aws as aws
 from clusterforge.targets.aws.components.launch_template import TemplateArgs, launch_template
 from clusterforge.targets.aws.design import PoolDesign
 from clusterforge.targets.aws.userdata import NodeIdentity, cloud_config
+from clusterforge.targets.aws.userdata_boot import BootSource
 
 CLUSTER_STRATEGY = "cluster"
 # Set once at launch: a template or user-data edit must not replace (terminate) running GPU nodes.
@@ -36,14 +37,20 @@ class Node:
     instance: aws.ec2.Instance
 
 
-def user_data(cluster: str, pool: PoolDesign, node: str, controller: Controller) -> pulumi.Input[str]:
-    if controller.address is None:
-        return cloud_config(NodeIdentity(cluster, node, pool.name, pool.role, controller.name, None))
-    return controller.address.apply(lambda address: cloud_config(
-        NodeIdentity(cluster, node, pool.name, pool.role, controller.name, address)))
+def user_data(cluster: str, pool: PoolDesign, node: str, controller: Controller,
+              boot: pulumi.Output[BootSource] | None = None) -> pulumi.Input[str]:
+    """Identity only (the roles are pushed later), or with `boot` the boot phase on the baked image."""
+
+    def document(address: str | None, source: BootSource | None) -> str:
+        return cloud_config(NodeIdentity(cluster, node, pool.name, pool.role, controller.name, address), source)
+
+    if controller.address is None and boot is None:
+        return document(None, None)
+    return pulumi.Output.all(controller.address, boot).apply(lambda pair: document(pair[0], pair[1]))
 
 
-def node_pool(name: str, args: TemplateArgs, controller: Controller, parent: pulumi.Resource) -> list[Node]:
+def node_pool(name: str, args: TemplateArgs, controller: Controller, parent: pulumi.Resource,
+              boot: pulumi.Output[BootSource] | None = None) -> list[Node]:
     """`name` is the parent's; children are `{name}-{pool}-pg`, `{name}-{pool}-lt` and `{name}-{node}`.
     `args.placement_group` is filled in here when the pool gets a group."""
     pool = args.pool
@@ -60,7 +67,7 @@ def node_pool(name: str, args: TemplateArgs, controller: Controller, parent: pul
     for node in pool.nodes:
         instance = aws.ec2.Instance(
             f"{name}-{node}", launch_template=aws.ec2.InstanceLaunchTemplateArgs(id=template.id, version=version),
-            user_data=user_data(args.cluster, pool, node, controller),
+            user_data=user_data(args.cluster, pool, node, controller, boot),
             tags={"Name": node, "clusterforge:node": node, "clusterforge:pool": pool.name,
                   "clusterforge:role": pool.role},
             opts=pulumi.ResourceOptions(parent=parent, ignore_changes=LAUNCH_ONLY))

@@ -1,0 +1,208 @@
+"""Nodes that configure themselves (`lab up --boot self`): the control host starts containers and waits; each node
+runs the boot phase of site.yml on itself, in Ansible's local mode, at boot.
+
+The baked image (cluster.ensure_baked) holds everything that does not depend on who a node is: the packages the
+roles' `install` steps put there, ansible-core, and the boot unit and script (data/clusterforge-boot*). What does
+depend on it is given to the node, read-only, as a provisioning server or cloud-init gives it to a server:
+
+- /etc/clusterforge/boot: `node.env` (cluster, controller, shared file system), `vars.yml` (the lab's extra vars
+  for a node configuring itself), `nodes.yml` (every node's address, for /etc/hosts) and `render/` (the rendered
+  inventory and SLURM files);
+- /etc/clusterforge/secrets: the munge key and, on the accounting host, the slurmdbd password, files of mode 0600
+  owned by root on the control host, so root only on the node; jobs never read them;
+- /usr/share/clusterforge/ansible: site.yml and the roles of this checkout, and the collections they name.
+
+The node writes its result to the shared volume (`.clusterforge/boot/<node>`): the control host reads one folder
+instead of asking every node, so its work per node is starting a container. Controllers boot first, every other
+node after them at once. `lab provision` (SSH push) repairs a node as before.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import string
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from clusterforge.atomic import write_text
+from clusterforge.checkout import project_root
+from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.lab import podman
+from clusterforge.lab.nodes import SHARED_MOUNT, NodeSpec
+from clusterforge.lab.paths import LabPaths
+
+BOOT = "/etc/clusterforge/boot"
+SECRETS = "/etc/clusterforge/secrets"
+TREE = "/usr/share/clusterforge/ansible"
+COLLECTIONS = "/usr/share/ansible/collections/ansible_collections"
+NAMESPACES = ("community", "ansible/posix")  # the collections the roles name beside ansible.builtin
+SCRIPT = "/usr/lib/clusterforge/clusterforge-boot"
+UNIT = "/etc/systemd/system/clusterforge-boot.service"
+# What the bake adds for nodes that configure themselves (part of the baked image's inputs)
+BAKE_PACKAGES = ("ansible-core",)
+TREE_PARTS = ("site.yml", "ansible.cfg", "roles", "filter_plugins")
+MUNGE_KEY_SIZE = 1024  # bytes, as roles/munge makes it
+FIRST = ("slurm_controller", "pool_db")  # hosts every other node needs up before it joins
+STATUS = Path(".clusterforge") / "boot"
+
+
+def data(name: str) -> bytes:
+    return (resources.files("clusterforge.lab") / "data" / name).read_bytes()
+
+
+def bake_files() -> dict[str, tuple[bytes, str]]:
+    """The files the bake writes into the image, with their modes: the boot script and its unit."""
+    return {SCRIPT: (data("clusterforge-boot"), "0755"), UNIT: (data("clusterforge-boot.service"), "0644")}
+
+
+def ensure_secrets(paths: LabPaths) -> dict[str, Path]:
+    """The lab's munge key and slurmdbd password on the control host (made once, mode 0600), where the push path
+    keeps them too (lab vars `munge_key_file`, `slurm_dbd_password_file`), so a later `lab provision` agrees."""
+    munge, dbd = paths.root / "munge.key", paths.root / "slurmdbd.password"
+    if not munge.is_file() or munge.stat().st_size != MUNGE_KEY_SIZE:
+        _private(munge, secrets.token_bytes(MUNGE_KEY_SIZE))
+    if not dbd.is_file():
+        alphabet = string.ascii_letters + string.digits
+        _private(dbd, "".join(secrets.choice(alphabet) for _ in range(32)).encode())
+    return {"munge.key": munge, "slurmdbd.password": dbd}
+
+
+def _private(path: Path, content: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        out.write(content)
+    os.replace(tmp, path)
+
+
+def boot_vars(lab_vars: dict[str, Any]) -> dict[str, Any]:
+    """The lab's extra vars as a node running on itself reads them: no SSH, its secrets where they are mounted,
+    and the checks that need another node done on itself (munge) or left to the lab's first job (MPI)."""
+    out = {key: value for key, value in lab_vars.items() if key not in ("ansible_user", "ansible_ssh_common_args")}
+    return out | {"munge_key_file": f"{SECRETS}/munge.key", "slurm_dbd_password_file": f"{SECRETS}/slurmdbd.password",
+                  "munge_verify_host": "{{ inventory_hostname }}", "slurm_verify_mpi": False, "slurm_self_boot": True}
+
+
+def write_boot_dir(paths: LabPaths, cluster: str, controller: str, specs: Sequence[NodeSpec],
+                   lab_vars: dict[str, Any]) -> Path:
+    """<lab>/boot: what every node is given for itself (the render is mounted beside it)."""
+    boot = paths.root / "boot"
+    (boot / "render").mkdir(parents=True, exist_ok=True)  # where the render is mounted, inside this read-only one
+    env = {"CLUSTERFORGE_CLUSTER": cluster, "SLURM_CONTROLLER": controller, "CLUSTERFORGE_SHARED": SHARED_MOUNT}
+    # CLUSTERFORGE_NODE is the container's hostname, read by the script: one file serves every node
+    write_text(boot / "node.env", "".join(f"{k}={v}\n" for k, v in env.items()) + 'CLUSTERFORGE_NODE=$(hostname)\n')
+    write_text(boot / "vars.yml", yaml.safe_dump(boot_vars(lab_vars), sort_keys=True, width=120))
+    nodes = {"all": {"hosts": {spec.name: {"node_ip": spec.ip} for spec in specs}}}
+    write_text(boot / "nodes.yml", yaml.safe_dump(nodes, sort_keys=True))
+    return boot
+
+
+def collections_dir() -> Path:
+    """The collections of this checkout's Ansible installation (the roles name a few of them)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("ansible_collections")
+    if spec is None or not spec.submodule_search_locations:
+        raise ClusterforgeError(Problem("Ansible's collections are not installed here",
+                                        hint="pip install -e '.[ansible]'"))
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def mounts(paths: LabPaths, boot: Path, spec: NodeSpec) -> list[str]:
+    """The read-only volumes a node configuring itself is given."""
+    tree = project_root()
+    found = ensure_secrets(paths)
+    options = ["--volume", f"{boot}:{BOOT}:ro", "--volume", f"{paths.render}:{BOOT}/render:ro",
+               "--volume", f"{found['munge.key']}:{SECRETS}/munge.key:ro"]
+    for namespace in NAMESPACES:
+        options += ["--volume", f"{collections_dir() / namespace}:{COLLECTIONS}/{namespace}:ro"]
+    if any(group in spec.groups for group in FIRST):
+        options += ["--volume", f"{found['slurmdbd.password']}:{SECRETS}/slurmdbd.password:ro"]
+    for part in TREE_PARTS:
+        options += ["--volume", f"{tree / part}:{TREE}/{part}:ro"]
+    return options
+
+
+@dataclass(frozen=True)
+class Booted:
+    """One node's boot phase as it reported it: ok, how long it took on the node, how many steps ran, and the
+    failed step when it failed."""
+
+    node: str
+    ok: bool
+    seconds: int
+    tasks: int
+    step: str = ""
+
+
+def parse_status(node: str, line: str) -> Booted:
+    word, _, rest = line.strip().partition(" ")
+    seconds, _, rest = rest.partition(" ")
+    tasks, _, step = rest.partition(" ")
+    return Booted(node, word == "ok", int(seconds or 0), int(tasks or 0), step)
+
+
+def status_dir(paths: LabPaths) -> Path:
+    """Where the nodes report, on the control host: the shared volume's folder (read without entering a node)."""
+    mountpoint = podman.inspect("volume", f"{paths.name}-shared")["Mountpoint"]
+    return Path(str(mountpoint)) / STATUS
+
+
+def clear_status(paths: LabPaths, names: Sequence[str]) -> None:
+    folder = status_dir(paths)
+    for name in names:
+        (folder / name).unlink(missing_ok=True)
+
+
+def wait(paths: LabPaths, names: Sequence[str], timeout: float, say: Callable[[str], None]) -> dict[str, Booted]:
+    """Each node's report, once all of `names` reported (a ClusterforgeError naming the silent ones after
+    `timeout`)."""
+    folder = status_dir(paths)
+    deadline = time.monotonic() + timeout
+    found: dict[str, Booted] = {}
+    while True:
+        for name in names:
+            if name not in found and (folder / name).is_file():
+                text = (folder / name).read_text(encoding="utf-8")
+                if text.endswith("\n"):
+                    found[name] = parse_status(name, text)
+                    say(f"  {name}: {'configured itself' if found[name].ok else 'FAILED'} in "
+                        f"{found[name].seconds} s ({found[name].tasks} steps)"
+                        + (f": {found[name].step}" if not found[name].ok else ""))
+        if len(found) == len(names):
+            return found
+        if time.monotonic() > deadline:
+            silent = sorted(set(names) - set(found))
+            raise ClusterforgeError(Problem(
+                f"{len(silent)} node(s) did not finish their boot phase within {timeout:.0f} s: {', '.join(silent)}",
+                str(folder), hint=f"podman exec {paths.container(silent[0])} cat /var/log/clusterforge-boot.log"))
+        time.sleep(0.5)
+
+
+def start(paths: LabPaths, cluster: str, controller: str, specs: Sequence[NodeSpec], image: str, repo: str,
+          lab_vars: dict[str, Any], say: Callable[[str], None], timeout: float = 900) -> dict[str, Booted]:
+    """Start every node from the baked image, given what it needs to configure itself: the controllers (and the
+    accounting host) first, then every other node at once; each node's report once all have made one."""
+    from clusterforge.lab import nodes
+
+    boot = write_boot_dir(paths, cluster, controller, specs, lab_vars)
+    first = [spec for spec in specs if any(group in spec.groups for group in FIRST)]
+    rest = [spec for spec in specs if spec not in first]
+    found: dict[str, Booted] = {}
+    for wave in (first, rest):
+        if not wave:
+            continue
+        names = [spec.name for spec in wave]
+        say(f"starting {len(wave)} node(s) that configure themselves: {', '.join(names)}")
+        nodes.start(paths, wave, image, repo, given=lambda spec: mounts(paths, boot, spec))
+        if not found:
+            clear_status(paths, [spec.name for spec in specs])  # the shared volume exists once a node started
+        found |= wait(paths, names, timeout, say)
+    return found

@@ -1,0 +1,195 @@
+"""What the stack bakes into its node images and what each node reads at first boot (pure, no Pulumi).
+
+The roles split by tag: `install` steps (packages, drivers, libraries, SLURM binaries) depend on no node's
+identity, so EC2 Image Builder runs them once per image, on a build instance that stands in for every host (in
+every SLURM group, with the pool's GPU vars), as the lab's bake node does. Everything else is the boot phase,
+which each node runs on itself at first boot (`userdata.boot_script`).
+
+One image per install profile: the GPU vendor of its pools (NVIDIA, AMD, Trainium), split again where a pool
+pins its own software. Pools without accelerators (controller, login) share the image of the cluster's vendor,
+whose driver they leave unused. Every pool is x86_64 (the catalog has no arm64 instance type, and the base AMI
+parameter is x86_64's): an arm64 pool would need an image of its own on an arm64 parent.
+
+An image is named by a hash of what it is made from (the roles bundle's digest, the vars the build writes, the
+parent AMI, the build steps), so `pulumi up` bakes again only when one of those changes, never for a change in
+node count.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from clusterforge.load import Loaded
+from clusterforge.plan import Plan, build_plan
+from clusterforge.render import render_files
+from clusterforge.render.context import RenderContext
+from clusterforge.render.group_vars import cluster_vendor, group_vars, pool_vars
+from clusterforge.render.inventory import pool_group
+from clusterforge.render.inventory import pool_vars as pool_group_vars
+from clusterforge.render.yamlout import dump_ansible
+from clusterforge.targets.aws.design import with_controller
+from clusterforge.targets.aws.settings import StackSettings
+from clusterforge.targets.aws.userdata_boot import ANSIBLE_DIR, BASE, VENV
+
+BAKE_DIR = f"{BASE}/bake"  # the build's inventory and vars; removed before the image is taken
+BAKE_HOST = "bake"
+ROLE_GROUPS = ("slurm_controller", "slurm_compute", "slurm_login")
+# The versions requirements/lock.txt pins (ansible bundles the collections the roles use); boto3 fetches the
+# node config and the munge key at boot. ansible-core 2.19 needs Python 3.11 or later on the node itself.
+PYTHON_PACKAGES = ("ansible-core==2.19.14", "ansible==12.3.0", "boto3==1.35.0")
+# What must not be in an image every node shares: host keys, the machine id, munge's key (the package makes
+# one), the daemons' enablement (the boot phase decides which run here) and the build's own files.
+CLEANUP = (
+    f"rm -rf {BAKE_DIR} {BASE}/roles.tar.gz /root/.cache/clusterforge /root/.ansible",
+    "rm -f /etc/ssh/ssh_host_* /etc/munge/munge.key",
+    "for unit in slurmctld slurmd slurmdbd mariadb munge prometheus prometheus-alertmanager; do "
+    "systemctl disable --quiet \"$unit\" 2>/dev/null || true; done",
+    "truncate -s 0 /etc/machine-id && rm -f /var/lib/dbus/machine-id",
+    "apt-get clean || true",
+)
+CONFIG_DIRS = ("slurm/",)
+
+
+@dataclass(frozen=True)
+class ImageDesign:
+    """One image: its key (`nvidia`, `amd`, `aws`, `cpu`, or `<vendor>-<pool>` for a pool with its own pins),
+    the pools that boot from it, and the vars of the build instance (all.yml with the pool's vars)."""
+
+    key: str
+    pools: tuple[str, ...]
+    bake_vars: dict[str, Any] = field(hash=False)
+
+
+@dataclass(frozen=True)
+class NodeConfig:
+    """The images to bake and the rendered files every node reads at boot (`image_bundle.config_bundle`)."""
+
+    images: tuple[ImageDesign, ...]
+    files: dict[str, str] = field(hash=False)
+
+    def image_of(self, pool: str) -> str:
+        return next(image.key for image in self.images if pool in image.pools)
+
+
+def cluster_plan(loaded: Loaded, settings: StackSettings, planned: Plan | None) -> Plan:
+    """The plan `design.design` builds from (the policy check's when given), with the stack's controller."""
+    if planned is not None and planned.slurm is not None:
+        return planned
+    cluster, _ = with_controller(loaded.cluster, settings.controller_instance_type)
+    return build_plan(cluster, loaded.catalog)
+
+
+def _images(ctx: RenderContext, everything: dict[str, Any]) -> tuple[ImageDesign, ...]:
+    """Pools grouped by install profile: (GPU vendor, the pool's own pins). A pool without accelerators has the
+    cluster's vendor and joins that vendor's image; the build gets the vars of the profile's first GPU pool, so
+    it installs the driver those GPUs need (a profile of no GPU pool is a `cpu` image, built from all.yml)."""
+    plan = ctx.plan
+    own = pool_vars(ctx)
+    main = cluster_vendor(plan)
+    profiles: dict[tuple[str, str], list[str]] = {}
+    gpu_vars: dict[tuple[str, str], dict[str, Any]] = {}
+    for pool in plan.nodes:
+        mine = own.get(pool_group(pool.pool), {})
+        pins = json.dumps({k: v for k, v in mine.items() if k != "gpu_vendor"}, sort_keys=True, default=str)
+        vendor = pool.gpu_vendor if pool.gpu_count and pool.gpu_vendor else None
+        profile = (vendor or main, pins)
+        profiles.setdefault(profile, []).append(pool.pool)
+        if vendor is not None and profile not in gpu_vars:
+            gpu_vars[profile] = pool_group_vars(pool, plan) | mine
+    out: list[ImageDesign] = []
+    for profile, pools in profiles.items():
+        key = profile[0] if profile in gpu_vars else "cpu"
+        if any(image.key == key for image in out):
+            key = f"{key}-{pools[0]}"
+        out.append(ImageDesign(key, tuple(pools), everything | gpu_vars.get(profile, {})
+                               | {"slurm_dbd_host": BAKE_HOST, "monitoring_host": BAKE_HOST}))
+    return tuple(out)
+
+
+def node_config(loaded: Loaded, plan: Plan, stack_dir: Path) -> NodeConfig:
+    """The images and the boot-phase files (group vars, each pool's vars, the SLURM files), from the renderers
+    `clusterforge render` uses; no file header (it names the blueprint's path, which is not the cluster)."""
+    ctx = RenderContext(loaded, plan, stack_dir)
+    everything = group_vars(ctx)
+    files = {"inventory/group_vars/all.yml": dump_ansible(everything)}
+    own = pool_vars(ctx)
+    for pool in plan.nodes:
+        group = pool_group(pool.pool)
+        files[f"inventory/group_vars/{group}.yml"] = dump_ansible(pool_group_vars(pool, plan) | own.get(group, {}))
+    files |= {name: text for name, text in render_files(ctx).items() if name.startswith(CONFIG_DIRS)}
+    return NodeConfig(_images(ctx, everything), files)
+
+
+def bake_inventory() -> str:
+    """The build instance in every SLURM group: it stands in for every host of the image."""
+    children: dict[str, Any] = {group: {"hosts": {BAKE_HOST: {}}} for group in ROLE_GROUPS}
+    return yaml.safe_dump({"all": {"children": children}}, sort_keys=False)
+
+
+class _Literal(yaml.SafeDumper):
+    """Multi-line strings as `|` blocks, so the document reads as the files and commands it holds."""
+
+
+def _literal(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|" if "\n" in data else None)
+
+
+_Literal.add_representer(str, _literal)
+
+
+def install_commands() -> list[str]:
+    """Python 3.11+ in a venv of its own (the system's may be older), ansible and boto3 pinned."""
+    packages = " ".join(PYTHON_PACKAGES)
+    return [
+        "set -eu",
+        "export DEBIAN_FRONTEND=noninteractive",
+        "PY=$(command -v python3.12 || command -v python3.11 || true)",
+        'if [ -z "$PY" ]; then apt-get update -q && apt-get install -y -q python3.11 python3.11-venv; '
+        "PY=$(command -v python3.11); fi",
+        '"$PY" -c "import ensurepip, venv" 2>/dev/null || '
+        '{ apt-get update -q && apt-get install -y -q "$(basename "$PY")-venv"; }',
+        f'"$PY" -m venv {VENV}',
+        f"{VENV}/bin/pip install --no-cache-dir --quiet {packages}",
+    ]
+
+
+def component_document(name: str, bundle_url: str, bake_vars: dict[str, Any]) -> str:
+    """The Image Builder (AWSTOE) component: ansible in a venv, the roles bundle from S3, the build's vars,
+    `ansible-playbook -c local site.yml --tags install`, then the identity of the build instance removed."""
+    playbook = (f"cd {ANSIBLE_DIR} && ANSIBLE_CONFIG={ANSIBLE_DIR}/ansible.cfg {VENV}/bin/ansible-playbook -c local "
+                f"-i {BAKE_DIR}/inventory/hosts.yml site.yml --tags install "
+                f"-e slurm_dbd_host={BAKE_HOST} -e monitoring_host={BAKE_HOST}")
+    document = {
+        "name": name,
+        "description": "clusterforge: the roles' install steps, baked once for every node of this image",
+        "schemaVersion": 1.0,
+        "phases": [{"name": "build", "steps": [
+            {"name": "Ansible", "action": "ExecuteBash", "inputs": {"commands": install_commands()}},
+            {"name": "RolesBundle", "action": "S3Download", "inputs": [
+                {"source": bundle_url, "destination": f"{BASE}/roles.tar.gz", "overwrite": True}]},
+            {"name": "Unpack", "action": "ExecuteBash", "inputs": {"commands": [
+                "set -eu", f"rm -rf {ANSIBLE_DIR}", f"mkdir -p {ANSIBLE_DIR}",
+                f"tar -xzf {BASE}/roles.tar.gz -C {ANSIBLE_DIR} --no-same-owner"]}},
+            {"name": "BakeVars", "action": "CreateFile", "inputs": [
+                {"path": f"{BAKE_DIR}/inventory/hosts.yml", "content": bake_inventory(), "overwrite": True},
+                {"path": f"{BAKE_DIR}/inventory/group_vars/all.yml", "content": dump_ansible(bake_vars),
+                 "overwrite": True}]},
+            {"name": "Install", "action": "ExecuteBash", "inputs": {"commands": ["set -eu", playbook]}},
+            {"name": "Identity", "action": "ExecuteBash", "inputs": {"commands": ["set -eu", *CLEANUP]}},
+        ]}],
+    }
+    return yaml.dump(document, Dumper=_Literal, sort_keys=False, width=1000)
+
+
+def bake_hash(document: str, parent_image: str) -> str:
+    """12 hex digits over what the image is made from. The document holds the bundle's key (its digest), the
+    vars with the pins, the build commands and the cleanup; the parent AMI is the rest."""
+    digest = hashlib.sha256(document.encode())
+    digest.update(b"\0" + parent_image.encode())
+    return digest.hexdigest()[:12]

@@ -1,0 +1,152 @@
+"""The node image: EC2 Image Builder bakes the roles' `install` steps into an AMI during `pulumi up`.
+
+Resources: a private bucket with the roles bundle (one object per digest) and the node config; the munge key
+as an SSM SecureString parameter; the build instance's role; one infrastructure configuration (the stack's
+subnet and cluster security group); and per image (`bake.ImageDesign`) a component, a recipe on the stack's base
+AMI, and an `imagebuilder.Image`, whose AMI the pools' launch templates use.
+
+Component and recipe names carry `bake.bake_hash` (Image Builder versions are immutable, so a changed document
+must be a new name): a role's install step, a pin or the parent AMI bakes again; a node count does not.
+Replaced images keep their AMIs (Image Builder's DeleteImage leaves them), so running nodes keep theirs.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.targets.aws.bake import ImageDesign, NodeConfig, bake_hash, component_document
+from clusterforge.targets.aws.boot_access import CONFIG_KEY, ROLES_PREFIX, boot_read, build_read
+from clusterforge.targets.aws.components.identity import BuildRole, BuildRoleArgs
+from clusterforge.targets.aws.design import ClusterDesign
+from clusterforge.targets.aws.image_bundle import config_bundle, digest, roles_bundle
+from clusterforge.targets.aws.policy_documents import tls_only
+from clusterforge.targets.aws.userdata_boot import BootSource
+
+PREFIX_CHARS = 26  # bucket_prefix may be 37 characters; leave room for "-boot-"
+RECIPE_VERSION = "1.0.0"  # the hash in the name tells bakes apart; Image Builder wants a semantic version too
+BAKE_TIMEOUT = "180m"  # drivers and libraries from source on a fresh parent: an hour is common, three is the bound
+MUNGE_KEY_CHARS = 96  # secrets.token_urlsafe(96): 128 characters, 768 bits (munge wants at least 32 bytes)
+
+
+@dataclass(frozen=True)
+class NodeImageArgs:
+    design: ClusterDesign
+    config: NodeConfig
+    parent_image: pulumi.Input[str]  # the stack's base AMI (compute.image)
+    subnet_id: pulumi.Input[str]
+    security_group_id: pulumi.Input[str]
+    instance_type: str
+    kms_key_arn: str | None = None
+    egress: bool = False  # the stack has a NAT gateway: the build reaches package repositories
+    roles: bytes | None = None  # the roles bundle (image_bundle.roles_bundle() of this checkout unless given)
+
+
+def ami(resources: Sequence[aws.imagebuilder.outputs.ImageOutputResource]) -> str:
+    """The AMI a finished build made (one: the image has no distribution configuration of other regions)."""
+    amis = resources[0].amis if resources else None
+    image = amis[0].image if amis else None
+    if image is None:
+        raise ClusterforgeError(Problem("the image build reported no AMI", path="imagebuilder.Image",
+                                        hint="see the build's log in the Image Builder console"))
+    return image
+
+
+def munge_parameter_name(cluster: str) -> str:
+    return f"/clusterforge/{cluster}/munge-key"
+
+
+class NodeImage(pulumi.ComponentResource):
+    config: NodeConfig
+    image_ids: dict[str, pulumi.Output[str]]  # image key (bake.ImageDesign.key) -> AMI id
+    boot: pulumi.Output[BootSource]
+    node_policy: pulumi.Output[str]  # what the node role adds: boot_access.boot_read
+
+    def __init__(self, name: str, args: NodeImageArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("clusterforge:aws:NodeImage", name, None, opts)
+        design = args.design
+        self.config = args.config
+        tags = design.tags()
+        child = pulumi.ResourceOptions(parent=self)
+        if not args.egress:
+            pulumi.log.warn("the node image is baked in the stack's private subnets without a NAT gateway: the "
+                            "build reaches package repositories only through a mirror in the VPC (set natGateway: "
+                            "true, or pin aws.ami to an image baked elsewhere)", self)
+        bucket = aws.s3.Bucket(f"{name}-bucket", bucket_prefix=f"{design.name[:PREFIX_CHARS]}-boot-",
+                               force_destroy=True, tags=tags | {"Name": f"{design.name}-boot"}, opts=child)
+        block = aws.s3.BucketPublicAccessBlock(f"{name}-public-access", bucket=bucket.id, block_public_acls=True,
+                                               block_public_policy=True, ignore_public_acls=True,
+                                               restrict_public_buckets=True, opts=child)
+        aws.s3.BucketPolicy(f"{name}-tls-only", bucket=bucket.id,
+                            policy=bucket.bucket.apply(lambda b: json.dumps(tls_only(b, design.region))),
+                            opts=pulumi.ResourceOptions(parent=self, depends_on=[block]))
+        roles = args.roles if args.roles is not None else roles_bundle()
+        roles_key = f"{ROLES_PREFIX}{digest(roles)[:16]}.tar.gz"
+        bundle = aws.s3.BucketObjectv2(f"{name}-roles", bucket=bucket.id, key=roles_key,
+                                       content_base64=base64.b64encode(roles).decode(),
+                                       content_type="application/gzip", tags=tags, opts=child)
+        aws.s3.BucketObjectv2(f"{name}-config", bucket=bucket.id, key=CONFIG_KEY,
+                              content_base64=base64.b64encode(config_bundle(args.config.files)).decode(),
+                              content_type="application/gzip", tags=tags, opts=child)
+        munge = aws.ssm.Parameter(
+            f"{name}-munge-key", name=munge_parameter_name(design.name), type="SecureString",
+            value=pulumi.Output.secret(secrets.token_urlsafe(MUNGE_KEY_CHARS)), key_id=args.kms_key_arn,
+            description=f"clusterforge {design.name}: the munge key, read by the nodes at first boot", tags=tags,
+            # made once: a later run's new random value is not applied (rotate with `pulumi up --replace`)
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["value"]))
+        builder = BuildRole(f"{name}-build", BuildRoleArgs(
+            design.name, design.region, bucket.bucket.apply(lambda b: json.dumps(build_read(design.region, b)))),
+            child)
+        infrastructure = aws.imagebuilder.InfrastructureConfiguration(
+            f"{name}-infrastructure", name=f"{design.name}-bake",
+            description=f"clusterforge {design.name}: builds the node image",
+            instance_profile_name=builder.instance_profile_name, instance_types=[args.instance_type],
+            subnet_id=args.subnet_id, security_group_ids=[args.security_group_id],
+            terminate_instance_on_failure=True,
+            instance_metadata_options=aws.imagebuilder.InfrastructureConfigurationInstanceMetadataOptionsArgs(
+                http_tokens="required", http_put_response_hop_limit=1),
+            resource_tags=tags, tags=tags, opts=child)
+        parent = pulumi.Output.from_input(args.parent_image)
+        url = bucket.bucket.apply(lambda b: f"s3://{b}/{roles_key}")
+        self.image_ids = {image.key: self._image(name, image, design, url, parent, infrastructure.arn, bundle)
+                          for image in args.config.images}
+        self.boot = pulumi.Output.all(bucket.bucket, munge.name).apply(
+            lambda pair: BootSource(design.region, str(pair[0]), CONFIG_KEY, str(pair[1])))
+        self.node_policy = pulumi.Output.all(bucket.bucket, munge.arn).apply(
+            lambda pair: json.dumps(boot_read(design.region, str(pair[0]), str(pair[1]))))
+        self.register_outputs({"image_ids": self.image_ids})
+
+    def _image(self, name: str, image: ImageDesign, design: ClusterDesign, url: pulumi.Output[str],
+               parent: pulumi.Output[str], infrastructure: pulumi.Output[str],
+               bundle: aws.s3.BucketObjectv2) -> pulumi.Output[str]:
+        tags = design.tags() | {"clusterforge:image": image.key}
+        document = url.apply(lambda u: component_document(f"{design.name}-{image.key}", u, image.bake_vars))
+        named = pulumi.Output.all(document, parent).apply(
+            lambda pair: f"{design.name}-{image.key}-{bake_hash(str(pair[0]), str(pair[1]))}")
+        child = pulumi.ResourceOptions(parent=self)
+        component = aws.imagebuilder.Component(
+            f"{name}-{image.key}-component", name=named, version=RECIPE_VERSION, platform="Linux", data=document,
+            description=f"clusterforge {design.name}: the roles' install steps", tags=tags,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[bundle]))
+        recipe = aws.imagebuilder.ImageRecipe(
+            f"{name}-{image.key}-recipe", name=named, version=RECIPE_VERSION, parent_image=parent,
+            components=[aws.imagebuilder.ImageRecipeComponentArgs(component_arn=component.arn)],
+            description=f"clusterforge {design.name} pools {', '.join(image.pools)}", ami_tags=tags, tags=tags,
+            opts=child)
+        baked = aws.imagebuilder.Image(
+            f"{name}-{image.key}", image_recipe_arn=recipe.arn, infrastructure_configuration_arn=infrastructure,
+            image_tests_configuration=aws.imagebuilder.ImageImageTestsConfigurationArgs(image_tests_enabled=False),
+            tags=tags, opts=pulumi.ResourceOptions(parent=self, custom_timeouts=pulumi.CustomTimeouts(
+                create=BAKE_TIMEOUT)))
+        return baked.output_resources.apply(ami)
+
+    def ami_for(self, pool: str) -> pulumi.Output[str]:
+        """The AMI the pool's nodes boot."""
+        return self.image_ids[self.config.image_of(pool)]
