@@ -115,19 +115,29 @@ def collections_dir() -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def mounts(paths: LabPaths, boot: Path, spec: NodeSpec) -> list[str]:
-    """The read-only volumes a node configuring itself is given."""
-    tree = project_root()
-    found = ensure_secrets(paths)
-    options = ["--volume", f"{boot}:{BOOT}:ro", "--volume", f"{paths.render}:{BOOT}/render:ro",
-               "--volume", f"{found['munge.key']}:{SECRETS}/munge.key:ro"]
-    for namespace in NAMESPACES:
-        options += ["--volume", f"{collections_dir() / namespace}:{COLLECTIONS}/{namespace}:ro"]
-    if any(group in spec.groups for group in FIRST):
-        options += ["--volume", f"{found['slurmdbd.password']}:{SECRETS}/slurmdbd.password:ro"]
-    for part in TREE_PARTS:
-        options += ["--volume", f"{tree / part}:{TREE}/{part}:ro"]
-    return options
+@dataclass(frozen=True)
+class Given:
+    """The read-only volumes every node configuring itself is given, worked out once per `lab up` (the secrets made,
+    the collections found), and the accounting host's one more."""
+
+    common: tuple[str, ...]
+    accounting: tuple[str, ...]
+
+    @classmethod
+    def of(cls, paths: LabPaths, boot: Path) -> Given:
+        tree, collections, found = project_root(), collections_dir(), ensure_secrets(paths)
+        common = ["--volume", f"{boot}:{BOOT}:ro", "--volume", f"{paths.render}:{BOOT}/render:ro",
+                  "--volume", f"{found['munge.key']}:{SECRETS}/munge.key:ro"]
+        for namespace in NAMESPACES:
+            common += ["--volume", f"{collections / namespace}:{COLLECTIONS}/{namespace}:ro"]
+        for part in TREE_PARTS:
+            common += ["--volume", f"{tree / part}:{TREE}/{part}:ro"]
+        return cls(tuple(common), ("--volume", f"{found['slurmdbd.password']}:{SECRETS}/slurmdbd.password:ro"))
+
+    def mounts(self, spec: NodeSpec) -> list[str]:
+        """A node's options: the common ones, and the slurmdbd password where slurmdbd may run."""
+        first = any(group in spec.groups for group in FIRST)
+        return [*self.common, *(self.accounting if first else ())]
 
 
 @dataclass(frozen=True)
@@ -193,6 +203,7 @@ def start(paths: LabPaths, cluster: str, controller: str, specs: Sequence[NodeSp
     from clusterforge.lab import nodes
 
     boot = write_boot_dir(paths, cluster, controller, specs, lab_vars)
+    given = Given.of(paths, boot)
     first = [spec for spec in specs if any(group in spec.groups for group in FIRST)]
     rest = [spec for spec in specs if spec not in first]
     found: dict[str, Booted] = {}
@@ -201,7 +212,7 @@ def start(paths: LabPaths, cluster: str, controller: str, specs: Sequence[NodeSp
             continue
         names = [spec.name for spec in wave]
         say(f"starting {len(wave)} node(s) that configure themselves: {', '.join(names)}")
-        nodes.start(paths, wave, image, repo, given=lambda spec: mounts(paths, boot, spec))
+        nodes.start(paths, wave, image, repo, given=given.mounts)
         if not found:
             clear_status(paths, [spec.name for spec in specs])  # the shared volume exists once a node started
         found |= wait(paths, names, timeout, say)

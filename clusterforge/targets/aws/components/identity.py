@@ -29,6 +29,12 @@ class NodeRoleArgs:
     boot_policy: pulumi.Input[str] | None = None  # on the baked image: read the node config and the munge key
 
 
+def instance_role(name: str, region: str, description: str, opts: pulumi.ResourceOptions) -> aws.iam.Role:
+    """A role EC2 instances assume, under IAM_PATH (the nodes' and the image build's)."""
+    return aws.iam.Role(f"{name}-role", path=IAM_PATH, assume_role_policy=json.dumps(assume_role(region)),
+                        description=description, opts=opts)
+
+
 class NodeRole(pulumi.ComponentResource):
     role_name: pulumi.Output[str]
     instance_profile_arn: pulumi.Output[str]
@@ -36,8 +42,7 @@ class NodeRole(pulumi.ComponentResource):
     def __init__(self, name: str, args: NodeRoleArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("clusterforge:aws:NodeRole", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        role = aws.iam.Role(f"{name}-role", path=IAM_PATH, assume_role_policy=json.dumps(assume_role(args.region)),
-                            description=f"clusterforge {args.cluster} nodes", opts=child)
+        role = instance_role(name, args.region, f"clusterforge {args.cluster} nodes", child)
         aws.iam.RolePolicyAttachment(f"{name}-ssm", role=role.name,
                                      policy_arn=managed_policy(args.region, SSM_POLICY), opts=child)
         bucket = pulumi.Output.from_input(args.checkpoint_bucket) if args.checkpoint_bucket is not None else None
@@ -72,8 +77,7 @@ class BuildRole(pulumi.ComponentResource):
     def __init__(self, name: str, args: BuildRoleArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("clusterforge:aws:BuildRole", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        role = aws.iam.Role(f"{name}-role", path=IAM_PATH, assume_role_policy=json.dumps(assume_role(args.region)),
-                            description=f"clusterforge {args.cluster} image builds", opts=child)
+        role = instance_role(name, args.region, f"clusterforge {args.cluster} image builds", child)
         for policy in (SSM_POLICY, IMAGE_BUILDER_POLICY):
             aws.iam.RolePolicyAttachment(f"{name}-{policy}", role=role.name,
                                          policy_arn=managed_policy(args.region, policy), opts=child)

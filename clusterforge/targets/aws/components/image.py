@@ -24,13 +24,12 @@ import pulumi_aws as aws
 from clusterforge.errors import ClusterforgeError, Problem
 from clusterforge.targets.aws.bake import ImageDesign, NodeConfig, bake_hash, component_document
 from clusterforge.targets.aws.boot_access import CONFIG_KEY, ROLES_PREFIX, boot_read, build_read
+from clusterforge.targets.aws.components.bucket import PREFIX_CHARS, keep_private
 from clusterforge.targets.aws.components.identity import BuildRole, BuildRoleArgs
 from clusterforge.targets.aws.design import ClusterDesign
 from clusterforge.targets.aws.image_bundle import config_bundle, digest, roles_bundle
-from clusterforge.targets.aws.policy_documents import tls_only
 from clusterforge.targets.aws.userdata_boot import BootSource
 
-PREFIX_CHARS = 26  # bucket_prefix may be 37 characters; leave room for "-boot-"
 RECIPE_VERSION = "1.0.0"  # the hash in the name tells bakes apart; Image Builder wants a semantic version too
 BAKE_TIMEOUT = "180m"  # drivers and libraries from source on a fresh parent: an hour is common, three is the bound
 MUNGE_KEY_CHARS = 96  # secrets.token_urlsafe(96): 128 characters, 768 bits (munge wants at least 32 bytes)
@@ -81,12 +80,7 @@ class NodeImage(pulumi.ComponentResource):
                             "true, or pin aws.ami to an image baked elsewhere)", self)
         bucket = aws.s3.Bucket(f"{name}-bucket", bucket_prefix=f"{design.name[:PREFIX_CHARS]}-boot-",
                                force_destroy=True, tags=tags | {"Name": f"{design.name}-boot"}, opts=child)
-        block = aws.s3.BucketPublicAccessBlock(f"{name}-public-access", bucket=bucket.id, block_public_acls=True,
-                                               block_public_policy=True, ignore_public_acls=True,
-                                               restrict_public_buckets=True, opts=child)
-        aws.s3.BucketPolicy(f"{name}-tls-only", bucket=bucket.id,
-                            policy=bucket.bucket.apply(lambda b: json.dumps(tls_only(b, design.region))),
-                            opts=pulumi.ResourceOptions(parent=self, depends_on=[block]))
+        keep_private(name, bucket, design.region, self)
         roles = args.roles if args.roles is not None else roles_bundle()
         roles_key = f"{ROLES_PREFIX}{digest(roles)[:16]}.tar.gz"
         bundle = aws.s3.BucketObjectv2(f"{name}-roles", bucket=bucket.id, key=roles_key,
