@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from clusterforge.catalog.models import CatalogFile, Entry, Instance, Server, Switch
+from clusterforge.catalog.price_book import PriceBook
 from clusterforge.catalog.software import SoftwareCatalog
 from clusterforge.errors import ClusterforgeError, Problem, shown
 from clusterforge.fastyaml import parse_fast
@@ -17,16 +18,18 @@ from clusterforge.validation import validate
 from clusterforge.yamlsource import Source, load_file, parse_text
 
 E = TypeVar("E", Server, Switch, Instance)
-_BUILTIN_FILES = ("servers.yaml", "switches.yaml", "aws.yaml", "software.yaml")
+_BUILTIN_FILES = ("servers.yaml", "switches.yaml", "aws.yaml", "software.yaml", "prices.yaml")
 
 
 class Catalog:
     """Hardware by key. Built-in keys cannot be redefined by user files (a silent shadow is a hazard)."""
 
-    def __init__(self, entries: dict[str, Entry], origins: dict[str, str], software: SoftwareCatalog) -> None:
+    def __init__(self, entries: dict[str, Entry], origins: dict[str, str], software: SoftwareCatalog,
+                 prices: PriceBook | None = None) -> None:
         self._entries = entries
         self.origins = origins
         self.software = software
+        self.prices = prices if prices is not None else PriceBook()  # a site's file may restate a price
 
     def __contains__(self, key: object) -> bool:
         return key in self._entries
@@ -46,7 +49,7 @@ class Catalog:
 
     def with_entry(self, key: str, entry: Entry) -> Catalog:
         """A copy with `key` replaced (the lab describes its nodes with the figures of the machine it runs on)."""
-        return Catalog({**self._entries, key: entry}, self.origins, self.software)
+        return Catalog({**self._entries, key: entry}, self.origins, self.software, self.prices)
 
     def unknown(self, key: str, source: Source | None = None, path: Sequence[str | int] = ()) -> Problem:
         """A Problem for an unknown hardware key, with the closest known names."""
@@ -89,28 +92,34 @@ def _add_file(file: CatalogFile, source: Source, entries: dict[str, Entry], orig
 
 
 @lru_cache(maxsize=1)
-def _builtin() -> tuple[dict[str, Entry], dict[str, str], SoftwareCatalog]:
+def _builtin() -> tuple[dict[str, Entry], dict[str, str], SoftwareCatalog, PriceBook]:
     entries: dict[str, Entry] = {}
     origins: dict[str, str] = {}
     software = SoftwareCatalog()
+    prices = PriceBook()
     data = resources.files("clusterforge.catalog") / "data"
     for name in _BUILTIN_FILES:
         source = parse_fast((data / name).read_text(encoding="utf-8"), f"<catalog>/{name}", parse_text)
-        problems = _add_file(validate(CatalogFile, source), source, entries, origins, software, f"built-in ({name})")
+        file = validate(CatalogFile, source)
+        problems = _add_file(file, source, entries, origins, software, f"built-in ({name})")
         assert not problems, problems  # the shipped data is checked by tests/test_catalog.py
-    return entries, origins, software
+        prices.add(file.prices, None)
+    return entries, origins, software, prices
 
 
 def load_catalog(extra: Sequence[Path] = ()) -> Catalog:
     """The built-in catalog plus every user file in `extra`, in order: hardware and software sets."""
-    builtin, builtin_origins, builtin_software = _builtin()
+    builtin, builtin_origins, builtin_software, builtin_prices = _builtin()
     entries = dict(builtin)
     origins = dict(builtin_origins)
     software = builtin_software.copy()
+    prices = builtin_prices.copy()
     problems: list[Problem] = []
     for path in extra:
         source = load_file(path)
-        problems += _add_file(validate(CatalogFile, source), source, entries, origins, software, str(path))
+        file = validate(CatalogFile, source)
+        problems += _add_file(file, source, entries, origins, software, str(path))
+        prices.add(file.prices, str(path))  # a site's price replaces the list price: a negotiated rate
     if problems:
         raise ClusterforgeError(problems)
-    return Catalog(entries, origins, software)
+    return Catalog(entries, origins, software, prices)

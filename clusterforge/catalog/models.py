@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, PlainValidator, StringConstra
 from pydantic_core import PydanticCustomError
 
 from clusterforge import accelerators
+from clusterforge.catalog.prices import PriceTable
 from clusterforge.catalog.software import SoftwareTables
 from clusterforge.model.text import LINE_CHAR, CatalogKey
 from clusterforge.validation import expected, figure
@@ -304,3 +305,4 @@ class CatalogFile(_Frozen):
     kind: Literal["Catalog"] = "Catalog"
     hardware: dict[CatalogKey, Entry] = {}
     software: SoftwareTables = SoftwareTables()
+    prices: PriceTable = PriceTable()  # USD, each with its source and date (catalog/prices.py)

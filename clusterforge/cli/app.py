@@ -39,10 +39,10 @@ def print_problems(error: ClusterforgeError) -> None:
 # Each top-level command and the module that defines it: a command's module is imported only when that command
 # runs (or help lists them all), so `check` does not pay for the lab's, AWS's or provisioning's imports.
 COMMAND_MODULES = {
-    "catalog": "catalog_cmds", "check": "check_cmds", "health": "health_cmds", "inventory": "inventory_cmd",
+    "catalog": "catalog_cmds", "check": "check_cmds", "health": "health_cmds", "inventory": "inventory_cmds",
     "lab": "lab_cmds", "new": "new_cmds", "plan": "plan_cmds", "provision": "provision_cmds", "render": "plan_cmds",
     "report": "report_cmds", "rules": "rules_cmds", "schema": "blueprint_cmds", "validate": "blueprint_cmds",
-    "diff": "diff_cmds", "update": "update_cmds",
+    "diff": "diff_cmds", "update": "update_cmds", "cost": "cost_cmds", "image": "image_cmds",
 }
 
 
@@ -94,7 +94,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 def catalog_option(func: F) -> F:
     return click.option(
         "--catalog", "catalog", multiple=True, type=click.Path(path_type=Path, dir_okay=False),
-        help="Extra hardware catalog YAML (repeatable); built-in keys cannot be redefined.")(func)
+        help="Extra catalog YAML (repeatable): hardware, whose built-in keys cannot be redefined, and "
+             "prices, which replace the built-in ones (docs/cost.md).")(func)
 
 
 def policy_options(func: Callable[..., Any]) -> Callable[..., Any]:

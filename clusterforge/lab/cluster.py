@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import shlex
 import shutil
 import subprocess
@@ -10,28 +9,23 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import yaml
 
 from clusterforge.checkout import project_root
 from clusterforge.errors import ClusterforgeError, Problem
-from clusterforge.lab import host, image, labvars, nodes, podman, repo, selfboot, state
+from clusterforge.lab import bake, host, image, labvars, nodes, podman, repo, selfboot, state
+from clusterforge.lab.bake import BAKE_CLEANUP, BAKED_REPO, _bake_inputs, add_boot_phase  # noqa: F401 (re-exported)
 from clusterforge.lab.paths import LABEL, LabPaths, shared_cache
 from clusterforge.lab.render import group_vars, inventory_hosts, render
 from clusterforge.lab.state import LabState, Node
 from clusterforge.provision.runner import EventHandler, Outcome, Run, execute
 
 Say = Callable[[str], None]
-BAKED_REPO = "localhost/cf-lab-baked"
 CONTROLLER = "slurm_controller"
 COMPUTE = "slurm_compute"
-# What the bake node must not pass on to every node: its identity and keys, and the daemons Debian's packages
-# enable at install (each node enables only its own: the slurm role).
-BAKE_CLEANUP = ("rm -f /etc/ssh/ssh_host_* /etc/munge/munge.key "
-                "&& systemctl disable --quiet slurmctld slurmd slurmdbd mariadb prometheus prometheus-alertmanager "
-                "&& : > /etc/machine-id && apt-get clean")
 
 
 @dataclass
@@ -76,78 +70,12 @@ def _run(paths: LabPaths, inventory: Path, on_event: EventHandler | None, *, che
         fast=fast, env=ansible_env(paths)), on_event)
 
 
-def _bake_inputs(node_image: str, pins: repo.Pins) -> str:
-    """What the baked image depends on: the node image, the roles' install steps and defaults, the pins and the
-    repository (not the node count or names: every lab size shares one baked image)."""
-    root = project_root()
-    digest = hashlib.sha256(podman.inspect("image", node_image)["Id"].encode())
-    inputs = [root / "site.yml", *root.glob("roles/*/tasks/install.yml"), *root.glob("roles/*/defaults/main.yml"),
-              *root.glob("roles/*/vars/main.yml"), *root.glob("filter_plugins/*.py")]
-    for path in sorted(inputs):
-        digest.update(path.relative_to(root).as_posix().encode() + path.read_bytes())
-    digest.update(repr(pins).encode() + BAKE_CLEANUP.encode() + repr(selfboot.BAKE_PACKAGES).encode())
-    for name, (content, mode) in sorted(selfboot.bake_files().items()):
-        digest.update(name.encode() + mode.encode() + content)
-    digest.update((repo.repo_root() / "Packages").read_bytes())
-    return digest.hexdigest()[:12]
-
-
 def ensure_baked(paths: LabPaths, node_image: str, rendered: Path, say: Say, on_event: EventHandler | None) -> str:
-    """The node image with every package the roles install already installed, made by running the roles'
-    `install`-tagged steps on one node that is in every group (once per change of those steps)."""
+    """The lab's baked image (lab/bake.py): one node in every role group, the lab's repository, tagged by the
+    lab's inputs (`_bake_inputs`); baked once per change of them."""
     tag = f"{BAKED_REPO}:{_bake_inputs(node_image, lab_pins(rendered))}"
-    if podman.exists("image", tag):
-        return tag
-    say(f"baking {tag}: the roles' install steps on one node (once, about a minute)")
-    subnet = nodes.ensure_network(paths)
-    spec = nodes.specs_for({"bake": (CONTROLLER, COMPUTE, "slurm_login")}, subnet)[0]
-    bake_dir = paths.root / "bake"
-    shutil.rmtree(bake_dir, ignore_errors=True)
-    (bake_dir / "inventory/group_vars").mkdir(parents=True)
-    shutil.copy(rendered / "inventory/group_vars/all.yml", bake_dir / "inventory/group_vars/all.yml")
-    (bake_dir / "inventory/hosts.yml").write_text(
-        "all:\n  children:\n" + "".join(f"    {g}:\n      hosts:\n        bake: {{}}\n" for g in spec.groups))
-    podman.run(["rm", "--force", "--time", "0", paths.container("bake")], check=False)
-    nodes.start(paths, [spec], node_image, str(repo.repo_root()), keep_state=False)
-    try:
-        nodes.write_ssh_config(paths, [Node(spec.name, paths.container(spec.name), spec.ip, spec.groups)])
-        nodes.wait_booted(paths, [spec.name])
-        # the bake node stands in for every host, the accounting database's and the monitoring host's too
-        outcome = _run(paths, bake_dir / "inventory/hosts.yml", on_event, tags="install",
-                       extra_vars={"slurm_dbd_host": "bake", "monitoring_host": "bake"})
-        if not outcome.summary.ok:
-            raise ClusterforgeError(outcome.problem("the install steps on the bake node"))
-        add_boot_phase(paths)
-        cleanup = nodes.ssh(paths, "bake", ["sh", "-c", BAKE_CLEANUP], control=False)
-        if cleanup.returncode != 0:
-            raise ClusterforgeError(Problem(f"cleaning the bake node failed: {cleanup.stderr.strip()}", "bake"))
-        nodes.close_ssh(paths, ["bake"])
-        podman.run(["stop", "--time", "10", paths.container("bake")])
-        podman.run(["commit", "--quiet", paths.container("bake"), tag])
-        image.prune(BAKED_REPO, tag)
-    finally:
-        podman.run(["rm", "--force", "--time", "0", paths.container("bake")], check=False)
-        shutil.rmtree(bake_dir, ignore_errors=True)
+    bake.ensure_baked(paths, node_image, bake.Recipe(rendered, tag, vars_files=(paths.extra_vars,)), say, on_event)
     return tag
-
-
-def add_boot_phase(paths: LabPaths) -> None:
-    """What a node needs to configure itself at boot (lab/selfboot.py): ansible-core, the boot script and its
-    unit, enabled (it runs only on a node given its vars)."""
-    steps = [["apt-get", "install", "-y", "-q", "--no-install-recommends", *selfboot.BAKE_PACKAGES]]
-    for path, (content, mode) in selfboot.bake_files().items():
-        put = subprocess.run(["ssh", "-F", str(paths.ssh_config), "-o", "BatchMode=yes", "-o", "ControlPath=none",
-                              "bake", shlex.join(["install", "-D", "-m", mode, "/dev/stdin", path])],
-                             input=content, capture_output=True, timeout=60, check=False)
-        if put.returncode != 0:
-            raise ClusterforgeError(Problem(f"writing {path} on the bake node failed: "
-                                            f"{put.stderr.decode(errors='replace').strip()}", "bake"))
-    steps.append(["systemctl", "enable", "--quiet", PurePosixPath(selfboot.UNIT).name])
-    for step in steps:
-        done = nodes.ssh(paths, "bake", step, timeout=600, control=False)
-        if done.returncode != 0:
-            raise ClusterforgeError(Problem(f"{shlex.join(step)} on the bake node failed: {done.stderr.strip()[-300:]}",
-                                            "bake"))
 
 
 def prepare(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: int | None, bare: bool, say: Say,
@@ -164,6 +92,7 @@ def prepare(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: i
     hosts = inventory_hosts(paths.render / "inventory/hosts.yml")
     if not any(CONTROLLER in g for g in hosts.values()):
         raise ClusterforgeError(Problem("the rendered inventory has no slurm_controller host", str(blueprint)))
+    host.require_inotify(len(hosts))
     timings.mark("render")
     node_image = image.ensure_node(say)
     lab_repo = repo.ensure(lab_pins(paths.render), say)

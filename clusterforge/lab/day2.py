@@ -20,7 +20,7 @@ from clusterforge.day2.rendered import Host, Rendered
 from clusterforge.day2.rolling import Progress, digest
 from clusterforge.day2.update import Report, Settings, Updater, headline
 from clusterforge.errors import ClusterforgeError, Problem
-from clusterforge.lab import cluster, labvars, nodes, podman, repo, state
+from clusterforge.lab import cluster, host, labvars, nodes, podman, repo, state
 from clusterforge.lab.paths import LabPaths
 from clusterforge.lab.render import render
 from clusterforge.lab.state import LabState, Node
@@ -103,6 +103,7 @@ def _grow(paths: LabPaths, lab: LabState, new: Rendered, added: Sequence[str]) -
     specs = [nodes.NodeSpec(name, new.hosts[name].groups, next(free)) for name in added
              if lab.node_or_none(name) is None]
     if specs:
+        host.require_inotify(len(lab.nodes) + len(specs))
         nodes.start(paths, specs, lab.image, str(repo.repo_root()))
     grown = dataclasses.replace(lab, nodes=(*lab.nodes, *(Node(s.name, paths.container(s.name), s.ip, s.groups)
                                                           for s in specs)))

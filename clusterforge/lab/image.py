@@ -1,7 +1,7 @@
 """Lab images, built locally and cached in podman storage (no registry is needed or used).
 
 `base`: a Debian trixie rootfs (SLURM 24.11) from debootstrap, imported as is. `node`: the base with per-node SSH
-host keys and the timers that would race Ansible masked (data/Containerfile). The `baked` image (see cluster.py) is a
+host keys and the timers that would race Ansible masked (data/Containerfile). The `baked` image (see bake.py) is a
 node that the roles' install steps already ran on.
 """
 
@@ -96,10 +96,12 @@ def node_image_tag() -> str:
 
 
 def prune(repository: str, keep: str) -> None:
-    """Remove the other tags of a lab image repository (earlier builds); images a container uses stay."""
+    """Remove the other tags of a lab image repository (earlier builds); images a container uses stay. Only that
+    repository's tags: podman lists every name of a matching image, and an image may carry another repository's
+    tag too (`image build` names the lab's baked image for the product)."""
     tags = podman.run(["images", "--format", "{{.Repository}}:{{.Tag}}", repository]).stdout.split()
     for tag in tags:
-        if tag != keep:
+        if tag != keep and tag.rpartition(":")[0] == repository:
             podman.run(["rmi", tag], check=False)
 
 

@@ -197,9 +197,12 @@ def wait(paths: LabPaths, names: Sequence[str], timeout: float, say: Callable[[s
 
 
 def start(paths: LabPaths, cluster: str, controller: str, specs: Sequence[NodeSpec], image: str, repo: str,
-          lab_vars: dict[str, Any], say: Callable[[str], None], timeout: float = 900) -> dict[str, Booted]:
+          lab_vars: dict[str, Any], say: Callable[[str], None]) -> dict[str, Booted]:
     """Start every node from the baked image, given what it needs to configure itself: the controllers (and the
-    accounting host) first, then every other node at once; each node's report once all have made one."""
+    accounting host) first, then every other node at once; each node's report once all have made one.
+
+    The lab's nodes share the host's cores, so a wave of N nodes may take N times one node's boot phase: the
+    wait allows a minute per node on top of ten."""
     from clusterforge.lab import nodes
 
     boot = write_boot_dir(paths, cluster, controller, specs, lab_vars)
@@ -215,5 +218,5 @@ def start(paths: LabPaths, cluster: str, controller: str, specs: Sequence[NodeSp
         nodes.start(paths, wave, image, repo, given=given.mounts)
         if not found:
             clear_status(paths, [spec.name for spec in specs])  # the shared volume exists once a node started
-        found |= wait(paths, names, timeout, say)
+        found |= wait(paths, names, 600 + 60 * len(wave), say)
     return found

@@ -7,8 +7,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Discriminator, Field, StringConstraints, Tag
 
 from clusterforge.model.base import Count, Kw, Name, ObjectName, Strict
+from clusterforge.model.cost import Budget, CostSettings
 from clusterforge.model.lustre import FsxLustre
 from clusterforge.model.operations import Operations
+from clusterforge.model.purchase import Purchase
 from clusterforge.model.site import Site
 from clusterforge.model.slurm import Slurm
 from clusterforge.model.text import (
@@ -71,6 +73,7 @@ class Pool(Strict):
     max_power_kw: Kw | None = None
     gres: Gres | None = None
     software: SoftwarePins | None = None  # this pool's own version pins over the cluster's `software`
+    purchase: Purchase | None = None  # how this pool's cloud capacity is bought, for its cost (over `cost.purchase`)
 
 
 Ratio = Annotated[float, Field(ge=1.0, le=64.0)]  # down:up bandwidth of a switch, as x for x:1
@@ -240,6 +243,8 @@ class Cluster(Strict):
     software: Software = Software()
     workload: Workload | None = None
     placement: list[TeamPlacement] = []
+    cost: CostSettings = CostSettings()  # how capacity is bought and a purchase amortised (clusterforge cost)
+    budget: Budget | None = None  # limits `check` holds the cost estimate to (COST-001, COST-002)
 
     def pool(self, name: str) -> Pool:
         return next(p for p in self.pools if p.name == name)

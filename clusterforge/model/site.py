@@ -157,6 +157,7 @@ class Site(Strict):
     facility_water_class: WaterClass | None = None
     max_supply_water_c: Celsius | None = None
     pue: Annotated[float, Field(ge=1.0, le=5.0)] | None = None
+    energy_usd_per_kwh: Annotated[float, Field(gt=0, le=10)] | None = None  # the site's tariff, for its cost
     contracted_it_kw: Kw | None = None
     utility_kw: Kw | None = None
     contracted_kw_per_rack: Kw | None = None

@@ -107,6 +107,10 @@ def _no_vars(cluster: Cluster) -> dict[str, Any]:
     return {}
 
 
+def _no_purchase(cluster: Cluster, pool: Pool) -> str | None:
+    return None
+
+
 @dataclass(frozen=True)
 class Target:
     """A target's declaration (`TARGET` in clusterforge/targets/<name>/__init__.py)."""
@@ -135,6 +139,9 @@ class Target:
     node_facts: Callable[[Cluster, Pool, Server | Switch | Instance], NodeFacts] = _no_node_facts
     """What the target gives a pool's nodes (its catalog entry given): EFA interfaces, placement, zone."""
     group_vars: Callable[[Cluster], dict[str, Any]] = _no_vars
+    purchase: Callable[[Cluster, Pool], str | None] = _no_purchase
+    """How the deployment buys a pool's capacity, in clusterforge.catalog.prices' terms (`capacity-block`,
+    `reservation`, `on-demand`), which its cost is priced at; None: the target does not say."""
     """The target's own cluster-wide Ansible vars (all.yml), such as the region its nodes run in."""
     project_dir: Path | None = None
     """Its deployment project, relative to the working directory (`stacks/aws`): what the files render adds

@@ -11,6 +11,7 @@ from clusterforge.model import Rack
 from clusterforge.physics.budget import exceeds, steps
 from clusterforge.physics.electrical import derated_kw, describe
 from clusterforge.plan.capacity import panel_shares
+from clusterforge.plan.it_load import site_it_kw
 from clusterforge.policies.config import Settings
 from clusterforge.policies.context import Context, rack_ref
 from clusterforge.policies.findings import Draft
@@ -242,9 +243,7 @@ def panel_aggregate(ctx: Context, settings: Settings) -> Iterator[Draft]:
              "fabric.switch"), ("max_power_kw",)))
 def site_budget(ctx: Context, settings: Settings) -> Iterator[Draft]:
     """Σ IT kW (servers and fabric switches) ≤ contracted IT kW, and Σ IT kW × PUE ≤ utility kW."""
-    it_kw = sum(ctx.device_kw(p) * p.count for p in ctx.cluster.pools)
-    for racked in ctx.plan.fabrics:  # every fabric on the site: one per blueprint, one per team on a shared site
-        it_kw += racked.tree.switches * getattr(ctx.catalog.get(racked.switch), "max_power_kw", 0.0)
+    it_kw = site_it_kw(ctx.cluster, ctx.plan, ctx.catalog)  # every fabric on the site, as the cost of power uses
     site = ctx.site
     if site.contracted_it_kw is not None and exceeds(it_kw, site.contracted_it_kw, "kW"):
         yield Draft(("site", "contracted_it_kw"),

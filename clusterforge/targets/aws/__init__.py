@@ -21,7 +21,7 @@ from clusterforge.targets.protocol import RenderInput, Target
 
 if TYPE_CHECKING:
     from clusterforge.day2.effects import TargetEffects
-    from clusterforge.model import Cluster
+    from clusterforge.model import Cluster, Pool
 
 PROJECT_DIR = Path("stacks") / "aws"  # the Pulumi project, from the directory clusterforge runs in
 
@@ -50,6 +50,17 @@ def _group_vars(cluster: Cluster) -> dict[str, Any]:
     return {"aws_region": aws.region} if aws is not None else {}
 
 
+def _purchase(cluster: Cluster, pool: Pool) -> str | None:
+    """A compute pool launches into the blueprint's Capacity Block or ODCR; every other pool runs on demand."""
+    from clusterforge.targets.aws.efa import reservation
+
+    aws = aws_section(cluster)
+    capacity = reservation(aws, pool) if aws is not None else None
+    if capacity is None:
+        return "on-demand"
+    return "reservation" if capacity.type == "odcr" else capacity.type
+
+
 def _effects() -> TargetEffects:
     from clusterforge.targets.aws.day2 import EFFECTS  # imports day2, which asks the targets: read on use
 
@@ -60,6 +71,6 @@ TARGET = Target(
     name="aws", title="AWS", hardware=Instance, section="aws", section_model=Aws, pool_fields=AwsPool,
     exclusive_fabrics=("efa",), efa_software=True,
     blueprint_problems=blueprint_problems, with_controller=_with_controller,
-    render=_render, report_pools=_report_pools, node_facts=node_facts, group_vars=_group_vars,
+    render=_render, report_pools=_report_pools, node_facts=node_facts, group_vars=_group_vars, purchase=_purchase,
     project_dir=PROJECT_DIR, outputs=READER, effects=_effects,
 )

@@ -1,0 +1,97 @@
+"""Shapes of the price tables: every price with its source, the date it was read, and whether it is an estimate.
+
+Prices are catalog data like hardware figures. Unlike hardware, a site's catalog file may restate a built-in
+price: a negotiated price replaces the list price, and the cost lines then name that file as their source.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
+
+from clusterforge.model.purchase import PURCHASES, Purchase
+from clusterforge.model.text import LINE_CHAR, CatalogKey
+from clusterforge.validation import expected, figure
+
+__all__ = ["PURCHASES", "FacilityPrices", "Figure", "Price", "PriceTable", "Purchase", "fsx_key"]
+
+ISO_DATE = r"^\d{4}(-\d{2}(-\d{2})?)?$"
+
+
+def _iso(value: Any) -> Any:
+    """YAML reads 2026-09-25 as a date, and 2025 or 20260925 (ISO 8601's basic form, which the built-in files use
+    so that the fast YAML path reads them like PyYAML) as numbers: each becomes the extended ISO text."""
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    if isinstance(value, int) and not isinstance(value, bool):
+        text = str(value)
+        if len(text) == 8:
+            try:
+                return datetime.date(int(text[:4]), int(text[4:6]), int(text[6:])).isoformat()
+            except ValueError:
+                return text  # refused by the pattern, with the value shown
+        return text
+    return value
+
+
+IsoDate = Annotated[str, BeforeValidator(_iso), StringConstraints(pattern=ISO_DATE), Field(description=expected(
+    ISO_DATE, "an ISO date (2026-09-25), or a month (2026-09) or year (2025) where the source gives no day"))]
+LINK_SPEED = r"^[1-9][0-9]{0,5}G$"
+SOURCE = rf"^{LINE_CHAR}{{1,2000}}$"
+PriceSource = Annotated[str, StringConstraints(pattern=SOURCE), Field(description=expected(
+    SOURCE, "where the figure comes from: a URL or document, one line of at most 2,000 characters"))]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class Price(_Strict):
+    """One price in US dollars per unit of its table, with its provenance."""
+
+    usd: Annotated[float, figure("USD", 1e9, inclusive=True)]
+    source: PriceSource
+    date: IsoDate
+    estimate: bool = False  # True where no list price is published: the figure is reasoned, not quoted
+    notes: PriceSource | None = None
+
+
+class Figure(_Strict):
+    """A dimensionless planning default (PUE), with its provenance."""
+
+    value: Annotated[float, figure("", 10, inclusive=True)]
+    source: PriceSource
+    date: IsoDate
+    estimate: bool = False
+
+
+class FacilityPrices(_Strict):
+    """One-off purchase prices of what a rack needs beyond its servers and switches."""
+
+    rack: Price | None = None  # per rack cabinet that holds part of the cluster
+    pdu: Price | None = None  # per power feed of those racks (one rack PDU on each feed)
+    rdhx: Price | None = None  # per rack cooled by a rear-door heat exchanger (cooling kind `rdhx`)
+    cdu: Price | None = None  # per liquid-cooled rack (cooling kind `liquid`): its share of a coolant unit
+
+
+class PriceTable(_Strict):
+    """The prices of one catalog file. A later file's entry replaces an earlier one's."""
+
+    instances: dict[CatalogKey, dict[Purchase, Price]] = {}  # USD per instance-hour, by purchase option
+    hardware: dict[CatalogKey, Price] = {}  # USD per unit bought: servers and switches, keyed like `hardware:`
+    fsx_lustre: dict[Annotated[str, StringConstraints(pattern=r"^[A-Z0-9_]{1,20}(/[A-Z0-9]{1,8})*$")], Price] = {}
+    """USD per GB-month of FSx for Lustre: `DEPLOYMENT_TYPE[/HDD]/THROUGHPUT` (`PERSISTENT_2/250`, `SCRATCH_2`)."""
+    links: dict[Annotated[str, StringConstraints(pattern=LINK_SPEED), Field(description=expected(
+        LINK_SPEED, "a link speed in Gb/s followed by G, e.g. 400G"))], Price] = {}
+    """USD per fabric cable with its two transceivers, by link speed (`400G`)."""
+    facility: FacilityPrices = FacilityPrices()
+    energy_usd_per_kwh: Price | None = None  # the default where a site gives no `energy_usd_per_kwh`
+    pue: Figure | None = None  # the default where a site gives no `pue`
+
+
+def fsx_key(deployment_type: str, storage_type: str, throughput: int | None) -> str:
+    """The `fsx_lustre` key of a file system: `PERSISTENT_2/250`, `PERSISTENT_1/HDD/12`, `SCRATCH_2`."""
+    parts = [deployment_type] + (["HDD"] if storage_type == "HDD" else []) + ([str(throughput)] if throughput else [])
+    return "/".join(parts)

@@ -1,0 +1,46 @@
+"""Cloud pools and managed storage: billed by the hour or the GB-month, so every line recurs monthly."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from clusterforge.catalog import Catalog, Instance
+from clusterforge.catalog.prices import PURCHASES, Purchase, fsx_key
+from clusterforge.cost.lines import priced
+from clusterforge.cost.model import HOURS_PER_MONTH, CostLine
+from clusterforge.model import Cluster, FsxLustre, Pool
+from clusterforge.targets import pool_target
+
+
+def purchase_of(cluster: Cluster, pool: Pool) -> Purchase:
+    """The pool's own `purchase`, else the blueprint's `cost.purchase`, else how its target's deployment buys the
+    capacity (the Capacity Block or reservation a blueprint names), else on demand."""
+    if pool.purchase is not None:
+        return pool.purchase
+    if cluster.cost.purchase is not None:
+        return cluster.cost.purchase
+    bought = pool_target(cluster, pool).purchase(cluster, pool)
+    return next((p for p in PURCHASES if p == bought), "on-demand")
+
+
+def instance_lines(cluster: Cluster, catalog: Catalog) -> Iterator[CostLine]:
+    """One line per instance pool: count × 730 instance-hours at the rate of its purchase option."""
+    for pool in cluster.pools:
+        if not isinstance(catalog.get(pool.hardware), Instance):
+            continue
+        purchase = purchase_of(cluster, pool)
+        quoted = catalog.prices.instance_hour(pool.hardware, purchase)
+        yield priced(f"{pool.hardware} {purchase}, pool {pool.name}", "compute", float(pool.count * HOURS_PER_MONTH),
+                     "instance-hour", "month", quoted)
+
+
+def storage_lines(cluster: Cluster, catalog: Catalog) -> Iterator[CostLine]:
+    """FSx for Lustre: its provisioned capacity in GB-months (AWS bills the GiB figure the file system is created
+    with) at the rate of its deployment type and throughput tier. An existing on-prem Lustre costs nothing here."""
+    lustre = cluster.storage.lustre
+    if not isinstance(lustre, FsxLustre):
+        return
+    key = fsx_key(lustre.deployment_type, lustre.storage_type, lustre.throughput_mb_s_per_tib)
+    tier = f" {lustre.throughput_mb_s_per_tib} MB/s/TiB" if lustre.throughput_mb_s_per_tib else ""
+    yield priced(f"FSx for Lustre {lustre.deployment_type} {lustre.storage_type}{tier}, {lustre.capacity_gib:,} GiB",
+                 "storage", float(lustre.capacity_gib), "GB-month", "month", catalog.prices.fsx_lustre.get(key))

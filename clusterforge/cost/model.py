@@ -1,0 +1,48 @@
+"""What a cluster costs, as data: priced lines and their totals. The shape other views (diff, report) read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+HOURS_PER_MONTH = 730  # 8,760 h / 12: the month every cloud price list uses
+CATEGORIES = ("compute", "storage", "network", "facility", "power")
+PERIODS = ("month", "once")
+
+
+@dataclass(frozen=True)
+class CostLine:
+    """One priced item: quantity × unit price for its period, with where the price comes from."""
+
+    item: str  # "p5.48xlarge on-demand, pool gpu", "DGX H100 server", "power: IT 174 kW x PUE 1.3"
+    category: str  # one of CATEGORIES
+    quantity: float
+    unit: str  # "instance-hour", "server", "switch", "kWh", ...
+    unit_usd: float
+    total_usd: float  # quantity × unit_usd for this line's period
+    period: str  # "month" (recurring, 730 h) or "once" (CapEx)
+    source: str  # the price's source (URL or document), or the override file
+    date: str  # ISO date the price was read or stated
+    estimate: bool  # True where no list price is published
+
+    def as_json(self) -> dict[str, object]:
+        return {"item": self.item, "quantity": self.quantity, "unit": self.unit, "unit_usd": self.unit_usd,
+                "total_usd": self.total_usd, "period": self.period, "category": self.category,
+                "source": self.source, "date": self.date, "estimate": self.estimate}
+
+
+@dataclass(frozen=True)
+class CostEstimate:
+    """The totals of a cluster's lines. `monthly_usd` is what recurs each month: cloud pools and storage, and
+    on-prem power plus the purchase amortised per month; `capex_usd` is the one-off on-prem purchase."""
+
+    currency: str
+    monthly_usd: float
+    capex_usd: float
+    usd_per_gpu_hour: float | None  # monthly_usd / (gpus × 730); None without GPUs
+    gpus: int
+    lines: tuple[CostLine, ...]
+
+    def as_json(self) -> dict[str, object]:
+        return {"currency": self.currency, "monthly_usd": self.monthly_usd, "capex_usd": self.capex_usd,
+                "usd_per_gpu_hour": self.usd_per_gpu_hour, "gpus": self.gpus,
+                "lines": [line.as_json() for line in self.lines]}

@@ -1,0 +1,110 @@
+"""On-prem hardware bought once (servers, the fabric's switches and links, racks, PDUs, rack cooling) and the
+power it draws every month."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from clusterforge.catalog import Catalog, Server
+from clusterforge.catalog.price_book import Quoted
+from clusterforge.cost.lines import priced
+from clusterforge.cost.model import HOURS_PER_MONTH, CostLine
+from clusterforge.model import Cluster
+from clusterforge.plan.bom import fabric_bom
+from clusterforge.plan.it_load import site_it_kw
+from clusterforge.plan.model import Plan
+
+
+def server_lines(cluster: Cluster, catalog: Catalog) -> Iterator[CostLine]:
+    """One line per server pool: devices × the price of one."""
+    for pool in cluster.pools:
+        entry = catalog.get(pool.hardware)
+        if isinstance(entry, Server):
+            yield priced(f"{pool.hardware} ({entry.description}), pool {pool.name}", "compute", float(pool.count),
+                         "server", "once", catalog.prices.hardware.get(pool.hardware))
+
+
+def fabric_lines(plan: Plan, catalog: Catalog) -> Iterator[CostLine]:
+    """The fabric's bill of materials (plan/bom.py): switches per tier, and one link (cable and its two
+    transceivers) per cable of every tier, priced by the fabric's link speed."""
+    for racked in plan.fabrics:
+        tree = racked.tree
+        bom = fabric_bom(tree)
+        for tier in bom:
+            if tier.switches:
+                yield priced(f"{racked.switch} {tier.tier} switch", "network", float(tier.switches), "switch",
+                             "once", catalog.prices.hardware.get(racked.switch))
+        cables = sum(tier.cables_down for tier in bom)
+        if cables:
+            speed = tree.port_speed_gbps
+            yield priced(f"{speed}G fabric link (cable + 2 transceivers)", "network", float(cables), "link", "once",
+                         catalog.prices.links.get(speed))
+
+
+def facility_lines(cluster: Cluster, plan: Plan, catalog: Catalog) -> Iterator[CostLine]:
+    """The racks that hold part of the cluster, a PDU per feed of each, and each one's rear door or coolant
+    unit share, by its cooling kind."""
+    site = cluster.site
+    if site is None:
+        return
+    used = [load.rack for load in plan.loads if load.device_count]
+    racks = [site.rows[r.row_index].racks[r.rack_index] for r in used]
+    if not racks:
+        return
+    facility = catalog.prices.facility
+    yield priced("rack cabinet", "facility", float(len(racks)), "rack", "once", facility.get("rack"))
+    feeds = sum(len(rack.feeds) for rack in racks)
+    if feeds:
+        yield priced("rack PDU, one per feed", "facility", float(feeds), "pdu", "once", facility.get("pdu"))
+    doors = sum(1 for rack in racks if rack.cooling.kind == "rdhx")
+    if doors:
+        yield priced("rear-door heat exchanger", "facility", float(doors), "rack", "once", facility.get("rdhx"))
+    loops = sum(1 for rack in racks if rack.cooling.kind == "liquid")
+    if loops:
+        yield priced("coolant distribution (CDU share)", "facility", float(loops), "rack", "once", facility.get("cdu"))
+
+
+def power_line(cluster: Cluster, plan: Plan, catalog: Catalog) -> Iterator[CostLine]:
+    """IT kW (the design load PWR-007 holds to the contract) × PUE × $/kWh × 730 h, with the site's tariff and
+    PUE where it gives them, else the catalog's defaults, which the line then names."""
+    site = cluster.site
+    it_kw = site_it_kw(cluster, plan, catalog)
+    if site is None or it_kw <= 0:
+        return
+    book = catalog.prices
+    defaults: list[str] = []
+    sources: list[str] = []
+    dates: list[str] = []
+    estimate = False
+    if site.pue is not None:
+        pue = site.pue
+        sources.append(f"PUE {pue:g}: site {site.name}")
+    elif book.pue is not None:
+        pue = book.pue.figure.value
+        defaults.append(f"PUE {pue:g}")
+        sources.append(f"PUE {pue:g}: {book.pue.source}")
+        dates.append(book.pue.figure.date)
+        estimate = estimate or book.pue.figure.estimate
+    else:
+        pue = 1.0
+        defaults.append("PUE 1 (no default in the catalog)")
+    tariff: Quoted | None = book.energy_usd_per_kwh
+    if site.energy_usd_per_kwh is not None:
+        usd = site.energy_usd_per_kwh
+        sources.append(f"${usd:g}/kWh: site {site.name}")
+    elif tariff is not None:
+        usd = tariff.price.usd
+        defaults.append(f"${usd:g}/kWh")
+        sources.append(f"${usd:g}/kWh: {tariff.source}")
+        dates.append(tariff.price.date)
+        estimate = estimate or tariff.price.estimate
+    else:
+        yield priced(f"power: IT {it_kw:.1f} kW x PUE {pue:g}", "power", it_kw * pue * HOURS_PER_MONTH, "kWh",
+                     "month", None)
+        return
+    item = f"power: IT {it_kw:.1f} kW x PUE {pue:g}"
+    if defaults:
+        item += f" (catalog default {' and '.join(defaults)})"
+    kwh = it_kw * pue * HOURS_PER_MONTH
+    yield CostLine(item, "power", kwh, "kWh", usd, kwh * usd, "month", "; ".join(sources), max(dates, default=""),
+                   estimate)

@@ -1,0 +1,83 @@
+"""The estimate for people: a text listing for the terminal and a Markdown table for a pull-request comment.
+
+Widths come from the data and the terminal, never constants: a column is as wide as its widest cell, and the
+source under each line wraps at the width the caller gives (the terminal's)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from clusterforge.cost.model import HOURS_PER_MONTH, CostEstimate, CostLine
+from clusterforge.formats.escape import log_line, markdown_safe
+
+PERIOD = {"month": "/month", "once": " once"}
+
+
+def usd(value: float) -> str:
+    """$1,234.56; sub-dollar unit prices keep four decimals ($0.8064)."""
+    return f"${value:,.4f}" if 0 < abs(value) < 1 else f"${value:,.2f}"
+
+
+def quantity(line: CostLine) -> str:
+    return f"{line.quantity:,.2f}".rstrip("0").rstrip(".") + f" {line.unit}"
+
+
+def _dated(line: CostLine) -> str:
+    mark = "estimate; " if line.estimate else ""
+    date = f" ({line.date})" if line.date else ""
+    return f"{mark}{line.source}{date}"
+
+
+def summary(estimate: CostEstimate, amortise_years: float) -> list[tuple[str, str]]:
+    """The totals as (label, value) rows, with the arithmetic that makes them."""
+    rows = [("monthly", f"{usd(estimate.monthly_usd)}/month")]
+    if estimate.capex_usd:
+        rows[0] = ("monthly", f"{usd(estimate.monthly_usd)}/month (recurring lines + capex "
+                              f"{usd(estimate.capex_usd)} / (12 x {amortise_years:g} years))")
+        rows.append(("capex", usd(estimate.capex_usd)))
+    if estimate.usd_per_gpu_hour is not None:
+        rows.append(("per GPU-hour", f"${estimate.usd_per_gpu_hour:,.4f} ({usd(estimate.monthly_usd)} / "
+                                     f"({estimate.gpus:,} GPUs x {HOURS_PER_MONTH} h))"))
+    estimates = sum(1 for line in estimate.lines if line.estimate)
+    if estimates:
+        rows.append(("estimates", f"{estimates} of {len(estimate.lines)} lines use a figure with no published "
+                                  "list price (override with --catalog)"))
+    return rows
+
+
+def text(title: str, estimate: CostEstimate, amortise_years: float, width: int) -> str:
+    """One line per item: quantity × unit price = total, its source and date wrapped beneath; then the totals."""
+    lines = estimate.lines
+    item_w = max((len(line.item) for line in lines), default=0)
+    qty_w = max((len(quantity(line)) for line in lines), default=0)
+    unit_w = max((len(usd(line.unit_usd)) for line in lines), default=0)
+    out = [log_line(f"{title}: cost estimate in {estimate.currency}")]
+    wrap = max(width - 6, 20)
+    total_w = max((len(usd(line.total_usd) + PERIOD.get(line.period, "")) for line in lines), default=0)
+    one_row = 2 + item_w + 2 + qty_w + 3 + unit_w + 3 + total_w <= width  # else the figures go under the item
+    for line in lines:
+        total = usd(line.total_usd) + PERIOD.get(line.period, "")
+        figures = f"{quantity(line):>{qty_w}} x {usd(line.unit_usd):>{unit_w}} = {total}"
+        if one_row:
+            out.append(log_line(f"  {line.item:<{item_w}}  {figures}"))
+        else:
+            out += [log_line(f"  {line.item}"), log_line(f"      {figures.strip()}")]
+        out += [log_line("      " + part) for part in textwrap.wrap(_dated(line), wrap)]
+    label_w = max(len(label) for label, _ in summary(estimate, amortise_years))
+    out += [log_line(f"{label:<{label_w}}  {value}") for label, value in summary(estimate, amortise_years)]
+    return "\n".join(out) + "\n"
+
+
+def markdown(title: str, estimate: CostEstimate, amortise_years: float) -> str:
+    """A table for a pull-request comment: every cell written as literal text (the blueprint is untrusted)."""
+    out = [f"### Cost: {markdown_safe(title)}", "",
+           "| Item | Quantity | Unit price | Total | Source | Date |", "|---|--:|--:|--:|---|---|"]
+    for line in estimate.lines:
+        source = ("estimate: " if line.estimate else "") + line.source
+        out.append("| " + " | ".join(markdown_safe(cell) for cell in (
+            line.item, quantity(line), usd(line.unit_usd), usd(line.total_usd) + PERIOD.get(line.period, ""),
+            source, line.date or "-")) + " |")
+    out.append("")
+    totals = summary(estimate, amortise_years)
+    out += [f"- **{markdown_safe(label)}**: {markdown_safe(value)}" for label, value in totals]
+    return "\n".join(out) + "\n"
