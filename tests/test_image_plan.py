@@ -20,8 +20,8 @@ DGX = next(p for p in EXAMPLES if p.name == "onprem-dgx-h100.yaml")
 P5 = next(p for p in EXAMPLES if p.name == "aws-p5.yaml")
 
 
-def needed(blueprint: Path, sources: str = "lab") -> list[NodeImage]:
-    with rendered(blueprint, PolicyInputs(), sources) as (_, found):
+def needed(blueprint: Path, sources: str = "lab", bootable: bool = True) -> list[NodeImage]:
+    with rendered(blueprint, PolicyInputs(), sources, bootable) as (_, found):
         return found
 
 
@@ -206,3 +206,60 @@ def test_pruning_a_repository_leaves_the_other_names_of_its_images(monkeypatch: 
     monkeypatch.setattr(podman, "run", run)
     image.prune("localhost/clusterforge-node-lab-none", "localhost/clusterforge-node-lab-none:new")
     assert removed == ["localhost/clusterforge-node-lab-none:old"]
+
+
+def test_images_are_bootable_by_default_and_bootable_is_an_input() -> None:
+    (bootable,) = needed(LAB)
+    (container,) = needed(LAB, bootable=False)
+    assert bootable.bootable and not container.bootable
+    assert bootable.inputs != container.inputs and bootable.name == container.name
+
+
+def baked_recipe(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, bootable: bool) -> object:
+    """The recipe `image build` hands the bake for the lab's blueprint, with nothing baked or started."""
+    from clusterforge.image import build
+    from clusterforge.lab import bake, labvars, repo
+    from clusterforge.lab.paths import LabPaths
+
+    (found,) = needed(LAB, bootable=bootable)
+    recipes: list[object] = []
+    monkeypatch.setattr(repo, "ensure", lambda pins, say: tmp_path)
+    monkeypatch.setattr(labvars, "write", lambda paths, lab_repo: None)
+    monkeypatch.setattr(bake, "bake_inputs", lambda node_image, pins: "labhash")
+    monkeypatch.setattr(bake, "ensure_baked",
+                        lambda paths, node_image, recipe, say, on_event: recipes.append(recipe) or True)
+    build._bake(LabPaths.of("cf-image-test"), "node", tmp_path, found, lambda _: None, None)
+    return recipes[0]
+
+
+def test_only_a_not_bootable_lab_image_is_the_labs_baked_image(monkeypatch: pytest.MonkeyPatch,
+                                                                  tmp_path: Path) -> None:
+    from clusterforge.image import bootable
+
+    container = baked_recipe(monkeypatch, tmp_path, bootable=False)
+    assert container.equivalent == ("localhost/cf-lab-baked:labhash",)  # type: ignore[attr-defined]
+    assert container.finish == ()  # type: ignore[attr-defined]
+    server = baked_recipe(monkeypatch, tmp_path, bootable=True)
+    assert server.equivalent == ()  # type: ignore[attr-defined]  # the lab's image has no kernel: bake
+    assert server.finish == bootable.STEPS  # type: ignore[attr-defined]
+
+
+def test_the_bootable_steps_install_the_kernel_and_make_its_initramfs() -> None:
+    from clusterforge.image import bootable
+
+    script = " ".join(" ".join(step) for step in bootable.STEPS)
+    assert bootable.KERNEL == "linux-image-amd64" and bootable.KERNEL in bootable.PACKAGES
+    assert {"initramfs-tools", "kmod", "udev", "ifupdown", "nfs-common"} <= set(bootable.PACKAGES)
+    assert "update-initramfs -c -k" in script and "/boot/vmlinuz-" in script and "/boot/initrd.img-" in script
+    assert "systemctl unmask" in script  # the lab container's masks (sysctl, modules-load) do not hold on a server
+
+
+def test_dry_run_says_whether_an_image_is_bootable(cli) -> None:
+    (server,) = needed(LAB)
+    (container,) = needed(LAB, bootable=False)
+    default = cli("image", "build", LAB, "--dry-run")
+    assert default.exit_code == 0 and default.stdout.startswith(f"{server.tag}  ")
+    assert "bootable: kernel linux-image-amd64" in default.stdout
+    plain = cli("image", "build", LAB, "--dry-run", "--no-bootable")
+    assert plain.exit_code == 0 and plain.stdout.startswith(f"{container.tag}  ")
+    assert "not bootable (for containers)" in plain.stdout and "linux-image" not in plain.stdout

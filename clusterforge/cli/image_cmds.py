@@ -49,15 +49,20 @@ class _TaskLines:
 @click.option("--oci-archive", "archive_dir", type=click.Path(path_type=Path, file_okay=False),
               help="Also save each image to DIR/<name>-<hash>.tar (podman save --format oci-archive) and print the "
                    "Warewulf 4 command that imports it (`wwctl image import`; `wwctl container import` before 4.6).")
+@click.option("--bootable/--no-bootable", default=True, show_default=True,
+              help="Put a kernel (linux-image-amd64) and its initramfs in each image, so Warewulf 4.6+ boots it on "
+                   "a server (the default). --no-bootable: an image for containers only (the lab's kind).")
 @click.option("--dry-run", is_flag=True, help="List the images, their inputs hash and whether each would be built; "
                                               "bake nothing and start no container.")
-def build(blueprint: Path, inputs: PolicyInputs, sources: str, archive_dir: Path | None, dry_run: bool) -> None:
+def build(blueprint: Path, inputs: PolicyInputs, sources: str, archive_dir: Path | None, bootable: bool,
+          dry_run: bool) -> None:
     """Bake the node image(s) of BLUEPRINT: one per accelerator vendor among its pools (`none` for pools without
     GPUs; pools that pin their own software get their own), named
     localhost/clusterforge-node-<cluster>-<vendor>:<inputs hash>.
 
     Each is the roles' install steps run on one node in every SLURM role group and in one pool group of that
-    vendor, plus what a node needs to configure itself at boot; the node's identity and keys are removed. An
+    vendor, plus what a node needs to configure itself at boot and, unless --no-bootable, a kernel and its
+    initramfs for Warewulf; the node's identity and keys are removed. An
     image whose tag exists is up to date and is not baked again; a bake takes minutes.
 
     Refuses a design the policy check rejects (exit 2), as `lab up` does. Needs root and podman (not for
@@ -70,10 +75,11 @@ def build(blueprint: Path, inputs: PolicyInputs, sources: str, archive_dir: Path
       clusterforge image build site.yaml --sources vendor --oci-archive /srv/images
     """
     from clusterforge.image import archive
+    from clusterforge.image.bootable import describe
     from clusterforge.image.build import BUILT, rendered, status
     from clusterforge.image.build import build as bake_images
 
-    with rendered(blueprint, inputs, sources) as (render_dir, found):
+    with rendered(blueprint, inputs, sources, bootable) as (render_dir, found):
         if dry_run:
             for item in (status(img) for img in found):
                 note = f" ({item.note})" if item.note else ""
@@ -81,7 +87,7 @@ def build(blueprint: Path, inputs: PolicyInputs, sources: str, archive_dir: Path
                 own = item.image.pool_vars
                 pool = f" and {item.image.pool_group} ({', '.join(own)})" if own else ""
                 click.echo(f"  vendor {item.image.vendor}: pools {', '.join(item.image.pools)}; baked in every role "
-                           f"group{pool}; sources {sources}")
+                           f"group{pool}; sources {sources}; {describe(item.image.bootable)}")
             return
         results = bake_images(render_dir, found, say, _TaskLines())
     for item in results:

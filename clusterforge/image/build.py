@@ -2,8 +2,10 @@
 
 The design must pass the policy check first (as `lab up` and the stack refuse one the check rejects). The render
 goes to a temporary folder; the bake (lab/bake.py) runs in containers named `cf-image-<pid>-*` on a network of
-the same name, removed at the end. With `--sources lab` an image the lab baked from exactly the same recipe (same
-node image, roles, pins and repository; no pool vars of its own) is tagged instead of baked again.
+the same name, removed at the end. A bootable image (the default) gets the kernel's steps after the boot phase
+(image/bootable.py). With `--sources lab` and `--no-bootable`, an image the lab baked from exactly the same recipe
+(same node image, roles, pins and repository; no pool vars of its own) is tagged instead of baked again: the lab's
+baked image has no kernel, so a bootable image is never it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.image import bootable
 from clusterforge.image.plan import LAB_GAPS, NodeImage, images, lab_serves
 from clusterforge.lab import bake, host, image, labvars, nodes, podman, repo
 from clusterforge.lab.paths import LabPaths
@@ -49,7 +52,8 @@ def with_lab_catalog(inputs: PolicyInputs, sources: str) -> PolicyInputs:
 
 
 @contextmanager
-def rendered(blueprint: Path, inputs: PolicyInputs, sources: str) -> Iterator[tuple[Path, list[NodeImage]]]:
+def rendered(blueprint: Path, inputs: PolicyInputs, sources: str,
+             boot: bool = True) -> Iterator[tuple[Path, list[NodeImage]]]:
     """The design checked (refused on unwaived errors) and rendered into a temporary folder, with the images it
     needs; the folder is removed afterwards."""
     from clusterforge import analysis
@@ -62,7 +66,7 @@ def rendered(blueprint: Path, inputs: PolicyInputs, sources: str) -> Iterator[tu
     with tempfile.TemporaryDirectory(prefix="clusterforge-image-") as tmp:
         out = Path(tmp) / "render"
         write(RenderContext(result.loaded, result.plan, project_dir(result.cluster)), out)
-        yield out, images(result.plan, out, sources)
+        yield out, images(result.plan, out, sources, boot)
 
 
 def podman_found() -> bool:
@@ -112,11 +116,12 @@ def _bake(paths: LabPaths, node_image: str, rendered_dir: Path, img: NodeImage, 
         assert isinstance(img.pins, repo.Pins)
         labvars.write(paths, repo.ensure(img.pins, say))
         vars_files = (paths.extra_vars,)
-        if not img.pool_vars:  # the lab's recipe exactly: its baked image is this one
-            equivalent = (f"{bake.BAKED_REPO}:{bake._bake_inputs(node_image, img.pins)}",)
+        if not img.pool_vars and not img.bootable:  # the lab's recipe exactly: its baked image is this one
+            equivalent = (f"{bake.BAKED_REPO}:{bake.bake_inputs(node_image, img.pins)}",)
     recipe = bake.Recipe(rendered_dir, img.tag, pool_group=img.pool_group if img.pool_vars else None,
                          pool_vars=img.pool_vars, vars_files=vars_files, equivalent=equivalent,
-                         extra_vars=LAB_GAPS if img.sources == "lab" and img.pool_vars else {})
+                         extra_vars=LAB_GAPS if img.sources == "lab" and img.pool_vars else {},
+                         finish=bootable.STEPS if img.bootable else ())
     started = time.monotonic()
     if not bake.ensure_baked(paths, node_image, recipe, say, on_event):
         return Status(img, UP_TO_DATE, f"the lab's baked image {equivalent[0]}" if equivalent else "")

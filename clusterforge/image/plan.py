@@ -12,6 +12,8 @@ The inputs hash (`NodeImage.inputs`) covers what the image is made of:
   so every machine with this checkout names the same image the same way and `--dry-run` needs no podman;
 - the roles: site.yml, every role's install steps, defaults and vars, the filter plugins (lab/bake.py
   `role_inputs`), the clean-up and the boot phase's packages and files (lab/selfboot.py);
+- whether the image is bootable (`--bootable`, the default): the kernel's packages and steps (image/bootable.py);
+  a container image's hash leaves them out;
 - the pins, and where packages come from: `lab` adds the lab repository's recipe (lab/repo.py), `vendor` the
   repository settings the render writes;
 - the rendered settings that choose what is installed (all.yml's `*_enabled`, `*_kind`, `*_version` and
@@ -36,6 +38,7 @@ from typing import Any
 
 from clusterforge.accelerators import accelerator, default
 from clusterforge.checkout import project_root
+from clusterforge.image import bootable as boot
 from clusterforge.lab import bake, image, repo
 from clusterforge.lab.render import group_vars, inventory_groups
 from clusterforge.plan.model import Plan, PoolNodes
@@ -73,6 +76,7 @@ class NodeImage:
     inputs: str
     settings: Mapping[str, Any] = field(default_factory=dict)
     flavour: str = ""  # `<vendor>-<first pool>` for pools that pin their own software; "" for the vendor's image
+    bootable: bool = True  # a kernel and its initramfs in it, for Warewulf (image/bootable.py)
 
     @property
     def name(self) -> str:
@@ -165,9 +169,12 @@ def base_recipe() -> bytes:
     return (f"{image.SUITE}\0{','.join(image.PACKAGES)}\0".encode() + image.containerfile().read_bytes())
 
 
-def inputs_hash(pins: object, sources: str, settings: Mapping[str, Any], own: Mapping[str, Any]) -> str:
+def inputs_hash(pins: object, sources: str, settings: Mapping[str, Any], own: Mapping[str, Any],
+                bootable: bool = True) -> str:
     digest = hashlib.sha256(b"clusterforge node image\0" + base_recipe())
     bake.add_recipe(digest, pins)
+    if bootable:  # left out otherwise: a container image keeps the name it had before images were bootable
+        digest.update(b"\0bootable\0" + boot.recipe())
     digest.update(f"\0sources={sources}\0".encode())
     if sources == "lab":
         digest.update((Path(repo.__file__)).read_bytes() + json.dumps(LAB_GAPS, sort_keys=True).encode())
@@ -182,9 +189,10 @@ def own_software(rendered: Path, pool: PoolNodes) -> str:
     return json.dumps(load(own.read_text()) or {}, sort_keys=True, default=str) if own.is_file() else ""
 
 
-def images(plan: Plan, rendered: Path, sources: str) -> list[NodeImage]:
+def images(plan: Plan, rendered: Path, sources: str, bootable: bool = True) -> list[NodeImage]:
     """The images the rendered blueprint needs, in the order their pools come: one per vendor, and one more for
-    each set of pools of that vendor that pin their own software (named `<vendor>-<first pool>`)."""
+    each set of pools of that vendor that pin their own software (named `<vendor>-<first pool>`); each with a
+    kernel for Warewulf when `bootable`."""
     all_vars = group_vars(rendered)
     cluster = str(all_vars["clusterforge_cluster"])
     chosen = {key: value for key, value in all_vars.items()
@@ -203,6 +211,6 @@ def images(plan: Plan, rendered: Path, sources: str) -> list[NodeImage]:
         else:
             pins = {var: own.get(var, all_vars.get(var)) for var in sorted(set(pin_vars().values()))}
         out.append(NodeImage(cluster, vendor, tuple(p.pool for p in pools), group, own, sources, pins,
-                             inputs_hash(pins, sources, chosen, own), chosen,
-                             f"{vendor}-{pools[0].pool}" if software else ""))
+                             inputs_hash(pins, sources, chosen, own, bootable), chosen,
+                             f"{vendor}-{pools[0].pool}" if software else "", bootable))
     return out

@@ -5,7 +5,7 @@ One container, the bake node, stands in for every host the image will serve: it 
 (every SLURM role's, as the lab does, and a pool group whose vars then apply), and site.yml runs only its
 `install`-tagged steps on it. The boot phase is added, the node's identity and keys removed (BAKE_CLEANUP), and
 the container committed under the caller's tag. Two callers: the lab (`lab up`, lab/cluster.py, tagged by
-`_bake_inputs`) and `clusterforge image build` (clusterforge/image, tagged by its own inputs).
+`bake_inputs`) and `clusterforge image build` (clusterforge/image, tagged by its own inputs).
 
 Where the vendor packages come from is the caller's too: the lab's extra vars (lab/labvars.py: the local
 repository of stand-ins) or nothing (the repositories the render names, as a site with network access has them).
@@ -17,7 +17,7 @@ import hashlib
 import shlex
 import shutil
 import subprocess
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -60,6 +60,9 @@ class Recipe:
     vars_files: tuple[Path, ...] = ()
     equivalent: tuple[str, ...] = ()
     extra_vars: Mapping[str, Any] = field(default_factory=dict)  # over the vars files (the lab's: none)
+    # commands run on the bake node after the boot phase, before the clean-up (the lab's: none; `image build`'s
+    # bootable images: the kernel, clusterforge/image/bootable.py)
+    finish: tuple[tuple[str, ...], ...] = ()
 
     @property
     def repository(self) -> str:
@@ -84,7 +87,7 @@ def add_recipe(digest: Any, pins: object) -> None:
         digest.update(name.encode() + mode.encode() + content)
 
 
-def _bake_inputs(node_image: str, pins: repo.Pins) -> str:
+def bake_inputs(node_image: str, pins: repo.Pins) -> str:
     """What the lab's baked image depends on: the node image, the roles' install steps and defaults, the pins and
     the repository (not the node count or names: every lab size shares one baked image)."""
     digest = hashlib.sha256(podman.inspect("image", node_image)["Id"].encode())
@@ -161,6 +164,7 @@ def ensure_baked(paths: LabPaths, node_image: str, recipe: Recipe, say: Say, on_
         nodes.wait_booted(paths, [spec.name])
         _install(paths, inventory, recipe, on_event)
         add_boot_phase(paths)
+        run_steps(paths, recipe.finish)
         cleanup = nodes.ssh(paths, BAKE_NODE, ["sh", "-c", BAKE_CLEANUP], control=False)
         if cleanup.returncode != 0:
             raise ClusterforgeError(Problem(f"cleaning the bake node failed: {cleanup.stderr.strip()}", BAKE_NODE))
@@ -188,8 +192,13 @@ def add_boot_phase(paths: LabPaths) -> None:
             raise ClusterforgeError(Problem(f"writing {path} on the bake node failed: "
                                             f"{put.stderr.decode(errors='replace').strip()}", BAKE_NODE))
     steps.append(["systemctl", "enable", "--quiet", PurePosixPath(selfboot.UNIT).name])
+    run_steps(paths, steps)
+
+
+def run_steps(paths: LabPaths, steps: Iterable[Sequence[str]]) -> None:
+    """Run each command on the bake node in turn; the first that fails fails the bake, with its error's tail."""
     for step in steps:
-        done = nodes.ssh(paths, BAKE_NODE, step, timeout=600, control=False)
+        done = nodes.ssh(paths, BAKE_NODE, list(step), timeout=600, control=False)
         if done.returncode != 0:
             raise ClusterforgeError(Problem(f"{shlex.join(step)} on the bake node failed: {done.stderr.strip()[-300:]}",
                                             BAKE_NODE))

@@ -17,7 +17,6 @@ import yaml
 from clusterforge.checkout import project_root
 from clusterforge.errors import ClusterforgeError, Problem
 from clusterforge.lab import bake, host, image, labvars, nodes, podman, repo, selfboot, state
-from clusterforge.lab.bake import BAKE_CLEANUP, BAKED_REPO, _bake_inputs, add_boot_phase  # noqa: F401 (re-exported)
 from clusterforge.lab.paths import LABEL, LabPaths, shared_cache
 from clusterforge.lab.render import group_vars, inventory_hosts, render
 from clusterforge.lab.state import LabState, Node
@@ -72,8 +71,8 @@ def _run(paths: LabPaths, inventory: Path, on_event: EventHandler | None, *, che
 
 def ensure_baked(paths: LabPaths, node_image: str, rendered: Path, say: Say, on_event: EventHandler | None) -> str:
     """The lab's baked image (lab/bake.py): one node in every role group, the lab's repository, tagged by the
-    lab's inputs (`_bake_inputs`); baked once per change of them."""
-    tag = f"{BAKED_REPO}:{_bake_inputs(node_image, lab_pins(rendered))}"
+    lab's inputs (`bake_inputs`); baked once per change of them."""
+    tag = f"{bake.BAKED_REPO}:{bake.bake_inputs(node_image, lab_pins(rendered))}"
     bake.ensure_baked(paths, node_image, bake.Recipe(rendered, tag, vars_files=(paths.extra_vars,)), say, on_event)
     return tag
 
