@@ -13,6 +13,8 @@ from clusterforge.errors import one_line
 from clusterforge.formats.escape import log_line
 
 if TYPE_CHECKING:
+    from clusterforge.cost import CostEstimate
+    from clusterforge.day2.cost_delta import CostDelta
     from clusterforge.day2.diff import Change, Diff, PhysicalDelta
     from clusterforge.day2.rendered import Rendered
 
@@ -55,32 +57,42 @@ def diff(old: str, new: str, fmt: str, inputs: PolicyInputs) -> None:
       clusterforge diff out/ cluster.yaml                     against what was rendered last
 
     \b
+    The cost line (and `cost` in JSON) compares the estimates `clusterforge cost` makes of both sides, monthly
+    and capex, when both are blueprints.
+
+    \b
     Exit codes: 0 running jobs keep running, 1 disruptive (a running node is drained, rebooted, reimaged or
     removed, or jobs are lost), 2 invalid input.
     """
+    from clusterforge.day2.cost_delta import cost_delta
     from clusterforge.day2.diff import compare
 
-    result = compare(_rendered(old, inputs), _rendered(new, inputs))
+    (before, old_cost), (after, new_cost) = _rendered(old, inputs), _rendered(new, inputs)
+    result = compare(before, after)
+    cost = cost_delta(old_cost, new_cost)
     if fmt == "json":
-        click.echo(json.dumps({"old": old, "new": new, **result.to_dict()}, indent=2))
+        body = {"old": old, "new": new, **result.to_dict(), "cost": None if cost is None else cost.to_dict()}
+        click.echo(json.dumps(body, indent=2))
     else:
-        for line in report(old, new, result):
+        for line in report(old, new, result, cost):
             click.echo(log_line(line))  # keys and values are input: never a workflow command
     if result.disruptive:
         raise click.exceptions.Exit(EXIT_POLICY)
 
 
-def _rendered(argument: str, inputs: PolicyInputs) -> Rendered:
-    """A render of ARGUMENT: a render directory as written, else a blueprint (a file or REV:PATH)."""
+def _rendered(argument: str, inputs: PolicyInputs) -> tuple[Rendered, CostEstimate | None]:
+    """A render of ARGUMENT with its cost estimate: a render directory as written (no plan, so no estimate),
+    else a blueprint (a file or REV:PATH)."""
     from pathlib import Path
 
     from clusterforge.day2 import revisions
+    from clusterforge.day2.cost_delta import rendered_with_cost
     from clusterforge.day2.rendered import Rendered
 
     if Path(argument).is_dir():
-        return Rendered.from_directory(Path(argument))
+        return Rendered.from_directory(Path(argument)), None
     with revisions.blueprint_path(argument) as path:
-        return Rendered.from_blueprint(path, inputs)
+        return rendered_with_cost(path, inputs)
 
 
 def elided(value: str | None, width: int = VALUE_WIDTH) -> str:
@@ -136,10 +148,11 @@ def verdict(result: Diff) -> str:
             f"(largest action: {result.largest.name})")
 
 
-def report(old: str, new: str, result: Diff) -> list[str]:
-    """The text report: nodes, settings, physical figures and the verdict."""
+def report(old: str, new: str, result: Diff, cost: CostDelta | None = None) -> list[str]:
+    """The text report: nodes, settings, physical figures, the cost and the verdict."""
     lines = [f"clusterforge diff: {old} -> {new}", "nodes", _nodes("added", result.added),
              _nodes("removed", result.removed), _nodes("changed", result.changed), "settings"]
     lines += [change_line(change) for change in result.changes] or ["  (none changed)"]
     lines += ["physical", *([physical_line(delta) for delta in result.physical] or ["  (no change)"])]
+    lines.append(cost.line() if cost is not None else "cost: not compared (a render directory has no plan)")
     return [*lines, verdict(result)]

@@ -22,7 +22,9 @@ from clusterforge.cli.app import app, input_files, policy_options, say
 @policy_options
 def report(file: Path, output: Path, fmt: str, max_racks: int, inputs: PolicyInputs) -> None:
     """Write a visual report of the blueprint FILE: rack elevations, power and heat bars, the fabric,
-    the findings (linked to their racks) and the bill of materials. Viewing it needs no network.
+    the findings (linked to their racks), the bill of materials and the cost (`clusterforge cost`'s estimate:
+    monthly, capex, per GPU-hour, by category and line; prices from the catalog and any --catalog file).
+    Viewing it needs no network.
 
     \b
     Examples:
@@ -54,4 +56,4 @@ def _elevations_only(page: str) -> str:
     """The page with only the header and the elevations, for a compact image."""
     import re
 
-    return re.sub(r'<section id="(summary|rows|fabric|cloud|findings|bom)">.*?</section>', "", page, flags=re.S)
+    return re.sub(r'<section id="(summary|rows|fabric|cloud|cost|findings|bom)">.*?</section>', "", page, flags=re.S)

@@ -21,6 +21,7 @@ from clusterforge.plan import Plan
 from clusterforge.plan.capacity import liquid_capacity_kw, n_plus_one_kw, own_cdus, room_heat_kw
 from clusterforge.policies.context import Context
 from clusterforge.policies.findings import RackRef
+from clusterforge.report.cost import cost_panel
 from clusterforge.report.elevation import SWITCH_COLOUR, pool_colours, rack_svg
 from clusterforge.report.fabric import fabric_svg
 from clusterforge.targets import target_of
@@ -127,7 +128,7 @@ def build(analysis: Analysis, max_racks: int = 1000) -> str:
         if fabric else "",
         fabric_note=_fabric_note(fabric, switch) if fabric else "",
         cloud=target_of(cluster).report_pools(cluster, loaded.catalog),
-        findings=findings, bom=_bom(loaded, plan, switch, switch_kw), bar=_bar)
+        findings=findings, bom=_bom(loaded, plan, switch, switch_kw), bar=_bar, cost=cost_panel(analysis))
 
 
 def _gpus(loaded: Loaded, key: str) -> int:

@@ -1,0 +1,73 @@
+"""The report's cost panel: the estimate `clusterforge cost` makes (clusterforge.cost, the same lines, prices and
+sources), as totals, a breakdown by category and the priced lines. The estimate has one line per pool or item,
+never per node, so the panel stays small at any scale."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from clusterforge.analysis import Analysis
+from clusterforge.cost import HOURS_PER_MONTH, CostEstimate, estimate_cost
+from clusterforge.cost.views import PERIOD, quantity, usd
+
+PERIOD_TITLE = {"month": "per month", "once": "once (capex)"}
+
+
+@dataclass(frozen=True)
+class Share:
+    """One category's part of one period's total, drawn as a bar."""
+
+    category: str
+    usd: str
+    percent: float  # of the period's total, 0-100
+
+
+@dataclass(frozen=True)
+class Row:
+    item: str
+    category: str
+    quantity: str
+    unit_price: str
+    total: str
+    source: str
+    estimate: bool
+
+
+@dataclass(frozen=True)
+class CostPanel:
+    currency: str
+    cards: tuple[tuple[str, str, str], ...]  # (label, value, note)
+    breakdown: tuple[tuple[str, tuple[Share, ...]], ...]  # (period title, its categories, largest first)
+    rows: tuple[Row, ...]
+    estimates: int  # lines with no published list price behind them
+
+
+def cost_panel(analysis: Analysis) -> CostPanel:
+    """The panel of the analysed cluster, priced with the catalog the analysis read (a site's --catalog too)."""
+    return panel(estimate_cost(analysis.cluster, analysis.plan, analysis.policy.catalog),
+                 analysis.cluster.cost.amortise_years)
+
+
+def panel(estimate: CostEstimate, amortise_years: float) -> CostPanel:
+    cards = [("monthly", f"{usd(estimate.monthly_usd)}",
+              f"with capex / (12 x {amortise_years:g} years)" if estimate.capex_usd else "")]
+    cards.append(("capex", usd(estimate.capex_usd), "bought once"))
+    if estimate.usd_per_gpu_hour is not None:
+        cards.append(("per GPU-hour", f"${estimate.usd_per_gpu_hour:,.2f}",
+                      f"{estimate.gpus:,} GPUs x {HOURS_PER_MONTH} h"))
+    breakdown = []
+    for period, title in PERIOD_TITLE.items():
+        sums: dict[str, float] = {}
+        for line in estimate.lines:
+            if line.period == period:
+                sums[line.category] = sums.get(line.category, 0.0) + line.total_usd
+        whole = sum(sums.values())
+        if whole > 0:
+            breakdown.append((title, tuple(Share(category, usd(value), value / whole * 100) for category, value in
+                                           sorted(sums.items(), key=lambda kv: -kv[1]))))
+    rows = tuple(Row(line.item, line.category, quantity(line), usd(line.unit_usd),
+                     usd(line.total_usd) + PERIOD.get(line.period, ""),
+                     f"{line.source} ({line.date})" if line.date else line.source, line.estimate)
+                 for line in estimate.lines)
+    return CostPanel(estimate.currency, tuple(cards), tuple(breakdown), rows,
+                     sum(1 for line in estimate.lines if line.estimate))
