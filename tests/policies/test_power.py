@@ -137,3 +137,51 @@ def test_leg_spread_shortcut_matches_one_by_one(feeds: int, count: int) -> None:
     direct = spread_over_legs({1.7: count}, feeds)
     one_by_one = spread_over_legs({1.7: count, 0.5: 0}, feeds)  # two groups take the greedy path
     assert [sorted(legs) for legs in direct] == [sorted(legs) for legs in one_by_one]
+
+
+
+# PWR-008: 2 DGX H100 and one QM9700 leaf draw 22.12 kW of IT load (PWR-007 above); the default ceiling is 100×
+def pwr008(design: dict, **settings: float) -> list[str]:
+    verdict = evaluate_data(design, config(**{"PWR-008": settings}) if settings else None)
+    return [f.message for f in verdict.findings if f.id == "PWR-008"]
+
+
+@pytest.mark.parametrize(("contracted", "warns"), [(2_000, False), (23_000, True)])  # 90× and 1,040×
+def test_pwr008_a_contract_in_w_rather_than_kw_is_flagged(contracted: float, warns: bool) -> None:
+    design = onprem([rack(count=2)], contracted_it_kw=contracted)
+    found_messages = pwr008(design)
+    assert len(found_messages) == (1 if warns else 0)
+    assert found(design) == []  # a warning: the design itself is not refused
+    if warns:
+        assert "23,000 kW, 1,040 times the design's IT load of 22.1 kW" in found_messages[0]
+        assert "W rather than kW" in found_messages[0]
+
+
+def test_pwr008_utility_supply_is_compared_with_it_times_pue() -> None:
+    # 22.12 kW × 1.5 = 33.18 kW: 3,000 kW is 90×, 3,600 kW 108×
+    assert pwr008(onprem([rack(count=2)], pue=1.5, utility_kw=3_000)) == []
+    assert len(pwr008(onprem([rack(count=2)], pue=1.5, utility_kw=3_600))) == 1
+
+
+def test_pwr008_ceiling_is_a_setting() -> None:
+    design = onprem([rack(count=2)], contracted_it_kw=23_000)
+    assert pwr008(design, max_ratio=2000) == []
+    assert len(pwr008(design, max_ratio=1000)) == 1
+
+
+def test_pwr008_leaves_a_site_file_shared_by_teams_alone(tmp_path: Path) -> None:
+    """A team of 2 DGX on a site file that several teams include: the contract is the whole facility's."""
+    import yaml
+
+    from clusterforge.load import load_blueprint
+
+    design = onprem([rack(count=2)], contracted_it_kw=23_000)
+    site = {"apiVersion": design["apiVersion"], "kind": "Site", **design.pop("site")}
+    (tmp_path / "site.yaml").write_text(yaml.safe_dump(site, sort_keys=False))
+    (tmp_path / "team.yaml").write_text(yaml.safe_dump(design, sort_keys=False) + "site: !include site.yaml\n")
+    from clusterforge.catalog import load_catalog
+    from clusterforge.policies import evaluate
+
+    verdict = evaluate(load_blueprint(tmp_path / "team.yaml", load_catalog(())))
+    assert [f.id for f in verdict.findings if f.id == "PWR-008"] == []
+    assert pwr008(onprem([rack(count=2)], contracted_it_kw=23_000))  # the same figures, written in the blueprint

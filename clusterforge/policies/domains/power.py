@@ -255,3 +255,32 @@ def site_budget(ctx: Context, settings: Settings) -> Iterator[Draft]:
                     f"{it_kw:.0f} kW IT × PUE {site.pue:g} = {it_kw * site.pue:.0f} kW exceeds the utility "
                     f"supply of {site.utility_kw:g} kW", "reduce the load or improve cooling efficiency",
                     it_kw * site.pue, site.utility_kw, "kW")
+
+
+class ProportionSettings(Settings):
+    max_ratio: float = Field(100, gt=1, le=1e6, description="warn when a site figure is this many times the design's")
+
+
+@rule("PWR-008", "warning", DOMAIN, "Site power figures in proportion to the design",
+      "a unit slip (W written for kW) passes every budget rule silently; a contract 100 times the load is rare",
+      ProportionSettings, needs_site=True,
+      inputs=Inputs(("site.{contracted_it_kw,utility_kw,pue}", "pools[].{hardware,count,max_power_kw}",
+             "fabric.switch"), ("max_power_kw",), (), "`max_ratio`: how many times the design a figure may be"))
+def site_figures_in_proportion(ctx: Context, settings: ProportionSettings) -> Iterator[Draft]:
+    """A contracted IT kW or utility kW more than `max_ratio` times what the design draws is most likely in the
+    wrong unit (W for kW): the budget PWR-007 holds the design to would then be no budget at all. Not where the
+    site is a file included by several teams' blueprints: its figures are the whole facility's."""
+    if ("site",) in ctx.loaded.source.includes:
+        return  # a site file shared by several teams: its contract is for all of them, not this design alone
+    it_kw = site_it_kw(ctx.cluster, ctx.plan, ctx.catalog)
+    if it_kw <= 0:
+        return
+    site = ctx.site
+    figures = (("contracted_it_kw", site.contracted_it_kw, it_kw, "IT load"),
+               ("utility_kw", site.utility_kw, it_kw * (site.pue or 1.0), "facility load (IT × PUE)"))
+    for key, given, design, what in figures:
+        if given is not None and given > settings.max_ratio * design:
+            yield Draft(("site", key), f"site {key} is {given:,.0f} kW, {given / design:,.0f} times the design's "
+                        f"{what} of {design:,.1f} kW: is it in W rather than kW?",
+                        f"give {key} in kW (the budget rule PWR-007 checks the design against it)", given,
+                        settings.max_ratio * design, "kW")
