@@ -5,12 +5,17 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from clusterforge.analysis import PolicyInputs
 from clusterforge.cli.app import EXIT_POLICY, app, input_files, policy_options, say
+from clusterforge.errors import ClusterforgeError
 from clusterforge.formats import FORMATS
+
+if TYPE_CHECKING:
+    from clusterforge.policies import Verdict
 
 
 @app.command()
@@ -30,6 +35,18 @@ def check(files: tuple[Path, ...], fmt: str, inputs: PolicyInputs, fail_level: s
     """Decide whether the designs in FILES physically fit: power, space, cooling, fabric, storage, software.
 
     \b
+    FILES may be blueprints (kind: Cluster), folders, `-` and site files:
+      a folder      every *.yaml/*.yml below it that is a Cluster or a Site
+                    (hidden folders are skipped; other YAML is skipped with a note)
+      -             one blueprint on stdin; its includes resolve against the
+                    current directory
+      a Site file   the Cluster blueprints that include it, looked for among
+                    FILES; in the site's folder and below; in each folder
+                    between the current directory and the site's (their own
+                    files); below CLUSTERFORGE_INCLUDE_ROOT when it is set.
+                    A site that none includes is said, and passes.
+    Each blueprint is checked once, however many ways it is named.
+    \b
     Exit codes: 0 pass, 1 policy failure (an unwaived error, or a warning with
     --fail-level warning), 2 unreadable or invalid input, 3 internal error
     (a bug: please report it).
@@ -38,21 +55,53 @@ def check(files: tuple[Path, ...], fmt: str, inputs: PolicyInputs, fail_level: s
       clusterforge check cluster.yaml
       clusterforge check blueprints/*.yaml --format sarif -o check.sarif
       clusterforge check cluster.yaml --format github --waivers waivers.yaml
+      clusterforge check sites/dc1.yaml        every team that includes it
+      clusterforge check blueprints/
     """
-    from clusterforge.analysis import check_set, load_set, read_policy
     from clusterforge.bulk import bulk_objects
-    from clusterforge.cli.check_view import emit
+    from clusterforge.cli.check_view import emit, emit_input_errors
 
+    inputs = replace(inputs, fail_level=fail_level, today=today.date() if today else None)
     with bulk_objects(kept=True):  # the findings and the plan live to the end: the collector would only walk them
-        policy = read_policy(replace(inputs, fail_level=fail_level, today=today.date() if today else None))
-        loadeds = load_set(files, policy)
-        if output is not None:
-            from clusterforge.atomic import refuse_inputs
-
-            refuse_inputs(output, input_files([loaded.source for loaded in loadeds], *files, *inputs.files()))
-        checked = check_set(loadeds, policy)
-        for note in checked.notes:
-            say(note)
-        emit(checked.verdict, fmt, output, len(files), show_info)
-    if checked.verdict.failed:
+        try:
+            verdict, count = _judge(files, inputs, output)
+        except _Refused:
+            raise
+        except ClusterforgeError as error:  # exit 2, and the reason in the report CI reads (not for text on stdout)
+            emit_input_errors(error, fmt, output, [*files, *inputs.files()], fail_level)
+            raise
+        emit(verdict, fmt, output, count, show_info)
+    if verdict.failed:
         raise click.exceptions.Exit(EXIT_POLICY)
+
+
+class _Refused(ClusterforgeError):
+    """The output would overwrite an input: an input error that must not write the output either."""
+
+
+def _judge(files: tuple[Path, ...], inputs: PolicyInputs, output: Path | None) -> tuple[Verdict, int]:
+    """The verdict over what FILES name (clusterforge.site_users), and how many blueprints it covers."""
+    from clusterforge.analysis import check_set, read_policy
+    from clusterforge.cli.check_inputs import load_all
+    from clusterforge.policies import Verdict
+    from clusterforge.site_users import select
+
+    policy = read_policy(inputs)
+    chosen = select(files)
+    for note in chosen.notes:
+        say(note)
+    loadeds = load_all(chosen.blueprints, policy)
+    if output is not None:
+        from clusterforge.atomic import refuse_inputs
+
+        try:
+            refuse_inputs(output, input_files([loaded.source for loaded in loadeds], *files, *inputs.files()))
+        except ClusterforgeError as error:
+            raise _Refused(error.problems) from None
+    if not loadeds:  # only sites that no blueprint includes, or folders without one: nothing to judge, said above
+        say("no blueprint to check")
+        return Verdict((), (), policy.inputs.fail_level), 0
+    checked = check_set(loadeds, policy)
+    for note in checked.notes:
+        say(note)
+    return checked.verdict, len(loadeds)

@@ -4,6 +4,7 @@ job summary beside the annotations."""
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -37,6 +38,28 @@ def emit(verdict: object, fmt: str, output: Path | None, files: int, show_info: 
 
         write_text(output, text)
         say(f"wrote {output}")
+
+
+def emit_input_errors(error: object, fmt: str, output: Path | None, inputs: Sequence[Path | str],
+                      fail_level: str) -> None:
+    """On exit 2, the problems as the report a CI step reads (formats.input_errors): a SARIF result, a failing
+    JUnit case, JSON findings, `::error` annotations, written to `output` atomically when given. Text on stdout
+    says nothing more: the problems go to stderr as always. An output that is one of `inputs` is not written."""
+    from clusterforge.errors import ClusterforgeError
+    from clusterforge.formats.input_errors import verdict_of
+
+    assert isinstance(error, ClusterforgeError)
+    if fmt == "text" and output is None:
+        return
+    if output is not None:
+        from clusterforge.atomic import refuse_inputs
+
+        try:
+            refuse_inputs(output, inputs)
+        except ClusterforgeError as refused:
+            error.problems += refused.problems
+            return
+    emit(verdict_of(error.problems, fail_level), fmt, output, 0, show_info=False)
 
 
 def _step_summary(verdict: object) -> bool:

@@ -71,7 +71,11 @@ def _result(f: Finding, index: dict[str, int]) -> dict[str, Any]:
 
 
 def render(verdict: Verdict) -> str:
+    from clusterforge.formats.input_errors import RULE_ID, sarif_rule
+
     rules = _rules()
+    if any(f.id == RULE_ID for f in verdict.findings):  # input that could not be checked (formats.input_errors)
+        rules.append(sarif_rule())
     index = {r["id"]: i for i, r in enumerate(rules)}
     log = {
         "$schema": SCHEMA,

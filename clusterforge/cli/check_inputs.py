@@ -1,0 +1,57 @@
+"""The blueprints `check` reads: files, folders, sites (through the blueprints that include them) and `-`,
+loaded together so that every unreadable one is reported at once."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from clusterforge.errors import ClusterforgeError, Problem
+
+if TYPE_CHECKING:
+    from clusterforge.load import Loaded
+    from clusterforge.policy_inputs import Policy
+
+STDIN_NAME = "<stdin>"  # how messages name the blueprint read from `-`; its includes resolve against the cwd
+
+
+def read_stdin() -> str:
+    """The blueprint on stdin, within the same size limit and encoding as a file."""
+    from clusterforge import limits
+
+    limit = limits.INPUT_BYTES.value
+    data = click.get_binary_stream("stdin").read(limit + 1)
+    if len(data) > limit:
+        raise ClusterforgeError(limits.INPUT_BYTES.problem(f"more than {limit:,}", STDIN_NAME))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ClusterforgeError(Problem(f"not UTF-8 text ({exc.reason} at byte {exc.start})", STDIN_NAME,
+                                        line)) from None
+
+
+def load_all(blueprints: Sequence[Path], policy: Policy) -> list[Loaded]:
+    """Every blueprint loaded (`-` from stdin); the problems of all that cannot be, together."""
+    from clusterforge.analysis import load
+    from clusterforge.bulk import bulk_objects
+    from clusterforge.load import from_source
+    from clusterforge.site_users import STDIN
+    from clusterforge.yamlsource import parse_text
+
+    loadeds, problems = [], []
+    for path in blueprints:
+        try:
+            if path == STDIN:
+                with bulk_objects():
+                    loadeds.append(from_source(parse_text(read_stdin(), STDIN_NAME), policy.catalog))
+            else:
+                loadeds.append(load(path, policy))
+        except ClusterforgeError as error:
+            problems += error.problems
+    if problems:
+        raise ClusterforgeError(problems)
+    return loadeds
