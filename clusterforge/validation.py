@@ -60,14 +60,33 @@ def _unit_at(root: type[BaseModel] | None, data: Any, path: Sequence[str | int])
         return None
     model = _model_at(root, data, path[:-1])
     field = model.model_fields.get(path[-1]) if model is not None else None
-    return _UNITS.get(field.description or "") if field is not None else None
+    if field is None:
+        return None
+    descriptions = [field.description, *_inner_descriptions(field.annotation)]
+    return next((_UNITS[d] for d in descriptions if d in _UNITS), None)
+
+
+def _inner_descriptions(annotation: Any) -> list[str]:
+    """Descriptions a field's type carries inside a union (`Celsius | None`): pydantic keeps them on the inner
+    type, not on the field."""
+    found: list[str] = []
+    for arg in get_args(annotation):
+        found += [m.description for m in getattr(arg, "__metadata__", ()) if getattr(m, "description", None)]
+        found += _inner_descriptions(arg)
+    return found
+
+
+def _number(value: float) -> str:
+    """80.0 as 80, 1000000 as 1,000,000, 2.5 as 2.5: a bound as the user would write it."""
+    return f"{int(value):,}" if float(value).is_integer() and abs(value) < 1e15 else f"{value:,}"
 
 
 def _bound_message(kind: str, err: Any, unit: str) -> str:
     value, bound = err.get("input"), err.get("ctx", {}).get(_BOUND_KEY[kind])
-    said = f"{value:,}" if isinstance(value, int | float) and not isinstance(value, bool) else _kind_of(value)
-    limit = f"{bound:,}" if isinstance(bound, int | float) else str(bound)
-    return f"{said} {unit} is {_BOUND_WORDS[kind]} {limit} {unit}"
+    said = _number(value) if isinstance(value, int | float) and not isinstance(value, bool) else _kind_of(value)
+    limit = _number(bound) if isinstance(bound, int | float) else str(bound)
+    unit = f" {unit}" if unit else ""
+    return f"{said}{unit} is {_BOUND_WORDS[kind]} {limit}{unit}"
 
 
 _TYPE_WORDS = {

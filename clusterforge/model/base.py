@@ -7,6 +7,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field
 
 from clusterforge.model.text import Name, ObjectName
+from clusterforge.validation import figure
 
 __all__ = ["Celsius", "Count", "Kg", "Kw", "Name", "NonNegKw", "ObjectName", "Strict"]
 
@@ -20,8 +21,8 @@ class Strict(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
-Kw = Annotated[float, Field(gt=0, le=1_000_000)]
-NonNegKw = Annotated[float, Field(ge=0, le=1_000_000)]
-Kg = Annotated[float, Field(gt=0, le=100_000)]
-Celsius = Annotated[float, Field(ge=-20, le=80)]
+Kw = Annotated[float, figure("kW", 1_000_000)]
+NonNegKw = Annotated[float, figure("kW", 1_000_000, inclusive=True)]
+Kg = Annotated[float, figure("kg", 100_000)]
+Celsius = Annotated[float, figure("°C", 80, -20, inclusive=True)]
 Count = Annotated[int, Field(ge=1, le=10_000_000)]

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, model_validator
 
 from clusterforge.model.base import Celsius, Count, Kg, Kw, Name, ObjectName, Strict
+from clusterforge.validation import figure
 
 InletClass = Literal["A1", "A2", "A3", "A4"]
 WaterClass = Literal["W17", "W27", "W32", "W40", "W45", "W+"]
@@ -18,8 +19,8 @@ class Feed(Strict):
 
     name: ObjectName
     side: Literal["A", "B"]
-    voltage: Annotated[float, Field(gt=0, le=1000)]
-    amps: Annotated[float, Field(gt=0, le=1000)]
+    voltage: Annotated[float, figure("V", 1000)]
+    amps: Annotated[float, figure("A", 1000)]
     phase: Literal[1, 3] = 1
     panel: ObjectName | None = None
 
@@ -28,8 +29,8 @@ class Panel(Strict):
     """A panel or busway section that several feeds draw from."""
 
     name: ObjectName
-    voltage: Annotated[float, Field(gt=0, le=100_000)]
-    amps: Annotated[float, Field(gt=0, le=100_000)]
+    voltage: Annotated[float, figure("V", 100_000)]
+    amps: Annotated[float, figure("A", 100_000)]
     phase: Literal[1, 3] = 3
 
 
@@ -103,12 +104,12 @@ class Rack(Strict):
 
     name: ObjectName
     role: RackRole = "compute"
-    u_height: Annotated[int, Field(ge=1, le=60)] = 42
+    u_height: Annotated[int, figure("U", 60, 1, inclusive=True)] = 42
     max_weight_kg: Kg = 1361
-    tare_weight_kg: Annotated[float, Field(ge=0, le=10_000)] = 150
-    footprint_m2: Annotated[float, Field(gt=0, le=20)] = 0.72
-    reserved_u: Annotated[int, Field(ge=0, le=60)] = 0
-    mounting_depth_mm: Annotated[int, Field(ge=100, le=2000)] | None = None
+    tare_weight_kg: Annotated[float, figure("kg", 10_000, inclusive=True)] = 150
+    footprint_m2: Annotated[float, figure("m²", 20)] = 0.72
+    reserved_u: Annotated[int, figure("U", 60, inclusive=True)] = 0
+    mounting_depth_mm: Annotated[int, figure("mm", 2000, 100, inclusive=True)] | None = None
     airflow: Airflow = "front-to-rear"
     contracted_kw: Kw | None = None
     cooling: RackCooling = AirCooling(kind="air")
@@ -151,13 +152,13 @@ class Row(Strict):
 
 class Site(Strict):
     name: ObjectName
-    floor_load_kg_per_m2: Annotated[float, Field(gt=0, le=100_000)] | None = None
+    floor_load_kg_per_m2: Annotated[float, figure("kg/m²", 100_000)] | None = None
     max_inlet_c: Celsius | None = None
     inlet_class: InletClass | None = None
     facility_water_class: WaterClass | None = None
     max_supply_water_c: Celsius | None = None
-    pue: Annotated[float, Field(ge=1.0, le=5.0)] | None = None
-    energy_usd_per_kwh: Annotated[float, Field(gt=0, le=10)] | None = None  # the site's tariff, for its cost
+    pue: Annotated[float, figure("", 5, 1, inclusive=True)] | None = None  # facility power / IT power
+    energy_usd_per_kwh: Annotated[float, figure("USD/kWh", 10)] | None = None  # the site's tariff, for its cost
     contracted_it_kw: Kw | None = None
     utility_kw: Kw | None = None
     contracted_kw_per_rack: Kw | None = None
