@@ -219,3 +219,18 @@ def test_pools_are_bounded_before_validation(monkeypatch: pytest.MonkeyPatch) ->
         load_text(yaml.safe_dump({**ONPREM, "pools": pools}), "bp.yaml")
     rendered = exc.value.problems[0].render()
     assert "1,001 pools in one blueprint" in rendered and "CLUSTERFORGE_MAX_POOLS" in rendered, rendered
+
+
+@pytest.mark.parametrize(("path", "value", "said"), [
+    (("site", "max_inlet_c"), 95, "site.max_inlet_c: 95 °C is over the limit of 80 °C"),
+    (("site", "contracted_it_kw"), 4_000_000, "site.contracted_it_kw: 4,000,000 kW is over the limit of 1,000,000 kW"),
+    (("site", "rows", 0, "racks", 0, "feeds", 0, "voltage"), 4150, "voltage: 4,150 V is over the limit of 1,000 V"),
+    (("site", "pue"), 7, "site.pue: 7 is over the limit of 5"),
+    (("site", "rows", 0, "racks", 0, "u_height"), 0, "u_height: 0 U is under the least of 1 U"),
+])
+def test_a_figure_out_of_range_is_said_in_its_unit(path: tuple[Any, ...], value: Any, said: str) -> None:
+    with pytest.raises(ClusterforgeError) as exc:
+        load_text(yaml.safe_dump(_set(ONPREM, path, value)), "bp.yaml")
+    rendered = exc.value.problems[0].render()
+    assert said in rendered, rendered
+    assert "Input should be" not in rendered
