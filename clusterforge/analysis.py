@@ -8,7 +8,7 @@ stay quick for `--help`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -108,14 +108,16 @@ def analyze(
     return Analysis(loaded, cluster, implicit, plan, verdict, policy)
 
 
-def load_set(files: Sequence[Path], policy: Policy) -> list[Loaded]:
-    """Every blueprint of a set; the problems of all that cannot be read, together (one error, every file)."""
+def load_set(files: Sequence[Path], policy: Policy,
+             read: Callable[[Path, Policy], Loaded] | None = None) -> list[Loaded]:
+    """Every blueprint of a set, each read by `read` (default: `load`); the problems of all that cannot be read,
+    together (one error, every file)."""
     from clusterforge.errors import ClusterforgeError
 
     loadeds, problems = [], []
     for path in files:
         try:
-            loadeds.append(load(path, policy))
+            loadeds.append((read or load)(path, policy))
         except ClusterforgeError as error:
             problems += error.problems
     if problems:

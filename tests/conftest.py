@@ -50,3 +50,21 @@ def write(tmp_path: Path) -> Callable[[str, str], Path]:
         return path
 
     return _write
+
+
+SHARED_SITE = EXAMPLES / "shared-site"
+
+
+@pytest.fixture
+def hall(tmp_path: Path) -> Path:
+    """A copy of examples/shared-site (one site file, two teams that include it) to change."""
+    import shutil
+
+    for f in SHARED_SITE.iterdir():
+        shutil.copy(f, tmp_path / f.name)
+    return tmp_path
+
+
+def line_of(path: Path, needle: str) -> int:
+    """The first line of `path` that holds `needle` (1-based), where a finding must point."""
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if needle in line)

@@ -20,15 +20,6 @@ from tests.conftest import EXAMPLES, ROOT
 SHARED = EXAMPLES / "shared-site"
 
 
-@pytest.fixture
-def hall(tmp_path: Path) -> Path:
-    for f in SHARED.iterdir():
-        shutil.copy(f, tmp_path / f.name)
-    return tmp_path
-
-
-def _line(path: Path, needle: str) -> int:
-    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if needle in line)
 
 
 def test_a_site_file_checks_the_teams_that_include_it(cli) -> None:
@@ -56,7 +47,7 @@ def test_a_site_nobody_includes_is_nothing_to_judge(cli, tmp_path: Path) -> None
     assert "site: !include site-dc1.yaml" in result.stderr
 
 
-def test_a_site_change_that_breaks_one_team_fails_at_the_site_line(cli, hall: Path) -> None:
+def test_a_site_change_that_breaks_one_team_fails_at_the_siteline_of(cli, hall: Path) -> None:
     """Racks a03-a04 (only the NLP team's 2 DGX H100 in a03, 20.4 kW) get 415 V 3φ 16 A feeds: 11.5 kW, 9.2 kW
     continuous, too small for the rack on either side; a01-a02 (the vision team) keep their 60 A feeds."""
     site = hall / "site-dc1.yaml"

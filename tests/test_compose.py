@@ -3,28 +3,18 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from clusterforge.errors import ClusterforgeError
 from clusterforge.load import load_blueprint
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, line_of
 from tests.hostile.cases_verdicts import TEAMMATE
 
 SHARED = EXAMPLES / "shared-site"
 
 
-@pytest.fixture
-def hall(tmp_path: Path) -> Path:
-    for f in SHARED.iterdir():
-        shutil.copy(f, tmp_path / f.name)
-    return tmp_path
-
-
-def _line(path: Path, needle: str) -> int:
-    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if needle in line)
 
 
 def test_team_blueprint_gets_the_included_site_and_its_placements(hall: Path) -> None:
@@ -34,9 +24,9 @@ def test_team_blueprint_gets_the_included_site_and_its_placements(hall: Path) ->
     assert [len(r.devices) for r in site.rows[0].racks] == [1, 1, 0, 0]
     # a rack's line is in the site file; a placed device's line is the team's placement entry
     assert loaded.source.locate(("site", "rows", 0, "racks", 1, "cooling")) == (
-        str((hall / "site-dc1.yaml").resolve()), _line(hall / "site-dc1.yaml", "cooling: {kind: rdhx"))
+        str((hall / "site-dc1.yaml").resolve()), line_of(hall / "site-dc1.yaml", "cooling: {kind: rdhx"))
     assert loaded.source.locate(("site", "rows", 0, "racks", 1, "devices", 0)) == (
-        str(hall / "team-vision.yaml"), _line(hall / "team-vision.yaml", "rack: a02"))
+        str(hall / "team-vision.yaml"), line_of(hall / "team-vision.yaml", "rack: a02"))
 
 
 def test_examples_pass_together(cli) -> None:
@@ -56,7 +46,7 @@ def test_each_team_passes_alone_but_not_together(cli, hall: Path) -> None:
     [error] = [f for f in json.loads(result.stdout)["findings"] if f["level"] == "error"]
     # rack a02 now holds 2 + 2 DGX = 40.8 kW; either side gives 34.5 kW
     assert error["id"] == "PWR-002" and "rack a02 draws 40.8 kW" in error["message"]
-    assert error["file"].endswith("site-dc1.yaml") and error["line"] == _line(hall / "site-dc1.yaml", "feeds:")
+    assert error["file"].endswith("site-dc1.yaml") and error["line"] == line_of(hall / "site-dc1.yaml", "feeds:")
 
 
 def test_placement_into_a_missing_rack(hall: Path) -> None:
@@ -65,7 +55,7 @@ def test_placement_into_a_missing_rack(hall: Path) -> None:
     with pytest.raises(ClusterforgeError) as exc:
         load_blueprint(team)
     [problem] = exc.value.problems
-    assert problem.line == _line(team, "rack: a09") and "no rack 'a09'" in problem.message
+    assert problem.line == line_of(team, "rack: a09") and "no rack 'a09'" in problem.message
 
 
 def test_include_errors_are_located(tmp_path: Path) -> None:
@@ -88,7 +78,7 @@ def test_errors_inside_the_site_file_point_into_it(hall: Path) -> None:
     with pytest.raises(ClusterforgeError) as exc:
         load_blueprint(hall / "team-vision.yaml")
     problem = exc.value.problems[0]
-    assert problem.file == str(site.resolve()) and problem.line == _line(site, "reserved_uu")
+    assert problem.file == str(site.resolve()) and problem.line == line_of(site, "reserved_uu")
 
 
 
@@ -148,4 +138,4 @@ def test_unplaced_switches_of_a_team_point_into_its_file(cli, hall: Path) -> Non
     result = cli("check", vision, nlp, "-f", "json")
     [rck] = [f for f in json.loads(result.stdout)["findings"] if f["id"] == "RCK-007"]
     assert rck["path"] == "teams.nlp.fabric.switch" and rck["cluster"] == "site:dc1"
-    assert rck["file"] == str(nlp) and rck["line"] == _line(nlp, "fabric:")
+    assert rck["file"] == str(nlp) and rck["line"] == line_of(nlp, "fabric:")

@@ -36,22 +36,19 @@ def read_stdin() -> str:
 
 def load_all(blueprints: Sequence[Path], policy: Policy) -> list[Loaded]:
     """Every blueprint loaded (`-` from stdin); the problems of all that cannot be, together."""
+    from clusterforge.analysis import load_set
+
+    return load_set(blueprints, policy, _load_one)
+
+
+def _load_one(path: Path, policy: Policy) -> Loaded:
     from clusterforge.analysis import load
     from clusterforge.bulk import bulk_objects
     from clusterforge.load import from_source
     from clusterforge.site_users import STDIN
     from clusterforge.yamlsource import parse_text
 
-    loadeds, problems = [], []
-    for path in blueprints:
-        try:
-            if path == STDIN:
-                with bulk_objects():
-                    loadeds.append(from_source(parse_text(read_stdin(), STDIN_NAME), policy.catalog))
-            else:
-                loadeds.append(load(path, policy))
-        except ClusterforgeError as error:
-            problems += error.problems
-    if problems:
-        raise ClusterforgeError(problems)
-    return loadeds
+    if path != STDIN:
+        return load(path, policy)
+    with bulk_objects():
+        return from_source(parse_text(read_stdin(), STDIN_NAME), policy.catalog)
