@@ -287,3 +287,22 @@ def test_repo_enroot_and_pyxis_stand_ins_declare_nvidias_dependencies(tmp_path) 
     assert "Version: 0.24.0-1\n" in stanzas["Package: nvslurm-plugin-pyxis"]
     assert "Depends: enroot (>= 3.1.0) | enroot-hardened (>= 3.1.0)\n" in stanzas["Package: nvslurm-plugin-pyxis"]
     assert all("clusterforge lab stand-in" in stanza for stanza in stanzas.values())
+
+
+def test_one_off_steps_announce_what_they_took_here_last_time(monkeypatch, tmp_path) -> None:
+    """A first bake promises the reference machine's figure, never 'about a minute'; a later one names what the
+    last one took on this machine, and a failed step records nothing."""
+    from clusterforge.lab import durations
+
+    monkeypatch.setenv("CLUSTERFORGE_CACHE", str(tmp_path))
+    said: list[str] = []
+    clock = iter([100.0, 303.4])
+    monkeypatch.setattr(durations.time, "monotonic", lambda: next(clock))
+    with durations.timed("bake", said.append, "baking the image"):
+        pass
+    assert said == ["baking the image (3-4 minutes on 2 cores)", "bake done in 203 s"]
+    clock = iter([0.0, 5.0])
+    with pytest.raises(RuntimeError), durations.timed("bake", said.append, "baking again"):
+        raise RuntimeError("the bake failed")
+    assert said[-1] == "baking again (took 203 s here last time)"
+    assert durations.expected("bake") == "took 203 s here last time"

@@ -24,7 +24,7 @@ from typing import Any
 
 from clusterforge.checkout import project_root
 from clusterforge.errors import ClusterforgeError, Problem
-from clusterforge.lab import image, nodes, podman, repo, selfboot
+from clusterforge.lab import durations, image, nodes, podman, repo, selfboot
 from clusterforge.lab.paths import LabPaths
 from clusterforge.lab.state import Node
 from clusterforge.provision.runner import EventHandler, Run, execute
@@ -148,8 +148,14 @@ def ensure_baked(paths: LabPaths, node_image: str, recipe: Recipe, say: Say, on_
             image.prune(recipe.repository, recipe.tag)
             return False
     groups = [*recipe.groups, *([recipe.pool_group] if recipe.pool_group else [])]
-    say(f"baking {recipe.tag}: the roles' install steps on one node in {', '.join(groups)} "
-        "(once per change of its inputs; minutes)")
+    with durations.timed("bake", say, f"baking {recipe.tag}: the roles' install steps on one node in "
+                         f"{', '.join(groups)}, once per change of its inputs"):
+        _bake(paths, node_image, recipe, groups, on_event)
+    return True
+
+
+def _bake(paths: LabPaths, node_image: str, recipe: Recipe, groups: list[str],
+          on_event: EventHandler | None) -> None:
     subnet = nodes.ensure_network(paths)
     spec = nodes.specs_for({BAKE_NODE: tuple(groups)}, subnet)[0]
     bake_dir = paths.root / "bake"
@@ -177,7 +183,6 @@ def ensure_baked(paths: LabPaths, node_image: str, recipe: Recipe, say: Say, on_
     finally:
         podman.run(["rm", "--force", "--time", "0", container], check=False)
         shutil.rmtree(bake_dir, ignore_errors=True)
-    return True
 
 
 def add_boot_phase(paths: LabPaths) -> None:

@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 
 from clusterforge.errors import ClusterforgeError, Problem
-from clusterforge.lab import podman
+from clusterforge.lab import durations, podman
 from clusterforge.lab.paths import shared_cache
 
 SUITE = "trixie"
@@ -49,12 +49,16 @@ def mirror(sources: tuple[Path, ...] = (Path("/etc/apt/sources.list"), Path("/et
 
 
 def ensure_base(say: Callable[[str], None] | None = None) -> str:
-    """The debootstrap base image, built on first use (about a minute)."""
+    """The debootstrap base image, built on first use (minutes: lab/durations.py says how many here)."""
     if podman.exists("image", BASE_IMAGE):
         return BASE_IMAGE
     archive = mirror()
-    if say:
-        say(f"building {BASE_IMAGE} with debootstrap from {archive} (once, about a minute)")
+    with durations.timed("debootstrap", say, f"building {BASE_IMAGE} with debootstrap from {archive}, once"):
+        _debootstrap(archive)
+    return BASE_IMAGE
+
+
+def _debootstrap(archive: str) -> None:
     work = Path(tempfile.mkdtemp(prefix="rootfs-", dir=_scratch()))
     try:
         proc = subprocess.run(
@@ -75,7 +79,6 @@ def ensure_base(say: Callable[[str], None] | None = None) -> str:
             raise ClusterforgeError(Problem(f"podman import failed: {imported.stderr.strip()[-300:]}", "podman"))
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return BASE_IMAGE
 
 
 def _scratch() -> Path:
