@@ -1,0 +1,88 @@
+"""The power-save file render writes for the controller: which launch template makes which nodes.
+
+One group per (pool, instance type, zone, capacity reservation or block), the grain of the launch templates IaC
+owns, so the file is O(pools) like the state: a group names its nodes as one hostlist. The programs read it on
+every call (slurmctld starts them fresh), so it is small and checked on load: a broken file is exit 2 with its
+location, never a half-launched fleet.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cached_property
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from clusterforge import hostlist
+from clusterforge.errors import ClusterforgeError, Problem
+
+Capacity = Literal["on-demand", "capacity-reservation", "capacity-block"]
+Scaling = Literal["all-or-nothing", "best-effort"]
+
+# ParallelCluster's node plugin: launch_max_batch_size 500, insufficient_capacity_timeout 600 s (scale.md)
+DEFAULT_BATCH = 500
+FLEET_MAX = 10_000  # EC2 Fleet's target capacity per fleet
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class NodeGroup(_Strict):
+    """Nodes that one launch template makes, and how EC2 is asked for them."""
+
+    name: str = Field(min_length=1, max_length=128)
+    nodes: str = Field(min_length=1, description="hostlist, e.g. gpu-[0001-0016]")
+    static: str = Field("", description="the always-on part of `nodes` (pools[].count), powered up by reconcile")
+    launch_template: str = Field(min_length=1, max_length=128, description="launch template name")
+    version: str = "$Latest"
+    instance_type: str = Field(min_length=1)
+    subnet: str = ""
+    capacity: Capacity = "on-demand"
+    reservation: str = ""
+    scaling: Scaling = "all-or-nothing"
+
+    @cached_property
+    def members(self) -> frozenset[str]:
+        return frozenset(hostlist.expand(self.nodes))
+
+    @cached_property
+    def static_members(self) -> frozenset[str]:
+        return frozenset(hostlist.expand(self.static)) if self.static else frozenset()
+
+
+class PowerSaveConfig(_Strict):
+    cluster: str = Field(min_length=1, max_length=64)
+    provider: Literal["aws", "lab"] = "aws"
+    region: str = ""
+    batch_size: int = Field(DEFAULT_BATCH, ge=1, le=FLEET_MAX)
+    insufficient_capacity_timeout_s: int = Field(600, ge=0)
+    groups: tuple[NodeGroup, ...]
+
+    def group_of(self, node: str) -> NodeGroup | None:
+        return next((g for g in self.groups if node in g.members), None)
+
+
+def load(path: Path) -> PowerSaveConfig:
+    """The file at `path`, checked: exit 2 with its location when it is missing or wrong."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        config = PowerSaveConfig.model_validate(raw)
+        for index, group in enumerate(config.groups):
+            for name in ("nodes", "static"):
+                try:  # a bad hostlist fails here, not mid-launch
+                    _ = group.members if name == "nodes" else group.static_members
+                except ClusterforgeError as exc:
+                    raise ClusterforgeError(Problem(exc.problems[0].message, str(path),
+                                                    path=f"groups.{index}.{name}")) from exc
+    except OSError as exc:
+        raise ClusterforgeError(Problem(f"cannot read the power-save file: {exc.strerror}", str(path))) from exc
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ClusterforgeError(Problem(first["msg"], str(path), path=where)) from exc
+    except ValueError as exc:
+        raise ClusterforgeError(Problem(f"not JSON: {exc}", str(path))) from exc
+    return config

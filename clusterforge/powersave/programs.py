@@ -1,0 +1,95 @@
+"""The console scripts slurmctld runs: `clusterforge-resume HOSTLIST`, `clusterforge-suspend HOSTLIST`, and the
+timer's `clusterforge-reconcile`.
+
+They start fresh on every call, so they import only what they use (no click, no blueprint model). They read the
+power-save file render wrote (`$CLUSTERFORGE_POWERSAVE`, default /etc/slurm/clusterforge-powersave.json) and log
+one line per group of nodes to stderr, which the slurm role sends to the journal. A bad file or hostlist is
+exit 2 with its location; nothing is launched then.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from datetime import datetime
+from pathlib import Path
+
+from clusterforge import hostlist
+from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.powersave import config as powersave_config
+from clusterforge.powersave.provider import Provider
+from clusterforge.powersave.reconcile import reconcile
+from clusterforge.powersave.resume import job_nodes, resume
+from clusterforge.powersave.slurm import Scontrol
+from clusterforge.powersave.suspend import suspend
+
+DEFAULT_FILE = "/etc/slurm/clusterforge-powersave.json"
+log = logging.getLogger("clusterforge.powersave")
+
+
+def provider_for(cfg: powersave_config.PowerSaveConfig) -> Provider:
+    if cfg.provider == "aws":
+        from clusterforge.powersave.aws import Ec2Provider
+
+        return Ec2Provider(cfg)
+    raise ClusterforgeError(Problem(f"provider {cfg.provider!r} is not available here",
+                                    os.environ.get("CLUSTERFORGE_POWERSAVE", DEFAULT_FILE)))
+
+
+DESCRIPTIONS = {
+    "clusterforge-resume": "slurmctld's ResumeProgram: give each node an instance (once; a node that has one keeps "
+                           "it), tell slurmctld its address, and mark the nodes left without one DOWN with the reason. "
+                           "Reads SLURM_RESUME_FILE for each job's nodes (all-or-nothing groups).",
+    "clusterforge-suspend": "slurmctld's SuspendProgram: terminate the instances of the nodes powered down.",
+    "clusterforge-reconcile": "The controller's timer: replace instances that failed a status check or that "
+                              "remediation gave up on, terminate orphans, give nodes short of capacity back to "
+                              "slurmctld after the timeout, power up static nodes.",
+}
+
+
+def _parser(prog: str, takes_nodes: bool) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=DESCRIPTIONS[prog])
+    if takes_nodes:
+        parser.add_argument("nodes", help="SLURM hostlist, as slurmctld passes it (gpu-[0001-0016])")
+    parser.add_argument("--config", type=Path, default=Path(os.environ.get("CLUSTERFORGE_POWERSAVE", DEFAULT_FILE)),
+                        help="the power-save file render writes (default: %(default)s)")
+    return parser
+
+
+def _run(prog: str, takes_nodes: bool, argv: list[str] | None) -> int:
+    logging.basicConfig(level=logging.INFO, format=f"{prog}: %(message)s", stream=sys.stderr)
+    args = _parser(prog, takes_nodes).parse_args(argv)
+    try:
+        cfg = powersave_config.load(args.config)
+        provider = provider_for(cfg)
+        if prog == "clusterforge-resume":
+            resume_file = os.environ.get("SLURM_RESUME_FILE")
+            done = resume(cfg, provider, Scontrol(), hostlist.expand(args.nodes),
+                          job_nodes(Path(resume_file) if resume_file else None))
+            lines = done.summary()
+        elif prog == "clusterforge-suspend":
+            gone = suspend(provider, hostlist.expand(args.nodes))
+            lines = [f"suspend: terminated {len(gone)} instances for {args.nodes}"]
+        else:
+            lines = reconcile(cfg, provider, Scontrol(), datetime.now()).summary()
+    except ClusterforgeError as exc:
+        for problem in exc.problems:
+            log.error(problem.render())
+        return 2
+    for line in lines:
+        log.info(line)
+    return 0
+
+
+def resume_main(argv: list[str] | None = None) -> int:
+    return _run("clusterforge-resume", True, argv)
+
+
+def suspend_main(argv: list[str] | None = None) -> int:
+    return _run("clusterforge-suspend", True, argv)
+
+
+def reconcile_main(argv: list[str] | None = None) -> int:
+    return _run("clusterforge-reconcile", False, argv)

@@ -1,0 +1,51 @@
+"""The face every cloud shows the power-save programs: find a node's instance, launch a group's nodes, terminate.
+
+An instance carries its node's name (a tag on EC2, a label on a lab container), so resume can look a node up before
+launching it (a node resumed twice launches once) and reconcile can tell orphans from nodes. A launch reports per
+node: an instance, or the reason it has none (capacity, not an error to retry at once).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from clusterforge.powersave.config import NodeGroup
+
+INSUFFICIENT_CAPACITY = "InsufficientInstanceCapacity"
+
+
+@dataclass(frozen=True)
+class Instance:
+    id: str
+    node: str
+    address: str | None  # None right after launch: DescribeInstances is eventually consistent
+    state: str = "running"
+
+
+@dataclass
+class Launch:
+    """What one launch gave: instances by node, and for the nodes left without one, why (`code: message`)."""
+
+    instances: dict[str, Instance] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
+
+
+class Provider(Protocol):
+    def find(self, nodes: Sequence[str]) -> dict[str, Instance]:
+        """The live (pending or running) instances of these nodes."""
+
+    def launch(self, group: NodeGroup, nodes: Sequence[str], minimum: int) -> Launch:
+        """Start one instance per node, at least `minimum` of them or none (all-or-nothing when it is len(nodes))."""
+
+    def addresses(self, instances: Sequence[Instance]) -> dict[str, str]:
+        """The private addresses now known, by node (an address not yet known is left out)."""
+
+    def terminate(self, instances: Sequence[Instance]) -> None: ...
+
+    def everything(self) -> list[Instance]:
+        """Every live instance of this cluster, for reconcile to find orphans."""
+
+    def impaired(self) -> list[Instance]:
+        """Live instances that failed a status check."""
