@@ -51,11 +51,13 @@ def hybrid(tmp_path: Path, name: str = "hybrid.yaml", section: str = SECTION, bu
 
 def test_the_target_registers_its_section_and_pool_field_in_the_schema() -> None:
     schema = json.loads(run("schema").stdout)
-    assert "testcloud" in schema["properties"]["target"]["enum"]
-    assert schema["properties"]["testcloud"]["anyOf"][0]["$ref"].endswith("/TestCloud")
+    cluster = schema["$defs"]["Cluster"]
+    assert "testcloud" in cluster["properties"]["target"]["enum"]
+    assert cluster["properties"]["testcloud"]["anyOf"][0]["$ref"].endswith("/TestCloud")
     assert "zone" in schema["$defs"]["Pool"]["properties"]
     without = json.loads(run("schema", plugins=PLUGINS / "none").stdout)
-    assert "testcloud" not in without["properties"] and "zone" not in without["$defs"]["Pool"]["properties"]
+    assert "testcloud" not in without["$defs"]["Cluster"]["properties"]
+    assert "zone" not in without["$defs"]["Pool"]["properties"]
 
 
 def test_an_on_prem_cluster_with_a_cloud_pool_validates_checks_and_plans(tmp_path: Path) -> None:

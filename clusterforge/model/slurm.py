@@ -42,7 +42,7 @@ def _word(value: object) -> object:
 
 
 # A pass-through parameter's value: one word such as `bf_continue,bf_window=4320`, or an integer.
-SettingValue = Annotated[SlurmValue, BeforeValidator(_word)]
+SettingValue = Annotated[SlurmValue, BeforeValidator(_word, json_schema_input_type=SlurmValue | float)]
 Settings = Annotated[dict[SlurmKey, SettingValue], Field(max_length=200)]
 
 
