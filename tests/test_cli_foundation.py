@@ -43,14 +43,14 @@ def test_validate_missing_file(cli) -> None:
 def test_schema_has_pools(cli) -> None:
     result = cli("schema")
     assert result.exit_code == 0
-    schema = json.loads(result.stdout)
-    assert "pools" in schema["properties"] and schema["additionalProperties"] is False
+    cluster = json.loads(result.stdout)["$defs"]["Cluster"]
+    assert "pools" in cluster["properties"] and cluster["additionalProperties"] is False
 
 
 def test_schema_to_file(cli, tmp_path) -> None:
     out = tmp_path / "s.json"
     assert cli("schema", "-o", out).exit_code == 0
-    assert "pools" in json.loads(out.read_text())["properties"]
+    assert "pools" in json.loads(out.read_text())["$defs"]["Cluster"]["properties"]
 
 
 def test_catalog_show_p5_json(cli) -> None:
@@ -145,15 +145,16 @@ def test_an_internal_error_shows_its_traceback_on_request() -> None:
 
 
 def test_input_errors_and_interrupts_keep_their_codes() -> None:
-    """Bad input stays exit 2; Ctrl-C stays click's `Aborted!` and exit 1, not an internal error."""
+    """Bad input stays exit 2; Ctrl-C is exit 130 with one line: neither a verdict (1) nor an internal error."""
     bad_input = _crash("ClusterforgeError('bad input')")
     assert bad_input.returncode == 2 and bad_input.stderr.strip() == "<input>: bad input"
     interrupted = _crash("KeyboardInterrupt()")
-    assert interrupted.returncode == 1 and interrupted.stderr.strip() == "Aborted!"
+    assert (interrupted.returncode, interrupted.stderr) == (130, "clusterforge: interrupted\n")
 
 
 def test_exit_codes_are_documented() -> None:
     result = CliRunner().invoke(app, ["--help"])
     assert "3 internal error" in " ".join(result.output.split())
+    assert "130 interrupted" in " ".join(result.output.split())
     readme = (Path(__file__).parents[1] / "README.md").read_text()
     assert "`3` internal error" in readme

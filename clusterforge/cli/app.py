@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -19,6 +20,31 @@ if TYPE_CHECKING:
     from clusterforge.yamlsource import Source
 
 EXIT_OK, EXIT_POLICY, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command Ctrl-C stopped
+
+INTERRUPTED = "clusterforge: interrupted"
+
+
+def say_interrupted() -> None:
+    """The one line Ctrl-C leaves on stderr: no traceback, and not click's "Aborted!" with exit 1 (a verdict).
+    On a terminal it starts on a line of its own, after the echoed ^C."""
+    with contextlib.suppress(BaseException):  # a closed stderr must not turn exit 130 into a traceback
+        click.echo(("\n" if sys.stderr.isatty() else "") + INTERRUPTED, err=True)
+
+
+@contextlib.contextmanager
+def _interrupts_exit_130() -> Iterator[None]:
+    """Ctrl-C, in a command or at one of click's prompts (which turn it into Abort), ends with exit 130."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        say_interrupted()
+        raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+    except click.exceptions.Abort as abort:
+        if not isinstance(abort.__context__, KeyboardInterrupt):  # end of input at a prompt stays click's
+            raise
+        say_interrupted()
+        raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
 
 
 def say(text: str) -> None:
@@ -59,9 +85,15 @@ class _Group(click.Group):
             importlib.import_module(f"clusterforge.cli.{COMMAND_MODULES[cmd_name]}")  # registers on `app`
         return super().get_command(ctx, cmd_name)
 
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        with _interrupts_exit_130():  # the root's own options; a subcommand's are parsed within invoke
+            return super().make_context(info_name, args, parent, **extra)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            with _interrupts_exit_130():
+                return super().invoke(ctx)
         except ClusterforgeError as error:
             print_problems(error)
             ctx.exit(EXIT_INPUT)
@@ -84,7 +116,7 @@ def app() -> None:
       clusterforge catalog list               the hardware the checks know
 
     Exit codes: 0 ok, 1 policy failure, 2 unreadable or invalid input, 3 internal error (a bug: please report
-    it; CLUSTERFORGE_DEBUG=1 prints the traceback).
+    it; CLUSTERFORGE_DEBUG=1 prints the traceback), 130 interrupted (Ctrl-C).
     """
 
 

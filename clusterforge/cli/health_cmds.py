@@ -45,16 +45,23 @@ def diag(level: int, nodes: str, partition: str | None, reservation: str | None,
     """
     from clusterforge.hostlist import expand
     from clusterforge.operations.diag import check_level, parse, srun_command
+    from clusterforge.operations.transport import check_destination, raise_for_transport
 
     check_level(level)
     try:
         expected = expand(nodes)
     except ClusterforgeError as error:
         raise ClusterforgeError(Problem(error.problems[0].message, path="--nodes")) from None
+    if via is not None:
+        check_destination(via, "--ssh")
     argv = srun_command(level, nodes, partition, reservation, drain)
     started = time.monotonic()
-    output, status = _run(argv, via, lab)
-    verdicts = parse(output, expected)
+    stdout, stderr, status = _run(argv, via, lab)
+    verdicts = parse(stdout + stderr, expected)
+    if via is not None or lab:  # ssh failing is not the nodes failing
+        answered = any(v.status != "missing" for v in verdicts)
+        raise_for_transport(status, stderr, answered, via or f"the controller of lab {lab}",
+                            "--ssh" if via is not None else "--lab", "srun")
     elapsed = time.monotonic() - started
     failed = [v for v in verdicts if v.status in ("fail", "missing")]
     if fmt == "json":
@@ -72,7 +79,8 @@ def diag(level: int, nodes: str, partition: str | None, reservation: str | None,
         raise click.exceptions.Exit(EXIT_POLICY)
 
 
-def _run(argv: list[str], via: str | None, lab: str | None) -> tuple[str, int]:
+def _run(argv: list[str], via: str | None, lab: str | None) -> tuple[str, str, int]:
+    """srun's stdout, stderr and exit status: run here, on HOST over ssh, or on a lab's controller."""
     if lab:
         from clusterforge.lab import nodes, state
         from clusterforge.lab.paths import LabPaths
@@ -81,7 +89,7 @@ def _run(argv: list[str], via: str | None, lab: str | None) -> tuple[str, int]:
         controller = state.require(paths).controller
         proc = nodes.ssh(paths, controller, argv, timeout=None)
     elif via:
-        proc = subprocess.run(["ssh", "-o", "BatchMode=yes", via, shlex.join(argv)], capture_output=True,
+        proc = subprocess.run(["ssh", "-o", "BatchMode=yes", "--", via, shlex.join(argv)], capture_output=True,
                               text=True, check=False)
     else:
         try:
@@ -89,4 +97,4 @@ def _run(argv: list[str], via: str | None, lab: str | None) -> tuple[str, int]:
         except FileNotFoundError:
             raise ClusterforgeError(Problem("srun is not installed here", "srun",
                                             hint="run on a login node, or pass --ssh LOGIN_NODE")) from None
-    return proc.stdout + proc.stderr, proc.returncode
+    return proc.stdout, proc.stderr, proc.returncode

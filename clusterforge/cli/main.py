@@ -8,7 +8,7 @@ import signal
 import sys
 from typing import NoReturn
 
-from clusterforge.cli.app import EXIT_INPUT, EXIT_INTERNAL, app, print_problems
+from clusterforge.cli.app import EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, app, print_problems, say_interrupted
 from clusterforge.errors import ClusterforgeError
 
 DEBUG = "CLUSTERFORGE_DEBUG"  # set (to anything but 0 or empty): an internal error prints its traceback
@@ -65,7 +65,8 @@ def _report_crash(error: BaseException) -> None:
 
 
 def main() -> None:
-    """Run the command line; exit 0 ok, 1 policy failure, 2 bad input, 3 internal error (see _report_crash)."""
+    """Run the command line; exit 0 ok, 1 policy failure, 2 bad input, 3 internal error (see _report_crash),
+    130 interrupted."""
     signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGHUP, _terminate)
     import clusterforge.bulk
@@ -75,8 +76,9 @@ def main() -> None:
         app(prog_name="clusterforge")
     except SystemExit as done:
         _leave(done.code)
-    except KeyboardInterrupt:
-        raise  # an interrupt outside a command keeps Python's own handling
+    except KeyboardInterrupt:  # outside a command and its parsing (_Group): the same one line and exit 130
+        say_interrupted()
+        _leave(EXIT_INTERRUPTED)
     except ClusterforgeError as error:  # raised outside a command's body (an option's callback)
         print_problems(error)
         _leave(EXIT_INPUT)

@@ -14,6 +14,7 @@ from typing import Any
 
 from clusterforge.atomic import write_text
 from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.provision.interrupt import poll_often, stopped_by_signals
 from clusterforge.provision.summary import RunSummary
 
 EventHandler = Callable[[Mapping[str, Any]], None]
@@ -37,6 +38,7 @@ class Run:
     env: dict[str, str] = field(default_factory=dict)
     forks: int | None = None
     fast: bool = False  # Mitogen's strategy: same roles and modules, several times less overhead per task
+    list_hosts: bool = False  # only name the hosts the plays would run on (after the limit); contact none
 
     def cmdline(self) -> list[str]:
         args: list[str] = []
@@ -54,6 +56,8 @@ class Run:
             args += ["--skip-tags", self.skip_tags]
         if self.forks:
             args += ["--forks", str(self.forks)]
+        if self.list_hosts:
+            args.append("--list-hosts")
         return args
 
 
@@ -112,25 +116,29 @@ def execute(run: Run, on_event: EventHandler | None = None) -> Outcome:
     summary = RunSummary()
 
     def handle(event: dict[str, Any]) -> bool:
+        stop.seen(event)
         summary.add_event(event)
         if on_event is not None:
             on_event(event)
         return False  # events are folded in memory; nothing per event is written to disk
 
     run.private_dir.mkdir(parents=True, exist_ok=True)
+    poll_often(run.private_dir)
     strategy = mitogen_env() if run.fast else {}
     env = {**base_env(run.project), **strategy, **run.env}
-    try:
-        result = ansible_runner.run(
-            private_data_dir=str(run.private_dir), project_dir=str(run.project), playbook=run.playbook,
-            inventory=[str(i) for i in run.inventories], limit=run.limit, cmdline=shlex.join(run.cmdline()),
-            envvars=env, quiet=True, event_handler=handle, rotate_artifacts=3, suppress_env_files=True,
-            # Facts are cached where ansible.cfg (or run.env) says, shared with plain ansible-playbook runs;
-            # any type but "jsonfile" keeps ansible-runner from moving the cache into its per-run artifacts.
-            fact_cache_type="ansible.cfg",
-        )
-    finally:  # also after a failure or Ctrl-C
-        forget_environment(run.private_dir / "artifacts")
+    with stopped_by_signals() as stop:  # Ctrl-C stops the playbook, then ends this command (exit 130)
+        try:
+            result = ansible_runner.run(
+                private_data_dir=str(run.private_dir), project_dir=str(run.project), playbook=run.playbook,
+                inventory=[str(i) for i in run.inventories], limit=run.limit, cmdline=shlex.join(run.cmdline()),
+                envvars=env, quiet=True, event_handler=handle, rotate_artifacts=3, suppress_env_files=True,
+                # Facts are cached where ansible.cfg (or run.env) says, shared with plain ansible-playbook runs;
+                # any type but "jsonfile" keeps ansible-runner from moving the cache into its per-run artifacts.
+                fact_cache_type="ansible.cfg",
+                cancel_callback=stop,  # instead of ansible-runner's own signal handlers (provision.interrupt)
+            )
+        finally:  # also after a failure or Ctrl-C
+            forget_environment(run.private_dir / "artifacts")
     stdout = ""
     if result.stdout is not None:
         stdout = result.stdout.read()
