@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from clusterforge.errors import ClusterforgeError
+from clusterforge.formats.paths import machine_path
 from clusterforge.load import load_blueprint
 from tests.conftest import EXAMPLES, line_of
 from tests.hostile.cases_verdicts import TEAMMATE
@@ -138,4 +139,4 @@ def test_unplaced_switches_of_a_team_point_into_its_file(cli, hall: Path) -> Non
     result = cli("check", vision, nlp, "-f", "json")
     [rck] = [f for f in json.loads(result.stdout)["findings"] if f["id"] == "RCK-007"]
     assert rck["path"] == "teams.nlp.fabric.switch" and rck["cluster"] == "site:dc1"
-    assert rck["file"] == str(nlp) and rck["line"] == line_of(nlp, "fabric:")
+    assert rck["file"] == machine_path(str(nlp)) and rck["line"] == line_of(nlp, "fabric:")

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import time
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from clusterforge.analysis import PolicyInputs
-from clusterforge.cli.app import EXIT_POLICY, app, input_files, policy_options
+from clusterforge.cli.app import EXIT_POLICY, app, format_option, input_files, policy_options
 from clusterforge.cli.rolling_options import rolling_options, show_report
 from clusterforge.cli.run_view import console
 from clusterforge.errors import ClusterforgeError, Problem
@@ -19,6 +22,7 @@ from clusterforge.formats.escape import log_line
 if TYPE_CHECKING:
     from clusterforge.day2.rendered import Rendered
     from clusterforge.day2.update import Settings
+    from clusterforge.day2.update_plan import DryRun
 
 
 @app.command()
@@ -32,8 +36,9 @@ if TYPE_CHECKING:
               help="Extra variables YAML file (repeatable), e.g. a vault with munge_key, as for `provision`.")
 @click.option("--dry-run", is_flag=True, help="Render, show the change and the batches; change nothing.")
 @click.option("--fast", is_flag=True, help="Use Mitogen's strategy for the site.yml runs.")
+@format_option("text", "json")
 def update(old: str, new: Path, out: Path, inputs: PolicyInputs, settings: Settings, extra: tuple[Path, ...],
-           dry_run: bool, fast: bool) -> None:
+           dry_run: bool, fast: bool, fmt: str) -> None:
     """Change a running cluster from blueprint OLD to NEW without losing its jobs.
 
     OLD is what the cluster runs: a file, or REV:PATH to read it from git (`main:cluster.yaml`). NEW is
@@ -52,6 +57,9 @@ def update(old: str, new: Path, out: Path, inputs: PolicyInputs, settings: Setti
     StateSaveLocation, as slurm.conf(5) states) is refused, dry run included, unless --accept-job-loss says the
     cluster was drained for it; accepted, it is applied in place on every host at once.
 
+    With --dry-run, `--format json` writes what would change as one document (day2/update_plan.py): the
+    diff, the steps, the hosts changed in place and the rolling batches, or why it is refused.
+
     Interrupted or stopped by the failure budget, the same command resumes where it stopped.
     Exit 0 when every host changed, 1 when some failed (left drained, with the reason) or the change was
     refused, 2 on bad input.
@@ -59,6 +67,7 @@ def update(old: str, new: Path, out: Path, inputs: PolicyInputs, settings: Setti
     \b
     clusterforge diff main:cluster.yaml cluster.yaml          (what it means, first)
     clusterforge update main:cluster.yaml cluster.yaml -o out --batch rack --max-fraction 0.05
+    clusterforge update main:cluster.yaml cluster.yaml -o out --dry-run --format json
     """
     from clusterforge.checkout import cache_root, project_root
     from clusterforge.day2.diff import compare
@@ -67,7 +76,10 @@ def update(old: str, new: Path, out: Path, inputs: PolicyInputs, settings: Setti
     from clusterforge.day2.revisions import blueprint_path
     from clusterforge.day2.rolling import Progress, digest
     from clusterforge.day2.update import Updater, headline, job_loss_refusal
+    from clusterforge.day2.update_plan import DryRun
 
+    if fmt == "json" and not dry_run:  # a real update's output is its progress, as it happens
+        raise click.BadParameter("json describes a dry run: add --dry-run", param_hint="--format")
     for path in extra:
         if not path.is_file():
             raise ClusterforgeError(Problem("no such file", str(path), path="--extra-vars"))
@@ -76,14 +88,17 @@ def update(old: str, new: Path, out: Path, inputs: PolicyInputs, settings: Setti
         before = Rendered.from_blueprint(old_file, inputs)
     after = _render(new, out, inputs)
     change = compare(before, after)
-    view.print(log_line(f"{old} -> {new}"), markup=False, emoji=False, soft_wrap=True)  # names, not markup
-    view.print(headline(change))
+    plan = DryRun(old, str(new), str(out), change, settings)
+    if fmt == "text":
+        view.print(log_line(f"{old} -> {new}"), markup=False, emoji=False, soft_wrap=True)  # names, not markup
+        view.print(headline(change))
     if not change.changes:  # as `lab update`: nothing to apply is not a reason to run site.yml everywhere
-        view.print("nothing to change: the rendered files are the same")
+        _show(plan, fmt, "nothing to change: the rendered files are the same", view.print)
         return
     if change.loses_jobs and not settings.accept_job_loss:
         for line in job_loss_refusal(change):
             click.echo(log_line(line), err=True)  # keys and values are input
+        _show(replace(plan, refused=True), fmt, "", view.print)
         raise click.exceptions.Exit(EXIT_POLICY)
     state = cache_root() / "update" / hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:16]
     inventory = (out / "inventory" / "hosts.yml").resolve()
@@ -93,8 +108,14 @@ def update(old: str, new: Path, out: Path, inputs: PolicyInputs, settings: Setti
                       Progress.load(state / "progress.json", digest(before.files, after.files)), settings, view.print)
     if dry_run:
         rolling = updater.rolling_hosts()
+        batches = updater.batches(rolling, busy=()) if rolling else []
+        plan = replace(plan, in_place=[h for h in after.hosts if h not in set(rolling)], rolling=rolling,
+                       batches=batches)
+        if fmt == "json":
+            _show(plan, fmt, "", view.print)
+            return
         view.print(f"in place: {len(after.hosts) - len(rolling)} host(s); rolling: {len(rolling)} host(s)")
-        for batch in updater.batches(rolling, busy=()) if rolling else []:
+        for batch in batches:
             view.print(f"  {batch}")
         if rolling:
             view.print("(at run time, batches whose nodes run no job go first)")
@@ -102,6 +123,14 @@ def update(old: str, new: Path, out: Path, inputs: PolicyInputs, settings: Setti
     started = time.monotonic()
     show_report(updater.run(), view.print)
     view.print(f"updated in {time.monotonic() - started:.1f}s")
+
+
+def _show(plan: DryRun, fmt: str, text: str, say: Callable[[str], None]) -> None:
+    """The plan as JSON on stdout, or `text` (if any) in the text view."""
+    if fmt == "json":
+        click.echo(json.dumps(plan.to_dict(), indent=2, ensure_ascii=False))
+    elif text:
+        say(text)
 
 
 def _render(new: Path, out: Path, inputs: PolicyInputs) -> Rendered:

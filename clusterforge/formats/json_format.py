@@ -1,11 +1,29 @@
-"""`{"verdict": "pass"|"fail", "findings": [...], "waived": [...]}`."""
+"""`{"verdict": "pass"|"fail", "findings": [...], "waived": [...]}`.
+
+Files are named relative to the working directory, never absolutely (formats.paths.machine_path), and numbers
+are rounded, in the figures and in the text (formats.numbers)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from clusterforge.formats.json_text import dumps
-from clusterforge.policies import Verdict
+from clusterforge.formats.numbers import tidy_all, tidy_text
+from clusterforge.formats.paths import machine_path
+from clusterforge.policies import Finding, Verdict
+
+
+def finding_data(finding: Finding) -> dict[str, Any]:
+    """One finding as plain data, as machine formats write it."""
+    data: dict[str, Any] = tidy_all(finding.to_json())
+    data["file"] = machine_path(finding.file)
+    for key in ("message", "hint"):
+        if isinstance(data.get(key), str):
+            data[key] = tidy_text(data[key])
+    waiver = data.get("waiver")
+    if isinstance(waiver, dict) and isinstance(waiver.get("file"), str):
+        data["waiver"] = {**waiver, "file": machine_path(waiver["file"])}
+    return data
 
 
 def verdict_data(verdict: Verdict) -> dict[str, Any]:
@@ -15,8 +33,8 @@ def verdict_data(verdict: Verdict) -> dict[str, Any]:
         "fail_level": verdict.fail_level,
         "summary": {level: verdict.count(level) for level in ("error", "warning", "info")}
         | {"waived": len(verdict.waived), "rules": len(verdict.rules_run)},
-        "findings": [f.to_json() for f in verdict.findings],
-        "waived": [f.to_json() for f in verdict.waived],
+        "findings": [finding_data(f) for f in verdict.findings],
+        "waived": [finding_data(f) for f in verdict.waived],
     }
 
 

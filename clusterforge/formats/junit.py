@@ -1,4 +1,7 @@
-"""JUnit XML: one testcase per rule and target, so CI test reports list every check that ran."""
+"""JUnit XML: one testcase per rule and target, so CI test reports list every check that ran.
+
+Files are named relative to the working directory, never absolutely, and numbers in the text are rounded, as in
+the JSON formats (formats.paths.machine_path, formats.numbers)."""
 
 from __future__ import annotations
 
@@ -6,7 +9,8 @@ from collections import defaultdict
 from xml.etree import ElementTree as ET
 
 from clusterforge.formats.escape import xml_safe
-from clusterforge.formats.paths import report_path
+from clusterforge.formats.numbers import tidy_text
+from clusterforge.formats.paths import machine_path
 from clusterforge.policies import Finding, Verdict
 from clusterforge.policies.config import LEVEL_RANK
 from clusterforge.policies.registry import REGISTRY
@@ -28,17 +32,18 @@ def render(verdict: Verdict) -> str:
             continue
         for f in findings:
             tests += 1
-            file = report_path(f.file)
+            file = machine_path(f.file)
             case = ET.SubElement(suite, "testcase", name=xml_safe(f"{f.id} {f.path or 'cluster'}"),
                                  classname=f"clusterforge.{domain}", file=xml_safe(file), line=str(max(1, f.line)))
-            text = xml_safe(f"{file}:{f.line}: {f.message}" + (f" ({f.hint})" if f.hint else ""))
+            message = tidy_text(f.message)
+            text = xml_safe(tidy_text(f"{file}:{f.line}: {f.message}" + (f" ({f.hint})" if f.hint else "")))
             if f.waiver is not None:
                 skipped += 1
                 reason = xml_safe(f"waived: {f.waiver.get('reason', '')}")
                 ET.SubElement(case, "skipped", message=reason).text = text
             elif LEVEL_RANK[f.level] >= threshold:
                 failures += 1
-                ET.SubElement(case, "failure", message=xml_safe(f.message), type=f.level).text = text
+                ET.SubElement(case, "failure", message=xml_safe(message), type=f.level).text = text
             else:
                 ET.SubElement(case, "system-out").text = f"{f.level}: {text}"
     suite.set("tests", str(tests))

@@ -31,3 +31,19 @@ def _relative(file: str, here: str) -> str:
         if path.is_relative_to(base):
             return path.relative_to(base).as_posix() or "."
     return file
+
+
+def machine_path(file: str) -> str:
+    """`file` as machine outputs (JSON, SARIF, JUnit) name it: never absolute.
+
+    Below the working directory it is relative to it (as report_path); elsewhere it is relative too, climbing
+    with `..`, so a report never carries the runner's or a user's folders and a SARIF location resolves against
+    %SRCROOT%. A relative name is kept as given.
+    """
+    name = report_path(file)
+    if not os.path.isabs(name):
+        return name
+    try:
+        return PurePath(os.path.relpath(name)).as_posix()
+    except (OSError, ValueError):  # no working directory, or another drive
+        return PurePath(name).name
