@@ -93,7 +93,7 @@ def crossguard_text(rule: Rule) -> str:
 
 
 def rules() -> list[Rule]:
-    """Every rule in the order of POLICIES.md: by domain (power, rack, cooling, ...), then by id."""
+    """Every rule in the order docs/policies.md shows: by domain (power, rack, cooling, ...), then by id."""
     return load_rules()
 
 
@@ -111,6 +111,7 @@ def rule_summary(rule: Rule) -> dict[str, Any]:
 
 REGENERATE = "clusterforge rules --format markdown > docs/policies.md"
 POLICY_CONFIG_EXAMPLE = """\
+# policy-config.yaml
 apiVersion: clusterforge/v1
 kind: PolicyConfig
 electrical: {derate: 0.8, power_factor: 0.95}   # shared by PWR-001/002/006 and the planner
@@ -121,6 +122,7 @@ rules:
 """
 
 WAIVERS_EXAMPLE = """\
+# waivers.yaml
 apiVersion: clusterforge/v1
 kind: Waivers
 waivers:
@@ -135,7 +137,7 @@ waivers:
 PACK_CONFIG_EXAMPLE = """\
 {
   "clusterforge-blueprint": {
-    "blueprint": "../blueprints/nlp-p5.yaml",
+    "blueprint": "../examples/aws-p5.yaml",
     "policyConfig": "../policy-config.yaml",
     "waivers": "../waivers.yaml"
   },
@@ -212,9 +214,9 @@ def _usage() -> list[str]:
     return [
         "## Running the checks", "", "```sh",
         "clusterforge check cluster.yaml",
-        "clusterforge check blueprints/*.yaml --policy-config policy-config.yaml --waivers waivers.yaml",
+        "clusterforge check examples/*.yaml --policy-config policy-config.yaml --waivers waivers.yaml",
         "clusterforge check cluster.yaml --skip PWR-005 --skip RCK-006    # do not run these rules",
-        "clusterforge check cluster.yaml --fail-level warning              # warnings fail too",
+        "clusterforge check cluster.yaml --fail-level warning              # warnings fail too (exit 1)",
         "clusterforge check cluster.yaml --format sarif -o clusterforge.sarif",
         "clusterforge rules                   # every rule; `clusterforge rules show PWR-002` for one", "```", "",
         "Exit codes: `0` pass; `1` policy failure, an unwaived finding at or above `--fail-level`; `2` unreadable "

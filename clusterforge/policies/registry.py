@@ -88,7 +88,7 @@ def rule(
 
 
 def ordered() -> list[Rule]:
-    """Every registered rule in the order of POLICIES.md: by domain order, then by id."""
+    """Every registered rule in the order docs/policies.md shows: by domain order, then by id."""
     return sorted(REGISTRY.values(), key=lambda r: (DOMAINS[r.domain].order, r.id))
 
 

@@ -10,6 +10,7 @@ exit 2 with its location; nothing is launched then.
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import os
 import sys
@@ -29,13 +30,21 @@ DEFAULT_FILE = "/etc/slurm/clusterforge-powersave.json"
 log = logging.getLogger("clusterforge.powersave")
 
 
-def provider_for(cfg: powersave_config.PowerSaveConfig) -> Provider:
-    if cfg.provider == "aws":
-        from clusterforge.powersave.aws import Ec2Provider
+# The providers by the name the render writes into the file: module and class, imported only when used (boto3 is
+# needed by the EC2 provider alone).
+PROVIDERS = {"aws": ("clusterforge.powersave.aws", "Ec2Provider")}
 
-        return Ec2Provider(cfg)
-    raise ClusterforgeError(Problem(f"provider {cfg.provider!r} is not available here",
-                                    os.environ.get("CLUSTERFORGE_POWERSAVE", DEFAULT_FILE)))
+
+def provider_for(cfg: powersave_config.PowerSaveConfig) -> Provider:
+    """The provider the file names; one this build does not have is bad input (exit 2), not a crash."""
+    found = PROVIDERS.get(cfg.provider)
+    if found is None:
+        raise ClusterforgeError(Problem(f"provider {cfg.provider!r} is not available here (known: "
+                                        f"{', '.join(sorted(PROVIDERS))})",
+                                        os.environ.get("CLUSTERFORGE_POWERSAVE", DEFAULT_FILE)))
+    module, name = found
+    made: Provider = getattr(importlib.import_module(module), name)(cfg)
+    return made
 
 
 DESCRIPTIONS = {

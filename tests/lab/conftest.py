@@ -121,7 +121,7 @@ def bring_up(name: str, *args: str) -> Iterator[Lab]:
         clusterforge("lab", "down", "--name", name, check=False)
 
 
-# What a clean start may still log (slurm-production.md, section 11): slurmctld's notices about the state files
+# What a clean start may still log (docs/lab.md, "clean logs"): slurmctld's notices about the state files
 # an empty StateSaveLocation lacks, slurmdbd's first registration of a new cluster, and the race of an
 # interactive srun that exits before the controller's completion message reaches it.
 FIRST_START = re.compile(
