@@ -306,3 +306,25 @@ def test_one_off_steps_announce_what_they_took_here_last_time(monkeypatch, tmp_p
         raise RuntimeError("the bake failed")
     assert said[-1] == "baking again (took 203 s here last time)"
     assert durations.expected("bake") == "took 203 s here last time"
+
+
+def test_self_booting_nodes_get_mitogen_read_only_and_the_boot_script_uses_it_where_mounted(
+        tmp_path, monkeypatch) -> None:
+    """The boot phase's ~170 steps run under mitogen's strategy (one Python process, not one per step): the
+    control host's pinned copy is mounted into every node and the boot script turns it on only where it is."""
+    from clusterforge.lab import selfboot
+    from clusterforge.lab.paths import LabPaths
+
+    monkeypatch.setenv("CLUSTERFORGE_CACHE", str(tmp_path / "cache"))
+    paths = LabPaths.of("cf-unit-mitogen")
+    paths.render.mkdir(parents=True)
+    given = selfboot.Given.of(paths, tmp_path / "boot")
+    mounts = dict(zip(given.common[1::2], given.common[::2], strict=True)).keys()
+    found = selfboot.mitogen_dir()
+    assert found is not None and (found / "ansible_mitogen" / "plugins" / "strategy").is_dir()
+    for package in ("mitogen", "ansible_mitogen"):
+        assert f"{found / package}:{selfboot.MITOGEN}/{package}:ro" in mounts
+    script = selfboot.bake_files()[selfboot.SCRIPT][0].decode()
+    assert f"if [ -d {selfboot.MITOGEN}/ansible_mitogen ]" in script
+    assert f"ANSIBLE_STRATEGY_PLUGINS={selfboot.MITOGEN}/ansible_mitogen/plugins/strategy" in script
+    assert "ANSIBLE_STRATEGY=mitogen_linear" in script

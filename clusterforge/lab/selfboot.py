@@ -42,6 +42,10 @@ BOOT = "/etc/clusterforge/boot"
 SECRETS = "/etc/clusterforge/secrets"
 TREE = "/usr/share/clusterforge/ansible"
 COLLECTIONS = "/usr/share/ansible/collections/ansible_collections"
+# mitogen's strategy runs the boot phase's ~170 steps in one Python process instead of one per step: 3x faster
+# on a node (the boot script uses it where it is mounted); the control host's pinned copy, as for push
+MITOGEN = "/usr/share/clusterforge/mitogen"
+MITOGEN_PACKAGES = ("mitogen", "ansible_mitogen")
 NAMESPACES = ("community", "ansible/posix")  # the collections the roles name beside ansible.builtin
 SCRIPT = "/usr/lib/clusterforge/clusterforge-boot"
 UNIT = "/etc/systemd/system/clusterforge-boot.service"
@@ -104,6 +108,17 @@ def write_boot_dir(paths: LabPaths, cluster: str, controller: str, specs: Sequen
     return boot
 
 
+def mitogen_dir() -> Path | None:
+    """Where this checkout's mitogen and ansible_mitogen are installed (None: not installed, the boot phase runs
+    on Ansible's own strategy)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("ansible_mitogen")
+    if spec is None or spec.origin is None:
+        return None
+    return Path(spec.origin).parent.parent
+
+
 def collections_dir() -> Path:
     """The collections of this checkout's Ansible installation (the roles name a few of them)."""
     import importlib.util
@@ -132,6 +147,10 @@ class Given:
             common += ["--volume", f"{collections / namespace}:{COLLECTIONS}/{namespace}:ro"]
         for part in TREE_PARTS:
             common += ["--volume", f"{tree / part}:{TREE}/{part}:ro"]
+        mitogen = mitogen_dir()
+        if mitogen is not None:
+            common += [arg for package in MITOGEN_PACKAGES
+                       for arg in ("--volume", f"{mitogen / package}:{MITOGEN}/{package}:ro")]
         return cls(tuple(common), ("--volume", f"{found['slurmdbd.password']}:{SECRETS}/slurmdbd.password:ro"))
 
     def mounts(self, spec: NodeSpec) -> list[str]:
