@@ -53,7 +53,9 @@ def test_the_lab_blueprints_image_is_the_labs_baked_image_and_up_to_date_in_seco
     took = time.monotonic() - started
     assert again.stdout.splitlines() == [f"{tag}  up to date"] and "baking" not in again.stderr
     assert took < 20, f"{took:.1f} s"
-    assert image_id(tag) == image_id(lab)  # the very image `lab up` runs
+    images = podman("images", "--format", "{{.Repository}}:{{.Tag}} {{.Id}} {{.Created}}").stdout
+    assert image_id(tag) == image_id(lab), (  # the very image `lab up` runs
+        f"{first.stdout}{first.stderr}\nimages:\n{images}")
 
 
 def test_an_oci_archive_is_written_atomically_with_the_warewulf_import_command(tmp_path: Path) -> None:
