@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from clusterforge.analysis import PolicyInputs
-from clusterforge.cli.app import EXIT_POLICY, app, policy_options
+from clusterforge.cli.app import EXIT_POLICY, app, format_option, policy_options
 from clusterforge.errors import ClusterforgeError, Problem, shown
 
 
@@ -21,25 +21,17 @@ def _pairs(values: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
-def _ask(template: object, given: dict[str, str]) -> dict[str, str]:
-    """Prompt for every parameter with its default; ask again until the value is allowed."""
-    from clusterforge.templating import Template
+def _refuse_existing(output: Path, force: bool) -> None:
+    """`-o` onto a file that exists (an edited blueprint, most likely) needs --force; links, folders and special
+    files are refused by the write itself, --force or not."""
+    import stat
 
-    assert isinstance(template, Template)
-    answers = dict(given)
-    for key, spec in template.spec.params.items():
-        if key in given:
-            continue
-        while True:
-            answers[key] = click.prompt(f"{key} — {spec.help} [{spec.allowed()}]", default=str(spec.default),
-                                        show_default=True, err=True)
-            try:
-                template.parameters({key: answers[key]})
-                break
-            except ClusterforgeError as error:
-                for problem in error.problems:
-                    click.echo(f"  {problem.message} ({problem.hint})", err=True)
-    return answers
+    try:
+        mode = output.lstat().st_mode
+    except OSError:
+        return
+    if stat.S_ISREG(mode) and not force:
+        raise ClusterforgeError(Problem("exists; pass --force to replace it", str(output)))
 
 
 @app.command()
@@ -47,44 +39,70 @@ def _ask(template: object, given: dict[str, str]) -> dict[str, str]:
 @click.option("--list", "list_", is_flag=True, help="List the templates, one per line: name, then description.")
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="Set a parameter (repeatable).")
 @click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False),
-              help="Write the blueprint here (atomically) instead of stdout.")
-@click.option("--interactive", "-i", is_flag=True, help="Ask for each parameter, showing its default.")
+              help="Write the blueprint here (atomically) instead of stdout; an existing file needs --force.")
+@click.option("--force", is_flag=True, help="Replace the --output file when it exists.")
+@click.option("--interactive", "-i", is_flag=True,
+              help="Ask for each parameter not --set: a menu for choices, the default and allowed values shown.")
 @click.option("--params", "show_params", is_flag=True, help="Show the template's parameters and exit.")
 @click.option("--templates", "templates_dir", type=click.Path(path_type=Path, file_okay=False),
               help="Also look for templates in this folder (or set CLUSTERFORGE_TEMPLATES).")
+@format_option("text", "json")
 @policy_options
-def new(template: str | None, list_: bool, sets: tuple[str, ...], output: Path | None, interactive: bool,
-        show_params: bool, templates_dir: Path | None, inputs: PolicyInputs) -> None:
+def new(template: str | None, list_: bool, sets: tuple[str, ...], output: Path | None, force: bool,
+        interactive: bool, show_params: bool, templates_dir: Path | None, fmt: str, inputs: PolicyInputs) -> None:
     """Write a blueprint from TEMPLATE with its defaults or the parameters you set.
 
     \b
     Examples:
-      clusterforge new --list
-      clusterforge new dgx-h100-superpod --params
+      clusterforge new --list                              the templates, with what each builds
+      clusterforge new aws-p6-b200 --params                its parameters: default, allowed values, help
+      clusterforge new --list --format json                the same as JSON, for scripts and portals
+      clusterforge new aws-p6-b200 --params --format json
       clusterforge new dgx-h100-superpod --set scalable_units=8 -o hall.yaml
+      clusterforge new aws-p6-b200 --set nodes=16 --set fsx_capacity_gib=9600 -o train.yaml
       clusterforge new aws-p5-capacity-block -i -o cluster.yaml
+                                                           ask for each parameter not --set
+      clusterforge new onprem-dev -o dev.yaml --force      replace dev.yaml (without --force: exit 2)
 
-    The blueprint is validated and checked; exit 2 for a parameter outside its range, 1 when the
-    result fails the policy check (the file is still written, so you can adjust it).
+    A value outside a parameter's allowed values is refused, naming the parameter and what it allows (exit 2;
+    with -i it is asked again). An existing -o file is kept unless --force. The blueprint is validated and
+    checked: exit 1 when it fails the policy check (the file is still written, so you can adjust it).
     """
     from clusterforge.templating import discover, get
 
+    if fmt == "json" and not (list_ or show_params):
+        raise click.UsageError("--format json is for --list and --params; the blueprint itself is YAML")
     if list_:
-        for name, found in discover(templates_dir).items():
-            click.echo(f"{name:<26} {found.description}")
+        found = discover(templates_dir)
+        if fmt == "json":
+            from clusterforge.cli.new_view import list_document
+
+            click.echo(list_document(found.values()), nl=False)
+            return
+        for name, each in found.items():
+            click.echo(f"{name:<26} {each.description}")
         return
     if template is None:
         raise click.UsageError("give a TEMPLATE (see --list)")
     chosen = get(template, templates_dir)
     if show_params:
+        if fmt == "json":
+            from clusterforge.cli.new_view import params_document
+
+            click.echo(params_document(chosen), nl=False)
+            return
         for key, spec in chosen.spec.params.items():
             click.echo(f"{key:<24} default {spec.default!s:<22} {spec.allowed():<34} {spec.help}")
         return
     if output is not None:
         _refuse_inputs(output, chosen.folder, templates_dir, inputs)
+        _refuse_existing(output, force)
     given = _pairs(sets)
     if interactive:
-        given = _ask(chosen, given)
+        from clusterforge.cli.new_prompts import ask_all, asker
+
+        chosen.parameters(given)  # a bad --set is refused before any question
+        given = ask_all(chosen, given, asker())
     text = chosen.render(given)
     _write_checked(text, output, template, inputs)
 
