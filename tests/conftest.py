@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -68,3 +69,23 @@ def hall(tmp_path: Path) -> Path:
 def line_of(path: Path, needle: str) -> int:
     """The first line of `path` that holds `needle` (1-based), where a finding must point."""
     return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if needle in line)
+
+
+def floats(value: Any) -> list[float]:
+    """Every float in a JSON document, where machine output must carry rounded numbers."""
+    if isinstance(value, float):
+        return [value]
+    if isinstance(value, dict):
+        return [f for v in value.values() for f in floats(v)]
+    if isinstance(value, list):
+        return [f for v in value for f in floats(v)]
+    return []
+
+
+@pytest.fixture(scope="session")
+def rendered_onprem(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """examples/onprem-dgx-h100.yaml rendered once, for the tests that read (never change) a rendered folder."""
+    out = tmp_path_factory.mktemp("render") / "out"
+    result = CliRunner().invoke(app, ["render", str(EXAMPLES / "onprem-dgx-h100.yaml"), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    return out

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
 from xml.etree import ElementTree as ET
 
 import jsonschema
@@ -16,20 +15,12 @@ import pytest
 from clusterforge.formats import render, rule_links
 from clusterforge.formats.numbers import tidy, tidy_text
 from clusterforge.policies import Finding, Verdict
-from tests.conftest import EXAMPLES, ROOT
+from tests.conftest import EXAMPLES, ROOT, floats
 
 SCHEMA = json.loads((Path(__file__).parent / "fixtures" / "sarif" / "sarif-schema-2.1.0.json").read_text())
 NOISE = re.compile(r"\d\.\d{7,}")  # a float written with its binary noise: 15.299999999999999
 
 
-def floats(value: Any) -> list[float]:
-    if isinstance(value, float):
-        return [value]
-    if isinstance(value, dict):
-        return [f for v in value.values() for f in floats(v)]
-    if isinstance(value, list):
-        return [f for v in value for f in floats(v)]
-    return []
 
 
 @pytest.fixture

@@ -11,17 +11,13 @@ import pytest
 from click.testing import CliRunner
 
 from clusterforge.cli.app import app
-from tests.conftest import EXAMPLES
 
 pytest.importorskip("ansible_runner")
 
 
-@pytest.fixture(scope="module")
-def rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("render") / "out"
-    result = CliRunner().invoke(app, ["render", str(EXAMPLES / "onprem-dgx-h100.yaml"), "-o", str(out)])
-    assert result.exit_code == 0, result.output
-    return out
+@pytest.fixture
+def rendered(rendered_onprem: Path) -> Path:
+    return rendered_onprem
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, floats
 
 TOP_KEYS = ["format", "old", "new", "output", "would_apply", "refused", "diff", "steps", "in_place", "rolling",
             "settings"]
@@ -25,14 +25,6 @@ def pair(tmp_path: Path, change: dict[str, Any] | None = None) -> tuple[Path, Pa
     return old, new
 
 
-def floats(value: Any) -> list[float]:
-    if isinstance(value, float):
-        return [value]
-    if isinstance(value, dict):
-        return [f for v in value.values() for f in floats(v)]
-    if isinstance(value, list):
-        return [f for v in value for f in floats(v)]
-    return []
 
 
 def test_dry_run_json_lists_the_changes_steps_and_batches(cli, tmp_path: Path, monkeypatch) -> None:
