@@ -263,3 +263,39 @@ def test_dry_run_says_whether_an_image_is_bootable(cli) -> None:
     plain = cli("image", "build", LAB, "--dry-run", "--no-bootable")
     assert plain.exit_code == 0 and plain.stdout.startswith(f"{container.tag}  ")
     assert "not bootable (for containers)" in plain.stdout and "linux-image" not in plain.stdout
+
+
+def test_an_image_the_labs_newer_bake_overtook_is_pointed_at_it(monkeypatch: pytest.MonkeyPatch,
+                                                                  tmp_path: Path) -> None:
+    """The lab baked the same recipe again (its node image or repository changed since the product's tag was made):
+    `image build` moves the product's tag to the lab's image instead of calling the old one up to date."""
+    import subprocess
+
+    from clusterforge.image import build
+    from clusterforge.lab import bake, image, podman, repo
+
+    (found,) = needed(LAB, bootable=False)
+    labs = f"{bake.BAKED_REPO}:labhash"
+    ids = {found.tag: "old", labs: "new", image.BASE_IMAGE: "base", "node": "node"}
+    calls: list[list[str]] = []
+
+    def run(args: list[str], check: bool = True) -> subprocess.CompletedProcess[str]:
+        calls.append(args)
+        if args[0] == "tag":
+            ids[args[2]] = ids[args[1]]
+        return subprocess.CompletedProcess(args, 0, "", "")
+
+    (tmp_path / "Packages").write_text("")
+    monkeypatch.setattr(podman, "exists", lambda kind, name: name in ids)
+    monkeypatch.setattr(podman, "inspect", lambda kind, name: {"Id": ids[name]})
+    monkeypatch.setattr(podman, "run", run)
+    monkeypatch.setattr(build, "podman_found", lambda: True)
+    monkeypatch.setattr(repo, "repo_root", lambda: tmp_path)
+    monkeypatch.setattr(image, "node_image_tag", lambda: "node")
+    monkeypatch.setattr(bake, "bake_inputs", lambda node_image, pins: "labhash")
+    (moved,) = build.build(tmp_path, [found], lambda _: None, None)
+    assert moved.state == build.UP_TO_DATE and labs in moved.note
+    assert ids[found.tag] == "new" and ["rmi", "old"] in calls
+    calls.clear()
+    (again,) = build.build(tmp_path, [found], lambda _: None, None)  # now one image: nothing to move
+    assert again.note == "" and calls == []

@@ -85,7 +85,7 @@ def status(found: NodeImage) -> Status:
 def build(rendered_dir: Path, found: Sequence[NodeImage], say: Say, on_event: EventHandler | None) -> list[Status]:
     """Bake every image of `found` that does not exist yet; each one's status."""
     missing = [img for img in found if not podman_found() or not podman.exists("image", img.tag)]
-    done = [Status(img, UP_TO_DATE) for img in found if img not in missing]
+    done = [_caught_up(img) for img in found if img not in missing]
     if not missing:
         return done
     for img in missing:
@@ -108,6 +108,38 @@ def build(rendered_dir: Path, found: Sequence[NodeImage], say: Say, on_event: Ev
     return sorted(done, key=lambda s: order[s.image.tag])
 
 
+def _is_labs_recipe(img: NodeImage) -> bool:
+    """The lab's recipe exactly (its sources, no pool vars, no kernel): the lab's baked image is this one."""
+    return img.sources == "lab" and not img.pool_vars and not img.bootable
+
+
+def _labs_baked(node_image: str, img: NodeImage) -> str:
+    assert isinstance(img.pins, repo.Pins)
+    return f"{bake.BAKED_REPO}:{bake.bake_inputs(node_image, img.pins)}"
+
+
+def _caught_up(img: NodeImage) -> Status:
+    """An existing image, pointed at the lab's own bake of the same recipe when that is a different image.
+
+    The product's tag follows the recipe (roles, pins, sources); the lab's also follows this machine's node image
+    and repository. When those changed since the product's tag was made, the lab baked again and its image is the
+    newer build of the same recipe: the product's tag moves to it (the old image is removed if nothing uses it),
+    so `image build` and `lab up` keep naming one image."""
+    if not (_is_labs_recipe(img) and podman.exists("image", image.BASE_IMAGE)
+            and (repo.repo_root() / "Packages").is_file()):
+        return Status(img, UP_TO_DATE)
+    node_image = image.node_image_tag()
+    labs = _labs_baked(node_image, img) if podman.exists("image", node_image) else ""
+    if not labs or not podman.exists("image", labs):
+        return Status(img, UP_TO_DATE)
+    ours = podman.inspect("image", img.tag)["Id"]
+    if podman.inspect("image", labs)["Id"] == ours:
+        return Status(img, UP_TO_DATE)
+    podman.run(["tag", labs, img.tag])
+    podman.run(["rmi", ours], check=False)  # refused while another tag or a container holds it
+    return Status(img, UP_TO_DATE, f"now the lab's newer bake of the same recipe, {labs}")
+
+
 def _bake(paths: LabPaths, node_image: str, rendered_dir: Path, img: NodeImage, say: Say,
           on_event: EventHandler | None) -> Status:
     vars_files: tuple[Path, ...] = ()
@@ -116,8 +148,8 @@ def _bake(paths: LabPaths, node_image: str, rendered_dir: Path, img: NodeImage, 
         assert isinstance(img.pins, repo.Pins)
         labvars.write(paths, repo.ensure(img.pins, say))
         vars_files = (paths.extra_vars,)
-        if not img.pool_vars and not img.bootable:  # the lab's recipe exactly: its baked image is this one
-            equivalent = (f"{bake.BAKED_REPO}:{bake.bake_inputs(node_image, img.pins)}",)
+        if _is_labs_recipe(img):
+            equivalent = (_labs_baked(node_image, img),)
     recipe = bake.Recipe(rendered_dir, img.tag, pool_group=img.pool_group if img.pool_vars else None,
                          pool_vars=img.pool_vars, vars_files=vars_files, equivalent=equivalent,
                          extra_vars=LAB_GAPS if img.sources == "lab" and img.pool_vars else {},
