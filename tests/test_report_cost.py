@@ -78,12 +78,13 @@ def test_the_panel_renders_in_headless_chromium(cli, tmp_path: Path) -> None:
 
 
 def test_the_elevations_png_leaves_the_panel_out(cli, tmp_path: Path) -> None:
-    from clusterforge.cli.report_cmds import _elevations_only
+    from clusterforge.analysis import analyze, read_policy
+    from clusterforge.report import build
 
     out = tmp_path / "report.html"
     assert cli("report", ONPREM, "-o", out).exit_code == 0
     page = out.read_text()
-    assert 'id="cost"' in page and 'id="cost"' not in _elevations_only(page)
+    assert 'id="cost"' in page and 'id="cost"' not in build(analyze(ONPREM, read_policy()), drawings_only=True)
 
 
 def test_a_catalog_file_prices_the_panel(cli, write, tmp_path: Path) -> None:

@@ -16,16 +16,20 @@ from markupsafe import Markup
 from clusterforge.analysis import Analysis
 from clusterforge.catalog import Instance, Server
 from clusterforge.load import Loaded
-from clusterforge.model import LiquidCooling
-from clusterforge.plan import Plan
+from clusterforge.model import LiquidCooling, Rack
+from clusterforge.plan import Plan, RackLoad
 from clusterforge.plan.capacity import liquid_capacity_kw, n_plus_one_kw, own_cdus, room_heat_kw
 from clusterforge.policies.context import Context
 from clusterforge.policies.findings import RackRef
 from clusterforge.report.cost import cost_panel
 from clusterforge.report.elevation import SWITCH_COLOUR, pool_colours, rack_svg
 from clusterforge.report.fabric import fabric_svg
+from clusterforge.report.findings import LISTED, summarise
+from clusterforge.report.pools import fsx_card, pool_facts, pool_svg
+from clusterforge.report.rows import Row, group_rows, racks_to_draw
 from clusterforge.targets import target_of
 
+MAX_RACKS = 200  # racks drawn by default: about 25,000 px of page; the rows table sums them all
 
 @dataclass(frozen=True)
 class Bar:
@@ -53,8 +57,11 @@ def _bar(b: Bar) -> Markup:
     return Markup(html).format(b.label, b.text, b.share, b.css, width)
 
 
-def build(analysis: Analysis, max_racks: int = 1000) -> str:
-    """The whole page as a string (the CLI writes it atomically): the analysis every command shares, drawn."""
+def build(analysis: Analysis, max_racks: int = MAX_RACKS, drawings_only: bool = False) -> str:
+    """The whole page as a string (the CLI writes it atomically): the analysis every command shares, drawn.
+
+    `drawings_only` leaves out everything but the header and the drawings (racks, or a cloud's pools and
+    storage): the page `report -f png` shoots."""
     from jinja2 import Environment
 
     loaded, verdict, plan = analysis.loaded, analysis.verdict, analysis.plan
@@ -62,17 +69,24 @@ def build(analysis: Analysis, max_racks: int = 1000) -> str:
     ctx = Context(loaded, plan, analysis.policy.config)
     hardware = {p.name: p.hardware for p in cluster.pools}
     colours = pool_colours([p.name for p in cluster.pools])
+    shown_findings = [(f, "waived" if f.waiver else f.level) for f in (*verdict.findings, *verdict.waived)
+                      if f.level != "info"]
     errors_by_rack = Counter(f.where.rack for f in verdict.findings
                              if f.level == "error" and isinstance(f.where, RackRef))
+    warnings_by_rack = Counter(f.where.rack for f, level in shown_findings
+                               if level != "error" and isinstance(f.where, RackRef))
     racks_view: dict[str, list[dict[str, Any]]] = {}
-    rows_view = []
-    shown = 0
+    rows: list[Row] = []
+    drawn: set[str] = set()
     if cluster.site is not None:
         cooling = ctx.config.cooling
-        for load, rack in ctx.racks():
-            if shown >= max_racks:
-                break
-            shown += 1
+        pairs = ctx.racks()
+        drawn = racks_to_draw([rack.name for _, rack in pairs], errors_by_rack, warnings_by_rack, max_racks)
+        by_row: dict[int, list[tuple[RackLoad, Rack]]] = {}
+        for load, rack in pairs:
+            by_row.setdefault(load.rack.row_index, []).append((load, rack))
+            if rack.name not in drawn:
+                continue
             a, b = ctx.side_kw(rack, "A"), ctx.side_kw(rack, "B")
             air_cap = cooling.air_capacity_kw(rack.cooling.kind, rack.cooling.air_kw)
             bars = [Bar("power vs side A", load.power_kw, a), Bar("power vs side B", load.power_kw, b),
@@ -86,13 +100,12 @@ def build(analysis: Analysis, max_racks: int = 1000) -> str:
                 "u": f"{load.u_used + rack.reserved_u}/{rack.u_height}U",
                 "kg": f"{rack.tare_weight_kg + load.weight_kg:.0f}/{rack.max_weight_kg:g} kg"})
         for ri, row in enumerate(cluster.site.rows):
-            loads = [(ld, rk) for ld, rk in ctx.racks() if ld.rack.row_index == ri]
+            loads = by_row.get(ri, [])
             crah, cdu = row.cooling.crah_kw, row.cooling.cdu_kw
-            rows_view.append({
-                "name": row.name, "racks": len(row.racks), "kw": sum(ld.power_kw for ld, _ in loads),
-                "room": Bar("air", sum(room_heat_kw(ld.air_heat_kw, rk) for ld, rk in loads), n_plus_one_kw(crah)),
-                "liquid": Bar("liquid", sum(ld.liquid_heat_kw for ld, rk in loads if not own_cdus(rk)),
-                              n_plus_one_kw(cdu))})
+            rows.append(Row(
+                row.name, len(row.racks), sum(ld.power_kw for ld, _ in loads),
+                Bar("air", sum(room_heat_kw(ld.air_heat_kw, rk) for ld, rk in loads), n_plus_one_kw(crah)),
+                Bar("liquid", sum(ld.liquid_heat_kw for ld, rk in loads if not own_cdus(rk)), n_plus_one_kw(cdu))))
     total_racks = len(plan.loads)
     it_kw = sum(ctx.device_kw(p) * p.count for p in cluster.pools)
     fabric = plan.fabric
@@ -110,25 +123,25 @@ def build(analysis: Analysis, max_racks: int = 1000) -> str:
                   {"label": "racks", "value": f"{total_racks:,}", "note": f"in {len(site.rows)} rows"}]
         if site.pue:
             cards.append({"label": "facility load (× PUE)", "value": f"{total_kw * site.pue:,.0f} kW"})
-    findings = [{
-        "level": "waived" if f.waiver else f.level, "css": "waived" if f.waiver else f.level, "id": f.id,
-        "where": f"{f.file}:{f.line}", "message": f.message, "hint": f.hint,
-        "rack": f.where.rack if isinstance(f.where, RackRef) else None}
-        for f in (*verdict.findings, *verdict.waived) if f.level != "info"]
+    cloud = target_of(cluster).report_pools(cluster, loaded.catalog)
+    pools = [{"row": p, "svg": pool_svg(p, colours.get(str(p.get("name")), "#999")), "facts": pool_facts(p)}
+             for p in cloud]
     env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
     template = env.from_string(
         (resources.files("clusterforge.report") / "page.html.j2").read_text(encoding="utf-8"))
     return template.render(
         name=cluster.name, target=cluster.target, source=loaded.file, failed=verdict.failed,
         counts={"error": verdict.count("error"), "warning": verdict.count("warning"), "waived": len(verdict.waived)},
-        cards=cards, rows=rows_view, rack_rows=[{"name": k, "racks": v} for k, v in racks_view.items()],
-        colours=colours, shown_racks=shown, hidden_racks=max(0, total_racks - shown),
+        drawings_only=drawings_only, cards=cards, rows=group_rows(rows),
+        rack_rows=[{"name": k, "racks": v} for k, v in racks_view.items()],
+        colours=colours, shown_racks=len(drawn), hidden_racks=max(0, total_racks - len(drawn)),
         switch_colour=SWITCH_COLOUR, switches=_switch_note(plan, switch),
         fabric_svg=fabric_svg(fabric, switch, sum(p.count for p in cluster.pools if p.role == "compute"))
         if fabric else "",
         fabric_note=_fabric_note(fabric, switch) if fabric else "",
-        cloud=target_of(cluster).report_pools(cluster, loaded.catalog),
-        findings=findings, bom=_bom(loaded, plan, switch, switch_kw), bar=_bar, cost=cost_panel(analysis))
+        pools=pools, fsx=fsx_card(cluster.storage.lustre),
+        findings=summarise(shown_findings, drawn), findings_total=len(shown_findings), listed=LISTED,
+        bom=_bom(loaded, plan, switch, switch_kw), bar=_bar, cost=None if drawings_only else cost_panel(analysis))
 
 
 def _gpus(loaded: Loaded, key: str) -> int:
