@@ -51,7 +51,7 @@ def check_nodes(cluster: Cluster, catalog: Catalog, source: Source) -> None:
     """Refuse more SLURM hosts than limits.NODES, counted on the validated model before anything else is
     worked out: each pool's count as pydantic read it ("10000000" and 1e7 included) times the hosts in one
     of its devices. Placements are checked against the pools' counts (reference_problems), so they add none."""
-    hosts = [pool.count * _hosts_per_device(catalog, pool.hardware) for pool in cluster.pools]
+    hosts = [pool.ceiling * _hosts_per_device(catalog, pool.hardware) for pool in cluster.pools]
     total = sum(hosts)
     if total > NODES.value:
         largest = max(range(len(hosts)), key=hosts.__getitem__)

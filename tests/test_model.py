@@ -59,7 +59,7 @@ INVALID = [
      "type: capacity-block", "missing required key 'reservation_id'"),
     ("aws", "reservation_id: cr-0123456789abcdef0", "reservation_id: cr-XYZ", "cr-XYZ",
      "is not a capacity reservation id"),
-    ("aws", "count: 64", "count: -1", "count: -1", "greater than or equal to 1"),
+    ("aws", "count: 64", "count: -1", "count: -1", "greater than or equal to 0"),  # 0 with max_count
     ("aws", "deployment_type: PERSISTENT_2", "deployment_type: PERSISTENT_3", "PERSISTENT_3", "PERSISTENT_2"),
     ("aws", "lustre: {mount: /fsx, capacity_gib: 50400, deployment_type: PERSISTENT_2, throughput_mb_s_per_tib: 250}",
      "lustre: {mount: /fsx}", "lustre:", "on AWS, lustre is FSx"),

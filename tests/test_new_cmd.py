@@ -60,7 +60,7 @@ def test_the_line_prompts_reask_and_speak_in_words(tmp_path: Path) -> None:
     assert prompts.count("name — cluster name") == 2  # asked again after the refusal
     assert "refused: name='Train_1': not of the allowed form" in prompts
     assert "a lowercase letter, then up to 39 lowercase letters, digits or dashes" in prompts
-    assert "refused: nodes='0'" in prompts and "(1 to 2,048)" in prompts
+    assert "refused: nodes='0'" in prompts and "(1 to 64)" in prompts
     assert "refused: fsx_capacity_gib='3000': not 1,200 or a multiple of 2,400" in prompts
     assert "1,200 to 2,000,000" in prompts
     assert "  1) p5.48xlarge\n  2) p5e.48xlarge\n  3) p5en.48xlarge" in prompts
@@ -142,7 +142,7 @@ def test_params_json_carries_the_fields() -> None:
     assert list(params) == list(discover()["aws-p5-capacity-block"].spec.params)
     assert all({"name", "help", "default", "type", "allowed"} <= set(p) for p in params.values())
     assert params["nodes"] | {"help": ""} == {"name": "nodes", "help": "", "type": "int", "default": 16,
-                                              "allowed": "1 to 2,048", "min": 1, "max": 2048}
+                                              "allowed": "1 to 64", "min": 1, "max": 64}
     assert params["fsx_capacity_gib"]["max"] == 2_000_000 and isinstance(params["fsx_capacity_gib"]["max"], int)
     assert params["fsx_capacity_gib"]["multiple_of"] == 2400 and params["fsx_capacity_gib"]["also_allowed"] == [1200]
     assert params["instance_type"]["choices"] == ["p5.48xlarge", "p5e.48xlarge", "p5en.48xlarge"]

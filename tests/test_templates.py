@@ -38,7 +38,7 @@ def test_defaults_pass_check(cli, tmp_path, name: str) -> None:
     ("gb200-nvl72-row", ["racks=16", "facility_water_class=W40"]),   # 54 switches in 3 network racks
     ("gb300-nvl72-row", ["racks=16"]),   # 24 Q3400 in 3 network racks
     ("gb300-nvl72-row", ["racks=1", "feed_amps=250"]),   # one 144-port switch: one tier
-    ("aws-p5-capacity-block", ["instance_type=p5en.48xlarge", "nodes=256", "fsx_capacity_gib=48000"]),
+    ("aws-p5-capacity-block", ["instance_type=p5en.48xlarge", "nodes=64", "fsx_capacity_gib=48000"]),  # 64 a block
     ("aws-p6-b200", ["capacity=odcr", "reservation_id=cr-0abcdef0123456789"]),
     ("aws-p6-b300", ["capacity=odcr", "reservation_id=cr-0abcdef0123456789", "nodes=1024"]),
     ("aws-p6-b300", ["nodes=1", "fsx_capacity_gib=1200", "fsx_throughput=125"]),

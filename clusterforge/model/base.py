@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from clusterforge.model.text import Name, ObjectName
 from clusterforge.validation import figure
 
-__all__ = ["Celsius", "Count", "Kg", "Kw", "Name", "NonNegKw", "ObjectName", "Strict"]
+__all__ = ["Celsius", "Count", "Kg", "Kw", "Name", "NodeCount", "NonNegKw", "ObjectName", "Strict"]
 
 
 class Strict(BaseModel):
@@ -26,3 +26,4 @@ NonNegKw = Annotated[float, figure("kW", 1_000_000, inclusive=True)]
 Kg = Annotated[float, figure("kg", 100_000)]
 Celsius = Annotated[float, figure("°C", 80, -20, inclusive=True)]
 Count = Annotated[int, Field(ge=1, le=10_000_000)]
+NodeCount = Annotated[int, Field(ge=0, le=10_000_000)]  # a pool's always-on nodes: 0 is for power-saved pools only

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Discriminator, Field, StringConstraints, Tag
 
-from clusterforge.model.base import Count, Kw, Name, ObjectName, Strict
+from clusterforge.model.base import Count, Kw, Name, NodeCount, ObjectName, Strict
 from clusterforge.model.cost import Budget, CostSettings
 from clusterforge.model.lustre import FsxLustre
 from clusterforge.model.operations import Operations
@@ -30,6 +30,11 @@ Role = Literal["compute", "login", "controller", "storage"]
 
 
 Stack = Literal["cuda", "rocm", "neuron"]
+
+# How a power-up of several nodes for one job is asked of the cloud: all of them or none (a job needs every node it
+# was given: half a fleet only bills), or as many as there is capacity for (ParallelCluster's two modes; its default
+# is all-or-nothing).
+Scaling = Literal["all-or-nothing", "best-effort"]
 
 
 TARGET_NAME = r"^[a-z][a-z0-9-]{0,31}$"
@@ -66,7 +71,11 @@ class Pool(Strict):
 
     name: Name
     hardware: CatalogKey
-    count: Count
+    count: NodeCount  # the nodes always on; 0 only with max_count (every node powered up on demand)
+    # The ceiling SLURM may power up on demand (power saving): nodes count+1..max_count are powered up for jobs and
+    # down when idle. Node names, racks, feeds and cooling are planned for max_count, the worst case.
+    max_count: Count | None = None
+    scaling: Scaling = "all-or-nothing"  # how a job's nodes are powered up (power saving only)
     role: Role = "compute"
     target: TargetName | None = None  # the target that owns this pool's nodes, when not the cluster's
     partition: Name | None = None
@@ -74,6 +83,17 @@ class Pool(Strict):
     gres: Gres | None = None
     software: SoftwarePins | None = None  # this pool's own version pins over the cluster's `software`
     purchase: Purchase | None = None  # how this pool's cloud capacity is bought, for its cost (over `cost.purchase`)
+
+    @property
+    def ceiling(self) -> int:
+        """The most devices the pool may have at once: `max_count` with power saving, else `count`. Everything
+        planned from the pool (node names, racks, feeds, cooling, fabric ports) is planned for this many."""
+        return self.max_count if self.max_count is not None else self.count
+
+    @property
+    def power_saved(self) -> bool:
+        """SLURM powers this pool's nodes beyond `count` up on demand and down when idle."""
+        return self.max_count is not None
 
 
 Ratio = Annotated[float, Field(ge=1.0, le=64.0)]  # down:up bandwidth of a switch, as x for x:1
@@ -248,3 +268,9 @@ class Cluster(Strict):
 
     def pool(self, name: str) -> Pool:
         return next(p for p in self.pools if p.name == name)
+
+    @property
+    def power_saving(self) -> bool:
+        """slurmctld powers nodes up and down: some pool has a `max_count`. Without one the rendered files are
+        those of a cluster that is always on, byte for byte."""
+        return any(p.power_saved for p in self.pools)

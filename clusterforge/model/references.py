@@ -48,6 +48,7 @@ def reference_problems(cluster: Cluster, source: Source) -> list[Problem]:
     for i, pool in enumerate(cluster.pools):
         if pool.partition and parts and pool.partition not in part_names:
             out.append(_unknown(("pools", i, "partition"), "partition", pool.partition, part_names, source))
+    out += _power_save_problems(cluster, source)
     out += slurm_problems(cluster, source)
     if cluster.placement and cluster.site is None:
         out.append(source.problem(("placement",), "placement needs a site to place into",
@@ -94,8 +95,33 @@ def _site_problems(cluster: Cluster, source: Source, pool_names: list[str]) -> I
             placed[device.pool] += device.count
             first_placement.setdefault(device.pool, (*base, "devices", di, "count"))
     for pool in cluster.pools:
-        if pool.name in placed and placed[pool.name] != pool.count:
+        if pool.name in placed and placed[pool.name] != pool.ceiling:
             yield source.problem(
                 first_placement[pool.name],
-                f"pool {shown(pool.name)} has {pool.count} nodes but its rack placements add up to {placed[pool.name]}",
+                f"pool {shown(pool.name)} has {pool.ceiling} nodes{' (max_count)' if pool.power_saved else ''} but "
+                f"its rack placements add up to {placed[pool.name]}",
                 "place every node of the pool, or none and let the planner place them")
+
+
+def _power_save_problems(cluster: Cluster, source: Source) -> Iterator[Problem]:
+    """`count` and `max_count` of each pool, and the partitions `slurm.power_save` names."""
+    for i, pool in enumerate(cluster.pools):
+        if pool.max_count is None:
+            if pool.count == 0:
+                yield source.problem(("pools", i, "count"), "count 0 needs a max_count: a pool without power saving "
+                                     "has count nodes, always on", "give count ≥ 1, or max_count for nodes powered "
+                                     "up on demand")
+            continue
+        if pool.max_count < pool.count:
+            yield source.problem(("pools", i, "max_count"), f"max_count {pool.max_count:,} is below count "
+                                 f"{pool.count:,}: count is the nodes always on, max_count the most SLURM may power up",
+                                 f"give max_count ≥ {pool.count:,}, or lower count")
+        if pool.role != "compute":
+            yield source.problem(("pools", i, "max_count"), f"pool {shown(pool.name)} has role {pool.role}: only "
+                                 "compute nodes are powered up and down (the controller and login nodes stay on)",
+                                 "remove max_count, or give the pool role compute")
+    parts = [p.name for p in cluster.slurm.partitions] or list(
+        dict.fromkeys(p.partition for p in cluster.pools if p.partition))
+    for j, name in enumerate(cluster.slurm.power_save.exclude_partitions):
+        if name not in parts:
+            yield _unknown(("slurm", "power_save", "exclude_partitions", j), "partition", name, parts, source)

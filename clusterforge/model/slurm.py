@@ -126,19 +126,71 @@ class Recovery(Strict):
     requeue_exit: Annotated[list[ExitCode], Field(max_length=32)] = []
     # ...and with these requeued and held for a person (`scontrol release`)
     requeue_exit_hold: Annotated[list[ExitCode], Field(max_length=32)] = []
-    # how long a rebooted node may take to register again before it is DOWN ("reboot timed out"): a GPU
-    # server's firmware POST alone can take several minutes
-    resume_timeout_s: Annotated[int, Field(ge=30, le=65_533)] = 900
+    # ResumeTimeout: how long a rebooted node, or with power saving a powered-up one, may take to register before it
+    # is DOWN ("reboot timed out", "resume timed out"). SLURM has this one setting for both, so the blueprint has this
+    # one field: unset, it is REBOOT_TIMEOUT_S, or POWER_UP_TIMEOUT_S when a pool is power-saved (a cloud launch
+    # adds the instance's launch and the image's boot to the server's POST).
+    resume_timeout_s: Annotated[int, Field(ge=30, le=65_533)] | None = None
+
+    def resume_timeout(self, power_saving: bool) -> int:
+        """ResumeTimeout: the blueprint's, else the default for a cluster with or without power saving."""
+        if self.resume_timeout_s is not None:
+            return self.resume_timeout_s
+        return POWER_UP_TIMEOUT_S if power_saving else REBOOT_TIMEOUT_S
+
+
+REBOOT_TIMEOUT_S = 900  # a GPU server's firmware POST alone can take several minutes
+# ParallelCluster's compute_node_bootstrap_timeout (1,800 s) for a GPU instance from CreateFleet to a registered
+# slurmd; its scaling baseline took 1,200 s for 4,000 dynamic nodes to be SLURM-ready (reference/scale.md). SLURM's
+# own default (60 s) is far too short for GPU servers.
+POWER_UP_TIMEOUT_S = 1800
+TREE_WIDTH_MAX = 65_533  # slurm.conf(5): TreeWidth may not exceed 65533
+
+
+class PowerSave(Strict):
+    """How slurmctld powers the nodes of pools with a `max_count` up and down (slurm.conf's power-save settings).
+
+    Defaults are those of the cloud schedulers that run GPU fleets: idle ten minutes before a node is powered
+    down (ParallelCluster's ScaledownIdletime), no rate limit on resume or suspend and 300 s for an instance to
+    terminate (slurm-gcp v6's cloud_parameters: resume_rate 0, suspend_rate 0, suspend_timeout 300; the
+    ParallelCluster cookbook sets ResumeRate=0). ResumeTimeout is `slurm.recovery.resume_timeout_s`, shared with
+    reboots. Without `cloud_dns` the nodes are not in DNS: the resume program tells slurmctld each node's address,
+    and slurmd cannot forward messages to peers it cannot resolve, so TreeWidth is raised to its maximum (slurmctld
+    talks to every node itself), as SchedMD's elastic computing guide says for cloud nodes (reference/scale.md).
+    """
+
+    suspend_time_s: Annotated[int, Field(ge=30, le=31_536_000)] = 600  # SuspendTime: idle this long, powered down
+    suspend_timeout_s: Annotated[int, Field(ge=10, le=65_533)] = 300  # SuspendTimeout: the instance is gone by then
+    resume_rate: Annotated[int, Field(ge=0, le=1_000_000)] = 0  # ResumeRate, nodes per minute (0: unlimited)
+    suspend_rate: Annotated[int, Field(ge=0, le=1_000_000)] = 0  # SuspendRate, nodes per minute (0: unlimited)
+    tree_width: Annotated[int, Field(ge=1, le=TREE_WIDTH_MAX)] | None = None  # TreeWidth: default above
+    # the nodes' names resolve in DNS (a private hosted zone): SlurmctldParameters=cloud_dns, SLURM's TreeWidth
+    cloud_dns: bool = False
+    # partitions whose nodes are never powered down (SuspendExcParts); partitions without a power-saved pool are
+    # excluded anyway
+    exclude_partitions: Annotated[list[Name], Field(max_length=1000)] = []
+    # nodes asked of the cloud in one request (the power-save file's batch_size; ParallelCluster's
+    # launch_max_batch_size is 500): AWS caps one EC2 Fleet at 10,000 (FLT-003)
+    launch_batch_size: Annotated[int, Field(ge=1, le=1_000_000)] = 500
+    # how long a node short of capacity stays DOWN before it is given back to slurmctld to try again
+    insufficient_capacity_timeout_s: Annotated[int, Field(ge=0, le=86_400)] = 600
+
+    def resolved_tree_width(self) -> int | None:
+        """TreeWidth to write: the blueprint's, else the maximum without DNS, else SLURM's default (None)."""
+        if self.tree_width is not None:
+            return self.tree_width
+        return None if self.cloud_dns else TREE_WIDTH_MAX
 
 
 class Slurm(Strict):
     cluster_name: Name | None = None
     partitions: list[Partition] = []
-    private_data: list[Literal["accounts", "jobs", "nodes", "partitions", "reservations", "usage", "users"]] = [
-        "jobs", "usage", "users", "accounts"]
+    private_data: list[Literal["accounts", "cloud", "jobs", "nodes", "partitions", "reservations", "usage",
+                               "users"]] = ["jobs", "usage", "users", "accounts"]
     # Seconds without an answer before slurmctld marks a node DOWN (SLURM's default: 300).
     slurmd_timeout_s: Annotated[int, Field(ge=10, le=65533)] | None = None
     recovery: Recovery = Recovery()
+    power_save: PowerSave = PowerSave()  # applies where a pool has a max_count
     # Where slurmctld keeps its state; with two controllers it must be on storage both mount (SLM-006).
     state_save_location: MountPath = STATE_SAVE_LOCATION
     configless: bool = True  # compute nodes fetch their config from slurmctld (`slurmd --conf-server`)

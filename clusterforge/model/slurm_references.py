@@ -52,6 +52,17 @@ OWNED: dict[str, str] = {
     "RequeueExit": "slurm.recovery.requeue_exit",
     "RequeueExitHold": "slurm.recovery.requeue_exit_hold",
     "ResumeTimeout": "slurm.recovery.resume_timeout_s",
+    # power saving (pools[].max_count, slurm.power_save): the programs, and the nodes they may power down
+    "ResumeProgram": "pools[].max_count (clusterforge-resume)",
+    "SuspendProgram": "pools[].max_count (clusterforge-suspend)",
+    "ResumeFailProgram": "pools[].max_count (clusterforge-suspend)",
+    "SuspendTime": "slurm.power_save.suspend_time_s",
+    "SuspendTimeout": "slurm.power_save.suspend_timeout_s",
+    "ResumeRate": "slurm.power_save.resume_rate",
+    "SuspendRate": "slurm.power_save.suspend_rate",
+    "TreeWidth": "slurm.power_save.tree_width",
+    "SuspendExcNodes": "pools[].count (the always-on nodes of power-saved pools)",
+    "SuspendExcParts": "slurm.power_save.exclude_partitions",
     "HealthCheckInterval": "operations.health.interval_s",
 }
 """slurm.conf keys a blueprint field sets, with the field."""

@@ -31,7 +31,7 @@ __all__ = ["FatTree", "PlacedDevices", "Plan", "RackLimits", "RackLoad", "RackPl
 
 def fabric_endpoints(cluster: Cluster, catalog: Catalog) -> int:
     """Ports the compute fabric must carry: nodes (trays of a rack-scale system) × compute NICs of every GPU pool."""
-    return sum(pool.count * hosts_per_device(entry) * fabric_nics(pool, entry)
+    return sum(pool.ceiling * hosts_per_device(entry) * fabric_nics(pool, entry)
                for pool in cluster.pools for entry in (catalog.get(pool.hardware),))
 
 

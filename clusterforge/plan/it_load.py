@@ -16,7 +16,7 @@ def site_it_kw(cluster: Cluster, plan: Plan, catalog: Catalog) -> float:
     for pool in cluster.pools:
         entry = catalog.get(pool.hardware)
         if isinstance(entry, Server):
-            it_kw += device_power_kw(pool, entry) * pool.count
+            it_kw += device_power_kw(pool, entry) * pool.ceiling  # the worst case: every node powered up
     for racked in plan.fabrics:  # one per blueprint, one per team on a shared site
         it_kw += racked.tree.switches * getattr(catalog.get(racked.switch), "max_power_kw", 0.0)
     return it_kw

@@ -31,7 +31,7 @@ def node_runs(cluster: Cluster, racks: tuple[RackPlan, ...],
             runs[placed.pool].append(NodeRun(first, placed.count * per, rack.name, rack.row, at))
             next_number[placed.pool] = first + placed.count * per
     for pool in cluster.pools:
-        first, total = next_number[pool.name], pool.count * hosts[pool.name]
+        first, total = next_number[pool.name], pool.ceiling * hosts[pool.name]
         if first <= total:
             runs[pool.name].append(NodeRun(first, total - first + 1))
     return {name: tuple(r) for name, r in runs.items()}
@@ -48,7 +48,7 @@ def pool_nodes(cluster: Cluster, catalog: Catalog, racks: tuple[RackPlan, ...],
         entry = catalog.get(pool.hardware)
         gpus = entry.node_gpus if isinstance(entry, Server) else entry.gpus if isinstance(entry, Instance) else None
         facts = pool_target(cluster, pool).node_facts(cluster, pool, entry)
-        count = pool.count * hosts[pool.name]
+        count = pool.ceiling * hosts[pool.name]
         out.append(PoolNodes(
             pool=pool.name, role=pool.role, hardware=pool.hardware, count=count, domain_size=hosts[pool.name],
             gpu_vendor=gpus.vendor if gpus else None,

@@ -171,7 +171,7 @@ def lower_bound(items: list[Item], racks: list[Rack],
     bounds: dict[str, int | None] = {}
     pool_racks = [limit for rack, limit in zip(racks, limits, strict=True) if rack.role != "network"]
     for dim in _DIMENSIONS:
-        need = sum(pool.count * getattr(demand, dim) for pool, _, demand in items)
+        need = sum(pool.ceiling * getattr(demand, dim) for pool, _, demand in items)
         if need <= 0:
             continue
         best = max((_capacity(limit)[dim] for limit in pool_racks), default=0.0)
@@ -180,8 +180,8 @@ def lower_bound(items: list[Item], racks: list[Rack],
         fits = [_empty_fit(demand, server, limit) for rack, limit in zip(racks, limits, strict=True)
                 if suits(server, rack, limit)]
         best_fit = max(fits, default=0)
-        bounds[f"pool {pool.name}"] = math.ceil(pool.count / best_fit) if best_fit else None
-    rack_scale = sum(pool.count for pool, server, _ in items if server.form == "rack")
+        bounds[f"pool {pool.name}"] = math.ceil(pool.ceiling / best_fit) if best_fit else None
+    rack_scale = sum(pool.ceiling for pool, server, _ in items if server.form == "rack")
     if rack_scale:
         bounds["rack-scale systems"] = rack_scale
     values = list(bounds.values())
@@ -224,7 +224,7 @@ def auto_place(cluster: Cluster, catalog: Catalog, racks: tuple[RackPlan, ...], 
     unplaced: dict[str, int] = {}
     auto_placed: dict[str, int] = {}
     for pool, server, demand in _order(items, limits):
-        left = pool.count
+        left = pool.ceiling
         for index, (rack, limit, room) in enumerate(zip(site_racks, limits, rooms, strict=True)):
             if left == 0:
                 break
@@ -237,7 +237,7 @@ def auto_place(cluster: Cluster, catalog: Catalog, racks: tuple[RackPlan, ...], 
                 take(demand, count, room, budgets)
                 added[index].append(PlacedDevices(pool.name, count))
                 left -= count
-        auto_placed[pool.name] = pool.count - left
+        auto_placed[pool.name] = pool.ceiling - left
         if left:
             unplaced[pool.name] = left
     placed_racks = tuple(replace(rack, devices=rack.devices + tuple(extra)) if extra else rack

@@ -20,6 +20,7 @@ from clusterforge.render import (
     inventory,
     job_container_conf,
     plugstack_conf,
+    powersave_file,
     slurm_conf,
     topology_conf,
 )
@@ -29,7 +30,7 @@ from clusterforge.targets import in_use
 __all__ = ["OUTPUTS", "RenderContext", "render_files", "write"]
 
 OUTPUTS: tuple[ModuleType, ...] = (inventory, group_vars, slurm_conf, gres_conf, topology_conf, cgroup_conf,
-                                   plugstack_conf, job_container_conf)
+                                   plugstack_conf, job_container_conf, powersave_file)
 MARKER = ".clusterforge-render"
 
 

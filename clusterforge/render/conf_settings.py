@@ -16,7 +16,7 @@ from clusterforge.model.slurm_references import OWNED, STRUCTURAL
 from clusterforge.render.context import RenderContext
 
 Pairs = list[tuple[str, str]]
-LISTS = frozenset({"slurmctldparameters", "prologflags", "schedulerparameters", "authinfo"})
+LISTS = frozenset({"slurmctldparameters", "prologflags", "schedulerparameters", "authinfo", "communicationparameters"})
 _REFUSED = {key.lower() for key in (*STRUCTURAL, *OWNED)}
 
 

@@ -14,6 +14,8 @@ from clusterforge.model.slurm import Slurm
 from clusterforge.plan.model import SlurmNodes, SlurmPlan
 from clusterforge.render.conf_settings import Pairs, lines, merge
 from clusterforge.render.context import RenderContext, conf_lines
+from clusterforge.render.power_save import pairs as power_save_pairs
+from clusterforge.render.power_save import private_data, slurmctld_parameters
 
 HEALTH_CHECK_PROGRAM = "/usr/local/sbin/clusterforge-health"  # health_script in roles/health/defaults/main.yml
 REBOOT_PROGRAM = "/usr/local/sbin/clusterforge-reboot"  # health_reboot_program in roles/health/defaults/main.yml
@@ -108,7 +110,7 @@ def recovery(ctx: RenderContext) -> Pairs:
         ("ReturnToService", str(spec.return_to_service)),
         ("AuthInfo", f"cred_expire={spec.cred_expire_s}"),
         ("SchedulerParameters", f"nohold_on_prolog_fail,sched_interval={spec.sched_interval_s}"),
-        ("ResumeTimeout", str(spec.resume_timeout_s)),
+        ("ResumeTimeout", str(spec.resume_timeout(cluster.power_saving))),
         ("HealthCheckInterval", str(cluster.operations.health.interval_s)),
     ]
     if spec.requeue_exit:
@@ -139,8 +141,10 @@ def settings(ctx: RenderContext, slurm: SlurmPlan) -> list[str]:
     hosts = slurm.controllers or ((slurm.controller,) if slurm.controller else ())
     pairs += [("SlurmctldHost", ctx.conf(host, ("pools",))) for host in hosts]
     pairs.append(("StateSaveLocation", ctx.conf(spec.state_save_location, ("slurm", "state_save_location"))))
-    if spec.configless:
-        pairs.append(("SlurmctldParameters", "enable_configless"))
+    options = ["enable_configless"] if spec.configless else []
+    options += slurmctld_parameters(ctx.loaded.cluster)
+    if options:
+        pairs.append(("SlurmctldParameters", ",".join(options)))
     pairs += _FIXED
     pairs += recovery(ctx)
     pairs += accounting(ctx, slurm)
@@ -153,8 +157,10 @@ def settings(ctx: RenderContext, slurm: SlurmPlan) -> list[str]:
         pairs.append(("TopologyPlugin", slurm.topology_plugin))
     if spec.slurmd_timeout_s is not None:
         pairs.append(("SlurmdTimeout", str(spec.slurmd_timeout_s)))
-    if spec.private_data:
-        pairs.append(("PrivateData", ",".join(spec.private_data)))
+    private = private_data(ctx.loaded.cluster)
+    if private:
+        pairs.append(("PrivateData", ",".join(private)))
+    pairs += power_save_pairs(ctx, slurm)
     return lines(merge(ctx, pairs, spec.settings, "settings"))
 
 
@@ -163,12 +169,15 @@ def memory_known(slurm: SlurmPlan) -> bool:
 
 
 def node_lines(ctx: RenderContext, slurm: SlurmPlan) -> list[str]:
+    """One NodeName line per compute pool; a power-saved pool's nodes are `State=CLOUD` (powered down until
+    slurmctld or the reconcile timer powers them up: power_save.py)."""
     out = []
+    cluster = ctx.loaded.cluster
     for n in slurm.nodes:
         line = f"NodeName={ctx.conf(n.hostlist, pool_path(ctx, n.pool, 'name'))}{n.hardware_fields}"
         if n.gres:
             line += f" Gres=gpu:{gpu_type(ctx, n)}:{n.gpu_count}"
-        out.append(line + " State=UNKNOWN")
+        out.append(line + (" State=CLOUD" if cluster.pool(n.pool).power_saved else " State=UNKNOWN"))
     return out
 
 

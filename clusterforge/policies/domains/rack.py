@@ -168,7 +168,7 @@ def nodes_have_racks(ctx: Context, settings: Settings) -> Iterator[Draft]:
     for pool, count in ctx.plan.unplaced.items():
         if count <= 0:
             continue
-        total = ctx.cluster.pools[index[pool]].count if pool in index else count
+        total = ctx.cluster.pools[index[pool]].ceiling if pool in index else count
         yield Draft(("pools", index[pool], "count") if pool in index else ("site",),
                     f"{count:,} node(s) of pool {pool} fit in no rack ({total - count:,} of {total:,} placed): "
                     "the site has no room left for them (U, A/B feeds, weight, floor or cooling)",

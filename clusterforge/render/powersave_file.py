@@ -1,0 +1,79 @@
+"""slurm/clusterforge-powersave.json: which launch template makes which nodes, for the controller's power-save
+programs (clusterforge/powersave, which read it as `PowerSaveConfig`; the slurm role installs it as
+/etc/slurm/clusterforge-powersave.json).
+
+One group per power-saved pool, the grain of the launch templates the stack owns: a pool has one instance type,
+one zone and one capacity reservation or block, so (pool, type, zone, reservation) is the pool. Written only for
+pools whose target has a power-save provider (`aws`); on-prem pools have none yet, and a cluster without a
+power-saved cloud pool gets no file. The file is built as the model the programs load, so the two cannot
+disagree on a field.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, get_args
+
+from clusterforge.errors import ClusterforgeError
+from clusterforge.model import Cluster, Pool
+from clusterforge.powersave.config import FLEET_MAX, NodeGroup, PowerSaveConfig
+from clusterforge.render.context import RenderContext
+from clusterforge.render.power_save import static_nodes
+from clusterforge.targets import pool_target
+
+FILE = "slurm/clusterforge-powersave.json"
+PROVIDERS: tuple[str, ...] = get_args(PowerSaveConfig.model_fields["provider"].annotation)
+# the target's purchase words (Target.purchase) in the file's capacity words
+CAPACITY = {"on-demand": "on-demand", "reservation": "capacity-reservation", "capacity-block": "capacity-block"}
+
+
+def launch_template_name(cluster: Cluster, pool: Pool) -> str:
+    """The name of the pool's launch template (EC2 names are unique per Region and account): the stack gives its
+    template this name, and the resume program asks CreateFleet for it by name."""
+    return f"{cluster.name}-{pool.name}"
+
+
+def _section(cluster: Cluster, pool: Pool) -> Any:
+    """The pool's target's own section of the blueprint (`aws:`), or None."""
+    target = pool_target(cluster, pool)
+    return getattr(cluster, target.section, None) if target.section else None
+
+
+def group(ctx: RenderContext, pool: Pool) -> NodeGroup:
+    """The pool's nodes, its static part and how they are launched."""
+    cluster = ctx.loaded.cluster
+    nodes = ctx.plan.pool_nodes(pool.name)
+    purchase = CAPACITY.get(pool_target(cluster, pool).purchase(cluster, pool) or "on-demand", "on-demand")
+    capacity = getattr(_section(cluster, pool), "capacity", None)
+    reservation = getattr(capacity, "reservation_id", "") if purchase != "on-demand" else ""
+    return NodeGroup(name=pool.name, nodes=nodes.hostlist, static=static_nodes(nodes, pool.count),
+                     launch_template=launch_template_name(cluster, pool), instance_type=pool.hardware,
+                     capacity=purchase, reservation=reservation or "", scaling=pool.scaling)
+
+
+def config(ctx: RenderContext) -> PowerSaveConfig | None:
+    """The file's content, or None when no power-saved pool has a provider."""
+    cluster = ctx.loaded.cluster
+    pools = [p for p in cluster.pools if p.power_saved and pool_target(cluster, p).name in PROVIDERS]
+    if not pools:
+        return None
+    providers = {pool_target(cluster, p).name for p in pools}
+    spec = cluster.slurm.power_save
+    if len(providers) > 1 or spec.launch_batch_size > FLEET_MAX:
+        path = ("slurm", "power_save", "launch_batch_size") if len(providers) == 1 else ("pools",)
+        why = (f"launch_batch_size {spec.launch_batch_size:,} is above EC2 Fleet's {FLEET_MAX:,} per fleet"
+               if len(providers) == 1 else f"power-saved pools of {len(providers)} providers need one file each")
+        raise ClusterforgeError(ctx.loaded.source.problem(path, why))
+    provider = providers.pop()
+    region = getattr(_section(cluster, pools[0]), "region", "") or ""
+    return PowerSaveConfig(cluster=cluster.name, provider=provider, region=region,
+                           batch_size=spec.launch_batch_size,
+                           insufficient_capacity_timeout_s=spec.insufficient_capacity_timeout_s,
+                           groups=tuple(group(ctx, p) for p in pools))
+
+
+def render(ctx: RenderContext) -> dict[str, str]:
+    made = config(ctx)
+    if made is None:
+        return {}
+    return {FILE: json.dumps(made.model_dump(mode="json"), indent=2) + "\n"}
