@@ -7,6 +7,7 @@ import pytest
 from clusterforge.errors import ClusterforgeError
 from clusterforge.load import load_text
 from clusterforge.model import Slurm, Software
+from tests.located import assert_located
 
 BASE = """\
 apiVersion: clusterforge/v1
@@ -103,15 +104,7 @@ INVALID = [
 
 @pytest.mark.parametrize(("old", "new", "needle", "path", "fragment"), INVALID, ids=[c[3] for c in INVALID])
 def test_invalid_values_are_located(old: str, new: str, needle: str, path: str, fragment: str) -> None:
-    assert old in BASE
-    text = BASE.replace(old, new, 1)
-    with pytest.raises(ClusterforgeError) as error:
-        load_text(text, "bp.yaml")
-    problems = [p for p in error.value.problems if p.path == path]
-    assert problems, [p.render() for p in error.value.problems]
-    line = next(i for i, row in enumerate(text.splitlines(), 1) if needle in row)
-    assert (problems[0].file, problems[0].line) == ("bp.yaml", line)
-    assert fragment in problems[0].render(), problems[0].render()
+    assert_located(BASE, old, new, needle, path, fragment)
 
 
 def test_the_cli_refuses_a_line_break_in_a_setting_with_file_and_line(cli, write) -> None:

@@ -11,6 +11,7 @@ from clusterforge.load import load_text
 from clusterforge.model import Slurm
 from clusterforge.model.slurm import POWER_UP_TIMEOUT_S, REBOOT_TIMEOUT_S, TREE_WIDTH_MAX
 from clusterforge.plan import build_plan
+from tests.located import assert_located
 from tests.policies.builders import aws, feed, found, messages, onprem, rack
 
 BASE = """\
@@ -92,15 +93,7 @@ INVALID = [
 
 @pytest.mark.parametrize(("old", "new", "needle", "path", "fragment"), INVALID, ids=[c[3] for c in INVALID])
 def test_invalid_power_saving_is_located(old: str, new: str, needle: str, path: str, fragment: str) -> None:
-    assert old in BASE
-    text = BASE.replace(old, new, 1)
-    with pytest.raises(ClusterforgeError) as error:
-        load_text(text, "bp.yaml")
-    problems = [p for p in error.value.problems if p.path == path]
-    assert problems, [p.render() for p in error.value.problems]
-    line = next(i for i, row in enumerate(text.splitlines(), 1) if needle in row)
-    assert (problems[0].file, problems[0].line) == ("bp.yaml", line)
-    assert fragment in problems[0].render(), problems[0].render()
+    assert_located(BASE, old, new, needle, path, fragment)
 
 
 # 415 V 3φ 40 A: 27.6 kVA × 0.8 = 23.0 kW usable per side, room for two DGX H100 (10.2 kW each), not four
