@@ -92,7 +92,7 @@ def test_plan_exits_1_on_a_fabric_beyond_its_switches_with_the_plan_printed(cli,
 
 
 def test_plan_shows_the_same_verdict_as_check(cli) -> None:
-    assert "check: PASS (0 errors" in cli("plan", EXAMPLES / "onprem-dgx-h100.yaml").stdout
+    assert "check: PASS (0 errors, 1 warning, 0 waived)" in cli("plan", EXAMPLES / "onprem-dgx-h100.yaml").stdout
 
 
 def test_plan_bad_input_exits_2(cli, write) -> None:

@@ -11,14 +11,15 @@ import click
 from clusterforge.analysis import PolicyInputs
 from clusterforge.cli.app import EXIT_POLICY, app, format_option, input_files, policy_options, say
 from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.formats.escape import plural
 
 if TYPE_CHECKING:
     from clusterforge.policies.engine import Verdict
 
 def _verdict_line(verdict: Verdict) -> str:
     state = "FAIL" if verdict.failed else "PASS"
-    return (f"check: {state} ({verdict.count('error')} errors, {verdict.count('warning')} warnings, "
-            f"{len(verdict.waived)} waived)")
+    return (f"check: {state} ({plural(verdict.count('error'), 'error')}, "
+            f"{plural(verdict.count('warning'), 'warning')}, {len(verdict.waived)} waived)")
 
 
 @app.command()

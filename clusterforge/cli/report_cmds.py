@@ -8,6 +8,7 @@ import click
 
 from clusterforge.analysis import PolicyInputs
 from clusterforge.cli.app import app, input_files, policy_options, say
+from clusterforge.formats.escape import plural
 from clusterforge.report import MAX_RACKS
 
 
@@ -44,7 +45,8 @@ def report(file: Path, output: Path, fmt: str, max_racks: int, inputs: PolicyInp
     loaded, plan, verdict = result.loaded, result.plan, result.verdict
     refuse_inputs(output, input_files([loaded.source], file, *inputs.files()))
     state = "FAIL" if verdict.failed else "PASS"
-    summary = f"{state}: {verdict.count('error')} errors, {verdict.count('warning')} warnings, {len(plan.loads)} racks"
+    summary = (f"{state}: {plural(verdict.count('error'), 'error')}, {plural(verdict.count('warning'), 'warning')}, "
+               f"{plural(len(plan.loads), 'rack')}")
     if fmt == "html":
         write_text(output, build(result, max_racks))
         say(f"wrote {output} ({summary})")
