@@ -116,13 +116,14 @@ def test_the_blueprints_resume_timeout_applies_to_power_ups(cli, write, tmp_path
     assert conf(rendered(cli, write, tmp_path, data))[0]["ResumeTimeout"] == "2400"
 
 
-def test_on_prem_power_saving_writes_the_settings_but_no_powersave_file(cli, write, tmp_path: Path) -> None:
+def test_on_prem_power_saving_is_refused_before_anything_is_written(cli, write, tmp_path: Path) -> None:
+    """No provider starts bare-metal nodes: render refuses (SLM-008) instead of writing CLOUD nodes that stay down."""
     data = design([{"name": "ctl", "hardware": "cpu-1u", "count": 1, "role": "controller"},
                    {"name": "gpu", "hardware": "dgx-h100", "count": 2, "max_count": 8, "partition": "train"}])
-    out = rendered(cli, write, tmp_path, data)
-    assert not (out / FILE).exists()
-    settings, nodes = conf(out)
-    assert settings["SuspendExcNodes"] == "gpu-[0001-0002]" and nodes[0].endswith("State=CLOUD")
+    out = tmp_path / "out"
+    result = cli("render", write(yaml.safe_dump(data, sort_keys=False)), "-o", out)
+    assert result.exit_code == 1 and "SLM-008" in result.output, result.output
+    assert not out.exists()
 
 
 def test_slurmctld_is_never_on_a_node_that_powers_down() -> None:

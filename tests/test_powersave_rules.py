@@ -74,3 +74,17 @@ def test_a_fleet_request_above_10000_is_refused() -> None:
     assert "FLT-003" not in found(fleet(100, launch_batch_size=20_000))  # no power saving: no resume batches
     [message] = messages(fleet(0, 100, launch_batch_size=20_000), "FLT-003")
     assert message == "launch_batch_size 20,000 is above EC2 Fleet's target capacity of 10,000 per fleet"
+
+
+def test_power_saving_needs_a_target_that_can_start_nodes() -> None:
+    """SLM-008: on-prem nodes with max_count would be State=CLOUD with no program that can start them."""
+    from tests.policies.builders import onprem, rack
+
+    bare = onprem(pools=[{"name": "gpu", "hardware": "dgx-h100", "count": 2, "max_count": 4, "partition": "train"}],
+                  racks=[rack("a01", count=0)])
+    [message] = messages(bare, "SLM-008")
+    assert message.startswith("pool gpu has max_count 4 on target onprem, but clusterforge powers nodes up and down "
+                              "only on aws"), message
+    assert "SLM-008" not in found(fleet(0, 64))
+    assert "SLM-008" not in found(onprem(pools=[{"name": "gpu", "hardware": "dgx-h100", "count": 2,
+                                                 "partition": "train"}]))
