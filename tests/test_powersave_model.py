@@ -156,3 +156,18 @@ def test_the_json_schema_takes_the_new_fields() -> None:
     found = errors(data)
     assert "pools.0.max_count: 0 is less than the minimum of 1" in found
     assert "slurm.power_save.suspend_rate: -1 is less than the minimum of 0" in found
+
+
+def test_a_power_saved_pool_costs_its_ceiling_all_month() -> None:
+    """The budget holds what SLURM may power up: 12,500 nodes beyond 16 always on are priced, not 16."""
+    from clusterforge.catalog import load_catalog
+    from clusterforge.cost.cloud import instance_lines
+    from clusterforge.cost.estimate import gpu_count
+
+    data = aws(pools=[{"name": "gpu", "hardware": "p5.48xlarge", "count": 16, "max_count": 12_500,
+                       "partition": "train"}])
+    cluster = load_text(yaml.safe_dump(data, sort_keys=False), "bp.yaml").cluster
+    catalog = load_catalog()
+    [line] = [line for line in instance_lines(cluster, catalog) if "pool gpu" in line.item]
+    assert line.quantity == 12_500 * 730 and "all 12,500 powered up (max_count)" in line.item
+    assert gpu_count(cluster, catalog) == 12_500 * 8

@@ -88,3 +88,17 @@ def test_power_saving_needs_a_target_that_can_start_nodes() -> None:
     assert "SLM-008" not in found(fleet(0, 64))
     assert "SLM-008" not in found(onprem(pools=[{"name": "gpu", "hardware": "dgx-h100", "count": 2,
                                                  "partition": "train"}]))
+
+
+def test_every_target_that_powers_nodes_has_a_provider_of_its_name() -> None:
+    """Target.powers_nodes lets a pool have max_count (SLM-008) and render write the power-save file; the resume
+    program must then have a provider of that name, or every resume would fail with 'not available here'."""
+    from typing import get_args
+
+    from clusterforge.powersave.config import PowerSaveConfig
+    from clusterforge.powersave.programs import PROVIDERS
+    from clusterforge.targets import registered
+
+    powered = {t.name for t in registered().values() if t.powers_nodes}
+    assert powered == {"aws"}
+    assert powered <= set(PROVIDERS) and powered <= set(get_args(PowerSaveConfig.model_fields["provider"].annotation))

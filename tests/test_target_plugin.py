@@ -30,7 +30,9 @@ main()
 """
 
 SECTION = "testcloud: {region: north-1, project: burst-lab, zones: [north-1a, north-1b]}\n"
-BURST = "  - {name: burst, hardware: p5.48xlarge, count: 2, partition: train, target: testcloud, zone: north-1b}\n"
+BURST = "  - {name: burst, hardware: p5.48xlarge, count: 2, partition: burst, target: testcloud, zone: north-1b}\n"
+# a partition keeps to one site (SLM-009): the cloud pool has its own
+TRAIN = "partitions: [{name: train, pools: [gpu], default: true}]"
 GPU = "  - {name: gpu, hardware: dgx-h100, count: 16, role: compute, partition: train}\n"
 
 
@@ -43,7 +45,9 @@ def hybrid(tmp_path: Path, name: str = "hybrid.yaml", section: str = SECTION, bu
     """The 16-DGX on-prem example with a `testcloud:` section and a two-node burst pool on that target."""
     text = EXAMPLE.read_text(encoding="utf-8")
     assert GPU in text and "\npools:\n" in text
+    assert TRAIN in text
     text = text.replace("\npools:\n", f"\n{section}pools:\n").replace(GPU, GPU + burst)
+    text = text.replace(TRAIN, TRAIN[:-1] + ", {name: burst, pools: [burst]}]")
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
     return path
@@ -88,7 +92,7 @@ def test_the_render_holds_the_targets_file_group_var_and_pool_facts(tmp_path: Pa
     pools = hosts["all"]["children"]
     assert pools["pool_burst"]["vars"]["testcloud_zone"] == "north-1b"
     assert "testcloud_zone" not in pools["pool_gpu"]["vars"]
-    assert "Nodes=gpu-[0001-0016],burst-[0001-0002]" in (out / "slurm" / "slurm.conf").read_text()
+    assert "PartitionName=burst Nodes=burst-[0001-0002] " in (out / "slurm" / "slurm.conf").read_text()
 
 
 def test_the_deployments_outputs_give_the_cloud_hosts_their_addresses(tmp_path: Path) -> None:

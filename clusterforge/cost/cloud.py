@@ -24,14 +24,17 @@ def purchase_of(cluster: Cluster, pool: Pool) -> Purchase:
 
 
 def instance_lines(cluster: Cluster, catalog: Catalog) -> Iterator[CostLine]:
-    """One line per instance pool: count × 730 instance-hours at the rate of its purchase option."""
+    """One line per instance pool: count × 730 instance-hours at the rate of its purchase option. A power-saved
+    pool is priced at its ceiling, every node powered up all month: what it may cost, which a budget must hold
+    (SLURM powers nodes beyond `count` up whenever jobs wait, and nothing else caps the bill)."""
     for pool in cluster.pools:
         if not isinstance(catalog.get(pool.hardware), Instance):
             continue
         purchase = purchase_of(cluster, pool)
         quoted = catalog.prices.instance_hour(pool.hardware, purchase)
-        yield priced(f"{pool.hardware} {purchase}, pool {pool.name}", "compute", float(pool.count * HOURS_PER_MONTH),
-                     "instance-hour", "month", quoted)
+        ceiling = f", all {pool.ceiling:,} powered up (max_count)" if pool.power_saved else ""
+        yield priced(f"{pool.hardware} {purchase}, pool {pool.name}{ceiling}", "compute",
+                     float(pool.ceiling * HOURS_PER_MONTH), "instance-hour", "month", quoted)
 
 
 def storage_lines(cluster: Cluster, catalog: Catalog) -> Iterator[CostLine]:

@@ -12,8 +12,8 @@ from clusterforge.targets import target_of
 
 
 def gpu_count(cluster: Cluster, catalog: Catalog) -> int:
-    """GPUs of every pool (devices × GPUs per device)."""
-    return sum(pool.count * getattr(catalog.get(pool.hardware), "gpu_count", 0) for pool in cluster.pools)
+    """GPUs of every pool (devices × GPUs per device), a power-saved pool's at its ceiling as its cost is."""
+    return sum(pool.ceiling * getattr(catalog.get(pool.hardware), "gpu_count", 0) for pool in cluster.pools)
 
 
 def totals(lines: tuple[CostLine, ...], gpus: int, amortise_years: float) -> CostEstimate:

@@ -16,6 +16,7 @@ from clusterforge.hostlist import compress
 from clusterforge.model import Cluster
 from clusterforge.plan.model import PoolNodes, SlurmPlan
 from clusterforge.render.context import RenderContext
+from clusterforge.targets import pool_target
 
 # Where the slurm role puts the power-save console scripts on the controllers (beside the health and reboot
 # programs); slurmctld runs them as SlurmUser with a hostlist argument.
@@ -23,6 +24,12 @@ RESUME_PROGRAM = "/usr/local/sbin/clusterforge-resume"
 SUSPEND_PROGRAM = "/usr/local/sbin/clusterforge-suspend"
 
 Pairs = list[tuple[str, str]]
+
+# TCPTimeout for a cluster whose nodes are on more than one site (an on-prem controller bursting into the cloud):
+# SLURM's 2 s default covers one lost SYN (Linux retransmits after 1 s, then 2 s, 4 s); 10 s rides out three on a
+# VPN or Direct Connect link (SchedMD's elastic computing guide: raise TCPTimeout across a WAN). slurm.settings
+# overrides it.
+WAN_TCP_TIMEOUT_S = 10
 
 
 def static_nodes(pool: PoolNodes, count: int) -> str:
@@ -72,8 +79,9 @@ def pairs(ctx: RenderContext, slurm: SlurmPlan) -> Pairs:
     settings (slurm.recovery.resume_timeout_s, whose default follows power saving)."""
     cluster = ctx.loaded.cluster
     spec = cluster.slurm.power_save
+    wan = [("TCPTimeout", str(WAN_TCP_TIMEOUT_S))] if spans_sites(cluster) else []
     if not cluster.power_saving:  # a TreeWidth the blueprint gives applies to any cluster
-        return [] if spec.tree_width is None else [("TreeWidth", str(spec.tree_width))]
+        return wan + ([] if spec.tree_width is None else [("TreeWidth", str(spec.tree_width))])
     check_controllers(ctx, slurm)
     out: Pairs = [
         ("ResumeProgram", RESUME_PROGRAM),
@@ -88,6 +96,7 @@ def pairs(ctx: RenderContext, slurm: SlurmPlan) -> Pairs:
         # addresses change with every launch: look a node's address up on each connection (scale.md)
         ("CommunicationParameters", "NoAddrCache"),
     ]
+    out += wan
     width = spec.resolved_tree_width()
     if width is not None:
         out.append(("TreeWidth", str(width)))
@@ -98,6 +107,11 @@ def pairs(ctx: RenderContext, slurm: SlurmPlan) -> Pairs:
     if parts:
         out.append(("SuspendExcParts", ",".join(ctx.conf(p, ("slurm", "partitions")) for p in parts)))
     return out
+
+
+def spans_sites(cluster: Cluster) -> bool:
+    """The nodes run on more than one target: an on-prem cluster with a cloud pool (hybrid, docs/hybrid.md)."""
+    return len({pool_target(cluster, p).name for p in cluster.pools}) > 1
 
 
 def slurmctld_parameters(cluster: Cluster) -> list[str]:

@@ -12,7 +12,7 @@ disagree on a field.
 from __future__ import annotations
 
 import json
-from typing import Any, get_args
+from typing import Any
 
 from clusterforge.errors import ClusterforgeError
 from clusterforge.model import Cluster, Pool
@@ -22,7 +22,6 @@ from clusterforge.render.power_save import static_nodes
 from clusterforge.targets import pool_target
 
 FILE = "slurm/clusterforge-powersave.json"
-PROVIDERS: tuple[str, ...] = get_args(PowerSaveConfig.model_fields["provider"].annotation)
 # the target's purchase words (Target.purchase) in the file's capacity words
 CAPACITY = {"on-demand": "on-demand", "reservation": "capacity-reservation", "capacity-block": "capacity-block"}
 
@@ -54,7 +53,7 @@ def group(ctx: RenderContext, pool: Pool) -> NodeGroup:
 def config(ctx: RenderContext) -> PowerSaveConfig | None:
     """The file's content, or None when no power-saved pool has a provider."""
     cluster = ctx.loaded.cluster
-    pools = [p for p in cluster.pools if p.power_saved and pool_target(cluster, p).name in PROVIDERS]
+    pools = [p for p in cluster.pools if p.power_saved and pool_target(cluster, p).powers_nodes]
     if not pools:
         return None
     providers = {pool_target(cluster, p).name for p in pools}

@@ -127,6 +127,9 @@ class Target:
     and a pool of another target that gives one is refused."""
     exclusive_fabrics: tuple[str, ...] = ()  # fabric kinds no other target offers (`efa`)
     efa_software: bool = False  # nodes get the EFA installer and aws-ofi-nccl (SW-001 checks them)
+    # clusterforge's resume and suspend programs can start and stop its nodes (a provider of this name in
+    # clusterforge/powersave/programs.py), so its pools may have a `max_count` (SLM-008)
+    powers_nodes: bool = False
     blueprint_problems: Callable[[Cluster, Source], Iterator[Problem]] = _no_problems
     """What the target requires of a blueprint beyond the schema (its section, its storage kind)."""
     with_controller: Callable[[Cluster, str | None], tuple[Cluster, bool]] | None = None

@@ -247,23 +247,3 @@ def known_settings(ctx: Context, settings: Settings) -> Iterator[Draft]:
     yield from _settings_drafts(list(spec.settings), "settings", "slurm_conf", release)
     yield from _settings_drafts(list(spec.cgroup_settings), "cgroup_settings", "cgroup_conf", release)
 
-
-@rule("SLM-008", "error", DOMAIN, "Power-saved pools have a power provider",
-      "SLURM power saving guide (slurm.schedmd.com/power_save.html): ResumeProgram must start the nodes; "
-      "clusterforge's resume program starts EC2 instances only (clusterforge/powersave/programs.py PROVIDERS)",
-      inputs=Inputs(("pools[].{max_count,target}", "target")))
-def power_provider(ctx: Context, settings: Settings) -> Iterator[Draft]:
-    """A pool with `max_count` runs on a target clusterforge's resume program can power up (EC2 today): on bare
-    metal slurmctld would call clusterforge-resume for servers it cannot start, and every job that needs them
-    would wait until ResumeTimeout marks them DOWN."""
-    from clusterforge.powersave.programs import PROVIDERS
-    from clusterforge.targets import pool_target
-
-    for index, pool in enumerate(ctx.cluster.pools):
-        target = pool_target(ctx.cluster, pool).name
-        if pool.power_saved and target not in PROVIDERS:
-            yield Draft(("pools", index, "max_count"), f"pool {pool.name} has max_count {pool.ceiling:,} on target "
-                        f"{target}, but clusterforge powers nodes up and down only on {', '.join(sorted(PROVIDERS))}: "
-                        "its nodes are State=CLOUD and would never start",
-                        f"remove max_count and set count to the nodes the pool has ({pool.ceiling:,}), or run the "
-                        "pool on target aws")

@@ -69,7 +69,7 @@ def _effects() -> TargetEffects:
 
 TARGET = Target(
     name="aws", title="AWS", hardware=Instance, section="aws", section_model=Aws, pool_fields=AwsPool,
-    exclusive_fabrics=("efa",), efa_software=True,
+    exclusive_fabrics=("efa",), efa_software=True, powers_nodes=True,
     blueprint_problems=blueprint_problems, with_controller=_with_controller,
     render=_render, report_pools=_report_pools, node_facts=node_facts, group_vars=_group_vars, purchase=_purchase,
     project_dir=PROJECT_DIR, outputs=READER, effects=_effects,
