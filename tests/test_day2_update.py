@@ -309,7 +309,8 @@ def test_a_change_that_loses_jobs_is_applied_in_place_with_its_flag(tmp_path: Pa
     assert apply.calls == [(CTL, *NODES)] and not report.batches and report.ok
 
 
-def test_update_refuses_a_change_that_loses_jobs_unless_accepted(cli, tmp_path: Path) -> None:
+def test_update_refuses_a_change_that_loses_jobs_unless_accepted(cli, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # a wide terminal: whole table rows and lines, as matched below
     from tests.conftest import EXAMPLES
 
     text = (EXAMPLES / "onprem-dgx-h100.yaml").read_text()

@@ -151,7 +151,8 @@ def test_invalid_ratios_are_input_errors(cli, write, ratios: str, error: str) ->
     assert "Traceback" not in result.output
 
 
-def test_plan_and_report_show_each_tier(cli, write, tmp_path: Path) -> None:
+def test_plan_and_report_show_each_tier(cli, write, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # a wide terminal: whole table rows and lines, as matched below
     path = write(BLUEPRINT.replace("RATIOS", "{leaf: 1.0, spine: 2.0}"))
     text = cli("plan", path, "--skip", "NET-002").output
     assert "oversubscription leaf 1:1, spine 2:1" in text

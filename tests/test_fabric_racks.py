@@ -202,7 +202,8 @@ def test_switches_fill_the_highest_free_run_first() -> None:
     assert switch_positions(racked, {"gpu": 8}, 42, 2, {"sn5600": 2}) == ((31, 29),)
 
 
-def test_plan_cli_lists_the_racked_switches(cli) -> None:
+def test_plan_cli_lists_the_racked_switches(cli, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # a wide terminal: whole table rows and lines, as matched below
     text = cli("plan", EXAMPLES / "onprem-dgx-h100.yaml").output
     assert "gpu ×2, leaf ×3 (qm9700)" in text
     assert "switches racked: leaf 4, spine 2 into 2 rack(s)" in text

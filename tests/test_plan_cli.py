@@ -11,7 +11,8 @@ from tests.conftest import EXAMPLES
 from tests.policies.builders import design
 
 
-def test_plan_text_onprem(cli) -> None:
+def test_plan_text_onprem(cli, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # a wide terminal: whole table rows and lines, as matched below
     result = cli("plan", EXAMPLES / "onprem-dgx-h100.yaml")
     assert result.exit_code == 0, result.output
     out = result.stdout
@@ -62,7 +63,8 @@ def test_plan_three_tiers_past_2048_endpoints(cli, write) -> None:
     assert "3 tier(s)" in cli("plan", path).stdout
 
 
-def test_plan_reports_auto_placement_and_unplaced(cli, write) -> None:
+def test_plan_reports_auto_placement_and_unplaced(cli, write, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # a wide terminal: whole table rows and lines, as matched below
     data = yaml.safe_load((EXAMPLES / "onprem-dgx-h100.yaml").read_text())
     for row in data["site"]["rows"]:
         for rack in row["racks"]:

@@ -46,10 +46,11 @@ def policies_md_ids() -> list[str]:
 # production SLURM rules, NIC against switch port speed (Ethernet fabrics and split ports), and the software
 # stack against the accelerators' vendor (AMD Instinct, Trainium), and room in the racks for the fabric's
 # switches (issue 17) and every node in a rack, the switch's and NICs' protocol, FSx metadata IOPS, and the
-# EC2 launch rate and fleet sizes at 12,500 nodes (issue 33).
+# EC2 launch rate and fleet sizes at 12,500 nodes, power providers and one site per partition (issue 33).
 ADDITIONS = ("SEC-001", "SEC-002", "SEC-003", "SEC-004", "SW-003", "SW-004",
              "SLM-003", "SLM-004", "SLM-005", "SLM-006", "SLM-007", "NET-007", "RCK-007", "RCK-008",
-             "NET-008", "STO-004", "SW-005", "COST-001", "COST-002", "PWR-008", "FLT-001", "FLT-002", "FLT-003", "SLM-008", "SLM-009")
+             "NET-008", "STO-004", "SW-005", "COST-001", "COST-002", "PWR-008", "FLT-001", "FLT-002", "FLT-003",
+             "SLM-008", "SLM-009")
 
 
 def test_every_policies_md_id_is_registered_and_documented() -> None:
@@ -167,7 +168,8 @@ def test_rules_json(cli) -> None:
     assert "aws:ec2/launchTemplate:LaunchTemplate" in net005["crossguard"]
 
 
-def test_rules_show_gives_doc_level_source_and_settings(cli) -> None:
+def test_rules_show_gives_doc_level_source_and_settings(cli, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # a wide terminal: whole table rows and lines, as matched below
     result = cli("rules", "show", "PWR-002")
     assert result.exit_code == 0
     out = result.stdout

@@ -86,8 +86,9 @@ def list_entries(fmt: str, kind: str | None, catalog: tuple[Path, ...]) -> None:
     if fmt == "json":
         click.echo(json.dumps([_as_json(k, e, cat) for k, e in items], indent=2))
         return
-    from rich.console import Console
     from rich.table import Table
+
+    from clusterforge.cli import terminal
 
     table = Table(title=f"clusterforge catalog ({len(items)} entries)")
     for column in ("key", "kind", "gpus", "max power", "space / weight", "network", "description"):
@@ -95,7 +96,7 @@ def list_entries(fmt: str, kind: str | None, catalog: tuple[Path, ...]) -> None:
     for key, entry in items:
         # a site catalog's text is data: never rich markup
         table.add_row(_cell(key), entry.kind, *(_cell(s) for s in _summary(entry)), _cell(entry.description))
-    Console(width=200).print(table)
+    terminal.print_table(terminal.console(), table)
 
 
 @catalog_group.command("show")
@@ -111,22 +112,23 @@ def show(key: str, fmt: str, catalog: tuple[Path, ...]) -> None:
     if fmt == "json":
         click.echo(json.dumps(_as_json(key, entry, cat), indent=2))
         return
-    from rich.console import Console
     from rich.table import Table
 
+    from clusterforge.cli import terminal
+
     table = Table(title=_line(f"{key}: {entry.description}"), caption=_line(f"origin: {cat.origins[key]}"))
-    table.add_column("figure")
-    table.add_column("value")
+    table.add_column("figure", overflow="fold")
+    table.add_column("value", overflow="fold")
     table.add_column("source", overflow="fold")
     data = entry.model_dump(mode="json", exclude={"sources", "description", "notes"})
     for name, value in data.items():
         if value is None:
             continue
         table.add_row(name, _cell(_shown(value)), _cell(entry.sources.get(name, "")))
-    console = Console(width=200)
-    console.print(table)
+    console = terminal.console()
+    terminal.print_table(console, table)
     if entry.notes:
-        console.print(_line(f"notes: {entry.notes}"), soft_wrap=True)
+        terminal.print_wrapped(console, f"notes: {entry.notes}", indent=7)
 
 
 @catalog_group.command("software")
@@ -153,8 +155,9 @@ def software(fmt: str, only: str | None, catalog: tuple[Path, ...]) -> None:
     if fmt == "json":
         click.echo(json.dumps([{"table": t, "origin": o, **r.model_dump(mode="json")} for t, r, o in rows], indent=2))
         return
-    from rich.console import Console
     from rich.table import Table
+
+    from clusterforge.cli import terminal
 
     table = Table(title=f"software sets ({len(rows)} rows)")
     for column in ("table", "release", "works with", "origin", "source"):
@@ -164,4 +167,4 @@ def software(fmt: str, only: str | None, catalog: tuple[Path, ...]) -> None:
         works = ", ".join(f"{k}: {'/'.join(map(str, v)) if isinstance(v, list) else v}" for k, v in pairs.items()
                           if v not in (None, []))
         table.add_row(name, _cell(row.key), _cell(works), _cell(origin), _cell(row.source))
-    Console(width=200).print(table)
+    terminal.print_table(terminal.console(), table)

@@ -17,14 +17,16 @@ def emit(verdict: object, fmt: str, output: Path | None, files: int, show_info: 
 
     assert isinstance(verdict, Verdict)
     if fmt == "text":
-        from rich.console import Console
+        from clusterforge.cli import terminal
+        from clusterforge.formats.text import print_verdict
 
-        from clusterforge.formats.text import console_for_stdout, print_verdict
-
-        if output is None:
-            print_verdict(verdict, console_for_stdout(), files, show_info)
+        if output is None:  # broken at spaces for the screen (or the pipe's fixed width), `file:line` kept whole
+            columns = terminal.width()
+            print_verdict(verdict, terminal.console(), files, show_info,
+                          fit=lambda line, indent: terminal.wrap(line, columns, indent))
             return
-        console = Console(record=True, width=160, file=io.StringIO())
+        # a report file keeps one line per finding and cause, unbroken, for grep and diff: it has no screen
+        console = terminal.console(record=True, file=io.StringIO())
         print_verdict(verdict, console, files, show_info)
         text = console.export_text()
     else:

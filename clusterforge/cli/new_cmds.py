@@ -91,8 +91,9 @@ def new(template: str | None, list_: bool, sets: tuple[str, ...], output: Path |
 
             click.echo(params_document(chosen), nl=False)
             return
-        for key, spec in chosen.spec.params.items():
-            click.echo(f"{key:<24} default {spec.default!s:<22} {spec.allowed():<34} {spec.help}")
+        from clusterforge.cli.new_view import print_params
+
+        print_params(chosen)
         return
     if output is not None:
         _refuse_inputs(output, chosen.folder, templates_dir, inputs)

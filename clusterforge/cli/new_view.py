@@ -1,5 +1,5 @@
-"""`new --list --format json` and `new TEMPLATE --params --format json`: the templates and their parameters as
-documents, for portals and scripts that build their own forms.
+"""`new TEMPLATE --params` as a table for people, and `new --list --format json` and `new TEMPLATE --params
+--format json`: the templates and their parameters as documents, for portals and scripts that build their own forms.
 
     [{"name": "onprem-dev", "description": "...", "folder": "templates/onprem-dev"}]
 
@@ -58,3 +58,21 @@ def list_document(templates: Iterable[Template]) -> str:
 def params_document(template: Template) -> str:
     return _dumps({"template": template.name, "description": template.description,
                    "params": [param_data(name, spec) for name, spec in template.spec.params.items()]})
+
+
+def print_params(template: Template) -> None:
+    """One row per parameter: name, default, allowed values (in words), help; a block per parameter where the
+    terminal is too narrow for the table (cli.terminal.print_table). A team's template is data: never markup,
+    never a CI workflow command."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from clusterforge.cli import terminal
+    from clusterforge.formats.escape import log_line
+
+    table = Table(title=f"{template.name}: parameters (--set NAME=VALUE)", title_justify="left")
+    for column in ("name", "default", "allowed", "help"):
+        table.add_column(column, overflow="fold")
+    for name, spec in template.spec.params.items():
+        table.add_row(*(escape(log_line(str(value))) for value in (name, spec.default, spec.allowed(), spec.help)))
+    terminal.print_table(terminal.console(highlight=False), table)

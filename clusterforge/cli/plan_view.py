@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from clusterforge.cli import terminal
 from clusterforge.model import Cluster
 from clusterforge.plan.bom import fabric_bom
 from clusterforge.plan.model import FatTree, Plan
@@ -29,7 +30,7 @@ def racks_table(plan: Plan, console: Console) -> None:
 
     table = Table(title="racks", title_justify="left")
     for column in ("rack", "row", "devices", "U", "kW (A/B)", "kg", "air kW", "liquid kW"):
-        table.add_column(column, justify="left" if column in ("rack", "row", "devices") else "right")
+        table.add_column(column, justify="left" if column in ("rack", "row", "devices") else "right", overflow="fold")
     for load, limit in zip(plan.loads, plan.limits, strict=True):
         devices = ", ".join([*(f"{d.pool} ×{d.count}" + ("" if d.explicit else " (auto)") for d in load.rack.devices),
                              *(f"{s.tier} ×{s.count} ({s.switch})" for s in load.rack.switches)])
@@ -37,7 +38,7 @@ def racks_table(plan: Plan, console: Console) -> None:
         table.add_row(load.rack.name, load.rack.row, devices or "-", used_of(load.u_used, limit.u),
                       used_of(load.power_kw, limit.kw), used_of(load.weight_kg + limit.tare_kg, limit.kg),
                       used_of(load.air_heat_kw, limit.air_kw), liquid)
-    console.print(table)
+    terminal.print_table(console, table, prose=0)  # figures: a rack per row reads better than a block per rack
 
 
 def placement_lines(plan: Plan, console: Console) -> None:
@@ -77,13 +78,13 @@ def fabric_table(fabric: FatTree, console: Console) -> None:
     ratios = {tier: f"{down} down / {up} up ({ratio:g}:1)" for tier, ratio, down, up in fabric.ratios}
     table = Table()
     for column in ("tier", "switches", "ports used", "cables from below", "ports per switch"):
-        table.add_column(column, justify="left" if column in ("tier", "ports per switch") else "right")
+        table.add_column(column, justify="left" if column in ("tier", "ports per switch") else "right", overflow="fold")
     for tier in fabric_bom(fabric):
         below = "node" if tier.tier == "leaf" else {"spine": "leaf", "core": "spine"}[tier.tier]
         table.add_row(tier.tier, f"{tier.switches:,}", used_of(tier.ports_used, tier.ports_total),
                       f"{tier.cables_down:,} ({below}-{tier.tier})", ratios.get(tier.tier, "-"))
     table.add_row("total", f"{fabric.switches:,}", "", f"{sum(fabric.cables.values()):,}", "")
-    console.print(table)
+    terminal.print_table(console, table, prose=0)
 
 
 def nodes_table(plan: Plan, console: Console) -> None:
@@ -98,7 +99,7 @@ def nodes_table(plan: Plan, console: Console) -> None:
         gpus = f"{pool.gpu_count}× {pool.gpu_model}" if pool.gpu_model else "-"
         table.add_row(pool.pool, pool.role, pool.hardware, f"{pool.count:,}", pool.hostlist, gpus,
                       str(len(racks)) if racks else "-", str(plan.unplaced.get(pool.pool, "")) or "-", network)
-    console.print(table)
+    terminal.print_table(console, table)
     if plan.slurm is not None:
         console.print(f"slurm controller: {plan.slurm.controller or '-'} ({plan.slurm.controller_reason})")
         for part in plan.slurm.partitions:
@@ -110,9 +111,7 @@ def nodes_table(plan: Plan, console: Console) -> None:
 
 
 def show(cluster: Cluster, plan: Plan) -> None:
-    from rich.console import Console
-
-    console = Console(width=160)
+    console = terminal.console()
     nodes = sum(p.count for p in plan.nodes)  # the plan's nodes: an NVL72 rack is 18 (its trays)
     racks = f", {len(plan.racks)} racks" if plan.racks else ""
     if cluster.site is None and target_of(cluster).facility:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
 
 from clusterforge.cli.app import app
 from clusterforge.errors import shown
 from clusterforge.formats.escape import log_line
+
+if TYPE_CHECKING:
+    from clusterforge.policies.reference import SettingDoc
 
 
 @app.group("rules", invoke_without_command=True)
@@ -34,15 +38,16 @@ def rules_group(ctx: click.Context, fmt: str) -> None:
     elif fmt == "json":
         click.echo(json.dumps([reference.rule_summary(r) for r in rules], indent=2, ensure_ascii=False))
     else:
-        from rich.console import Console
         from rich.table import Table
+
+        from clusterforge.cli import terminal
 
         table = Table(title=f"clusterforge rules ({len(rules)})", caption="`clusterforge rules show ID` for details")
         for column in ("id", "level", "domain", "title"):
             table.add_column(column, overflow="fold")
         for rule in rules:
             table.add_row(rule.id, rule.level, rule.domain, rule.title)
-        Console(width=120).print(table)
+        terminal.print_table(terminal.console(), table)
 
 
 @rules_group.command("show")
@@ -66,22 +71,42 @@ def show(rule_id: str, fmt: str) -> None:
     if fmt == "markdown":
         click.echo("\n".join(reference.rule_markdown(rule)), nl=False)
         return
+    from clusterforge.cli import terminal
+
     summary = reference.rule_summary(rule)
-    lines = [f"{rule.id}: {rule.title}", "",
-             f"level:      {rule.level} (default)", f"domain:     {rule.domain}",
-             f"applies to: {summary['applies_to']}", f"source:     {rule.source}", "", summary["checks"], "",
-             "inputs:     " + ", ".join(summary["inputs"])]
+    fields = [("level", f"{rule.level} (default)"), ("domain", rule.domain), ("applies to", summary["applies_to"]),
+              ("source", rule.source), ("", summary["checks"]), ("inputs", ", ".join(summary["inputs"]))]
     if summary["catalog"]:
-        lines.append("catalog:    " + ", ".join(summary["catalog"]))
+        fields.append(("catalog", ", ".join(summary["catalog"])))
     if summary["shared_settings"]:
-        lines.append("config:     " + ", ".join(f"{section}.*" for section in summary["shared_settings"]))
-    if summary["also"]:
-        lines.append(f"also:       {summary['also']}")
-    if summary["crossguard"]:
-        lines.append(f"preview:    {summary['crossguard']}")
-    settings = reference.setting_docs(rule)
+        fields.append(("config", ", ".join(f"{section}.*" for section in summary["shared_settings"])))
+    for label, key in (("also", "also"), ("preview", "crossguard")):
+        if summary[key]:
+            fields.append((label, summary[key]))
+    columns = terminal.width()
+    lines = [*terminal.wrap(f"{rule.id}: {rule.title}", columns, 4), ""]
+    for label, value in fields:
+        if not label:  # what the rule checks: a paragraph of its own
+            lines += ["", *terminal.wrap(value, columns), ""]
+            continue
+        lines += terminal.wrap(f"{label + ':':<12}{value}", columns, 12)
+    lines += ["", *terminal.wrap(f"settings (policy config `rules: {{{rule.id}: {{key: value}}}}`):", columns, 2)]
+    lines += _settings(reference.setting_docs(rule), columns)
+    click.echo("\n".join(lines))
+
+
+def _settings(settings: list[SettingDoc], columns: int) -> list[str]:
+    """`  key  default  description`, aligned, the description wrapped under itself; where that leaves the
+    description fewer than 30 columns, each setting is `  key  default` with its description indented below."""
+    from clusterforge.cli import terminal
+
     width = max(len(s.key) for s in settings)
     default_width = max(len(s.default) for s in settings)
-    lines += ["", f"settings (policy config `rules: {{{rule.id}: {{key: value}}}}`):"]
-    lines += [f"  {s.key:<{width}}  {s.default:<{default_width}}  {s.description}" for s in settings]
-    click.echo("\n".join(lines))
+    lead = 2 + width + 2 + default_width + 2
+    if columns - lead >= 30:
+        return [line for s in settings
+                for line in terminal.wrap(f"  {s.key:<{width}}  {s.default:<{default_width}}  {s.description}",
+                                          columns, lead)]
+    return [line for s in settings
+            for line in [*terminal.wrap(f"  {s.key}  {s.default}", columns, 4),
+                         *terminal.wrap(f"    {s.description}", columns, 4)]]
