@@ -147,3 +147,11 @@ def test_wrap_never_cuts_a_location() -> None:
     assert " ".join(line.split()) == " ".join(" ".join(pieces).split())
     long_word = "x" * 100
     assert all(len(piece) <= 40 for piece in terminal.wrap(f"inputs: {long_word}", 40, 12))
+
+
+@pytest.mark.parametrize("width", [80, 100])
+def test_a_share_is_never_split_from_its_percent_sign(width: int) -> None:
+    """`(60 %)` reads as one figure: a column is at least as wide as it, so no cell line ends in `(60`."""
+    out = run("plan", str(EXAMPLES / "onprem-dgx-h100-hall.yaml"), columns=width).output
+    cells = [cell.strip() for line in out.splitlines() for cell in line.split("│")]
+    assert "(77 %)" in cells and not [c for c in cells if c.startswith("(") and c[1:].isdigit()]

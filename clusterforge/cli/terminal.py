@@ -81,6 +81,7 @@ def wrap(text: str, columns: int, indent: int = 0) -> list[str]:
 
 # A share `(60 %)` is one word to size a column by: broken before its `%`, a rack's figures read as fragments.
 _UNIT_WORDS = re.compile(r"\s+(?!%)")
+_SHARE = re.compile(r"\(\d+ %\)")
 PROSE = 16  # columns a cell of sentences (a description, a source) needs: narrower, it reads as a word list
 
 
@@ -99,23 +100,35 @@ def _widths(table: Table, prose: int, room: int) -> list[int] | None:
     `44.2/69.0` in the middle of the number."""
     from rich.cells import cell_len
 
-    bases, naturals = [], []
+    bases, naturals, figures = [], [], []
     for column in table.columns:
         cells = [line for cell in (column.header, *column.cells) for line in _plain(cell).splitlines() or [""]]
         natural = max(cell_len(line) for line in cells)
         word = max((cell_len(w) for line in cells for w in _UNIT_WORDS.split(line) if w), default=1)
         bases.append(max(word, min(prose, natural), 1))
         naturals.append(max(natural, 1))
+        figures.append(any(_SHARE.search(line) for line in cells))
     spare = room - sum(bases)
     if spare < 0:
         return None
-    wants = [natural - base for natural, base in zip(naturals, bases, strict=True)]
-    if sum(wants) <= spare:
+    if sum(natural - base for natural, base in zip(naturals, bases, strict=True)) <= spare:
         return naturals
-    widths = [base + spare * want // sum(wants) for base, want in zip(bases, wants, strict=True)]
-    lacking = sorted(range(len(widths)), key=lambda i: naturals[i] - widths[i], reverse=True)
-    for i in lacking[:room - sum(widths)]:
-        widths[i] += 1
+    # A column of shares (`34/44 (77 %)`) is whole or one figure a line: any width between breaks a share in two.
+    widths = list(bases)
+    flexible = [i for i in range(len(widths)) if not figures[i]]
+    wants = {i: naturals[i] - bases[i] for i in flexible}
+    if sum(wants.values()) > spare:
+        for i in flexible:
+            widths[i] += spare * wants[i] // sum(wants.values())
+        lacking = sorted(flexible, key=lambda i: naturals[i] - widths[i], reverse=True)
+        for i in lacking[:room - sum(widths)]:
+            widths[i] += 1
+        return widths
+    for i in flexible:
+        widths[i] = naturals[i]
+    for i in (i for i in range(len(widths)) if figures[i]):
+        if naturals[i] - widths[i] <= room - sum(widths):
+            widths[i] = naturals[i]
     return widths
 
 
