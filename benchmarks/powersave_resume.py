@@ -1,0 +1,113 @@
+"""How `clusterforge-resume` grows with the nodes it powers up: 1,000, 5,000 and 12,500 nodes against moto's EC2
+in-process (its request interception: boto3 serialises every request and parses every answer, nothing leaves the
+process).
+
+`python benchmarks/powersave_resume.py [sizes ...]` prints a Markdown table: per size the seconds the resume took,
+the CreateFleet and DescribeInstances requests it made, the instances running with their node's tag, the addresses
+it handed slurmctld, and the requests per 1,000 nodes. slurmctld is a recorder (what `scontrol update` would have
+been told): the figures are the program's and moto's, not SLURM's. moto launches instantly and enforces no API
+limits, so the seconds are the program's own work plus moto's; EC2's RunInstances bucket (FLT-001) is the real
+bound on a launch day.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from clusterforge import hostlist  # noqa: E402
+from clusterforge.powersave import aws  # noqa: E402
+from clusterforge.powersave.aws import NODE_TAG, Ec2Provider  # noqa: E402
+from clusterforge.powersave.config import NodeGroup, PowerSaveConfig  # noqa: E402
+from clusterforge.powersave.resume import resume  # noqa: E402
+from clusterforge.powersave.slurm import NodeState  # noqa: E402
+
+REGION = "us-east-1"
+
+
+class Recorder:
+    """slurmctld as the resume program sees it: the addresses and states it was told."""
+
+    def __init__(self) -> None:
+        self.addresses: dict[str, str] = {}
+        self.down: dict[str, str] = {}
+
+    def set_addresses(self, addresses: Mapping[str, str]) -> None:
+        self.addresses.update(addresses)
+
+    def mark_down(self, nodes: Sequence[str], reason: str) -> None:
+        self.down.update(dict.fromkeys(nodes, reason))
+
+    def power_down(self, nodes: Sequence[str], reason: str) -> None:
+        pass
+
+    def power_up(self, nodes: Sequence[str]) -> None:
+        pass
+
+    def nodes(self) -> dict[str, NodeState]:
+        return {}
+
+
+def counter(client: Any, operation: str) -> list[int]:
+    seen: list[int] = []
+    client.meta.events.register(f"before-call.ec2.{operation}", lambda **_: seen.append(1))
+    return seen
+
+
+def run(size: int) -> dict[str, Any]:
+    """One fresh moto EC2, one launch template, one resume of `size` nodes."""
+    import moto
+
+    with moto.mock_aws():
+        client = aws.client(REGION)
+        vpc = client.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
+        subnet = client.create_subnet(VpcId=vpc, CidrBlock="10.0.0.0/17")["Subnet"]["SubnetId"]
+        image = client.describe_images(Owners=["amazon"])["Images"][0]["ImageId"]
+        client.create_launch_template(LaunchTemplateName="c1-gpu", LaunchTemplateData={
+            "ImageId": image, "InstanceType": "p5.48xlarge"})
+        nodes = hostlist.expand(f"gpu-[00001-{size:05d}]")
+        config = PowerSaveConfig(cluster="c1", region=REGION, groups=(NodeGroup(
+            name="gpu", nodes=hostlist.compress(nodes), launch_template="c1-gpu", instance_type="p5.48xlarge",
+            subnet=subnet),))
+        fleets, describes = counter(client, "CreateFleet"), counter(client, "DescribeInstances")
+        slurm = Recorder()
+        start = time.perf_counter()
+        done = resume(config, Ec2Provider(config, client), slurm, nodes, sleep=lambda _: None)
+        seconds = time.perf_counter() - start
+        calls = len(fleets), len(describes)
+        tagged = set()
+        for page in client.get_paginator("describe_instances").paginate(
+                Filters=[{"Name": "instance-state-name", "Values": ["pending", "running"]}]):
+            for reservation in page["Reservations"]:
+                for raw in reservation["Instances"]:
+                    tagged |= {t["Value"] for t in raw.get("Tags", []) if t["Key"] == NODE_TAG}
+        return {"nodes": size, "seconds": seconds, "fleets": calls[0], "describes": calls[1],
+                "tagged": len(tagged & set(nodes)), "addresses": len(slurm.addresses), "down": len(slurm.down),
+                "failed": len(done.failed)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sizes", nargs="*", type=int, default=[1000, 5000, 12_500])
+    sizes = parser.parse_args().sizes
+    os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+    rows = [run(size) for size in sizes]
+    print("| nodes | resume (s) | s per 1,000 nodes | CreateFleet | DescribeInstances | tagged | addresses set | "
+          "down |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['nodes']:,} | {r['seconds']:.1f} | {r['seconds'] / r['nodes'] * 1000:.2f} | {r['fleets']} | "
+              f"{r['describes']} | {r['tagged']:,} | {r['addresses']:,} | {r['down']} |")
+
+
+if __name__ == "__main__":
+    main()
