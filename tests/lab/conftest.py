@@ -79,8 +79,9 @@ class Lab:
 
 
 def clusterforge(*args: str, check: bool = True, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    # a wide terminal: the lab tests match whole lines of the commands' reports, which wrap at 100 in a pipe
     proc = subprocess.run([sys.executable, "-m", "clusterforge", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout, check=False)
+                          timeout=timeout, check=False, env={**os.environ, "COLUMNS": "200"})
     if check and proc.returncode != 0:
         raise AssertionError(f"clusterforge {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
     return proc
