@@ -91,9 +91,11 @@ def test_pools_without_max_count_are_never_powered_down(cli, write, tmp_path: Pa
     settings, nodes = conf(out)
     assert settings["SuspendExcNodes"] == "gpu-[0001-0002],small-[0001-0003],dbg-0001"
     assert settings["SuspendExcParts"] == "debug,steady"
-    assert [line.rsplit(" ", 1)[1] for line in nodes] == ["State=CLOUD", "State=UNKNOWN", "State=CLOUD"]
+    # on AWS the programs launch the static pool too (all of it static), so it is CLOUD like the others
+    assert [line.rsplit(" ", 1)[1] for line in nodes] == ["State=CLOUD", "State=CLOUD", "State=CLOUD"]
     groups = powersave_config.load(out / FILE).groups
     assert [(g.name, g.nodes, g.static) for g in groups] == [("gpu", "gpu-[0001-0040]", "gpu-[0001-0002]"),
+                                                              ("small", "small-[0001-0003]", "small-[0001-0003]"),
                                                               ("dbg", "dbg-[0001-0004]", "dbg-0001")]
 
 
@@ -144,11 +146,12 @@ def test_a_tree_width_applies_without_power_saving(cli, write, tmp_path: Path) -
     assert not set(POWER_KEYS[:-4]) & set(settings)
 
 
-@pytest.mark.parametrize("example", [f for f in example_files() if "max_count" not in f.read_text()],
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize("example", [f for f in example_files() if "max_count" not in f.read_text()
+                                     and "target: aws" not in f.read_text()], ids=lambda p: p.name)
 def test_a_blueprint_without_max_count_renders_no_power_saving(example: Path) -> None:
-    """Every example renders as it did before power saving existed (the golden files hold two of them byte for
-    byte), and naming `slurm.power_save` with no `max_count` changes nothing."""
+    """Every example slurmctld launches no node of renders as it did before power saving existed (the golden files
+    hold one byte for byte), and naming `slurm.power_save` with no `max_count` changes nothing. AWS compute pools
+    are always launched by slurmctld (`test_aws_compute_pools_are_launched_by_slurmctld_and_never_suspended`)."""
     data = yaml.safe_load(example.read_text())
 
     def files(blueprint: dict) -> dict[str, str]:
@@ -162,3 +165,19 @@ def test_a_blueprint_without_max_count_renders_no_power_saving(example: Path) ->
     assert "idle_on_node_suspend" not in slurm_conf and "ResumeTimeout=900\n" in slurm_conf
     named = {**data, "slurm": {**data.get("slurm", {}), "power_save": {"suspend_time_s": 60}}}
     assert files(named) == plain
+
+
+@pytest.mark.parametrize("example", [f for f in example_files() if "target: aws" in f.read_text()
+                                     and "max_count" not in f.read_text()], ids=lambda p: p.name)
+def test_aws_compute_pools_are_launched_by_slurmctld_and_never_suspended(example: Path) -> None:
+    """Without max_count an AWS compute pool is all static: State=CLOUD so the programs launch it (the stack owns
+    no instance of it), every node in SuspendExcNodes, and the reconcile timer keeps them up."""
+    loaded = load_text(example.read_text(), str(example))
+    files = render_files(RenderContext(loaded, build_plan(loaded.cluster, loaded.catalog), Path.cwd()))
+    conf_text = files["slurm/slurm.conf"]
+    nodes = [line for line in conf_text.splitlines() if line.startswith("NodeName=")]
+    assert nodes and all(line.endswith("State=CLOUD") for line in nodes)
+    settings = dict(line.split("=", 1) for line in conf_text.splitlines() if "=" in line and " " not in line)
+    [group] = powersave_config.PowerSaveConfig.model_validate_json(files[FILE]).groups
+    assert group.static == group.nodes and settings["SuspendExcNodes"] == group.nodes
+    assert settings["ResumeProgram"] == "/usr/local/sbin/clusterforge-resume"

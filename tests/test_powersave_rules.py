@@ -71,7 +71,24 @@ def test_at_most_256_instances_across_capacity_blocks() -> None:
 def test_a_fleet_request_above_10000_is_refused() -> None:
     assert "FLT-003" in found(fleet(0, 100, launch_batch_size=10_001))
     assert "FLT-003" not in found(fleet(0, 100, launch_batch_size=10_000))
-    assert "FLT-003" not in found(fleet(100, launch_batch_size=20_000))  # no power saving: no resume batches
+    # static AWS nodes are launched by the same program, in the same batches; on a pinned AMI the stack runs them
+    assert "FLT-003" in found(fleet(100, launch_batch_size=20_000))
+    pinned = fleet(100, launch_batch_size=20_000)
+    pinned["aws"]["ami"] = "ami-0123456789abcdef0"
+    assert "FLT-003" not in found(pinned)
+
+
+def test_a_power_saved_pool_on_a_pinned_ami_is_refused() -> None:
+    """Its nodes would wait for a push that no power-up runs (FLT-004); without max_count the stack runs them."""
+    data = fleet(2, 8)
+    assert "FLT-004" not in found(data)
+    data["aws"]["ami"] = "ami-0123456789abcdef0"
+    [message] = messages(data, "FLT-004")
+    assert message == ("pool gpu is powered up by slurmctld, but the blueprint pins aws.ami ami-0123456789abcdef0, "
+                       "whose nodes join only when the roles are pushed")
+    static = fleet(2)
+    static["aws"]["ami"] = "ami-0123456789abcdef0"
+    assert "FLT-004" not in found(static)
     [message] = messages(fleet(0, 100, launch_batch_size=20_000), "FLT-003")
     assert message == "launch_batch_size 20,000 is above EC2 Fleet's target capacity of 10,000 per fleet"
 

@@ -4,7 +4,9 @@ Groups: `slurm_controller` (the SlurmctldHosts, primary first), `slurm_compute` 
 as children), and `pool_<name>` (dashes become underscores, which Ansible group names require). Facts shared by
 a pool (GPU count and model, GRES, EFA, IMEX) are the pool group's vars; rack, position, rails and the NVLink
 domain of a rack-scale system's tray are per host.
-With a deployment's outputs (`render --from-outputs`), the target overlays each host's address and the facts its
+A pool slurmctld launches (`targets.slurm_launched`) keeps its group and vars but lists no host: its nodes exist
+only while powered up, configure themselves at boot and have no address until then, so nothing here could reach
+them. With a deployment's outputs (`render --from-outputs`), the target overlays each host's address and the facts its
 deployment reports. Every string is written `!unsafe` (yamlout.dump_ansible): catalog and deployed values reach
 Ansible as data, never as templates.
 """
@@ -16,6 +18,7 @@ from typing import Any
 from clusterforge.plan.model import Plan, PoolNodes
 from clusterforge.render.context import RenderContext
 from clusterforge.render.yamlout import dump_ansible
+from clusterforge.targets import slurm_launched
 
 
 def pool_group(pool: str) -> str:
@@ -63,7 +66,8 @@ def controllers(plan: Plan) -> tuple[str, ...]:
     return slurm.controllers or ((slurm.controller,) if slurm.controller else ())
 
 
-def inventory(plan: Plan) -> dict[str, Any]:
+def inventory(plan: Plan, self_joining: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """`self_joining`: the pools whose hosts are left out (slurmctld launches them)."""
     hosts = controllers(plan)
     by_role: dict[str, dict[str, Any]] = {"compute": {}, "login": {}}
     for pool in plan.nodes:
@@ -75,12 +79,16 @@ def inventory(plan: Plan) -> dict[str, Any]:
         "slurm_login": {"children": by_role["login"]} if by_role["login"] else {},
     }
     for pool in plan.nodes:
-        groups[pool_group(pool.pool)] = {"vars": pool_vars(pool, plan), "hosts": pool_hosts(pool, plan)}
+        group: dict[str, Any] = {"vars": pool_vars(pool, plan)}
+        if pool.pool not in self_joining:
+            group["hosts"] = pool_hosts(pool, plan)
+        groups[pool_group(pool.pool)] = group
     return {"all": {"children": groups}}
 
 
 def render(ctx: RenderContext) -> dict[str, str]:
-    hosts = inventory(ctx.plan)
+    cluster = ctx.loaded.cluster
+    hosts = inventory(ctx.plan, frozenset(p.name for p in cluster.pools if slurm_launched(cluster, p)))
     if ctx.outputs is not None:
         hosts = ctx.outputs.overlay(hosts)
     return {"inventory/hosts.yml": ctx.header() + dump_ansible(hosts)}

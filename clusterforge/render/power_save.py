@@ -1,12 +1,12 @@
 """slurm.conf's power-save settings: which nodes slurmctld powers up on demand and down when idle, and the programs
 it runs to do so (`clusterforge-resume`, `clusterforge-suspend`: pyproject's [project.scripts], clusterforge/powersave).
 
-Written only when a pool has a `max_count` (Cluster.power_saving): a cluster without one renders exactly as before.
-The layout follows ParallelCluster's: every node of a power-saved pool is `State=CLOUD`, the static ones (the
-first `count`) too, and those are listed in SuspendExcNodes so slurmctld never powers them down; the reconcile
-timer powers them up and keeps them up. Nodes of pools without `max_count` are excluded the same way, as are the
-partitions with no power-saved pool (SuspendExcParts): SLURM would otherwise power down any idle node, on-prem
-ones included (power_save.shtml).
+Written only when the programs launch some pool's nodes (`targets.slurm_launched`: a pool with a `max_count`, or
+any AWS compute pool): a cluster without one renders exactly as before. The layout follows ParallelCluster's: every
+node of such a pool is `State=CLOUD`, the static ones (the first `count`) too, and those are listed in
+SuspendExcNodes so slurmctld never powers them down; the reconcile timer powers them up and keeps them up. Nodes of
+the other pools are excluded the same way, as are the partitions with no power-saved pool (SuspendExcParts): SLURM
+would otherwise power down any idle node, on-prem ones included (power_save.shtml).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from clusterforge.hostlist import compress
 from clusterforge.model import Cluster
 from clusterforge.plan.model import PoolNodes, SlurmPlan
 from clusterforge.render.context import RenderContext
-from clusterforge.targets import pool_target
+from clusterforge.targets import pool_target, slurm_launched, slurm_launches_nodes
 
 # Where the slurm role puts the power-save console scripts on the controllers (beside the health and reboot
 # programs); slurmctld runs them as SlurmUser with a hostlist argument.
@@ -41,12 +41,12 @@ def static_nodes(pool: PoolNodes, count: int) -> str:
 
 
 def excluded_nodes(cluster: Cluster, ctx: RenderContext, slurm: SlurmPlan) -> list[str]:
-    """Hostlists slurmctld never powers down: the static part of each power-saved pool, and every node of a
-    compute pool that is not power-saved."""
+    """Hostlists slurmctld never powers down: the static part of each pool the programs launch, and every node of
+    a compute pool they do not."""
     out = []
     for line in slurm.nodes:
         pool, nodes = cluster.pool(line.pool), ctx.plan.pool_nodes(line.pool)
-        part = static_nodes(nodes, pool.count) if pool.power_saved else line.hostlist
+        part = static_nodes(nodes, pool.count) if slurm_launched(cluster, pool) else line.hostlist
         if part:
             out.append(ctx.conf(part, ("pools", cluster.pools.index(pool), "count")))
     return out
@@ -75,12 +75,12 @@ def check_controllers(ctx: RenderContext, slurm: SlurmPlan) -> None:
 
 
 def pairs(ctx: RenderContext, slurm: SlurmPlan) -> Pairs:
-    """The power-save lines (none without a power-saved pool). ResumeTimeout is written with the recovery
+    """The power-save lines (none when the programs launch no pool). ResumeTimeout is written with the recovery
     settings (slurm.recovery.resume_timeout_s, whose default follows power saving)."""
     cluster = ctx.loaded.cluster
     spec = cluster.slurm.power_save
     wan = [("TCPTimeout", str(WAN_TCP_TIMEOUT_S))] if spans_sites(cluster) else []
-    if not cluster.power_saving:  # a TreeWidth the blueprint gives applies to any cluster
+    if not slurm_launches_nodes(cluster):  # a TreeWidth the blueprint gives applies to any cluster
         return wan + ([] if spec.tree_width is None else [("TreeWidth", str(spec.tree_width))])
     check_controllers(ctx, slurm)
     out: Pairs = [
@@ -117,7 +117,7 @@ def spans_sites(cluster: Cluster) -> bool:
 def slurmctld_parameters(cluster: Cluster) -> list[str]:
     """SlurmctldParameters options power saving adds: a node powered down returns to IDLE (not DOWN) so it can be
     powered up again (`idle_on_node_suspend`), and `cloud_dns` when the nodes' names resolve in DNS."""
-    if not cluster.power_saving:
+    if not slurm_launches_nodes(cluster):
         return []
     return ["idle_on_node_suspend", *(["cloud_dns"] if cluster.slurm.power_save.cloud_dns else [])]
 
@@ -125,6 +125,6 @@ def slurmctld_parameters(cluster: Cluster) -> list[str]:
 def private_data(cluster: Cluster) -> list[str]:
     """PrivateData with `cloud` added under power saving: without it sinfo hides the nodes powered down."""
     listed: list[str] = list(cluster.slurm.private_data)
-    if cluster.power_saving and "cloud" not in listed:
+    if slurm_launches_nodes(cluster) and "cloud" not in listed:
         listed.append("cloud")
     return listed

@@ -2,11 +2,11 @@
 programs (clusterforge/powersave, which read it as `PowerSaveConfig`; the slurm role installs it as
 /etc/slurm/clusterforge-powersave.json).
 
-One group per power-saved pool, the grain of the launch templates the stack owns: a pool has one instance type,
-one zone and one capacity reservation or block, so (pool, type, zone, reservation) is the pool. Written only for
-pools whose target has a power-save provider (`aws`); on-prem pools have none yet, and a cluster without a
-power-saved cloud pool gets no file. The file is built as the model the programs load, so the two cannot
-disagree on a field.
+One group per pool the programs launch (`targets.slurm_launched`), the grain of the launch templates the stack
+owns: a pool has one instance type, one zone and one capacity reservation or block, so (pool, type, zone,
+reservation) is the pool. Written only for pools whose target has a power-save provider (`aws`); on-prem pools
+have none yet, and a cluster the programs launch no node of gets no file. The file is built as the model the
+programs load, so the two cannot disagree on a field.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from clusterforge.model import Cluster, Pool
 from clusterforge.powersave.config import FLEET_MAX, NodeGroup, PowerSaveConfig
 from clusterforge.render.context import RenderContext
 from clusterforge.render.power_save import static_nodes
-from clusterforge.targets import pool_target
+from clusterforge.targets import pool_target, slurm_launched
 
 FILE = "slurm/clusterforge-powersave.json"
 # the target's purchase words (Target.purchase) in the file's capacity words
@@ -51,9 +51,9 @@ def group(ctx: RenderContext, pool: Pool) -> NodeGroup:
 
 
 def config(ctx: RenderContext) -> PowerSaveConfig | None:
-    """The file's content, or None when no power-saved pool has a provider."""
+    """The file's content, or None when no pool the programs launch has a provider."""
     cluster = ctx.loaded.cluster
-    pools = [p for p in cluster.pools if p.power_saved and pool_target(cluster, p).powers_nodes]
+    pools = [p for p in cluster.pools if slurm_launched(cluster, p) and pool_target(cluster, p).powers_nodes]
     if not pools:
         return None
     providers = {pool_target(cluster, p).name for p in pools}

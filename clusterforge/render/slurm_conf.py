@@ -16,6 +16,7 @@ from clusterforge.render.conf_settings import Pairs, lines, merge
 from clusterforge.render.context import RenderContext, conf_lines
 from clusterforge.render.power_save import pairs as power_save_pairs
 from clusterforge.render.power_save import private_data, slurmctld_parameters
+from clusterforge.targets import slurm_launched, slurm_launches_nodes
 
 HEALTH_CHECK_PROGRAM = "/usr/local/sbin/clusterforge-health"  # health_script in roles/health/defaults/main.yml
 REBOOT_PROGRAM = "/usr/local/sbin/clusterforge-reboot"  # health_reboot_program in roles/health/defaults/main.yml
@@ -110,7 +111,7 @@ def recovery(ctx: RenderContext) -> Pairs:
         ("ReturnToService", str(spec.return_to_service)),
         ("AuthInfo", f"cred_expire={spec.cred_expire_s}"),
         ("SchedulerParameters", f"nohold_on_prolog_fail,sched_interval={spec.sched_interval_s}"),
-        ("ResumeTimeout", str(spec.resume_timeout(cluster.power_saving))),
+        ("ResumeTimeout", str(spec.resume_timeout(slurm_launches_nodes(cluster)))),
         ("HealthCheckInterval", str(cluster.operations.health.interval_s)),
     ]
     if spec.requeue_exit:
@@ -169,15 +170,15 @@ def memory_known(slurm: SlurmPlan) -> bool:
 
 
 def node_lines(ctx: RenderContext, slurm: SlurmPlan) -> list[str]:
-    """One NodeName line per compute pool; a power-saved pool's nodes are `State=CLOUD` (powered down until
-    slurmctld or the reconcile timer powers them up: power_save.py)."""
+    """One NodeName line per compute pool; the nodes of a pool the power-save programs launch are `State=CLOUD`
+    (powered down until slurmctld or the reconcile timer powers them up: power_save.py)."""
     out = []
     cluster = ctx.loaded.cluster
     for n in slurm.nodes:
         line = f"NodeName={ctx.conf(n.hostlist, pool_path(ctx, n.pool, 'name'))}{n.hardware_fields}"
         if n.gres:
             line += f" Gres=gpu:{gpu_type(ctx, n)}:{n.gpu_count}"
-        out.append(line + (" State=CLOUD" if cluster.pool(n.pool).power_saved else " State=UNKNOWN"))
+        out.append(line + (" State=CLOUD" if slurm_launched(cluster, cluster.pool(n.pool)) else " State=UNKNOWN"))
     return out
 
 

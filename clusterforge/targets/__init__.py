@@ -24,7 +24,8 @@ from clusterforge.targets.model import compose, pool_of
 from clusterforge.targets.protocol import NodeFacts, Outputs, OutputsReader, RenderInput, Target
 
 __all__ = ["NodeFacts", "Outputs", "OutputsReader", "RenderInput", "Target", "blueprint_model", "in_use",
-           "outputs_reader", "pool_model", "pool_target", "project_dir", "registered", "rule_packages", "target_of"]
+           "outputs_reader", "pool_model", "pool_target", "project_dir", "registered", "rule_packages",
+           "slurm_launched", "slurm_launches_nodes", "target_of"]
 
 _TARGETS: dict[str, Target] = {}
 
@@ -69,6 +70,19 @@ def pool_target(cluster: object, pool: object) -> Target:
     if target is None:
         raise ClusterforgeError(Problem(f"unknown target {name!r}", hint=f"use one of {', '.join(registered())}"))
     return target
+
+
+def slurm_launched(cluster: Cluster, pool: Pool) -> bool:
+    """slurmctld's power-save programs own this pool's instances: it is power-saved (`max_count`), or its target
+    launches it that way (`Target.launches_pool`: every AWS compute pool). Its nodes are `State=CLOUD`, its static
+    ones in SuspendExcNodes, and no deployment or inventory lists them: they join by themselves."""
+    return pool.power_saved or pool_target(cluster, pool).launches_pool(cluster, pool)
+
+
+def slurm_launches_nodes(cluster: Cluster) -> bool:
+    """Some pool is `slurm_launched`: slurm.conf gets the power-save programs. Without one, the rendered files are
+    those of a cluster that is always on, byte for byte."""
+    return any(slurm_launched(cluster, p) for p in cluster.pools)
 
 
 def in_use(cluster: object) -> list[Target]:

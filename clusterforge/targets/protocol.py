@@ -111,6 +111,10 @@ def _no_purchase(cluster: Cluster, pool: Pool) -> str | None:
     return None
 
 
+def _never(cluster: Cluster, pool: Pool) -> bool:
+    return False
+
+
 @dataclass(frozen=True)
 class Target:
     """A target's declaration (`TARGET` in clusterforge/targets/<name>/__init__.py)."""
@@ -130,6 +134,10 @@ class Target:
     # clusterforge's resume and suspend programs can start and stop its nodes (a provider of this name in
     # clusterforge/powersave/programs.py), so its pools may have a `max_count` (SLM-008)
     powers_nodes: bool = False
+    launches_pool: Callable[[Cluster, Pool], bool] = _never
+    """Whether the power-save programs launch this pool's instances even without a `max_count` (its static nodes
+    too, kept up by the reconcile timer), so the deployment owns no instance of it and a 16-node and a 12,500-node
+    pool are the same resources (`slurm_launched`)."""
     blueprint_problems: Callable[[Cluster, Source], Iterator[Problem]] = _no_problems
     """What the target requires of a blueprint beyond the schema (its section, its storage kind)."""
     with_controller: Callable[[Cluster, str | None], tuple[Cluster, bool]] | None = None

@@ -72,6 +72,7 @@ class Recorder(pulumi.runtime.Mocks):
             state |= {"dnsName": f"{rid}.fsx.example.amazonaws.com", "mountName": "abcdefgh"}
         elif args.typ == "aws:ec2/launchTemplate:LaunchTemplate":
             state |= {"latestVersion": 1}
+            rid = "lt-0" + hashlib.sha256(args.name.encode()).hexdigest()[:16]
         elif args.typ == "aws:s3/bucket:Bucket":
             state |= {"bucket": f"{args.inputs['bucketPrefix']}20261121", "arn": f"arn:aws:s3:::{rid}"}
         elif args.typ == "aws:ec2/placementGroup:PlacementGroup":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -81,8 +82,8 @@ def test_p6_b300_template_keeps_card_0_for_the_primary_ena_interface(stack: Stac
     [head] = rec.one(LT, "compute-head-lt").inputs["networkInterfaces"]
     assert rec.one(LT, "compute-head-lt").inputs["instanceType"] == "m5.8xlarge"
     assert (head["networkCardIndex"], head["deviceIndex"]) == (0, 0) and "interfaceType" not in head
-    gpus = [i for i in rec.of_type(INSTANCE) if i.inputs["tags"]["clusterforge:pool"] == "gpu"]
-    assert len(gpus) == 8
+    assert template["name"] == "train-b300-gpu"  # slurmctld launches the 8 nodes from it: no instance here
+    assert not [i for i in rec.of_type(INSTANCE) if i.inputs["tags"]["clusterforge:pool"] == "gpu"]
 
 
 def test_p6_b300_with_fewer_interfaces_starts_at_card_1(stack: Stack, tmp_path: Path) -> None:
@@ -102,11 +103,13 @@ def test_the_controller_has_one_standard_interface(stack: Stack) -> None:
 
 
 def test_imdsv2_is_required_everywhere(stack: Stack) -> None:
-    templates = stack(build_example("aws-p5en")).recorder.of_type(LT)
-    assert len(templates) == 2
-    for template in templates:
-        assert template.inputs["metadataOptions"] == {"httpEndpoint": "enabled", "httpTokens": "required",
-                                                      "httpPutResponseHopLimit": 1}
+    """IMDSv2 and one hop on every template; only the template slurmctld launches from shows an instance its own
+    tags (its node name, userdata_identify)."""
+    rec = stack(build_example("aws-p5en")).recorder
+    assert len(rec.of_type(LT)) == 2
+    imdsv2 = {"httpEndpoint": "enabled", "httpTokens": "required", "httpPutResponseHopLimit": 1}
+    assert rec.one(LT, "compute-head-lt").inputs["metadataOptions"] == imdsv2
+    assert gpu_template(rec)["metadataOptions"] == imdsv2 | {"instanceMetadataTags": "enabled"}
 
 
 def test_root_volume_is_encrypted_on_the_amis_root_device(stack: Stack, tmp_path: Path) -> None:
@@ -177,33 +180,73 @@ def instances(rec: Recorder) -> list[Registered]:
     return rec.of_type(INSTANCE)
 
 
-@pytest.mark.parametrize(("example_name", "gpu_nodes", "controllers"), [
-    ("aws-p5", 64, 1), ("aws-p5en", 32, 1), ("aws-p6-b200", 16, 1)])
-def test_one_instance_per_node(stack: Stack, example_name: str, gpu_nodes: int, controllers: int) -> None:
-    rec = stack(build_example(example_name)).recorder
-    by_pool: dict[str, int] = {}
-    for instance in instances(rec):
-        by_pool[instance.inputs["tags"]["clusterforge:pool"]] = by_pool.get(
-            instance.inputs["tags"]["clusterforge:pool"], 0) + 1
-    assert by_pool.pop("gpu") == gpu_nodes
-    assert sum(by_pool.values()) == controllers
-    assert len(rec.of_type(LT)) == 2
+@pytest.mark.parametrize(("example_name", "cluster", "gpu_nodes", "controller"), [
+    ("aws-p5", "nlp-p5", 64, "controller"), ("aws-p5en", "vision-p5en", 32, "head"),
+    ("aws-p6-b200", "research-b200", 16, "controller")])
+def test_compute_pools_are_launch_templates_not_instances(stack: Stack, example_name: str, cluster: str,
+                                                         gpu_nodes: int, controller: str) -> None:
+    """On the baked image the stack runs the controller only; slurmctld launches the GPU nodes from the template
+    named as the rendered power-save file asks for it."""
+    run = stack(build_example(example_name))
+    rec = run.recorder
+    assert [i.inputs["tags"]["clusterforge:pool"] for i in instances(rec)] == [controller]
+    template = gpu_template(rec)
+    assert template["name"] == f"{cluster}-gpu"
+    assert {"resourceType": "instance", "tags": {"clusterforge:cluster": cluster, "clusterforge:pool": "gpu",
+                                                 "clusterforge:role": "compute"}} in template["tagSpecifications"]
+    [entry] = run.value["launch_templates"]
+    assert entry == {"pool": "gpu", "name": f"{cluster}-gpu", "launch_template_id": rec.one(LT, "compute-gpu-lt")
+                     .outputs["id"], "instance_type": template["instanceType"], "nodes": gpu_nodes}
+    assert [n["pool"] for n in run.value["nodes"]] == [controller]
 
 
-def test_instances_are_the_planners_nodes_from_their_pools_template(stack: Stack) -> None:
+def test_the_pools_user_data_names_no_node_and_identifies_it_at_boot(stack: Stack) -> None:
     rec = stack(build_example("aws-p5")).recorder
+    document = yaml.safe_load(base64.b64decode(gpu_template(rec)["userData"]).decode())
+    assert "hostname" not in document
+    env = document["write_files"][0]["content"]
+    assert "SLURM_CONTROLLER_ADDR=10.0.0.14\n" in env and "CLUSTERFORGE_NODE" not in env
+    assert document["runcmd"] == [["sh", "-c", "/usr/local/sbin/clusterforge-identify && "
+                                   "/usr/local/sbin/clusterforge-boot"]]
+    paths = [f["path"] for f in document["write_files"]]
+    assert "/etc/clusterforge/inventory/hosts.template.yml" in paths and "/etc/clusterforge/inventory/hosts.yml" \
+        not in paths
+    identify = next(f["content"] for f in document["write_files"] if f["path"].endswith("clusterforge-identify"))
+    assert "no clusterforge:node tag after 1800 s" in identify  # as long as slurmctld waits (ResumeTimeout)
+
+
+def test_a_launched_node_waits_for_its_name_as_long_as_slurmctld_waits_for_it(stack: Stack, tmp_path: Path) -> None:
+    data = example("aws-p5")
+    data["slurm"]["recovery"] = {"resume_timeout_s": 3600}
+    rec = stack(build_blueprint(write(tmp_path, data))).recorder
+    document = yaml.safe_load(base64.b64decode(gpu_template(rec)["userData"]).decode())
+    identify = next(f["content"] for f in document["write_files"] if f["path"].endswith("clusterforge-identify"))
+    assert "deadline=$(( $(date +%s) + 3600 ))" in identify
+
+
+def pinned(data: dict[str, Any]) -> dict[str, Any]:
+    """The blueprint with `aws.ami` pinned: no baked image, so every pool is one instance per node (a push
+    configures them)."""
+    data["aws"]["ami"] = PINNED
+    return data
+
+
+def test_instances_are_the_planners_nodes_from_their_pools_template(stack: Stack, tmp_path: Path) -> None:
+    rec = stack(build_blueprint(write(tmp_path, pinned(example("aws-p5"))))).recorder
     names = sorted(i.inputs["tags"]["Name"] for i in instances(rec))  # registration order is not creation order
     assert names == ["controller-0001", *(f"gpu-{n:04d}" for n in range(1, 65))]
     assert all(i.name == f"compute-{i.inputs['tags']['Name']}" for i in instances(rec))
     first = rec.named("compute-gpu-0001")
-    assert first.inputs["launchTemplate"] == {"id": "compute-gpu-lt-id", "version": "1"}
-    assert rec.named("compute-controller-0001").inputs["launchTemplate"]["id"] == "compute-controller-lt-id"
+    assert first.inputs["launchTemplate"] == {"id": rec.one(LT, "compute-gpu-lt").outputs["id"], "version": "1"}
+    assert (rec.named("compute-controller-0001").inputs["launchTemplate"]["id"]
+            == rec.one(LT, "compute-controller-lt").outputs["id"])
+    assert "name" not in rec.one(LT, "compute-gpu-lt").inputs  # no resume program asks for it
     assert first.ignore_changes == ["launchTemplate", "userData"]  # an edit never terminates GPU nodes
     assert "subnetId" not in first.inputs and "vpcSecurityGroupIds" not in first.inputs  # all in the template
 
 
-def test_user_data_joins_each_node_to_the_controller(stack: Stack) -> None:
-    rec = stack(build_example("aws-p5")).recorder
+def test_user_data_joins_each_node_to_the_controller(stack: Stack, tmp_path: Path) -> None:
+    rec = stack(build_blueprint(write(tmp_path, pinned(example("aws-p5"))))).recorder
     controller_ip = "10.0.0.14"  # the recorder's first instance address: the controller is built first
     document = yaml.safe_load(rec.named("compute-gpu-0042").inputs["userData"])
     assert document["hostname"] == "gpu-0042"
@@ -234,5 +277,23 @@ def test_node_role_is_ssm_plus_this_clusters_buckets(stack: Stack, tmp_path: Pat
     assert all("*" not in s["Action"] for s in policy["Statement"])
     profile = rec.one("aws:iam/instanceProfile:InstanceProfile", "compute-nodes-profile")
     assert profile.inputs["role"] == "compute-nodes-role-auto" and profile.inputs["path"] == "/clusterforge/"
-    arn = "arn:aws:mock:::aws:iam/instanceProfile:InstanceProfile/compute-nodes-profile-id"  # the mock's ARN
-    assert [t.inputs["iamInstanceProfile"] for t in rec.of_type(LT)] == [{"arn": arn}] * 2
+    arn = "arn:aws:mock:::aws:iam/instanceProfile:InstanceProfile/compute-{}-profile-id"  # the mock's ARN
+    assert gpu_template(rec)["iamInstanceProfile"] == {"arn": arn.format("nodes")}
+    assert rec.one(LT, "compute-controller-lt").inputs["iamInstanceProfile"] == {"arn": arn.format("controller")}
+
+
+def test_only_the_controller_may_launch_and_terminate_and_only_this_clusters_instances(stack: Stack) -> None:
+    rec = stack(build_example("aws-p5")).recorder
+    [power_save] = [p for p in rec.of_type("aws:iam/rolePolicy:RolePolicy") if p.name.endswith("power-save")]
+    assert power_save.name == "compute-controller-power-save"
+    assert power_save.inputs["role"] == "compute-controller-role-id"
+    statements = {s["Sid"]: s for s in json.loads(power_save.inputs["policy"])["Statement"]}
+    own = {"StringEquals": {"aws:ResourceTag/clusterforge:cluster": "nlp-p5"}}
+    assert statements["TerminateOwnInstances"]["Condition"] == own
+    assert statements["NameOwnInstances"]["Condition"] == own
+    assert statements["PassNodeRole"]["Resource"] == "arn:aws:mock:::aws:iam/role:Role/compute-nodes-role-id"
+    assert set(statements["Launch"]["Action"]) == {"ec2:CreateFleet", "ec2:RunInstances"}
+    node_policies = [json.loads(p.inputs["policy"]) for p in rec.of_type("aws:iam/rolePolicy:RolePolicy")
+                     if p.inputs["role"] == "compute-nodes-role-id"]
+    assert node_policies and not any(str(s["Action"]).startswith("ec2:") or "ec2:" in str(s["Action"])
+                                     for doc in node_policies for s in doc["Statement"])

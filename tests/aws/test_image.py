@@ -191,24 +191,30 @@ def test_the_roles_bundle_is_deterministic_and_holds_every_role() -> None:
 
 
 def test_nodes_boot_the_roles_boot_phase_and_never_carry_the_munge_key(stack: Stack) -> None:
+    """The controller's own user data and the GPU pool's launch template (one for all its nodes) both run the
+    boot phase; neither carries the key, both fit EC2's 16 KB."""
     rec = stack(build_example("aws-p5")).recorder
     key = munge_key(rec)
-    instances = rec.of_type(INSTANCE)
-    assert len(instances) == 65
-    for instance in instances:
-        text = instance.inputs["userData"]
+    [controller] = rec.of_type(INSTANCE)
+    pool = base64.b64decode(rec.one(LT, "compute-gpu-lt").inputs["userData"]).decode()
+    for text in (controller.inputs["userData"], pool):
         assert key not in text and len(text.encode()) < 16 * 1024  # EC2's user-data limit
-        script = yaml.safe_load(text)["write_files"][2]["content"].replace("\\\n", "")
+        files = {f["path"]: f["content"] for f in yaml.safe_load(text)["write_files"]}
+        script = files["/usr/local/sbin/clusterforge-boot"].replace("\\\n", "")
         [run] = [line for line in script.splitlines() if "bin/ansible-playbook" in line]
         assert " -c local " in run and ' site.yml --skip-tags install --limit "$CLUSTERFORGE_NODE" ' in run
-    node = yaml.safe_load(rec.named("compute-gpu-0007").inputs["userData"])
+    node = yaml.safe_load(pool)
     env = node["write_files"][0]["content"]
     assert "CLUSTERFORGE_MUNGE_PARAMETER=/clusterforge/nlp-p5/munge-key\n" in env
     assert "CLUSTERFORGE_BOOT_BUCKET=nlp-p5-boot-20261121\n" in env  # the mock names it by its prefix
     inventory = yaml.safe_load(node["write_files"][1]["content"])["all"]["children"]
-    assert inventory == {"slurm_compute": {"children": {"pool_gpu": {}}}, "pool_gpu": {"hosts": {"gpu-0007": {}}}}
-    assert node["runcmd"] == [["/usr/local/sbin/clusterforge-boot"]]
+    assert inventory == {"slurm_compute": {"children": {"pool_gpu": {}}},
+                         "pool_gpu": {"hosts": {"clusterforge-node-name": {}}}}  # the identify script fills it in
+    assert node["runcmd"] == [["sh", "-c",
+                               "/usr/local/sbin/clusterforge-identify && /usr/local/sbin/clusterforge-boot"]]
     assert any("169.254.169.254" in " ".join(c) and "--uid-owner 0" in " ".join(c) for c in node["bootcmd"])
+    own = yaml.safe_load(controller.inputs["userData"])
+    assert own["runcmd"] == [["/usr/local/sbin/clusterforge-boot"]] and own["hostname"] == "controller-0001"
     assert key not in rec.one(COMPONENT).inputs["data"]
     config = base64.b64decode(rec.one(OBJECT, "compute-image-config").inputs["contentBase64"])
     assert key.encode() not in config and key.encode() not in roles_bundle()
@@ -238,9 +244,11 @@ def test_the_node_config_holds_the_vars_and_the_slurm_files(stack: Stack) -> Non
     files = members(base64.b64decode(config["contentBase64"]))
     assert set(files) == {"inventory/group_vars/all.yml", "inventory/group_vars/pool_gpu.yml",
                           "inventory/group_vars/pool_controller.yml", "slurm/slurm.conf", "slurm/cgroup.conf",
-                          "slurm/gres.conf", "slurm/plugstack.conf"}
+                          "slurm/gres.conf", "slurm/plugstack.conf", "slurm/clusterforge-powersave.json"}
     assert b"gpu_count: 8" in files["inventory/group_vars/pool_gpu.yml"]
     assert b"NodeName=gpu-[0001-0064]" in files["slurm/slurm.conf"]
+    assert b"State=CLOUD" in files["slurm/slurm.conf"]  # slurmctld launches them: the controller's programs
+    assert json.loads(files["slurm/clusterforge-powersave.json"])["groups"][0]["launch_template"] == "nlp-p5-gpu"
 
 
 def test_one_image_per_accelerator_vendor(stack: Stack, tmp_path: Path) -> None:

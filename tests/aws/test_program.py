@@ -43,8 +43,9 @@ def test_issue_done_criteria_for_aws_p5(stack: Stack) -> None:
                 "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"):
         assert any(r.inputs["securityGroupId"] == sg and r.inputs.get("referencedSecurityGroupId") == sg
                    and r.inputs["ipProtocol"] == "-1" for r in rec.of_type(typ))
-    gpus = [i for i in rec.of_type("aws:ec2/instance:Instance") if i.inputs["tags"]["clusterforge:pool"] == "gpu"]
-    assert len(gpus) == 64
+    # 64 GPU nodes, none of them an instance of the stack's: slurmctld launches them from the template
+    assert not [i for i in rec.of_type("aws:ec2/instance:Instance") if i.inputs["tags"]["clusterforge:pool"] == "gpu"]
+    assert lt["name"] == "nlp-p5-gpu"
     fsx = rec.one("aws:fsx/lustreFileSystem:LustreFileSystem").inputs
     assert (fsx["storageCapacity"], fsx["deploymentType"], fsx["perUnitStorageThroughput"]) == (
         50400, "PERSISTENT_2", 250)
@@ -160,19 +161,23 @@ def test_outputs_carry_the_inventory(stack: Stack) -> None:
     run = stack(run_main({"blueprint": str(EXAMPLES / "aws-p5.yaml")}))
     out = run.exports
     assert out["outputs_version"] == 1 and out["cluster"] == "nlp-p5" and out["region"] == "us-east-1"
-    assert len(out["nodes"]) == 65
+    [controller] = out["nodes"]  # the GPU nodes are slurmctld's to launch: the pool's template stands for them
     by_name = {n["name"]: n for n in out["nodes"]}
-    gpu = by_name["gpu-0001"]
-    assert gpu["pool"] == "gpu" and gpu["role"] == "compute" and gpu["instance_type"] == "p5.48xlarge"
-    assert gpu["instance_id"].startswith("i-") and gpu["private_ip"].startswith("10.0.")
+    assert controller["pool"] == "controller" and controller["instance_type"] == "m7i.4xlarge"
+    assert controller["instance_id"].startswith("i-") and controller["private_ip"].startswith("10.0.")
+    [template] = out["launch_templates"]
+    assert (template["pool"], template["name"], template["nodes"]) == ("gpu", "nlp-p5-gpu", 64)
+    assert template["launch_template_id"].startswith("lt-0")
     assert out["controller"] == {"name": "controller-0001", "private_ip": by_name["controller-0001"]["private_ip"]}
     assert out["lustre"] == {"file_system_id": "storage-lustre-fs-id",
                              "dns_name": "storage-lustre-fs-id.fsx.example.amazonaws.com", "mount_name": "abcdefgh",
                              "mount": "/fsx", "data_path": None, "checkpoint_path": "/checkpoints"}
     assert out["checkpoint_bucket"] == "nlp-p5-ckpt-20261121" and out["ami"].startswith("ami-")
     # what `pulumi stack output --json` prints is what the inventory command reads
-    hosts = inventory(parse_outputs(json.dumps(out)))["all"]["children"]["pool_gpu"]["hosts"]
-    assert hosts["gpu-0064"]["ansible_host"] == by_name["gpu-0064"]["private_ip"]
+    groups = inventory(parse_outputs(json.dumps(out)))["all"]["children"]
+    hosts = groups["pool_controller"]["hosts"]
+    assert hosts["controller-0001"]["ansible_host"] == by_name["controller-0001"]["private_ip"]
+    assert "pool_gpu" not in groups
 
 
 def test_policy_warnings_are_logged_not_fatal(stack: Stack, tmp_path: Path,
@@ -182,5 +187,5 @@ def test_policy_warnings_are_logged_not_fatal(stack: Stack, tmp_path: Path,
     path = write(tmp_path, data)
     with caplog.at_level(logging.WARNING):
         run = stack(run_main({"blueprint": str(path)}))
-    assert len(run.recorder.of_type("aws:ec2/instance:Instance")) == 65
+    assert len(run.recorder.of_type("aws:ec2/launchTemplate:LaunchTemplate")) == 2
     assert f"{path}:{line_of(path, 'efa_interfaces')}: NET-005: pool gpu uses 16 of 32" in caplog.text

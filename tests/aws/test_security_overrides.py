@@ -35,5 +35,6 @@ def test_overrides_reach_templates_groups_and_role(stack: Stack, tmp_path: Path)
     [extra] = [r for r in rec.of_type(INGRESS) if "extra" in r.name]
     assert (extra.inputs["cidrIpv4"], extra.inputs["fromPort"], extra.inputs["toPort"]) == ("10.20.0.0/16", 22, 22)
     assert extra.inputs["securityGroupId"] == "network-cluster-sg-id"
-    [policy] = [r for r in rec.of_type(ATTACH) if "extra" in r.name]
-    assert policy.inputs["policyArn"] == "arn:aws:iam::123456789012:policy/read-datasets"
+    policies = [r for r in rec.of_type(ATTACH) if "extra" in r.name]  # the nodes' role and the controller's
+    assert sorted(p.inputs["role"] for p in policies) == ["compute-controller-role-auto", "compute-nodes-role-auto"]
+    assert {p.inputs["policyArn"] for p in policies} == {"arn:aws:iam::123456789012:policy/read-datasets"}

@@ -61,6 +61,14 @@ def _purchase(cluster: Cluster, pool: Pool) -> str | None:
     return "reservation" if capacity.type == "odcr" else capacity.type
 
 
+def _launches_pool(cluster: Cluster, pool: Pool) -> bool:
+    """Compute pools on the image the stack bakes: their nodes configure themselves at boot, so slurmctld's
+    power-save programs launch them (CreateFleet from the pool's launch template) and the stack owns no instance.
+    A pinned `aws.ami` carries no boot phase: its pools stay one instance per node, configured by a push."""
+    aws = aws_section(cluster)
+    return pool.role == "compute" and aws is not None and aws.ami is None
+
+
 def _effects() -> TargetEffects:
     from clusterforge.targets.aws.day2 import EFFECTS  # imports day2, which asks the targets: read on use
 
@@ -69,7 +77,7 @@ def _effects() -> TargetEffects:
 
 TARGET = Target(
     name="aws", title="AWS", hardware=Instance, section="aws", section_model=Aws, pool_fields=AwsPool,
-    exclusive_fabrics=("efa",), efa_software=True, powers_nodes=True,
+    exclusive_fabrics=("efa",), efa_software=True, powers_nodes=True, launches_pool=_launches_pool,
     blueprint_problems=blueprint_problems, with_controller=_with_controller,
     render=_render, report_pools=_report_pools, node_facts=node_facts, group_vars=_group_vars, purchase=_purchase,
     project_dir=PROJECT_DIR, outputs=READER, effects=_effects,

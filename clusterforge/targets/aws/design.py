@@ -13,7 +13,8 @@ from clusterforge.errors import ClusterforgeError, Problem
 from clusterforge.load import Loaded
 from clusterforge.model import Cluster, FsxLustre, Pool
 from clusterforge.plan import Plan, build_plan
-from clusterforge.targets import pool_model
+from clusterforge.render.powersave_file import launch_template_name
+from clusterforge.targets import pool_model, slurm_launched, slurm_launches_nodes
 from clusterforge.targets.aws.addressing import Addressing, check_room, plan_subnets
 from clusterforge.targets.aws.efa import (
     RESERVED_ROLE,
@@ -50,6 +51,8 @@ class PoolDesign:
     zone: str  # AZ id
     capacity: CapacityTarget
     placement_opt_out: bool = False  # the blueprint said `placement: none` (NET-006 warns; preview lets it pass)
+    launched_by_slurm: bool = False  # `targets.slurm_launched`: a launch template only, no instance (pool.py)
+    template_name: str | None = None  # the launch template's EC2 name, which the resume program asks for
 
     @property
     def efa(self) -> bool:
@@ -82,6 +85,7 @@ class ClusterDesign:
     data: DataRepository | None
     ami: str | None
     security: AwsSecurity = field(default_factory=AwsSecurity)
+    resume_timeout_s: int = 1800  # slurm.conf's ResumeTimeout: how long a launched node may take to join
 
     @property
     def zones(self) -> tuple[str, ...]:
@@ -90,6 +94,11 @@ class ClusterDesign:
     @property
     def node_count(self) -> int:
         return sum(len(p.nodes) for p in self.pools)
+
+    @property
+    def instance_pools(self) -> tuple[PoolDesign, ...]:
+        """The pools the stack makes instances of (controller and login nodes, pools on a pinned AMI)."""
+        return tuple(p for p in self.pools if not p.launched_by_slurm)
 
     def tags(self) -> dict[str, str]:
         """Default tags for every resource (cost allocation and ownership)."""
@@ -157,7 +166,8 @@ def _pool(cluster: Cluster, aws: Aws, loaded: Loaded, pool: Pool, nodes: tuple[s
         interfaces=pool_layout(pool.name, pool.hardware, instance, efa_interfaces(pool, instance)),
         root_volume_gib=aws_pool(pool).root_volume_gib or instance.root_volume_gib,
         placement_group=placement_group(cluster, pool, instance), zone=zone, capacity=capacity_for(aws, pool),
-        placement_opt_out=aws_pool(pool).placement == "none")
+        placement_opt_out=aws_pool(pool).placement == "none", launched_by_slurm=slurm_launched(cluster, pool),
+        template_name=launch_template_name(cluster, pool))
 
 
 def design(loaded: Loaded, settings: StackSettings, planned: Plan | None = None) -> ClusterDesign:
@@ -179,4 +189,5 @@ def design(loaded: Loaded, settings: StackSettings, planned: Plan | None = None)
         name=cluster.name, team=cluster.team, region=aws.region, addressing=addressing, pools=pools,
         controller=plan.slurm.controller, implicit_controller=implicit,
         lustre=lustre if isinstance(lustre, FsxLustre) else None, lustre_zone=main.zone,
-        data=data_repository(cluster, aws), ami=aws.ami, security=aws.security)
+        data=data_repository(cluster, aws), ami=aws.ami, security=aws.security,
+        resume_timeout_s=cluster.slurm.recovery.resume_timeout(slurm_launches_nodes(cluster)))

@@ -56,6 +56,7 @@ _FORMS: dict[str, tuple[Callable[[str], bool], str]] = {
     "region": (_pattern(r"[a-z]{2}(-[a-z]+)+-[0-9]"), "an AWS region such as us-east-1"),
     "instance_type": (_pattern(r"[a-z0-9][a-z0-9-]{0,30}\.[a-z0-9-]{1,30}"), "an instance type such as p5.48xlarge"),
     "instance_id": (_pattern(r"i-[0-9a-f]{8,17}"), "an instance id i-<8 to 17 hex digits>"),
+    "launch_template_id": (_pattern(r"lt-[0-9a-f]{8,17}"), "a launch template id lt-<8 to 17 hex digits>"),
     "private_ip": (_ip, "an IP address (plain IPv4 or IPv6, in canonical form)"),
     "file_system_id": (_pattern(r"[A-Za-z0-9][A-Za-z0-9-]{0,62}"), "an FSx file system id such as fs-0123abcd"),
     "dns_name": (lambda v: len(v) <= 253 and re.fullmatch(rf"{_DNS_LABEL}(\.{_DNS_LABEL})+", v) is not None,

@@ -21,6 +21,16 @@ class NodeOutput(_Output):
     private_ip: str
 
 
+class LaunchTemplateOutput(_Output):
+    """A pool slurmctld launches: its launch template, and how many nodes it may run (none are in `nodes`)."""
+
+    pool: str
+    name: str
+    launch_template_id: str
+    instance_type: str
+    nodes: int
+
+
 class ControllerOutput(_Output):
     name: str
     private_ip: str
@@ -39,8 +49,9 @@ class StackOutputs(_Output):
     outputs_version: int
     cluster: str
     region: str
-    nodes: list[NodeOutput]
+    nodes: list[NodeOutput]  # the instances the stack runs
     controller: ControllerOutput
+    launch_templates: list[LaunchTemplateOutput] = []  # stacks before these were made gave every node an instance
     lustre: LustreOutput | None = None
     checkpoint_bucket: str | None = None
 

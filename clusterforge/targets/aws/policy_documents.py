@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from clusterforge.targets.aws.arn import bucket_arn, ec2_principal
+from clusterforge.powersave.aws import CLUSTER_TAG
+from clusterforge.targets.aws.arn import bucket_arn, ec2_principal, partition
 from clusterforge.targets.aws.design import DataRepository
 
 CHECKPOINT_OBJECT_ACTIONS = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload",
@@ -47,3 +48,31 @@ def tls_only(bucket: str, region: str) -> dict[str, Any]:
     return {"Version": "2012-10-17", "Statement": [{
         "Sid": "DenyInsecureTransport", "Effect": "Deny", "Principal": "*", "Action": "s3:*",
         "Resource": [arn, f"{arn}/*"], "Condition": {"Bool": {"aws:SecureTransport": "false"}}}]}
+
+
+LAUNCH_ACTIONS = ["ec2:CreateFleet", "ec2:RunInstances"]  # CreateFleet `instant` runs instances as the caller
+DESCRIBE_ACTIONS = ["ec2:DescribeInstances", "ec2:DescribeInstanceStatus", "ec2:DescribeLaunchTemplates",
+                    "ec2:DescribeLaunchTemplateVersions", "ec2:DescribeCapacityReservations"]
+TAGGED_AT_LAUNCH = ["instance", "volume", "network-interface", "fleet"]
+
+
+def power_save_access(region: str, cluster: str, node_role_arn: str) -> dict[str, Any]:
+    """What the controller's power-save programs (clusterforge/powersave) call: launch from the pools' templates,
+    tag at launch and name the instances they launched, terminate and describe this cluster's instances, and pass
+    the nodes' role to them. Terminating and tagging after launch are limited to instances tagged with this
+    cluster (every launch tags them so), so the controller cannot touch another cluster's nodes. Describe* takes
+    no resource-level permissions (EC2's Actions, resources and condition keys page)."""
+    ec2 = f"arn:{partition(region)}:ec2:{region}:*"
+    own = {"StringEquals": {f"aws:ResourceTag/{CLUSTER_TAG}": cluster}}
+    return {"Version": "2012-10-17", "Statement": [
+        {"Sid": "Launch", "Effect": "Allow", "Action": LAUNCH_ACTIONS, "Resource": "*"},
+        {"Sid": "TagAtLaunch", "Effect": "Allow", "Action": "ec2:CreateTags",
+         "Resource": [f"{ec2}:{kind}/*" for kind in TAGGED_AT_LAUNCH],
+         "Condition": {"StringEquals": {"ec2:CreateAction": LAUNCH_ACTIONS}}},
+        {"Sid": "NameOwnInstances", "Effect": "Allow", "Action": "ec2:CreateTags",
+         "Resource": f"{ec2}:instance/*", "Condition": own},
+        {"Sid": "TerminateOwnInstances", "Effect": "Allow", "Action": "ec2:TerminateInstances",
+         "Resource": f"{ec2}:instance/*", "Condition": own},
+        {"Sid": "Describe", "Effect": "Allow", "Action": DESCRIBE_ACTIONS, "Resource": "*"},
+        {"Sid": "PassNodeRole", "Effect": "Allow", "Action": "iam:PassRole", "Resource": node_role_arn,
+         "Condition": {"StringEquals": {"iam:PassedToService": ec2_principal(region)}}}]}

@@ -36,9 +36,13 @@ def provider(plan: ClusterDesign) -> aws.Provider:
 def outputs(plan: ClusterDesign, storage: Storage, compute: Compute) -> dict[str, Any]:
     nodes = [{"name": n.name, "pool": n.pool.name, "role": n.pool.role, "instance_type": n.pool.instance_type,
               "instance_id": n.instance.id, "private_ip": n.instance.private_ip} for n in compute.nodes]
+    templates = [{"pool": t.pool.name, "name": t.template.name, "launch_template_id": t.template.id,
+                  "instance_type": t.pool.instance_type, "nodes": len(t.pool.nodes)}
+                 for t in compute.pools if t.pool.launched_by_slurm]
     out: dict[str, Any] = {
         "outputs_version": OUTPUTS_VERSION, "cluster": plan.name, "region": plan.region,
         "availability_zones": list(plan.zones), "ami": compute.image_id, "nodes": nodes,
+        "launch_templates": templates,
         "controller": {"name": compute.controller.name, "private_ip": compute.controller.instance.private_ip},
         "checkpoint_bucket": storage.checkpoints.bucket,
     }

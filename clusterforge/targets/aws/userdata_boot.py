@@ -6,7 +6,8 @@ SecureString parameter with the instance role, then runs `ansible-playbook -c lo
 that is removed after the run; the munge role writes it to /etc/munge/munge.key 0400 munge (`no_log`).
 
 Jobs must not reach that parameter through the node's role, so the metadata service (where the role's
-credentials come from) answers root only: `IMDS_ROOT_ONLY` runs at every boot, before any job can start.
+credentials come from) answers root only: `IMDS_ROOT_ONLY` runs at every boot, before any job can start. On the
+controller it answers SlurmUser too (`IMDS_CONTROLLER`), whose power-save programs launch the nodes.
 
 On failure the node does not join: the reason goes to /var/log/clusterforge-boot.log, and where the munge key
 is already in place the script asks slurmctld to DRAIN the node with that reason (`scontrol update`, slurmd is
@@ -29,8 +30,19 @@ INVENTORY_FILE = f"{CONFIG_DIR}/inventory/hosts.yml"
 BOOT_SCRIPT = "/usr/local/sbin/clusterforge-boot"
 BOOT_LOG = "/var/log/clusterforge-boot.log"
 METADATA_ADDRESS = "169.254.169.254"
-_RULE = f"OUTPUT -d {METADATA_ADDRESS}/32 -m owner ! --uid-owner 0 -j REJECT"
-IMDS_ROOT_ONLY = f"iptables -C {_RULE} 2>/dev/null || iptables -I {_RULE}"
+
+
+def imds_guard(*users: str) -> str:
+    """The command that closes the metadata service to everyone but root and `users`. The controller adds
+    `slurm`: slurmctld runs the power-save programs as SlurmUser, and they call EC2 with the controller's role
+    (no job runs there)."""
+    owners = "".join(f" -m owner ! --uid-owner {user}" for user in ("0", *users))
+    rule = f"OUTPUT -d {METADATA_ADDRESS}/32{owners} -j REJECT"
+    return f"iptables -C {rule} 2>/dev/null || iptables -I {rule}"
+
+
+IMDS_ROOT_ONLY = imds_guard()
+IMDS_CONTROLLER = imds_guard("slurm")  # SlurmUser (render/slurm_conf.py)
 ROLE_GROUPS = {"controller": "slurm_controller", "compute": "slurm_compute", "login": "slurm_login"}
 
 

@@ -1,4 +1,9 @@
-"""Compute: the node role, the image, and every pool's nodes, controller pools first.
+"""Compute: the node role, the image, and every pool's launch template and the nodes the stack runs, controller
+pools first.
+
+A pool slurmctld launches (every compute pool on the baked image) is a launch template and no instance: the
+controller's role may launch from it and terminate what it launched (policy_documents.power_save_access), so the
+resources are the same for 16 nodes and 12,500.
 
 The image: the blueprint's `aws.ami` as it is (identity-only user data; the roles are pushed later), else the
 node image baked from the base AMI (components/image.py), whose nodes run the roles' boot phase themselves.
@@ -6,8 +11,9 @@ node image baked from the base AMI (components/image.py), whose nodes run the ro
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pulumi
 import pulumi_aws as aws
@@ -16,8 +22,9 @@ from clusterforge.targets.aws.bake import NodeConfig
 from clusterforge.targets.aws.components.identity import NodeRole, NodeRoleArgs
 from clusterforge.targets.aws.components.image import NodeImage, NodeImageArgs
 from clusterforge.targets.aws.components.launch_template import TemplateArgs
-from clusterforge.targets.aws.components.pool import Controller, Node, node_pool
-from clusterforge.targets.aws.design import ClusterDesign
+from clusterforge.targets.aws.components.pool import Controller, Node, PoolTemplate, node_pool
+from clusterforge.targets.aws.design import CONTROLLER_ROLE, ClusterDesign
+from clusterforge.targets.aws.policy_documents import power_save_access
 from clusterforge.targets.aws.settings import DEFAULT_IMAGE_INSTANCE_TYPE
 
 
@@ -49,8 +56,15 @@ def root_device(image_id: pulumi.Output[str], parent: pulumi.Resource) -> pulumi
     return found.root_device_name
 
 
+def node_role_args(args: ComputeArgs, baked: NodeImage | None) -> NodeRoleArgs:
+    design = args.design
+    return NodeRoleArgs(design.name, design.region, args.checkpoint_bucket, design.data, args.kms_key_arn,
+                        tuple(design.security.node_policies), baked.node_policy if baked is not None else None)
+
+
 class Compute(pulumi.ComponentResource):
-    nodes: list[Node]
+    nodes: list[Node]  # the instances the stack runs (controller and login nodes; pools on a pinned AMI)
+    pools: list[PoolTemplate]
     controller: Node
     image_id: pulumi.Output[str]
 
@@ -64,22 +78,29 @@ class Compute(pulumi.ComponentResource):
             baked = NodeImage(f"{name}-image", NodeImageArgs(
                 design, args.node_config, base, args.subnet_ids[design.lustre_zone], args.security_group_id,
                 args.image_instance_type, args.kms_key_arn, args.egress), pulumi.ResourceOptions(parent=self))
-        role = NodeRole(f"{name}-nodes", NodeRoleArgs(design.name, design.region, args.checkpoint_bucket,
-                                                      design.data, args.kms_key_arn,
-                                                      tuple(design.security.node_policies),
-                                                      baked.node_policy if baked is not None else None),
-                        pulumi.ResourceOptions(parent=self))
+        role = NodeRole(f"{name}-nodes", node_role_args(args, baked), pulumi.ResourceOptions(parent=self))
+        controller_role = role
+        if any(p.launched_by_slurm for p in design.pools):
+            power_save = role.role_arn.apply(lambda arn: json.dumps(power_save_access(design.region, design.name,
+                                                                                      arn)))
+            controller_role = NodeRole(f"{name}-controller", replace(node_role_args(args, baked),
+                                                                     power_save_policy=power_save),
+                                       pulumi.ResourceOptions(parent=self))
         images = {pool.name: baked.ami_for(pool.name) if baked is not None else base for pool in design.pools}
         main = next((p for p in design.pools if p.role == "compute"), design.pools[0])
         self.image_id = images[main.name]  # the outputs' `ami`: the compute pools' image
         controller = Controller(design.controller, None)
-        self.nodes = []
+        self.nodes, self.pools = [], []
         for pool in design.pools:  # controller pools first: the others' user data needs its address
-            self.nodes += node_pool(name, TemplateArgs(
+            profile = (controller_role if pool.role == CONTROLLER_ROLE else role).instance_profile_arn
+            made = node_pool(name, TemplateArgs(
                 design.name, pool, images[pool.name], device, args.subnet_ids[pool.zone], [args.security_group_id],
-                role.instance_profile_arn, kms_key_arn=args.kms_key_arn, imds_tokens=design.security.imds_tokens,
-                encrypt_root=design.security.encrypt_root_volumes), controller, self,
+                profile, kms_key_arn=args.kms_key_arn, imds_tokens=design.security.imds_tokens,
+                encrypt_root=design.security.encrypt_root_volumes, join_timeout_s=design.resume_timeout_s),
+                controller, self,
                 baked.boot if baked is not None else None)
+            self.pools.append(made)
+            self.nodes += made.nodes
             built = next((n for n in self.nodes if n.name == design.controller), None)
             if controller.address is None and built is not None:
                 self.controller = built

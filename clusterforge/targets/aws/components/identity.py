@@ -1,5 +1,6 @@
-"""The nodes' IAM role: Session Manager (instead of SSH keys) and this cluster's buckets, nothing more; and the
-Image Builder instance's role, which bakes the node image (components/image.py)."""
+"""The nodes' IAM role: Session Manager (instead of SSH keys) and this cluster's buckets, nothing more; the
+controller's, which adds what the power-save programs call (launch, name, terminate this cluster's instances); and
+the Image Builder instance's role, which bakes the node image (components/image.py)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ class NodeRoleArgs:
     kms_key_arn: str | None = None
     extra_policies: tuple[str, ...] = ()  # the blueprint's aws.security.node_policies (SEC-004 reviews them)
     boot_policy: pulumi.Input[str] | None = None  # on the baked image: read the node config and the munge key
+    power_save_policy: pulumi.Input[str] | None = None  # the controller's: policy_documents.power_save_access
 
 
 def instance_role(name: str, region: str, description: str, opts: pulumi.ResourceOptions) -> aws.iam.Role:
@@ -37,6 +39,7 @@ def instance_role(name: str, region: str, description: str, opts: pulumi.Resourc
 
 class NodeRole(pulumi.ComponentResource):
     role_name: pulumi.Output[str]
+    role_arn: pulumi.Output[str]
     instance_profile_arn: pulumi.Output[str]
 
     def __init__(self, name: str, args: NodeRoleArgs, opts: pulumi.ResourceOptions | None = None) -> None:
@@ -52,10 +55,13 @@ class NodeRole(pulumi.ComponentResource):
         aws.iam.RolePolicy(f"{name}-buckets", role=role.id, policy=document, opts=child)
         if args.boot_policy is not None:
             aws.iam.RolePolicy(f"{name}-boot", role=role.id, policy=args.boot_policy, opts=child)
+        if args.power_save_policy is not None:
+            aws.iam.RolePolicy(f"{name}-power-save", role=role.id, policy=args.power_save_policy, opts=child)
         for i, arn in enumerate(args.extra_policies):
             aws.iam.RolePolicyAttachment(f"{name}-extra-{i}", role=role.name, policy_arn=arn, opts=child)
         profile = aws.iam.InstanceProfile(f"{name}-profile", path=IAM_PATH, role=role.name, opts=child)
         self.role_name = role.name
+        self.role_arn = role.arn
         self.instance_profile_arn = profile.arn
         self.register_outputs({"role_name": self.role_name, "instance_profile_arn": self.instance_profile_arn})
 

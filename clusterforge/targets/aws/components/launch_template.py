@@ -1,7 +1,9 @@
-"""A pool's launch template: the EFA layout, IMDSv2, the encrypted root volume and capacity targeting."""
+"""A pool's launch template: the EFA layout, IMDSv2, the encrypted root volume and capacity targeting; for a pool
+slurmctld launches also its EC2 name, its user data and instance tags readable from the metadata service."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,11 +20,12 @@ CAPACITY_BLOCK = "capacity-block"
 ROOT_VOLUME_TYPE = "gp3"
 
 
-def metadata(tokens: str) -> aws.ec2.LaunchTemplateMetadataOptionsArgs:
+def metadata(tokens: str, tags: bool = False) -> aws.ec2.LaunchTemplateMetadataOptionsArgs:
     """IMDSv2 only unless the blueprint overrides it (SEC-001 reports that); one hop keeps containers on a
-    bridge network away from the node's credentials."""
+    bridge network away from the node's credentials. `tags`: the instance reads its own tags (its node name)."""
     return aws.ec2.LaunchTemplateMetadataOptionsArgs(http_endpoint="enabled", http_tokens=tokens,
-                                                     http_put_response_hop_limit=1)
+                                                     http_put_response_hop_limit=1,
+                                                     instance_metadata_tags="enabled" if tags else None)
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,8 @@ class TemplateArgs:
     kms_key_arn: str | None = None
     imds_tokens: str = "required"
     encrypt_root: bool = True
+    user_data: pulumi.Input[str] | None = None  # a pool slurmctld launches: one cloud-config for all its nodes
+    join_timeout_s: int = 1800  # ResumeTimeout: how long such a node waits for its name tag (userdata_identify)
 
 
 def network_interfaces(layout: Sequence[Interface], subnet_id: pulumi.Input[str],
@@ -76,21 +81,30 @@ def root_volume(device_name: pulumi.Input[str], gib: int, kms_key_arn: str | Non
             kms_key_id=kms_key_arn if encrypted else None, delete_on_termination="true"))
 
 
+def _base64(text: str) -> str:
+    """A launch template's user data is base64 (an instance's is not)."""
+    return base64.b64encode(text.encode()).decode()
+
+
 def launch_template(name: str, args: TemplateArgs, opts: pulumi.ResourceOptions) -> aws.ec2.LaunchTemplate:
     pool = args.pool
     tags = {"clusterforge:cluster": args.cluster, "clusterforge:pool": pool.name, "clusterforge:role": pool.role}
     if pool.placement_opt_out:
         tags[PLACEMENT_OPT_OUT_TAG] = "none"  # tells the CrossGuard NET-006 check the blueprint chose this
+    launched = pool.launched_by_slurm
+    kinds = ("instance", "volume", "network-interface") if launched else ("volume", "network-interface")
     return aws.ec2.LaunchTemplate(
         name, description=f"clusterforge {args.cluster} pool {pool.name} ({pool.instance_type})",
+        name=pool.template_name if launched else None,
+        user_data=pulumi.Output.from_input(args.user_data).apply(_base64) if args.user_data is not None else None,
         image_id=args.image_id, instance_type=pool.instance_type,
         iam_instance_profile=aws.ec2.LaunchTemplateIamInstanceProfileArgs(arn=args.instance_profile_arn),
         network_interfaces=network_interfaces(pool.interfaces, args.subnet_id, args.security_group_ids),
-        metadata_options=metadata(args.imds_tokens),
+        metadata_options=metadata(args.imds_tokens, tags=launched),
         block_device_mappings=[root_volume(args.root_device_name, pool.root_volume_gib, args.kms_key_arn,
                                            args.encrypt_root)],
         placement=aws.ec2.LaunchTemplatePlacementArgs(group_name=args.placement_group)
         if args.placement_group is not None else None,
         tag_specifications=[aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=tags)
-                            for kind in ("volume", "network-interface")],
+                            for kind in kinds],
         update_default_version=True, tags=tags, **capacity(pool.capacity), opts=opts)

@@ -19,7 +19,7 @@ from clusterforge.policies.findings import Draft
 from clusterforge.policies.inputs import Inputs
 from clusterforge.policies.registry import domain, rule
 from clusterforge.powersave.config import FLEET_MAX
-from clusterforge.targets import pool_target
+from clusterforge.targets import pool_target, slurm_launched, slurm_launches_nodes
 from clusterforge.targets.aws.efa import reservation
 from clusterforge.targets.aws.section import CapacityBlock, aws_section
 
@@ -72,7 +72,7 @@ def launch_rate(ctx: Context, settings: LaunchRateSettings) -> Iterator[Draft]:
     index, largest = max(pools, key=lambda item: item[1].ceiling)
     message = (f"{total:,} instances take (N − {settings.bucket:,}) / {settings.refill_per_s:g}/s = {wait:,.0f} s "
                f"(~{_minutes(wait)}) to launch at the account's RunInstances rate")
-    if ctx.cluster.power_saving:
+    if slurm_launches_nodes(ctx.cluster):
         timeout = ctx.cluster.slurm.recovery.resume_timeout(True)
         ready = settings.bucket + int(settings.refill_per_s * timeout)
         if ready < total:
@@ -132,7 +132,7 @@ def fleet_request_size(ctx: Context, settings: FleetSettings) -> Iterator[Draft]
     """The resume program asks CreateFleet for at most `launch_batch_size` instances at a time; a batch above
     EC2 Fleet's 10,000 target capacity is refused. Larger launches are split into batches, so only the batch size
     matters."""
-    if not any(p.power_saved for _, p in aws_pools(ctx.cluster)):
+    if not any(slurm_launched(ctx.cluster, p) for _, p in aws_pools(ctx.cluster)):
         return
     batch = ctx.cluster.slurm.power_save.launch_batch_size
     if batch > settings.fleet_max:
@@ -140,3 +140,21 @@ def fleet_request_size(ctx: Context, settings: FleetSettings) -> Iterator[Draft]
                     f"Fleet's target capacity of {settings.fleet_max:,} per fleet", f"use at most "
                     f"{settings.fleet_max:,} (the default, 500, is ParallelCluster's)", batch, settings.fleet_max,
                     "instances")
+
+
+@rule("FLT-004", "error", DOMAIN, "Power-saved pools boot the baked image",
+      "clusterforge docs/aws.md, The node image: a pinned aws.ami carries no boot phase, its nodes join by a push",
+      target=TARGET, inputs=Inputs(("pools[].max_count", "aws.ami")))
+def power_saved_image(ctx: Context, settings: Settings) -> Iterator[Draft]:
+    """A node slurmctld powers up must configure itself and join: only the image the stack bakes runs the roles'
+    boot phase at first boot. A pinned `aws.ami` gets identity-only user data and waits for `clusterforge
+    provision`, which no power-up runs: every node would miss ResumeTimeout and be terminated."""
+    aws = aws_section(ctx.cluster)
+    if aws is None or aws.ami is None:
+        return
+    for index, pool in aws_pools(ctx.cluster):
+        if pool.power_saved:
+            yield Draft(("pools", index, "max_count"), f"pool {pool.name} is powered up by slurmctld, but the "
+                        f"blueprint pins aws.ami {aws.ami}, whose nodes join only when the roles are pushed",
+                        "remove aws.ami so the stack bakes the node image (its nodes configure themselves at "
+                        "boot), or drop max_count")

@@ -1,0 +1,121 @@
+"""The identify script a launched node runs at first boot, run for real by /bin/sh against a metadata service on
+loopback: it takes its name from its instance tag, and a tag that is not a node name stops the boot."""
+
+from __future__ import annotations
+
+import http.server
+import os
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from clusterforge.targets.aws.userdata import NodeIdentity, cloud_config
+from clusterforge.targets.aws.userdata_boot import BOOT_LOG, CONFIG_DIR, METADATA_ADDRESS, BootSource, node_inventory
+from clusterforge.targets.aws.userdata_identify import NODE_PLACEHOLDER, identify_script
+
+TOKEN = "token-1"
+
+
+class Metadata(http.server.BaseHTTPRequestHandler):
+    """IMDSv2: a PUT for a token, then the instance's tag with it."""
+
+    tag: str | None = None
+
+    def do_PUT(self) -> None:
+        self._answer(200 if self.path == "/latest/api/token" else 404, TOKEN)
+
+    def do_GET(self) -> None:
+        known = self.path == "/latest/meta-data/tags/instance/clusterforge:node" and self.tag is not None
+        if self.headers.get("X-aws-ec2-metadata-token") != TOKEN:
+            self._answer(401, "")
+        else:
+            self._answer(200 if known else 404, self.tag or "")
+
+    def _answer(self, code: int, body: str) -> None:
+        self.send_response(code)
+        self.end_headers()
+        self.wfile.write(body.encode())
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def imds() -> Iterator[tuple[str, type[Metadata]]]:
+    handler = type("Handler", (Metadata,), {"tag": None})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", handler
+    server.shutdown()
+
+
+def run(tmp_path: Path, address: str, wait_s: int = 30) -> subprocess.CompletedProcess[str]:
+    """The script with its paths moved under tmp_path and the metadata service on loopback; `hostnamectl` is a
+    stub that records the name."""
+    etc, bin_dir = tmp_path / "etc", tmp_path / "bin"
+    (etc / "inventory").mkdir(parents=True, exist_ok=True)
+    bin_dir.mkdir(exist_ok=True)
+    (etc / "node.env").write_text("CLUSTERFORGE_POOL=gpu\n")
+    (etc / "inventory" / "hosts.template.yml").write_text(node_inventory(NODE_PLACEHOLDER, "gpu", "compute"))
+    stub = bin_dir / "hostnamectl"
+    stub.write_text(f"#!/bin/sh\necho \"$2\" > {tmp_path}/hostname\n")
+    stub.chmod(0o755)
+    script = (identify_script(wait_s, poll_s=1).replace(f"http://{METADATA_ADDRESS}", address)
+              .replace(CONFIG_DIR, str(etc)).replace(BOOT_LOG, str(tmp_path / "boot.log")))
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    return subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_the_node_takes_its_name_from_its_tag(tmp_path: Path, imds: tuple[str, type[Metadata]]) -> None:
+    address, handler = imds
+    handler.tag = "gpu-0042"
+    result = run(tmp_path, address)
+    assert result.returncode == 0, (tmp_path / "boot.log").read_text()
+    assert (tmp_path / "hostname").read_text() == "gpu-0042\n"
+    assert (tmp_path / "etc" / "node.env").read_text() == "CLUSTERFORGE_POOL=gpu\nCLUSTERFORGE_NODE=gpu-0042\n"
+    assert (tmp_path / "etc" / "inventory" / "hosts.yml").read_text() == node_inventory("gpu-0042", "gpu", "compute")
+    assert "this instance is gpu-0042" in (tmp_path / "boot.log").read_text()
+
+
+@pytest.mark.parametrize("tag", ["gpu-0042\nansible_connection: local", "../../etc/passwd", "a/b", "$(reboot)",
+                                 "x" * 64, "-gpu"])
+def test_a_tag_that_is_not_a_node_name_stops_the_boot(tmp_path: Path, imds: tuple[str, type[Metadata]],
+                                                      tag: str) -> None:
+    address, handler = imds
+    handler.tag = tag
+    assert run(tmp_path, address).returncode == 1
+    assert not (tmp_path / "hostname").exists() and not (tmp_path / "etc" / "inventory" / "hosts.yml").exists()
+    assert "CLUSTERFORGE_NODE" not in (tmp_path / "etc" / "node.env").read_text()
+    assert "is not a node name" in (tmp_path / "boot.log").read_text()
+
+
+def test_no_tag_within_the_wait_stops_the_boot_with_the_reason(tmp_path: Path,
+                                                               imds: tuple[str, type[Metadata]]) -> None:
+    address, _ = imds
+    assert run(tmp_path, address, wait_s=2).returncode == 1
+    assert "no clusterforge:node tag after 2 s" in (tmp_path / "boot.log").read_text()
+    assert not (tmp_path / "hostname").exists()
+
+
+def test_a_pools_user_data_needs_the_boot_phase() -> None:
+    identity = NodeIdentity("c", None, "gpu", "compute", "controller-0001", "10.0.0.4")
+    assert "clusterforge-identify" in cloud_config(identity, BootSource("us-east-1", "b", "k", "p"))
+    with pytest.raises(ValueError, match="needs the boot phase"):
+        cloud_config(identity, None)
+
+
+def test_the_controller_lets_slurmctlds_programs_reach_the_metadata_service() -> None:
+    """They call EC2 with the controller's role as SlurmUser; on every other node only root reaches it."""
+    source = BootSource("us-east-1", "b", "k", "p")
+    controller = yaml.safe_load(cloud_config(NodeIdentity("c", "controller-0001", "controller", "controller",
+                                                          "controller-0001", None), source))
+    node = yaml.safe_load(cloud_config(NodeIdentity("c", None, "gpu", "compute", "controller-0001", "10.0.0.4"),
+                                       source))
+    [guard] = [c[2] for c in controller["bootcmd"] if "169.254.169.254" in c[2]]
+    assert "-m owner ! --uid-owner 0 -m owner ! --uid-owner slurm -j REJECT" in guard
+    [guard] = [c[2] for c in node["bootcmd"] if "169.254.169.254" in c[2]]
+    assert "-m owner ! --uid-owner 0 -j REJECT" in guard and "slurm" not in guard
