@@ -45,9 +45,14 @@ def _report_pools(cluster: Cluster, catalog: Catalog) -> list[dict[str, Any]]:
 
 
 def _group_vars(cluster: Cluster) -> dict[str, Any]:
-    """The region every node runs in (all.yml)."""
+    """The region every node runs in (all.yml), and on the baked image the venv whose Python (pydantic 2, boto3)
+    runs the controller's power-save programs."""
+    from clusterforge.targets.aws.userdata_boot import VENV
+
     aws = aws_section(cluster)
-    return {"aws_region": aws.region} if aws is not None else {}
+    if aws is None:
+        return {}
+    return {"aws_region": aws.region} | ({"slurm_power_save_python": f"{VENV}/bin/python"} if aws.ami is None else {})
 
 
 def _purchase(cluster: Cluster, pool: Pool) -> str | None:

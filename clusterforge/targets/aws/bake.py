@@ -41,8 +41,9 @@ BAKE_DIR = f"{BASE}/bake"  # the build's inventory and vars; removed before the 
 BAKE_HOST = "bake"
 ROLE_GROUPS = ("slurm_controller", "slurm_compute", "slurm_login")
 # The versions requirements/lock.txt pins (ansible bundles the collections the roles use); boto3 fetches the
-# node config and the munge key at boot. ansible-core 2.19 needs Python 3.11 or later on the node itself.
-PYTHON_PACKAGES = ("ansible-core==2.19.14", "ansible==12.3.0", "boto3==1.35.0")
+# node config and the munge key at boot and, with pydantic, runs the power-save programs on the controller.
+# ansible-core 2.19 needs Python 3.11 or later on the node itself.
+PYTHON_PACKAGES = ("ansible-core==2.19.14", "ansible==12.3.0", "boto3==1.35.0", "pydantic==2.13.4")
 # What must not be in an image every node shares: host keys, the machine id, munge's key (the package makes
 # one), the daemons' enablement (the boot phase decides which run here) and the build's own files.
 CLEANUP = (

@@ -1,9 +1,10 @@
 """The two archives a node image and a booting node read from S3 (pure Python, no Pulumi).
 
-- the **roles bundle**: `site.yml`, `ansible.cfg`, `roles/` and `filter_plugins/` of this checkout. The image
-  build runs its `install` steps; the image keeps it for the boot phase. Its digest names the bake, so the
-  archive must be the same bytes for the same files: sorted entries, no timestamps, owners or modes from the
-  checkout (only the executable bit), and a gzip header without a name or a time.
+- the **roles bundle**: `site.yml`, `ansible.cfg`, `roles/` and `filter_plugins/` of this checkout, and the
+  power-save programs' modules (`powersave.CONTROLLER_MODULES`), which the slurm role installs on the
+  controller. The image build runs its `install` steps; the image keeps it for the boot phase. Its digest names
+  the bake, so the archive must be the same bytes for the same files: sorted entries, no timestamps, owners or
+  modes from the checkout (only the executable bit), and a gzip header without a name or a time.
 - the **node config**: what `clusterforge render` writes for the roles' boot phase (`inventory/group_vars/` and
   `slurm/`), read by every node at first boot with its instance role. It holds no secret: the munge key has a
   place of its own (an SSM SecureString parameter, see components/image.py).
@@ -19,8 +20,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from clusterforge.checkout import project_root
+from clusterforge.powersave import CONTROLLER_MODULES
 
-BUNDLE_FILES = ("site.yml", "ansible.cfg")
+BUNDLE_FILES = ("site.yml", "ansible.cfg", *CONTROLLER_MODULES)
 BUNDLE_DIRS = ("roles", "filter_plugins")
 SKIPPED_PARTS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache"})
 SKIPPED_SUFFIXES = (".pyc", ".pyo", ".swp", "~")
