@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from clusterforge.lab.repo import MOUNT
 from clusterforge.model import Software
 from tests.conftest import ROOT
 from tests.lab.conftest import (
@@ -413,30 +414,30 @@ def test_nvl72_blocks_load_in_a_real_slurmctld(lab: Lab, tmp_path: Path) -> None
                                   ("gb200-[0037-0072]", "36")], topology
 
 
-def power_save_play(container: str, slurm_dir: Path, tmp: Path) -> subprocess.CompletedProcess[str]:
-    """The slurm role's power-save tasks on one container, as the role runs them on a controller."""
-    play = tmp / "power-save.yml"
-    play.write_text("- hosts: all\n  gather_facts: false\n  tasks:\n"
-                    "    - ansible.builtin.include_role: {name: slurm, tasks_from: power_save.yml}\n")
-    extra = {"slurm_config_dir": str(slurm_dir), "slurm_power_save_source": str(ROOT),
+def power_save_play(container: str, slurm_dir: str) -> subprocess.CompletedProcess[str]:
+    """The slurm role's power-save tasks as a controller runs them on itself (`-c local`, as the baked image's boot
+    phase does), from the checkout mounted read-only."""
+    extra = {"slurm_config_dir": slurm_dir, "slurm_power_save_source": MOUNT,
              "slurm_power_save_apt": ["python3-pydantic"]}  # the EC2 provider's boto3 is not called here
     return subprocess.run(
-        [str(Path(sys.executable).with_name("ansible-playbook")), "-i", f"{container},", "-c",
-         "containers.podman.podman", str(play), "-e", json.dumps(extra)],
-        capture_output=True, text=True, check=False, timeout=600,
-        env={**os.environ, "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg")})
+        ["podman", "exec", "-w", MOUNT, "-e", f"ANSIBLE_CONFIG={MOUNT}/ansible.cfg", container, "ansible-playbook",
+         "-c", "local", "-i", "localhost,", "/tmp/power-save/play.yml", "-e", json.dumps(extra)],
+        capture_output=True, text=True, check=False, timeout=300)
 
 
 def test_the_controller_gets_the_power_save_programs_and_loses_them_with_the_file(lab: Lab, tmp_path: Path) -> None:
     """An AWS render's power-save file on a controller from the lab's image: the programs run as SlurmUser with
-    Debian's pydantic, the file is where they read it, the reconcile timer runs; without the file all of it goes."""
+    the baked pydantic, the file is where they read it, the reconcile timer runs, a second run changes nothing;
+    without the file all of it goes."""
     out = tmp_path / "aws"
     clusterforge("render", str(ROOT / "examples" / "aws-p5.yaml"), "-o", str(out))
+    (out / "play.yml").write_text("- hosts: all\n  gather_facts: false\n  tasks:\n"
+                                  "    - ansible.builtin.include_role: {name: slurm, tasks_from: power_save.yml}\n")
     container = f"{lab.name}-powersave"
     subprocess.run(["podman", "rm", "-f", container], capture_output=True, check=False)
     subprocess.run(["podman", "run", "-d", "--name", container, "--hostname", "controller-0001", "--network",
-                    f"{lab.name}-net", "--systemd=always", "--label", f"{LABEL}={lab.name}", lab.status()["image"]],
-                   check=True, capture_output=True)
+                    f"{lab.name}-net", "--systemd=always", "--label", f"{LABEL}={lab.name}",
+                    "--volume", f"{ROOT}:{MOUNT}:ro", lab.status()["image"]], check=True, capture_output=True)
     try:
         def run(*argv: str) -> subprocess.CompletedProcess[str]:
             return subprocess.run(["podman", "exec", container, *argv], capture_output=True, text=True, check=False,
@@ -444,7 +445,8 @@ def test_the_controller_gets_the_power_save_programs_and_loses_them_with_the_fil
 
         lab.wait("the container booted", lambda: run("systemctl", "is-system-running").stdout.strip() in (
             "running", "degraded"), timeout=60)
-        first = power_save_play(container, out / "slurm", tmp_path)
+        subprocess.run(["podman", "cp", str(out), f"{container}:/tmp/power-save"], check=True)
+        first = power_save_play(container, "/tmp/power-save/slurm")
         assert first.returncode == 0, first.stdout[-3000:]
         helped = run("runuser", "-u", "slurm", "--", "/usr/local/sbin/clusterforge-resume", "--help")
         assert helped.returncode == 0 and "slurmctld's ResumeProgram" in helped.stdout, helped.stderr
@@ -452,10 +454,10 @@ def test_the_controller_gets_the_power_save_programs_and_loses_them_with_the_fil
         assert bad.returncode == 2 and "Traceback" not in bad.stderr, bad.stderr  # read the file, refused the list
         assert json.loads(run("cat", "/etc/slurm/clusterforge-powersave.json").stdout)["cluster"] == "nlp-p5"
         assert run("systemctl", "is-active", "clusterforge-reconcile.timer").stdout.strip() == "active"
-        again = power_save_play(container, out / "slurm", tmp_path)
+        again = power_save_play(container, "/tmp/power-save/slurm")
         assert re.search(r"changed=0\b", again.stdout), again.stdout[-3000:]
-        (out / "slurm" / "clusterforge-powersave.json").unlink()
-        gone = power_save_play(container, out / "slurm", tmp_path)
+        run("rm", "/tmp/power-save/slurm/clusterforge-powersave.json")
+        gone = power_save_play(container, "/tmp/power-save/slurm")
         assert gone.returncode == 0, gone.stdout[-3000:]
         assert run("systemctl", "is-active", "clusterforge-reconcile.timer").stdout.strip() != "active"
         left = run("sh", "-c", "ls /usr/local/sbin/clusterforge-resume /etc/slurm/clusterforge-powersave.json "
