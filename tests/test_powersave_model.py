@@ -11,6 +11,7 @@ from clusterforge.load import load_text
 from clusterforge.model import Slurm
 from clusterforge.model.slurm import POWER_UP_TIMEOUT_S, REBOOT_TIMEOUT_S, TREE_WIDTH_MAX
 from clusterforge.plan import build_plan
+from clusterforge.targets import slurm_launches_nodes
 from tests.located import assert_located
 from tests.policies.builders import aws, feed, found, messages, onprem, rack
 
@@ -49,7 +50,7 @@ def test_a_pool_with_max_count_is_power_saved_and_planned_for_its_ceiling() -> N
     gpu = loaded.cluster.pool("gpu")
     assert (gpu.count, gpu.max_count, gpu.ceiling, gpu.power_saved, gpu.scaling) == (2, 40, 40, True,
                                                                                       "all-or-nothing")
-    assert loaded.cluster.power_saving and not loaded.cluster.pool("ctl").power_saved
+    assert slurm_launches_nodes(loaded.cluster) and not loaded.cluster.pool("ctl").power_saved
     nodes = build_plan(loaded.cluster, loaded.catalog).pool_nodes("gpu")
     assert (nodes.count, nodes.hostlist, nodes.names()[-1]) == (40, "gpu-[0001-0040]", "gpu-0040")
 
@@ -65,7 +66,7 @@ def test_count_zero_and_a_wide_ceiling_name_every_node() -> None:
 
 def test_no_max_count_is_no_power_saving() -> None:
     loaded = load_text(BASE.replace(", max_count: 40", ""), "bp.yaml")
-    assert not loaded.cluster.power_saving and loaded.cluster.pool("gpu").ceiling == 2
+    assert not slurm_launches_nodes(loaded.cluster) and loaded.cluster.pool("gpu").ceiling == 2
 
 
 # (old, new, the line's needle, path, message fragment)

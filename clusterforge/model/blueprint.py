@@ -269,8 +269,3 @@ class Cluster(Strict):
     def pool(self, name: str) -> Pool:
         return next(p for p in self.pools if p.name == name)
 
-    @property
-    def power_saving(self) -> bool:
-        """slurmctld powers nodes up and down: some pool has a `max_count`. Without one the rendered files are
-        those of a cluster that is always on, byte for byte."""
-        return any(p.power_saved for p in self.pools)

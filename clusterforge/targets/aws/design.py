@@ -95,11 +95,6 @@ class ClusterDesign:
     def node_count(self) -> int:
         return sum(len(p.nodes) for p in self.pools)
 
-    @property
-    def instance_pools(self) -> tuple[PoolDesign, ...]:
-        """The pools the stack makes instances of (controller and login nodes, pools on a pinned AMI)."""
-        return tuple(p for p in self.pools if not p.launched_by_slurm)
-
     def tags(self) -> dict[str, str]:
         """Default tags for every resource (cost allocation and ownership)."""
         tags = {"clusterforge:cluster": self.name, "managed-by": "clusterforge"}

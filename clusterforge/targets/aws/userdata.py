@@ -52,10 +52,11 @@ class NodeIdentity:
 
 
 def node_env(identity: NodeIdentity) -> dict[str, str]:
-    env = {"CLUSTERFORGE_CLUSTER": identity.cluster, "CLUSTERFORGE_POOL": identity.pool,
-           "CLUSTERFORGE_ROLE": identity.role, "SLURM_CONTROLLER": identity.controller}
+    env = {"CLUSTERFORGE_CLUSTER": identity.cluster}
     if identity.node is not None:
-        env = {"CLUSTERFORGE_CLUSTER": identity.cluster, "CLUSTERFORGE_NODE": identity.node} | env
+        env["CLUSTERFORGE_NODE"] = identity.node
+    env |= {"CLUSTERFORGE_POOL": identity.pool, "CLUSTERFORGE_ROLE": identity.role,
+            "SLURM_CONTROLLER": identity.controller}
     if identity.controller_address is not None:
         env["SLURM_CONTROLLER_ADDR"] = identity.controller_address
     return env

@@ -10,10 +10,10 @@ inventory from the pool's template. Only then does the boot phase run (`userdata
 
 from __future__ import annotations
 
+from clusterforge.powersave.aws import NODE_TAG  # what the resume program tags each instance with
 from clusterforge.targets.aws.userdata_boot import BOOT_LOG, CONFIG_DIR, INVENTORY_FILE, METADATA_ADDRESS
 
 IDENTIFY_SCRIPT = "/usr/local/sbin/clusterforge-identify"
-NODE_TAG = "clusterforge:node"  # what clusterforge.powersave.aws tags each instance with
 NODE_PLACEHOLDER = "clusterforge-node-name"  # in the inventory template; replaced by the tag's value
 INVENTORY_TEMPLATE = f"{CONFIG_DIR}/inventory/hosts.template.yml"
 NODE_NAME_MAX = 63  # a hostname label: letters, digits and '-', not first (what the planner names nodes)
