@@ -152,7 +152,7 @@ def test_a_throwaway_target_registers_and_a_blueprint_can_name_it(tmp_path: Path
     schema = run(targets, tmp_path, "schema")
     assert schema.returncode == 0, schema.stderr
     cluster = json.loads(schema.stdout)["$defs"]["Cluster"]
-    assert cluster["properties"]["target"]["enum"] == sorted(["aws", "onprem", name[1]])
+    assert cluster["properties"]["target"]["enum"] == sorted(["aws", "lab", "onprem", name[1]])
     valid = run(targets, tmp_path, "validate", str(blueprint))
     assert valid.returncode == 0, valid.stderr + valid.stdout
     assert f"target {name[1]}" in valid.stdout

@@ -101,7 +101,7 @@ def test_power_saving_needs_a_target_that_can_start_nodes() -> None:
                   racks=[rack("a01", count=0)])
     [message] = messages(bare, "SLM-008")
     assert message.startswith("pool gpu has max_count 4 on target onprem, but clusterforge powers nodes up and down "
-                              "only on aws"), message
+                              "only on aws, lab"), message
     assert "SLM-008" not in found(fleet(0, 64))
     assert "SLM-008" not in found(onprem(pools=[{"name": "gpu", "hardware": "dgx-h100", "count": 2,
                                                  "partition": "train"}]))
@@ -117,5 +117,5 @@ def test_every_target_that_powers_nodes_has_a_provider_of_its_name() -> None:
     from clusterforge.targets import registered
 
     powered = {t.name for t in registered().values() if t.powers_nodes}
-    assert powered == {"aws"}
+    assert powered == {"aws", "lab"}
     assert powered <= set(PROVIDERS) and powered <= set(get_args(PowerSaveConfig.model_fields["provider"].annotation))

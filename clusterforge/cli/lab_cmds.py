@@ -199,7 +199,16 @@ def status(fmt: str, name: str) -> None:
     for node in nodes:
         table.add_row(node["name"], node["ip"], ", ".join(g for g in node["groups"] if g.startswith("slurm_")),
                       "yes" if node["running"] else "[red]no[/red]", node["container"])
+    saved = info.get("power_saved") or []
+    assert isinstance(saved, list)
+    for node in saved:  # powered up and down by SLURM: not running is their normal state when idle
+        table.add_row(node["name"], node["ip"], "power-saved",
+                      "yes" if node["running"] else "no (powered down)", node["container"])
     console().print(table)
+    agent = info.get("power_agent")
+    if isinstance(agent, dict):
+        click.echo(f"power agent: {'running, pid ' + str(agent['pid']) if agent['running'] else 'NOT running'} "
+                   f"(log {agent['log']})")
     click.echo(f"ssh: ssh -F {info['ssh_config']} NODE")
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from clusterforge.errors import ClusterforgeError, Problem
 from clusterforge.image import bootable
-from clusterforge.image.plan import LAB_GAPS, NodeImage, images, lab_serves
+from clusterforge.image.plan import LAB_GAPS, LAB_SOURCES, NodeImage, images, lab_serves
 from clusterforge.lab import bake, host, image, labvars, nodes, podman, repo
 from clusterforge.lab.paths import LabPaths
 from clusterforge.policy_inputs import PolicyInputs
@@ -42,7 +42,7 @@ class Status:
 
 def with_lab_catalog(inputs: PolicyInputs, sources: str) -> PolicyInputs:
     """`--sources lab` loads the lab's catalog too (its `lab-node` entry), as `lab up` does."""
-    if sources != "lab":
+    if sources != LAB_SOURCES:
         return inputs
     from clusterforge.lab.render import DEFAULT_CATALOG, data_file
 
@@ -75,7 +75,7 @@ def podman_found() -> bool:
 
 def status(found: NodeImage) -> Status:
     """Whether an image exists (no podman here: it would be built, and cannot be)."""
-    if found.sources == "lab" and not lab_serves(found.vendor):
+    if found.sources == LAB_SOURCES and not lab_serves(found.vendor):
         return Status(found, WOULD_BUILD, "needs --sources vendor: the lab's repository has no stand-ins for it")
     if not podman_found():
         return Status(found, WOULD_BUILD, "podman is not installed here")
@@ -89,7 +89,7 @@ def build(rendered_dir: Path, found: Sequence[NodeImage], say: Say, on_event: Ev
     if not missing:
         return done
     for img in missing:
-        if img.sources == "lab" and not lab_serves(img.vendor):
+        if img.sources == LAB_SOURCES and not lab_serves(img.vendor):
             raise ClusterforgeError(Problem(
                 f"{img.tag}: the lab's repository has no stand-ins for the {img.vendor} pools' stack",
                 "--sources", hint="use --sources vendor: the repositories the render names"))
@@ -110,7 +110,7 @@ def build(rendered_dir: Path, found: Sequence[NodeImage], say: Say, on_event: Ev
 
 def _is_labs_recipe(img: NodeImage) -> bool:
     """The lab's recipe exactly (its sources, no pool vars, no kernel): the lab's baked image is this one."""
-    return img.sources == "lab" and not img.pool_vars and not img.bootable
+    return img.sources == LAB_SOURCES and not img.pool_vars and not img.bootable
 
 
 def _labs_baked(node_image: str, img: NodeImage) -> str:
@@ -144,7 +144,7 @@ def _bake(paths: LabPaths, node_image: str, rendered_dir: Path, img: NodeImage, 
           on_event: EventHandler | None) -> Status:
     vars_files: tuple[Path, ...] = ()
     equivalent: tuple[str, ...] = ()
-    if img.sources == "lab":
+    if img.sources == LAB_SOURCES:
         assert isinstance(img.pins, repo.Pins)
         labvars.write(paths, repo.ensure(img.pins, say))
         vars_files = (paths.extra_vars,)
@@ -152,7 +152,7 @@ def _bake(paths: LabPaths, node_image: str, rendered_dir: Path, img: NodeImage, 
             equivalent = (_labs_baked(node_image, img),)
     recipe = bake.Recipe(rendered_dir, img.tag, pool_group=img.pool_group if img.pool_vars else None,
                          pool_vars=img.pool_vars, vars_files=vars_files, equivalent=equivalent,
-                         extra_vars=LAB_GAPS if img.sources == "lab" and img.pool_vars else {},
+                         extra_vars=LAB_GAPS if img.sources == LAB_SOURCES and img.pool_vars else {},
                          finish=bootable.STEPS if img.bootable else ())
     started = time.monotonic()
     if not bake.ensure_baked(paths, node_image, recipe, say, on_event):

@@ -47,7 +47,8 @@ from clusterforge.render.inventory import pool_group
 from clusterforge.render.yamlout import load
 
 NO_GPU = "none"
-SOURCES = ("lab", "vendor")
+LAB_SOURCES = "lab"  # the lab's apt repository (a `--sources` word, not target lab)
+SOURCES = (LAB_SOURCES, "vendor")
 REPOSITORY_PREFIX = "localhost/clusterforge-node"
 # all.yml's settings that choose what the install steps install (the rest configure what is installed)
 CHOOSES = re.compile(r"(_enabled|_kind|_version)$|^gpu_vendor$")
@@ -176,7 +177,7 @@ def inputs_hash(pins: object, sources: str, settings: Mapping[str, Any], own: Ma
     if bootable:  # left out otherwise: a container image keeps the name it had before images were bootable
         digest.update(b"\0bootable\0" + boot.recipe())
     digest.update(f"\0sources={sources}\0".encode())
-    if sources == "lab":
+    if sources == LAB_SOURCES:
         digest.update((Path(repo.__file__)).read_bytes() + json.dumps(LAB_GAPS, sort_keys=True).encode())
     digest.update(json.dumps({"settings": settings, "pool": own}, sort_keys=True, default=str).encode())
     return digest.hexdigest()[:12]
@@ -206,7 +207,7 @@ def images(plan: Plan, rendered: Path, sources: str, bootable: bool = True) -> l
         group = pool_group(representative.pool)
         own = pool_vars(rendered, group)
         pins: object
-        if sources == "lab":
+        if sources == LAB_SOURCES:
             pins = lab_pins(all_vars, own)
         else:
             pins = {var: own.get(var, all_vars.get(var)) for var in sorted(set(pin_vars().values()))}

@@ -16,7 +16,7 @@ import yaml
 
 from clusterforge.checkout import project_root
 from clusterforge.errors import ClusterforgeError, Problem
-from clusterforge.lab import bake, host, image, labvars, nodes, podman, repo, selfboot, state
+from clusterforge.lab import bake, host, image, labvars, launched, nodes, podman, power_agent, repo, selfboot, state
 from clusterforge.lab.paths import LABEL, LabPaths, shared_cache
 from clusterforge.lab.render import group_vars, inventory_hosts, render
 from clusterforge.lab.state import LabState, Node
@@ -77,9 +77,27 @@ def ensure_baked(paths: LabPaths, node_image: str, rendered: Path, say: Say, on_
     return tag
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """What `prepare` made: the lab's state, its always-on nodes, and the nodes of its power-saved pools."""
+
+    lab: LabState
+    specs: list[nodes.NodeSpec]
+    launched: list[nodes.NodeSpec]
+    timings: Timings
+
+    def controller_mounts(self, paths: LabPaths) -> Callable[[nodes.NodeSpec], list[str]]:
+        """What a node is given beyond the rest: the controllers get the power agent's folder when SLURM powers
+        nodes of this lab up."""
+        def mounts(spec: nodes.NodeSpec) -> list[str]:
+            return launched.controller_mount(paths) if self.launched and CONTROLLER in spec.groups else []
+        return mounts
+
+
 def prepare(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: int | None, bare: bool, say: Say,
-            on_event: EventHandler | None, ha: bool = False) -> tuple[LabState, list[nodes.NodeSpec], Timings]:
-    """Everything before the nodes start: the render, the images and repository, the lab's state."""
+            on_event: EventHandler | None, ha: bool = False) -> Prepared:
+    """Everything before the nodes start: the render, the images and repository, the lab's state, and with
+    power-saved pools, the power agent that starts their nodes (lab/power_agent.py)."""
     if state.load(paths) is not None or podman.labelled("container", f"{LABEL}={paths.name}"):
         raise ClusterforgeError(Problem(
             f"lab {paths.name} is already up", str(paths.state),
@@ -102,19 +120,34 @@ def prepare(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: i
     run_image = node_image if bare else ensure_baked(paths, node_image, paths.render, say, on_event)
     timings.mark("baked image")
     specs = nodes.specs_for(hosts, subnet)
+    on_demand = launched.specs(paths.render, subnet, len(specs))
+    if on_demand and bare:
+        raise ClusterforgeError(Problem("nodes SLURM powers up start from the baked image", "--bare",
+                                        hint="drop --bare, or the pools with target: lab"))
     controller = next(name for name, groups in hosts.items() if CONTROLLER in groups)
     lab = LabState(paths.name, str(blueprint), tuple(str(c) for c in catalogs), run_image, paths.network, controller,
-                   tuple(Node(s.name, paths.container(s.name), s.ip, s.groups) for s in specs))
+                   tuple(Node(s.name, paths.container(s.name), s.ip, s.groups) for s in specs),
+                   tuple(Node(s.name, paths.container(s.name), s.ip, s.groups) for s in on_demand))
     state.save(paths, lab)
-    return lab, specs, timings
+    if on_demand:
+        launched.write(paths, on_demand)
+        power_agent.start(paths)
+        say(f"power agent started: SLURM powers {len(on_demand)} node(s) of power-saved pools up and down "
+            f"({', '.join(s.name for s in on_demand)})")
+    return Prepared(lab, specs, on_demand, timings)
 
 
 def up(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: int | None, bare: bool, say: Say,
        on_event: EventHandler | None, ha: bool = False) -> tuple[LabState, Outcome, Timings]:
     """Bring a lab up and provision it over SSH (site.yml pushed to every node); the caller runs the smoke job."""
-    lab, specs, timings = prepare(paths, blueprint, catalogs, count, bare, say, on_event, ha)
-    nodes.start(paths, specs, lab.image, str(repo.repo_root()))
-    nodes.write_ssh_config(paths, lab.nodes)
+    made = prepare(paths, blueprint, catalogs, count, bare, say, on_event, ha)
+    lab, specs, timings = made.lab, made.specs, made.timings
+    if made.launched:  # they configure themselves: what they are given is written as for `--boot self`
+        lab_vars = yaml.safe_load(paths.extra_vars.read_text(encoding="utf-8"))
+        cluster = str(group_vars(paths.render)["clusterforge_cluster"])
+        selfboot.write_boot_dir(paths, cluster, lab.controller, specs, lab_vars, made.launched)
+    nodes.start(paths, specs, lab.image, str(repo.repo_root()), given=made.controller_mounts(paths))
+    nodes.write_ssh_config(paths, [*lab.nodes, *lab.launched])
     nodes.wait_booted(paths, [s.name for s in specs])
     timings.mark("containers booted")
     say(f"{len(specs)} nodes up ({', '.join(n.name for n in lab.nodes)}); running site.yml over SSH")
@@ -127,11 +160,13 @@ def up_self(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: i
             on_event: EventHandler | None, ha: bool = False) -> tuple[LabState, dict[str, selfboot.Booted], Timings]:
     """Bring a lab up from the baked image with every node configuring itself (lab/selfboot.py): the control host
     runs no Ansible against the nodes. The caller runs the smoke job."""
-    lab, specs, timings = prepare(paths, blueprint, catalogs, count, False, say, on_event, ha)
+    made = prepare(paths, blueprint, catalogs, count, False, say, on_event, ha)
+    lab, specs, timings = made.lab, made.specs, made.timings
     lab_vars = yaml.safe_load(paths.extra_vars.read_text(encoding="utf-8"))
     cluster = str(group_vars(paths.render)["clusterforge_cluster"])
-    booted = selfboot.start(paths, cluster, lab.controller, specs, lab.image, str(repo.repo_root()), lab_vars, say)
-    nodes.write_ssh_config(paths, lab.nodes)  # for `lab exec`, `lab provision` and people
+    booted = selfboot.start(paths, cluster, lab.controller, specs, lab.image, str(repo.repo_root()), lab_vars, say,
+                            made.launched, made.controller_mounts(paths))
+    nodes.write_ssh_config(paths, [*lab.nodes, *lab.launched])  # for `lab exec`, `lab provision` and people
     timings.mark("nodes configured themselves")
     return lab, booted, timings
 
@@ -242,19 +277,26 @@ def exec_(paths: LabPaths, node: str, command: Sequence[str]) -> int:
 def status(paths: LabPaths) -> dict[str, object]:
     lab = state.require(paths)
     running = running_containers(paths)
+    agent = power_agent.running_pid(paths)
     return {"name": lab.name, "controller": lab.controller, "network": lab.network, "image": lab.image,
             "blueprint": lab.blueprint, "ssh_config": str(paths.ssh_config),
             "nodes": [{"name": n.name, "container": n.container, "ip": n.ip, "groups": list(n.groups),
-                       "running": n.container in running} for n in lab.nodes]}
+                       "running": n.container in running} for n in lab.nodes],
+            "power_saved": [{"name": n.name, "container": n.container, "ip": n.ip, "groups": list(n.groups),
+                             "running": n.container in running} for n in lab.launched],
+            "power_agent": {"running": agent is not None, "pid": agent,
+                            "log": str(launched.folder(paths) / "agent.log")} if lab.launched else None}
 
 
 def down(paths: LabPaths) -> list[str]:
     """Remove every container, network and volume labelled for this lab, then its state; what was removed."""
     lab = state.load(paths)
-    if lab is not None:
-        nodes.close_ssh(paths, [n.name for n in lab.nodes])
-    label = f"{LABEL}={paths.name}"
     removed: list[str] = []
+    if power_agent.stop(paths):  # first: nothing starts a node while the lab goes
+        removed.append("power agent")
+    if lab is not None:
+        nodes.close_ssh(paths, [n.name for n in (*lab.nodes, *lab.launched)])
+    label = f"{LABEL}={paths.name}"
     containers = podman.labelled("container", label)
     if containers:
         podman.run(["rm", "--force", "--volumes", "--time", "0", *containers])

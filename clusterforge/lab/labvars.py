@@ -42,6 +42,8 @@ def lab_vars(paths: LabPaths, repo: Repo) -> dict[str, Any]:
         "imex_enabled": ON_COMPUTE,
         "imex_domain_hosts": "{{ groups['slurm_compute'] | default([]) }}",
         "nccl_enabled": ON_COMPUTE,
+        # power-saved pools (target: lab): a dead container is replaced within 20 s of reconcile noticing, not 60
+        "slurm_power_save_reconcile_s": 20,
         "health_check_nccl": True,
         "health_check_infiniband": False,
         "health_check_efa": False,

@@ -98,22 +98,25 @@ def shared_volume(paths: LabPaths) -> list[str]:
 
 
 def start(paths: LabPaths, specs: Sequence[NodeSpec], image: str, repo: str, keep_state: bool = True,
-          given: Callable[[NodeSpec], list[str]] | None = None) -> None:
+          given: Callable[[NodeSpec], list[str]] | None = None, restart: bool = True,
+          labels: Sequence[str] = ()) -> None:
     """Start one container per node (about 0.2 s each); systemd boots in the background. Without keep_state
     (the bake node, committed as an image) nothing is on a volume.
 
     A node restarts when its systemd exits, as a server comes back after `reboot` (SLURM's RebootProgram, run by
     `scontrol reboot`): /run starts empty again and every service starts afresh. `podman stop` (`lab stop`, the
     node-loss drill) keeps it stopped. `given`: the options of what a node configuring itself is given
-    (lab/selfboot.py)."""
+    (lab/selfboot.py). Without `restart` (a node SLURM powers up, lab/power_agent.py) a container that dies stays
+    dead, as a failed instance does, until reconcile replaces it."""
     pubkey = paths.ssh_key.with_suffix(".pub")
     for spec in specs:
         cgroups = any(g in CGROUP_WRITERS for g in spec.groups)
         podman.run([
             "run", "--detach", "--name", paths.container(spec.name), "--hostname", spec.name,
             "--network", paths.network, "--ip", spec.ip, "--network-alias", spec.name, "--no-hosts",
-            "--systemd=always", *(["--restart=always"] if keep_state else []),
+            "--systemd=always", *(["--restart=always"] if keep_state and restart else []),
             "--label", f"{LABEL}={paths.name}", "--label", f"{LABEL}.node={spec.name}",
+            *(arg for label in labels for arg in ("--label", label)),
             *(["--cap-add", "SYS_ADMIN", "--cap-add", "SYS_NICE", "--cgroupns=private"] if cgroups else []),
             "--volume", f"{repo}:{MOUNT}:ro", "--volume", f"{pubkey}:/root/.ssh/authorized_keys:ro",
             *([*state_volume(paths, spec), *shared_volume(paths)] if keep_state else []),

@@ -51,7 +51,8 @@ SCRIPT = "/usr/lib/clusterforge/clusterforge-boot"
 UNIT = "/etc/systemd/system/clusterforge-boot.service"
 # What the bake adds for nodes that configure themselves (part of the baked image's inputs)
 BAKE_PACKAGES = ("ansible-core",)
-TREE_PARTS = ("site.yml", "ansible.cfg", "roles", "filter_plugins")
+# clusterforge: the power-save programs' modules, which the slurm role copies to a controller from the tree
+TREE_PARTS = ("site.yml", "ansible.cfg", "roles", "filter_plugins", "clusterforge")
 MUNGE_KEY_SIZE = 1024  # bytes, as roles/munge makes it
 FIRST = ("slurm_controller", "pool_db")  # hosts every other node needs up before it joins
 STATUS = Path(".clusterforge") / "boot"
@@ -95,15 +96,21 @@ def boot_vars(lab_vars: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_boot_dir(paths: LabPaths, cluster: str, controller: str, specs: Sequence[NodeSpec],
-                   lab_vars: dict[str, Any]) -> Path:
-    """<lab>/boot: what every node is given for itself (the render is mounted beside it)."""
+                   lab_vars: dict[str, Any], launched: Sequence[NodeSpec] = ()) -> Path:
+    """<lab>/boot: what every node is given for itself (the render is mounted beside it). The nodes of power-saved
+    pools (`launched`), which the rendered inventory lists in no group, are put into their pool's group here, as
+    the one-host inventory of a cloud node does (targets/aws/userdata_boot.py)."""
     boot = paths.root / "boot"
     (boot / "render").mkdir(parents=True, exist_ok=True)  # where the render is mounted, inside this read-only one
     env = {"CLUSTERFORGE_CLUSTER": cluster, "SLURM_CONTROLLER": controller, "CLUSTERFORGE_SHARED": SHARED_MOUNT}
     # CLUSTERFORGE_NODE is the container's hostname, read by the script: one file serves every node
     write_text(boot / "node.env", "".join(f"{k}={v}\n" for k, v in env.items()) + 'CLUSTERFORGE_NODE=$(hostname)\n')
     write_text(boot / "vars.yml", yaml.safe_dump(boot_vars(lab_vars), sort_keys=True, width=120))
-    nodes = {"all": {"hosts": {spec.name: {"node_ip": spec.ip} for spec in specs}}}
+    nodes: dict[str, Any] = {"all": {"hosts": {spec.name: {"node_ip": spec.ip} for spec in (*specs, *launched)}}}
+    for spec in launched:  # its pool's group comes first in its groups (lab/launched.py)
+        nodes["all"].setdefault("children", {}).setdefault(spec.groups[0], {"hosts": {}})["hosts"][spec.name] = {}
+        # first named here, so Ansible's inventory_dir is this folder: the render's SLURM files are not beside it
+        nodes["all"]["hosts"][spec.name]["slurm_config_dir"] = f"{BOOT}/render/slurm"
     write_text(boot / "nodes.yml", yaml.safe_dump(nodes, sort_keys=True))
     return boot
 
@@ -216,7 +223,8 @@ def wait(paths: LabPaths, names: Sequence[str], timeout: float, say: Callable[[s
 
 
 def start(paths: LabPaths, cluster: str, controller: str, specs: Sequence[NodeSpec], image: str, repo: str,
-          lab_vars: dict[str, Any], say: Callable[[str], None]) -> dict[str, Booted]:
+          lab_vars: dict[str, Any], say: Callable[[str], None], launched: Sequence[NodeSpec] = (),
+          more: Callable[[NodeSpec], list[str]] | None = None) -> dict[str, Booted]:
     """Start every node from the baked image, given what it needs to configure itself: the controllers (and the
     accounting host) first, then every other node at once; each node's report once all have made one.
 
@@ -224,8 +232,12 @@ def start(paths: LabPaths, cluster: str, controller: str, specs: Sequence[NodeSp
     wait allows a minute per node on top of ten."""
     from clusterforge.lab import nodes
 
-    boot = write_boot_dir(paths, cluster, controller, specs, lab_vars)
+    boot = write_boot_dir(paths, cluster, controller, specs, lab_vars, launched)
     given = Given.of(paths, boot)
+
+    def mounts(spec: NodeSpec) -> list[str]:
+        return [*given.mounts(spec), *(more(spec) if more is not None else [])]
+
     first = [spec for spec in specs if any(group in spec.groups for group in FIRST)]
     rest = [spec for spec in specs if spec not in first]
     found: dict[str, Booted] = {}
@@ -234,7 +246,7 @@ def start(paths: LabPaths, cluster: str, controller: str, specs: Sequence[NodeSp
             continue
         names = [spec.name for spec in wave]
         say(f"starting {len(wave)} node(s) that configure themselves: {', '.join(names)}")
-        nodes.start(paths, wave, image, repo, given=given.mounts)
+        nodes.start(paths, wave, image, repo, given=mounts)
         if not found:
             clear_status(paths, [spec.name for spec in specs])  # the shared volume exists once a node started
         found |= wait(paths, names, 600 + 60 * len(wave), say)

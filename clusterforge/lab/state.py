@@ -27,16 +27,18 @@ class LabState:
     network: str
     controller: str
     nodes: tuple[Node, ...] = field(default=())
+    # the nodes of power-saved pools (lab/launched.py): containers only while SLURM has them powered up
+    launched: tuple[Node, ...] = field(default=())
 
     def node(self, name: str) -> Node:
-        for node in self.nodes:
-            if name in (node.name, node.container):
-                return node
-        known = ", ".join(n.name for n in self.nodes)
+        found = self.node_or_none(name)
+        if found is not None:
+            return found
+        known = ", ".join(n.name for n in (*self.nodes, *self.launched))
         raise ClusterforgeError(Problem(f"no node {name!r} in lab {self.name}", hint=f"nodes: {known}"))
 
     def node_or_none(self, name: str) -> Node | None:
-        return next((n for n in self.nodes if name in (n.name, n.container)), None)
+        return next((n for n in (*self.nodes, *self.launched) if name in (n.name, n.container)), None)
 
     def in_group(self, group: str) -> list[Node]:
         return [n for n in self.nodes if group in n.groups]
@@ -47,9 +49,10 @@ class LabState:
     @classmethod
     def from_json(cls, text: str) -> LabState:
         data = json.loads(text)
-        nodes = tuple(Node(n["name"], n["container"], n["ip"], tuple(n["groups"])) for n in data.pop("nodes"))
+        nodes, launched = (tuple(Node(n["name"], n["container"], n["ip"], tuple(n["groups"]))
+                                 for n in data.pop(key, [])) for key in ("nodes", "launched"))
         data["catalogs"] = tuple(data["catalogs"])
-        return cls(**data, nodes=nodes)
+        return cls(**data, nodes=nodes, launched=launched)
 
 
 def save(paths: LabPaths, state: LabState) -> None:

@@ -12,7 +12,8 @@ EC2 CreateFleet), `slurm` the scontrol calls, and `resume`, `suspend`, `reconcil
 # the same) and the AWS roles bundle carries them (targets/aws/image_bundle.py).
 CONTROLLER_MODULES = ("clusterforge/__init__.py", "clusterforge/errors.py", "clusterforge/hostlist.py",
                       "clusterforge/limits.py", "clusterforge/powersave/__init__.py", "clusterforge/powersave/aws.py",
-                      "clusterforge/powersave/config.py", "clusterforge/powersave/programs.py",
+                      "clusterforge/powersave/config.py", "clusterforge/powersave/lab.py",
+                      "clusterforge/powersave/programs.py",
                       "clusterforge/powersave/provider.py", "clusterforge/powersave/reconcile.py",
                       "clusterforge/powersave/resume.py", "clusterforge/powersave/slurm.py",
                       "clusterforge/powersave/suspend.py")

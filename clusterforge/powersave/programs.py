@@ -31,8 +31,9 @@ log = logging.getLogger("clusterforge.powersave")
 
 
 # The providers by the name the render writes into the file: module and class, imported only when used (boto3 is
-# needed by the EC2 provider alone).
-PROVIDERS = {"aws": ("clusterforge.powersave.aws", "Ec2Provider")}
+# needed by the EC2 provider alone; `lab` asks the lab's power agent).
+PROVIDERS = {"aws": ("clusterforge.powersave.aws", "Ec2Provider"),
+             "lab": ("clusterforge.powersave.lab", "LabProvider")}
 
 
 def provider_for(cfg: powersave_config.PowerSaveConfig) -> Provider:

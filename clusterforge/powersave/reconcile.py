@@ -1,7 +1,7 @@
 """Reconcile: the controller's timer that makes instances and slurmctld agree, once a minute.
 
-- An instance that failed an EC2 status check, or whose node remediation gave up on, is terminated and its node
-  powered down with its jobs requeued: the next resume gives it a new instance.
+- An instance that failed its status check (EC2's; a lab container that died), or whose node remediation gave up
+  on, is terminated and its node powered down with its jobs requeued: the next resume gives it a new instance.
 - An instance whose node slurmctld holds powered down (suspend failed or was lost), or whose node is in no group,
   is an orphan: terminated.
 - A node resume left DOWN for lack of capacity returns to slurmctld after `insufficient_capacity_timeout_s`, so
@@ -61,7 +61,7 @@ def reconcile(config: PowerSaveConfig, provider: Provider, slurm: Slurm, now: da
     states = slurm.nodes()
     live = provider.everything()
     impaired = {i.id for i in provider.impaired()}
-    _replace(provider, slurm, [i for i in live if i.id in impaired], "failed an EC2 status check", done)
+    _replace(provider, slurm, [i for i in live if i.id in impaired], "failed its status check", done)
     gave_up = [i for i in live if i.id not in impaired
                and states.get(i.node) is not None and states[i.node].reason.startswith(REMEDIATION_GAVE_UP)]
     _replace(provider, slurm, gave_up, "remediation gave up on it", done)

@@ -1,6 +1,8 @@
 """`lab up --boot self`: every node starts from the baked image and configures itself at boot; the control host
 runs no Ansible against the nodes. A node whose boot phase fails is DRAIN with the failed step as its reason,
-and its next good boot lifts that DRAIN."""
+and its next good boot lifts that DRAIN. The lab's blueprint here adds pool `burst` on target lab (count 1,
+max_count 3, clusterforge/lab/data/burst.yaml): SLURM's own power saving starts and removes its containers through
+the power-save programs and the lab's power agent, as it does EC2 instances."""
 
 from __future__ import annotations
 
@@ -10,14 +12,16 @@ from collections.abc import Iterator
 import pytest
 import yaml
 
+from tests.conftest import ROOT
 from tests.lab.conftest import Lab, bring_up, job_hosts
 
 NAME = "cf-selfboot"
+BURST = ROOT / "clusterforge/lab/data/burst.yaml"
 
 
 @pytest.fixture(scope="module")
 def lab() -> Iterator[Lab]:
-    yield from bring_up(NAME, "--boot", "self", "--nodes", "3")
+    yield from bring_up(NAME, "--boot", "self", "--blueprint", str(BURST))
 
 
 def paths():  # type: ignore[no-untyped-def]
@@ -86,3 +90,38 @@ def test_a_node_whose_boot_phase_fails_is_drained_with_the_reason_until_it_boots
              lambda: _node_line(lab, "node-0002").split("|")[0] == "idle", timeout=300)
     assert lab.sh("ctl-0001", "srun -N2 --time=1 hostname | sort") == "node-0001\nnode-0002"
 
+
+
+def _burst(lab: Lab) -> dict[str, str]:
+    """Each burst node's state as sinfo shows it (`idle~` powered down, `mix#`/`alloc#` powering up)."""
+    out = lab.sh("ctl-0001", "sinfo --noheader --Node --partition burst --format '%N %T'")
+    return dict(line.split() for line in out.splitlines())
+
+
+def _containers() -> set[str]:
+    out = subprocess.run(["podman", "ps", "--filter", f"label=io.clusterforge.lab={NAME}", "--format",
+                          "{{.Names}}"], capture_output=True, text=True, check=True, timeout=60).stdout
+    return {name.removeprefix(f"{NAME}-") for name in out.split() if "burst" in name}
+
+
+def test_slurm_powers_burst_nodes_up_for_a_job_replaces_a_killed_one_and_powers_them_down(lab: Lab) -> None:
+    # the always-on node of the pool: the reconcile timer powers it up, as it would an instance
+    lab.wait("burst-0001 up", lambda: _burst(lab).get("burst-0001") == "idle", timeout=420)
+    assert _burst(lab)["burst-0002"] == "idle~" and _containers() == {"burst-0001"}
+    job = lab.sh("ctl-0001", "sbatch --parsable -p burst -N3 --time=10 "
+                             "--wrap 'srun hostname | sort > /shared/burst.${SLURM_RESTART_COUNT:-0}; sleep 15'")
+    lab.wait("the job running on three burst nodes", lambda: lab.job(job).get("JobState") == "RUNNING", timeout=420)
+    assert _containers() == {"burst-0001", "burst-0002", "burst-0003"}  # two containers started for it
+    lab.wait("its first run's output", lambda: lab.run("ctl-0001", "test -s /shared/burst.0").returncode == 0, 60)
+    assert lab.sh("ctl-0001", "cat /shared/burst.0").split() == ["burst-0001", "burst-0002", "burst-0003"]
+    # a powered-up node dies with the job on it: reconcile replaces its container and the job runs again
+    subprocess.run(["podman", "kill", f"{NAME}-burst-0003"], check=True, capture_output=True, timeout=60)
+    lab.wait("the requeued job done", lambda: lab.job(job).get("JobState") == "COMPLETED", timeout=600)
+    assert int(lab.job(job)["Restarts"]) >= 1
+    assert lab.sh("ctl-0001", "cat /shared/burst.1").split() == ["burst-0001", "burst-0002", "burst-0003"]
+    log = lab.sh("ctl-0001", "journalctl -u clusterforge-reconcile --no-pager -o cat")
+    assert "replacing 1 (failed its status check): burst-0003" in log, log
+    # idle for SuspendTime (60 s): slurmctld powers the two down and suspend removes their containers
+    lab.wait("burst-0002 and burst-0003 powered down", lambda: _burst(lab) == {
+        "burst-0001": "idle", "burst-0002": "idle~", "burst-0003": "idle~"}, timeout=300)
+    assert _containers() == {"burst-0001"}

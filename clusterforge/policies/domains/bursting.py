@@ -19,10 +19,10 @@ DOMAIN = domain("slurm", "SLURM", 70)
 
 @rule("SLM-008", "error", DOMAIN, "Power-saved pools have a power provider",
       "SLURM power saving guide (slurm.schedmd.com/power_save.html): ResumeProgram must start the nodes; "
-      "clusterforge's resume program starts EC2 instances only (clusterforge/powersave/programs.py)",
+      "clusterforge's resume program starts EC2 instances and lab containers (clusterforge/powersave/programs.py)",
       inputs=Inputs(("pools[].{max_count,target}", "target")))
 def power_provider(ctx: Context, settings: Settings) -> Iterator[Draft]:
-    """A pool with `max_count` runs on a target clusterforge's resume program can power up (EC2 today): on bare
+    """A pool with `max_count` runs on a target clusterforge's resume program can power up (EC2, the lab): on bare
     metal slurmctld would call clusterforge-resume for servers it cannot start, and every job that needs them
     would wait until ResumeTimeout marks them DOWN."""
     powered = ", ".join(sorted(t.name for t in registered().values() if t.powers_nodes))

@@ -1,0 +1,97 @@
+"""The nodes of a lab's power-saved pools (`target: lab` with a `max_count`): SLURM starts them on demand through
+the power-save programs and the lab's power agent, so no `lab up` starts them and no inventory lists them.
+
+Each still gets a fixed address now, after the always-on nodes', so every node's /etc/hosts names it (the boot
+dir's nodes.yml) and a node started again comes back where it was, as a cloud instance keeps its name and gets
+its address from the subnet. `<lab>/launched.json` is what the agent is allowed to start: a node of this list,
+with these groups and this address; a request for any other name is refused.
+"""
+
+from __future__ import annotations
+
+import copy
+import ipaddress
+import json
+from pathlib import Path
+from typing import Any
+
+from clusterforge.atomic import write_text
+from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.lab.nodes import FIRST_HOST, NodeSpec
+from clusterforge.lab.paths import LabPaths
+from clusterforge.lab.render import inventory_groups
+from clusterforge.powersave import config as powersave_config
+from clusterforge.powersave import lab as lab_provider
+from clusterforge.render.inventory import pool_group
+from clusterforge.render.powersave_file import FILE
+from clusterforge.render.yamlout import load
+
+
+def power_save_config(rendered: Path) -> powersave_config.PowerSaveConfig | None:
+    """The render's power-save file when the lab starts its nodes (provider `lab`), else None."""
+    path = rendered / FILE
+    if not path.is_file():
+        return None
+    found = powersave_config.load(path)
+    return found if found.provider == lab_provider.NAME else None
+
+
+def _with_hosts(tree: dict[str, Any], group: str, hosts: list[str]) -> bool:
+    """Put `hosts` into every occurrence of `group` in a parsed hosts.yml; whether it was found."""
+    found = False
+    for name, body in list((tree.get("children") or {}).items()):
+        body = body if isinstance(body, dict) else {}
+        tree["children"][name] = body
+        if name == group:
+            body["hosts"] = {host: {} for host in hosts}
+            found = True
+        found = _with_hosts(body, group, hosts) or found
+    return found
+
+
+def specs(rendered: Path, subnet: ipaddress.IPv4Network, after: int) -> list[NodeSpec]:
+    """One spec per node of the lab's power-saved pools, in the render's groups, addressed after the `after`
+    always-on nodes."""
+    cfg = power_save_config(rendered)
+    if cfg is None:
+        return []
+    inventory = load((rendered / "inventory/hosts.yml").read_text(encoding="utf-8")) or {}
+    tree = copy.deepcopy(inventory.get("all") or {})
+    names: list[str] = []
+    for group in cfg.groups:
+        members = sorted(group.members)
+        if not _with_hosts(tree, pool_group(group.name), members):
+            raise ClusterforgeError(Problem(f"the rendered inventory has no group {pool_group(group.name)}",
+                                            str(rendered / "inventory/hosts.yml")))
+        names += members
+    groups = inventory_groups({"all": tree})
+    capacity = subnet.num_addresses - FIRST_HOST - 1 - after
+    if len(names) > capacity:
+        raise ClusterforgeError(Problem(f"{after} nodes and {len(names)} power-saved ones do not fit in {subnet}",
+                                        str(rendered / FILE), hint=f"at most {capacity} power-saved nodes"))
+    return [NodeSpec(name, groups[name], str(subnet.network_address + FIRST_HOST + after + index))
+            for index, name in enumerate(names)]
+
+
+def folder(paths: LabPaths) -> Path:
+    """The agent's folder on this machine (its socket, pid and log), mounted into the controller."""
+    return paths.root / "power"
+
+
+def write(paths: LabPaths, launched: list[NodeSpec]) -> None:
+    folder(paths).mkdir(parents=True, exist_ok=True)
+    write_text(folder(paths) / "launched.json",
+               json.dumps({s.name: {"ip": s.ip, "groups": list(s.groups)} for s in launched}, indent=2) + "\n")
+
+
+def read(paths: LabPaths) -> dict[str, NodeSpec]:
+    path = folder(paths) / "launched.json"
+    if not path.is_file():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {name: NodeSpec(name, tuple(body["groups"]), body["ip"]) for name, body in data.items()}
+
+
+def controller_mount(paths: LabPaths) -> list[str]:
+    """The controller's view of the agent's folder (where the `lab` provider finds the socket)."""
+    return ["--volume", f"{folder(paths)}:{lab_provider.MOUNT}"]

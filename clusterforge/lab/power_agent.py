@@ -1,0 +1,258 @@
+"""The lab's power agent: the lab's answer to EC2 for the power-save programs on its controller.
+
+slurmctld on the lab's controller runs clusterforge-resume and clusterforge-suspend (and the reconcile timer runs
+clusterforge-reconcile) with the `lab` provider (clusterforge/powersave/lab.py), which asks this agent over a Unix
+socket in a folder mounted into the controller only. The agent, a process of its own on the machine that runs the
+lab (started by `lab up`, stopped by `lab down`), starts a node container from the lab's baked image for each node
+asked, given what it needs to configure itself (lab/selfboot.py) and no restart policy, so that a container that
+dies stays dead until reconcile replaces it, as a failed instance does; it removes them on suspend.
+
+What a request may do is bounded by what the lab wrote, not by what the controller sends: only the nodes of
+`<lab>/power/launched.json` (the power-saved pools of the lab's render), only this lab's containers, and only for
+root or the controller's slurm user (the socket's peer credentials).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import signal
+import socket
+import socketserver
+import struct
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from clusterforge import hostlist
+from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.lab import launched, nodes, podman, repo, selfboot, state
+from clusterforge.lab.paths import LABEL, LabPaths
+from clusterforge.powersave import lab as protocol
+from clusterforge.powersave.provider import INSUFFICIENT_CAPACITY, Instance
+
+LAUNCHED = f"{LABEL}.launched"
+MAX_REQUEST = 1024 * 1024
+log = logging.getLogger("clusterforge.lab.power_agent")
+
+
+class Agent:
+    """Starts, finds and removes the containers of one lab's power-saved nodes."""
+
+    def __init__(self, paths: LabPaths) -> None:
+        lab = state.require(paths)
+        self.paths = paths
+        self.allowed = launched.read(paths)
+        self.image = lab.image
+        self.controller = paths.container(lab.controller)
+        self.given = selfboot.Given.of(paths, paths.root / "boot")
+        self.repo = str(repo.repo_root())
+        self.lock = threading.Lock()
+        self._slurm_uid: int | None = None
+
+    def permitted(self, uid: int) -> bool:
+        """Root, or the controller's slurm user (slurmctld runs the programs as SlurmUser): not a job's user."""
+        if uid == 0:
+            return True
+        if self._slurm_uid is None:
+            found = podman.run(["exec", self.controller, "id", "-u", "slurm"], check=False, timeout=30)
+            if found.returncode != 0 or not found.stdout.strip().isdigit():
+                return False
+            self._slurm_uid = int(found.stdout.strip())
+        return uid == self._slurm_uid
+
+    def containers(self) -> list[Instance]:
+        """Every container of this lab's power-saved nodes, running or not."""
+        out = podman.run(["ps", "-a", "--filter", f"label={LABEL}={self.paths.name}", "--filter",
+                          f"label={LAUNCHED}=true", "--format", "json"]).stdout
+        found = []
+        for item in json.loads(out or "[]"):
+            node = str((item.get("Labels") or {}).get(f"{LABEL}.node", ""))
+            if node in self.allowed:
+                state_word = "running" if str(item.get("State", "")).lower() == "running" else "stopped"
+                found.append(Instance(str(item["Names"][0]), node, self.allowed[node].ip, state_word))
+        return found
+
+    def _start(self, spec: nodes.NodeSpec) -> None:
+        container = self.paths.container(spec.name)
+        podman.run(["rm", "--force", "--time", "0", container], check=False)  # a dead one of the same name
+        selfboot.clear_status(self.paths, [spec.name])
+        nodes.start(self.paths, [spec], self.image, self.repo, given=self.given.mounts, restart=False,
+                    labels=(f"{LAUNCHED}=true",))
+
+    def launch(self, group: str, asked: Sequence[str], minimum: int) -> dict[str, Any]:
+        unknown = [n for n in asked if n not in self.allowed]
+        if unknown:
+            raise ClusterforgeError(Problem(f"not nodes of the lab's power-saved pools: {hostlist.compress(unknown)}"))
+        started: list[Instance] = []
+        failed: dict[str, str] = {}
+        for node in asked:
+            try:
+                self._start(self.allowed[node])
+                started.append(Instance(self.paths.container(node), node, self.allowed[node].ip))
+            except ClusterforgeError as exc:  # the lab's stand-in for a lack of capacity: no container
+                failed[node] = f"{INSUFFICIENT_CAPACITY}: {exc.problems[0].message}"[:200]
+        if failed and len(started) < minimum:
+            self.terminate([i.id for i in started])
+            reason = next(iter(failed.values()))
+            return {"instances": [], "failed": dict.fromkeys(asked, reason)}
+        log.info("launch %s: %d started%s", group, len(started),
+                 f", {len(failed)} failed: {hostlist.compress(list(failed))}" if failed else "")
+        return {"instances": [protocol.instance_to_json(i) for i in started], "failed": failed}
+
+    def terminate(self, ids: Sequence[str]) -> dict[str, Any]:
+        ours = {i.id for i in self.containers()}
+        gone = [i for i in ids if i in ours]
+        if gone:
+            nodes.close_ssh(self.paths, [i.removeprefix(f"{self.paths.name}-") for i in gone])
+            podman.run(["rm", "--force", "--time", "0", *gone])
+            log.info("terminate: %d containers", len(gone))
+        return {}
+
+    def answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        op = request.get("op")
+        if op not in protocol.OPS:
+            raise ClusterforgeError(Problem(f"unknown op {op!r}"))
+        with self.lock:
+            if op == "launch":
+                return self.launch(str(request.get("group", "")), [str(n) for n in request.get("nodes", [])],
+                                   int(request.get("minimum", 0)))
+            if op == "terminate":
+                return self.terminate([str(i) for i in request.get("ids", [])])
+            everything = self.containers()
+            if op == "find":
+                asked = {str(n) for n in request.get("nodes", [])}
+                chosen = [i for i in everything if i.node in asked and i.state == "running"]
+            elif op == "impaired":
+                chosen = [i for i in everything if i.state != "running"]
+            else:
+                chosen = everything
+            return {"instances": [protocol.instance_to_json(i) for i in chosen]}
+
+
+class _Handler(socketserver.StreamRequestHandler):
+    server: _Server
+
+    def handle(self) -> None:
+        creds = self.request.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        _pid, uid, _gid = struct.unpack("3i", creds)
+        try:
+            if not self.server.agent.permitted(uid):
+                raise ClusterforgeError(Problem(f"uid {uid} may not power lab nodes (root or slurm only)"))
+            raw = self.rfile.read(MAX_REQUEST + 1)
+            if len(raw) > MAX_REQUEST:
+                raise ClusterforgeError(Problem("request too large"))
+            request = json.loads(raw)
+            if not isinstance(request, dict):
+                raise ClusterforgeError(Problem("a request is a JSON object"))
+            answer = self.server.agent.answer(request)
+        except (ClusterforgeError, ValueError, TypeError) as exc:
+            message = exc.problems[0].message if isinstance(exc, ClusterforgeError) else str(exc)
+            log.warning("refused: %s", message)
+            answer = {"error": message}
+        self.wfile.write(json.dumps(answer).encode() + b"\n")
+
+
+class _Server(socketserver.ThreadingUnixStreamServer):
+    daemon_threads = True
+
+    def __init__(self, path: str, agent: Agent) -> None:
+        self.agent = agent
+        super().__init__(path, _Handler)
+
+
+def socket_path(paths: LabPaths) -> Path:
+    return launched.folder(paths) / Path(protocol.SOCKET).name
+
+
+def pid_file(paths: LabPaths) -> Path:
+    return launched.folder(paths) / "agent.pid"
+
+
+def serve(paths: LabPaths) -> None:
+    """Answer until SIGTERM (`lab down`)."""
+    agent = Agent(paths)
+    path = socket_path(paths)
+    path.unlink(missing_ok=True)
+    server = _Server(str(path), agent)
+    os.chmod(path, 0o666)  # the peer's credentials decide, not the mode: slurm's uid is the container's
+    pid_file(paths).write_text(f"{os.getpid()}\n", encoding="utf-8")
+
+    def stop(_signum: int, _frame: object) -> None:
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    log.info("serving lab %s on %s: %d power-saved nodes", paths.name, path, len(agent.allowed))
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
+        path.unlink(missing_ok=True)
+        pid_file(paths).unlink(missing_ok=True)
+
+
+def running_pid(paths: LabPaths) -> int | None:
+    try:
+        pid = int(pid_file(paths).read_text(encoding="utf-8").strip())
+        os.kill(pid, 0)
+    except (OSError, ValueError):
+        return None
+    return pid
+
+
+def start(paths: LabPaths, timeout: float = 20) -> int:
+    """Start the agent in a session of its own (it outlives `lab up`); its pid once its socket answers."""
+    pid = running_pid(paths)
+    if pid is not None:
+        return pid
+    launched.folder(paths).mkdir(parents=True, exist_ok=True)
+    with open(launched.folder(paths) / "agent.log", "ab") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "clusterforge.lab.power_agent", paths.name],
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if socket_path(paths).exists() and running_pid(paths) == proc.pid:
+            return proc.pid
+        if proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    raise ClusterforgeError(Problem("the lab's power agent did not start", str(launched.folder(paths) / "agent.log")))
+
+
+def stop(paths: LabPaths, timeout: float = 10) -> bool:
+    """Stop the agent if it runs; whether it did."""
+    pid = running_pid(paths)
+    if pid is None:
+        return False
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and running_pid(paths) == pid:
+        time.sleep(0.1)
+    if running_pid(paths) == pid:
+        os.kill(pid, signal.SIGKILL)
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m clusterforge.lab.power_agent",
+                                     description="The lab's power agent (started by `clusterforge lab up`).")
+    parser.add_argument("name", help="the lab's name")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
+    try:
+        serve(LabPaths.of(args.name))
+    except ClusterforgeError as exc:
+        for problem in exc.problems:
+            log.error(problem.render())
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
