@@ -108,8 +108,9 @@ def test_slurm_powers_burst_nodes_up_for_a_job_replaces_a_killed_one_and_powers_
     # the always-on node of the pool: the reconcile timer powers it up, as it would an instance
     lab.wait("burst-0001 up", lambda: _burst(lab).get("burst-0001") == "idle", timeout=420)
     assert _burst(lab)["burst-0002"] == "idle~" and _containers() == {"burst-0001"}
-    job = lab.sh("ctl-0001", "sbatch --parsable -p burst -N3 --time=10 "
-                             "--wrap 'srun hostname | sort > /shared/burst.${SLURM_RESTART_COUNT:-0}; sleep 15'")
+    # the first run outlives the kill below until slurmctld finds the node dead (SlurmdTimeout 30 s); the rerun ends
+    job = lab.sh("ctl-0001", "sbatch --parsable -p burst -N3 --time=10 --wrap 'run=${SLURM_RESTART_COUNT:-0}; "
+                             "srun hostname | sort > /shared/burst.$run; if [ $run = 0 ]; then sleep 120; fi'")
     lab.wait("the job running on three burst nodes", lambda: lab.job(job).get("JobState") == "RUNNING", timeout=420)
     assert _containers() == {"burst-0001", "burst-0002", "burst-0003"}  # two containers started for it
     lab.wait("its first run's output", lambda: lab.run("ctl-0001", "test -s /shared/burst.0").returncode == 0, 60)
