@@ -198,3 +198,17 @@ def test_a_cluster_on_target_lab_and_a_lab_pool_without_max_count_are_refused(tm
     for name, words in (("whole.yaml", "target lab is for power-saved pools"), ("fixed.yaml", "has no max_count")):
         result = cli("check", str(tmp_path / name), "--catalog", str(CATALOG))
         assert result.exit_code == 2 and words in result.output, result.output
+
+
+def test_a_client_that_never_finishes_its_request_is_cut_off(agent, monkeypatch) -> None:
+    import socket
+
+    monkeypatch.setattr(power_agent._Handler, "timeout", 0.5)
+    _, path = agent
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(10)
+        conn.connect(path)
+        conn.sendall(b'{"op": "find"')  # and never shuts down its side
+        answer = json.loads(conn.recv(65536))
+    assert "timed out" in answer["error"]
+    assert lab_provider.ask(path, {"op": "everything"}) == {"instances": []}  # the agent still answers

@@ -138,6 +138,7 @@ class Agent:
 
 class _Handler(socketserver.StreamRequestHandler):
     server: _Server
+    timeout = 60  # a client that never finishes its request does not hold a thread for ever
 
     def handle(self) -> None:
         creds = self.request.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
@@ -152,11 +153,14 @@ class _Handler(socketserver.StreamRequestHandler):
             if not isinstance(request, dict):
                 raise ClusterforgeError(Problem("a request is a JSON object"))
             answer = self.server.agent.answer(request)
-        except (ClusterforgeError, ValueError, TypeError) as exc:
+        except (ClusterforgeError, ValueError, TypeError, OSError) as exc:
             message = exc.problems[0].message if isinstance(exc, ClusterforgeError) else str(exc)
             log.warning("refused: %s", message)
             answer = {"error": message}
-        self.wfile.write(json.dumps(answer).encode() + b"\n")
+        try:
+            self.wfile.write(json.dumps(answer).encode() + b"\n")
+        except OSError as exc:  # the client went away: nothing to tell it
+            log.warning("could not answer: %s", exc)
 
 
 class _Server(socketserver.ThreadingUnixStreamServer):
