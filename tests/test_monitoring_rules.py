@@ -87,7 +87,9 @@ def inventory(cluster: dict[str, dict[str, dict[str, Any]]], gpus: int) -> dict[
     children: dict[str, Any] = {group: {"hosts": hosts} for group, hosts in cluster.items()}
     children["pool_gpu"]["vars"] = {"gpu_count": gpus, "gpu_model": Unsafe("H100-SXM5")}
     children["pool_cpu"]["vars"] = {"gpu_count": 0}
-    children["slurm_compute"] = {"children": {"pool_gpu": {}, "pool_cpu": {}}}
+    # a pool SLURM powers up and down (as the lab's nodes.yml places its nodes): never a scrape target
+    children["pool_burst"] = {"hosts": {"burst-0001": {}}, "vars": {"gpu_count": 8, "power_saved": True}}
+    children["slurm_compute"] = {"children": {"pool_gpu": {}, "pool_cpu": {}, "pool_burst": {}}}
     return {"all": {"children": children}}
 
 
@@ -150,7 +152,7 @@ def test_prometheus_config_passes_promtool(gpu_cluster: Path) -> None:
     assert result.stdout.count("SUCCESS") >= 5, result.stdout
 
 
-def test_prometheus_scrapes_every_host_and_the_gpu_hosts_dcgm_exporter(gpu_cluster: Path) -> None:
+def test_prometheus_scrapes_every_host_but_power_saved_ones_and_the_gpu_hosts_dcgm_exporter(gpu_cluster: Path) -> None:
     config = yaml.safe_load((gpu_cluster / "prometheus.yml").read_text())
     assert config["global"] == {"scrape_interval": "15s", "evaluation_interval": "3s", "scrape_timeout": "5s"}
     assert config["rule_files"] == [str(gpu_cluster / "rules") + "/*.yml"]

@@ -4,11 +4,11 @@ Groups: `slurm_controller` (the SlurmctldHosts, primary first), `slurm_compute` 
 as children), and `pool_<name>` (dashes become underscores, which Ansible group names require). Facts shared by
 a pool (GPU count and model, GRES, EFA, IMEX) are the pool group's vars; rack, position, rails and the NVLink
 domain of a rack-scale system's tray are per host.
-A pool slurmctld launches (`targets.slurm_launched`) keeps its group and vars but lists no host: its nodes exist
-only while powered up, configure themselves at boot and have no address until then, so nothing here could reach
-them. With a deployment's outputs (`render --from-outputs`), the target overlays each host's address and the facts its
-deployment reports. Every string is written `!unsafe` (yamlout.dump_ansible): catalog and deployed values reach
-Ansible as data, never as templates.
+A pool slurmctld launches (`targets.slurm_launched`) keeps its group and vars (with `power_saved: true`) but lists
+no host: its nodes exist only while powered up, configure themselves at boot and have no address until then, so
+nothing here could reach them. With a deployment's outputs (`render --from-outputs`), the target overlays each
+host's address and the facts its deployment reports. Every string is written `!unsafe` (yamlout.dump_ansible):
+catalog and deployed values reach Ansible as data, never as templates.
 """
 
 from __future__ import annotations
@@ -82,6 +82,8 @@ def inventory(plan: Plan, self_joining: frozenset[str] = frozenset()) -> dict[st
         group: dict[str, Any] = {"vars": pool_vars(pool, plan)}
         if pool.pool not in self_joining:
             group["hosts"] = pool_hosts(pool, plan)
+        else:  # its nodes are up only while SLURM has them powered up: a powered-down one is not a failure
+            group["vars"]["power_saved"] = True
         groups[pool_group(pool.pool)] = group
     return {"all": {"children": groups}}
 

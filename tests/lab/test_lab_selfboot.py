@@ -108,6 +108,9 @@ def test_slurm_powers_burst_nodes_up_for_a_job_replaces_a_killed_one_and_powers_
     # the always-on node of the pool: the reconcile timer powers it up, as it would an instance
     lab.wait("burst-0001 up", lambda: _burst(lab).get("burst-0001") == "idle", timeout=420)
     assert _burst(lab)["burst-0002"] == "idle~" and _containers() == {"burst-0001"}
+    # a powered-down node is no node down: Prometheus does not scrape the pool (NodeDown would page for it)
+    scraped = lab.sh("ctl-0001", "cat /etc/prometheus/prometheus.yml")
+    assert "node-0001:9100" in scraped and "burst-" not in scraped
     # the first run outlives the kill below until slurmctld finds the node dead (SlurmdTimeout 30 s); the rerun ends
     job = lab.sh("ctl-0001", "sbatch --parsable -p burst -N3 --time=10 --wrap 'run=${SLURM_RESTART_COUNT:-0}; "
                              "srun hostname | sort > /shared/burst.$run; if [ $run = 0 ]; then sleep 120; fi'")
