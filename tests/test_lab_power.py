@@ -212,3 +212,15 @@ def test_a_client_that_never_finishes_its_request_is_cut_off(agent, monkeypatch)
         answer = json.loads(conn.recv(65536))
     assert "timed out" in answer["error"]
     assert lab_provider.ask(path, {"op": "everything"}) == {"instances": []}  # the agent still answers
+
+
+def test_growing_a_lab_never_gives_a_new_node_a_power_saved_node_s_address() -> None:
+    from clusterforge.lab.day2 import free_addresses
+    from clusterforge.lab.state import LabState, Node
+
+    lab = LabState("cf-test", "b.yaml", (), "img", "net", "ctl-0001",
+                   (Node("ctl-0001", "c", "10.89.0.10", ()), Node("node-0001", "c", "10.89.0.11", ())),
+                   (Node("burst-0001", "c", "10.89.0.12", ()), Node("burst-0002", "c", "10.89.0.13", ())))
+    free = free_addresses(lab, ipaddress.IPv4Network("10.89.0.0/24"))
+    assert [next(free), next(free)] == ["10.89.0.14", "10.89.0.15"]
+    assert LabState.from_json(lab.to_json()) == lab  # the state file keeps them

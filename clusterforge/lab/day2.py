@@ -8,8 +8,9 @@ lab ran before is kept as `render-prev` until the change is complete, so an inte
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -94,12 +95,17 @@ def prepare(paths: LabPaths, blueprint: Path | None, count: int | None, say: clu
     return Prepared(old, new, change)
 
 
+def free_addresses(lab: LabState, subnet: ipaddress.IPv4Network) -> Iterator[str]:
+    """The lab network's addresses no node holds, in order: the power-saved nodes keep theirs while powered
+    down, as an instance's name keeps its place in the power-save file."""
+    taken = {n.ip for n in (*lab.nodes, *lab.launched)}
+    return (str(subnet.network_address + i) for i in range(nodes.FIRST_HOST, subnet.num_addresses - 1)
+            if str(subnet.network_address + i) not in taken)
+
+
 def _grow(paths: LabPaths, lab: LabState, new: Rendered, added: Sequence[str]) -> LabState:
     """Start a container for each added node on a free address; the lab's state lists them."""
-    subnet = nodes.ensure_network(paths)
-    taken = {n.ip for n in lab.nodes}
-    free = (str(subnet.network_address + i) for i in range(nodes.FIRST_HOST, subnet.num_addresses - 1)
-            if str(subnet.network_address + i) not in taken)
+    free = free_addresses(lab, nodes.ensure_network(paths))
     specs = [nodes.NodeSpec(name, new.hosts[name].groups, next(free)) for name in added
              if lab.node_or_none(name) is None]
     if specs:
@@ -108,7 +114,7 @@ def _grow(paths: LabPaths, lab: LabState, new: Rendered, added: Sequence[str]) -
     grown = dataclasses.replace(lab, nodes=(*lab.nodes, *(Node(s.name, paths.container(s.name), s.ip, s.groups)
                                                           for s in specs)))
     state.save(paths, grown)
-    nodes.write_ssh_config(paths, grown.nodes)
+    nodes.write_ssh_config(paths, [*grown.nodes, *grown.launched])
     nodes.wait_booted(paths, [s.name for s in specs])
     return grown
 
@@ -120,7 +126,7 @@ def _shrink(paths: LabPaths, lab: LabState, removed: Sequence[str]) -> None:
         podman.run(["rm", "--force", "--time", "10", *(n.container for n in gone)])
     kept = dataclasses.replace(lab, nodes=tuple(n for n in lab.nodes if n.name not in removed))
     state.save(paths, kept)
-    nodes.write_ssh_config(paths, kept.nodes)
+    nodes.write_ssh_config(paths, [*kept.nodes, *kept.launched])
 
 
 def change(paths: LabPaths, blueprint: Path | None, count: int | None, settings: Settings, say: cluster.Say,
