@@ -130,7 +130,6 @@ def prepare(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: i
                    tuple(Node(s.name, paths.container(s.name), s.ip, s.groups) for s in on_demand))
     state.save(paths, lab)
     if on_demand:
-        launched.write(paths, on_demand)
         power_agent.start(paths)
         say(f"power agent started: SLURM powers {len(on_demand)} node(s) of power-saved pools up and down "
             f"({', '.join(s.name for s in on_demand)})")

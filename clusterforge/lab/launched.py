@@ -3,19 +3,17 @@ the power-save programs and the lab's power agent, so no `lab up` starts them an
 
 Each still gets a fixed address now, after the always-on nodes', so every node's /etc/hosts names it (the boot
 dir's nodes.yml) and a node started again comes back where it was, as a cloud instance keeps its name and gets
-its address from the subnet. `<lab>/launched.json` is what the agent is allowed to start: a node of this list,
-with these groups and this address; a request for any other name is refused.
+its address from the subnet. The lab's state keeps them (`LabState.launched`): what the agent is allowed to start,
+a node of that list with its groups and address; a request for any other name is refused.
 """
 
 from __future__ import annotations
 
 import copy
 import ipaddress
-import json
 from pathlib import Path
 from typing import Any
 
-from clusterforge.atomic import write_text
 from clusterforge.errors import ClusterforgeError, Problem
 from clusterforge.lab.nodes import FIRST_HOST, NodeSpec
 from clusterforge.lab.paths import LabPaths
@@ -76,20 +74,6 @@ def specs(rendered: Path, subnet: ipaddress.IPv4Network, after: int) -> list[Nod
 def folder(paths: LabPaths) -> Path:
     """The agent's folder on this machine (its socket, pid and log), mounted into the controller."""
     return paths.root / "power"
-
-
-def write(paths: LabPaths, launched: list[NodeSpec]) -> None:
-    folder(paths).mkdir(parents=True, exist_ok=True)
-    write_text(folder(paths) / "launched.json",
-               json.dumps({s.name: {"ip": s.ip, "groups": list(s.groups)} for s in launched}, indent=2) + "\n")
-
-
-def read(paths: LabPaths) -> dict[str, NodeSpec]:
-    path = folder(paths) / "launched.json"
-    if not path.is_file():
-        return {}
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return {name: NodeSpec(name, tuple(body["groups"]), body["ip"]) for name, body in data.items()}
 
 
 def controller_mount(paths: LabPaths) -> list[str]:

@@ -7,9 +7,9 @@ lab (started by `lab up`, stopped by `lab down`), starts a node container from t
 asked, given what it needs to configure itself (lab/selfboot.py) and no restart policy, so that a container that
 dies stays dead until reconcile replaces it, as a failed instance does; it removes them on suspend.
 
-What a request may do is bounded by what the lab wrote, not by what the controller sends: only the nodes of
-`<lab>/power/launched.json` (the power-saved pools of the lab's render), only this lab's containers, and only for
-root or the controller's slurm user (the socket's peer credentials).
+What a request may do is bounded by what the lab wrote, not by what the controller sends: only the nodes of the
+lab's state (`LabState.launched`, the power-saved pools of the lab's render), only this lab's containers, and only
+for root or the controller's slurm user (the socket's peer credentials).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ class Agent:
     def __init__(self, paths: LabPaths) -> None:
         lab = state.require(paths)
         self.paths = paths
-        self.allowed = launched.read(paths)
+        self.allowed = {n.name: nodes.NodeSpec(n.name, n.groups, n.ip) for n in lab.launched}
         self.image = lab.image
         self.controller = paths.container(lab.controller)
         self.given = selfboot.Given.of(paths, paths.root / "boot")
