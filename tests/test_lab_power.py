@@ -224,3 +224,27 @@ def test_growing_a_lab_never_gives_a_new_node_a_power_saved_node_s_address() -> 
     free = free_addresses(lab, ipaddress.IPv4Network("10.89.0.0/24"))
     assert [next(free), next(free)] == ["10.89.0.14", "10.89.0.15"]
     assert LabState.from_json(lab.to_json()) == lab  # the state file keeps them
+
+
+def test_lab_start_brings_back_a_power_agent_that_is_gone_and_leaves_a_running_one(tmp_path, monkeypatch) -> None:
+    """A reboot of the lab's host ends the agent; `lab start` (cluster.power on) starts it again, once."""
+    from clusterforge.lab import cluster, state
+
+    paths = LabPaths("cf-test", tmp_path)
+    node = state.Node("ctl-0001", "cf-test-ctl-0001", "10.89.0.2", ("slurm_controller",))
+    burst = state.Node("burst-0002", "cf-test-burst-0002", "10.89.0.9", ("burst",))
+    state.save(paths, state.LabState("cf-test", "bp.yaml", (), "img", "net", "ctl-0001", (node,), (burst,)))
+    monkeypatch.setattr(cluster, "running_containers", lambda paths: {"cf-test-ctl-0001"})
+    started: list[str] = []
+    pid: list[int] = []
+    monkeypatch.setattr(power_agent, "running_pid", lambda paths: pid[0] if pid else None)
+    monkeypatch.setattr(power_agent, "start", lambda paths: started.append(paths.name) or pid.append(4321) or 4321)
+    said: list[str] = []
+    assert cluster.power(paths, [], on=True, say=said.append) == []  # every node already runs
+    assert started == ["cf-test"] and "power agent started again" in said[0]
+    cluster.power(paths, [], on=True, say=said.append)
+    assert started == ["cf-test"]  # it runs now: not started twice
+    pid.clear()
+    monkeypatch.setattr(cluster, "running_containers", lambda paths: set())
+    cluster.power(paths, [], on=False, say=said.append)  # powering off never starts it
+    assert started == ["cf-test"]

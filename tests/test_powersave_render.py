@@ -40,10 +40,11 @@ def conf(out: Path) -> tuple[dict[str, str], list[str]]:
 def test_a_power_saved_aws_pool_renders_cloud_nodes_and_the_programs(cli, write, tmp_path: Path) -> None:
     out = rendered(cli, write, tmp_path, powered_aws())
     settings, nodes = conf(out)
-    assert {k: settings[k] for k in (*POWER_KEYS[:-2], "ResumeTimeout", "CommunicationParameters")} == {
+    assert {k: settings[k] for k in (*POWER_KEYS[:-2], "ResumeTimeout")} == {
         "ResumeProgram": RESUME_PROGRAM, "SuspendProgram": SUSPEND_PROGRAM, "ResumeFailProgram": SUSPEND_PROGRAM,
         "SuspendTime": "600", "SuspendTimeout": "300", "ResumeRate": "0", "SuspendRate": "0", "TreeWidth": "65533",
-        "SuspendExcNodes": "gpu-[0001-0002]", "ResumeTimeout": "1800", "CommunicationParameters": "NoAddrCache"}
+        "SuspendExcNodes": "gpu-[0001-0002]", "ResumeTimeout": "1800"}
+    assert "CommunicationParameters" not in settings  # SLURM 24.11 has no address cache to turn off
     assert RESUME_PROGRAM.endswith("/clusterforge-resume") and SUSPEND_PROGRAM.endswith("/clusterforge-suspend")
     assert settings["SlurmctldParameters"] == "enable_configless,idle_on_node_suspend"
     assert settings["PrivateData"].split(",")[-1] == "cloud"
@@ -105,11 +106,24 @@ def test_cloud_dns_keeps_slurms_tree_width(cli, write, tmp_path: Path) -> None:
     assert "TreeWidth" not in settings and settings["SuspendTime"] == "1200"
 
 
-def test_site_options_merge_into_communication_parameters(cli, write, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("pin", "written"), [("23.02", "NoAddrCache"), ("22.05.8", "NoAddrCache"),
+                                              ("23.11", None), ("24.11", None), ("25.05.1", None)])
+def test_the_address_cache_is_turned_off_only_where_the_release_has_one(cli, write, tmp_path: Path, pin: str,
+                                                                     written: str | None) -> None:
+    """SLURM before 23.11 caches a node's address, which changes with every launch; 23.11 removed the option and
+    24.11's slurmctld logs an error that it is defunct."""
     data = powered_aws()
+    data["software"] = {"slurm": pin}
+    assert conf(rendered(cli, write, tmp_path, data))[0].get("CommunicationParameters") == written
+
+
+@pytest.mark.parametrize(("pin", "merged"), [("23.02", "NoAddrCache,block_null_hash"), ("24.11", "block_null_hash")])
+def test_site_options_merge_into_communication_parameters(cli, write, tmp_path: Path, pin: str, merged: str) -> None:
+    data = powered_aws()
+    data["software"] = {"slurm": pin}
     data["slurm"]["settings"] = {"CommunicationParameters": "block_null_hash"}
     settings, _ = conf(rendered(cli, write, tmp_path, data))
-    assert settings["CommunicationParameters"] == "NoAddrCache,block_null_hash"
+    assert settings["CommunicationParameters"] == merged
 
 
 def test_the_blueprints_resume_timeout_applies_to_power_ups(cli, write, tmp_path: Path) -> None:

@@ -207,8 +207,9 @@ def status(fmt: str, name: str) -> None:
     console().print(table)
     agent = info.get("power_agent")
     if isinstance(agent, dict):
-        click.echo(f"power agent: {'running, pid ' + str(agent['pid']) if agent['running'] else 'NOT running'} "
-                   f"(log {agent['log']})")
+        said = (f"running, pid {agent['pid']}" if agent["running"]
+                else "NOT running (`clusterforge lab start` starts it)")
+        click.echo(f"power agent: {said} (log {agent['log']})")
     click.echo(f"ssh: ssh -F {info['ssh_config']} NODE")
 
 
@@ -286,7 +287,8 @@ def stop(nodes: tuple[str, ...], name: str) -> None:
 @name_option
 def start(nodes: tuple[str, ...], name: str) -> None:
     """Power NODES on (default: every stopped node) and wait until they have booted; their daemons start as
-    after a reboot. Run `lab provision` afterwards to bring anything they missed up to date."""
+    after a reboot. Run `lab provision` afterwards to bring anything they missed up to date. A lab with
+    power-saved pools also gets its power agent back if it is gone (after a reboot of this machine)."""
     from clusterforge.lab import cluster
 
     for node in cluster.power(LabPaths.of(name), nodes, on=True, say=click.echo):

@@ -227,8 +227,12 @@ def stopped_nodes(paths: LabPaths) -> list[str]:
 
 def power(paths: LabPaths, names: Sequence[str], on: bool, say: Say) -> list[str]:
     """Power nodes off (`podman stop`, no grace: a failed server does not shut down cleanly) or on (`podman start`,
-    then wait until they boot); the nodes acted on. No names: every node of the lab."""
+    then wait until they boot); the nodes acted on. No names: every node of the lab. Powering on also starts the
+    power agent again where it is gone (a host reboot ends it) and the lab has power-saved pools."""
     lab = state.require(paths)
+    if on and lab.launched and power_agent.running_pid(paths) is None:
+        power_agent.start(paths)
+        say(f"power agent started again: SLURM can power {len(lab.launched)} node(s) of power-saved pools up")
     targets = [lab.node(name) for name in names] if names else list(lab.nodes)
     running = running_containers(paths)
     acted = [n for n in targets if (n.container in running) != on]

@@ -11,6 +11,7 @@ would otherwise power down any idle node, on-prem ones included (power_save.shtm
 
 from __future__ import annotations
 
+from clusterforge.catalog.software import version_tuple
 from clusterforge.errors import ClusterforgeError
 from clusterforge.hostlist import compress
 from clusterforge.model import Cluster
@@ -30,6 +31,12 @@ Pairs = list[tuple[str, str]]
 # VPN or Direct Connect link (SchedMD's elastic computing guide: raise TCPTimeout across a WAN). slurm.settings
 # overrides it.
 WAN_TCP_TIMEOUT_S = 10
+
+# SLURM before 23.11 caches a node's address after its first connection, and a launched node's address changes with
+# every launch: those releases need `CommunicationParameters=NoAddrCache`. 23.11 removed the cache option (SchedMD's
+# CHANGELOG/slurm-23.11.md: "Remove NoAddrCache CommunicationParameter"); 24.11's slurmctld logs an error that it is
+# defunct, so it is written only for older pins.
+ADDR_CACHE_OPTION_REMOVED_IN = (23, 11)
 
 
 def static_nodes(pool: PoolNodes, count: int) -> str:
@@ -93,9 +100,10 @@ def pairs(ctx: RenderContext, slurm: SlurmPlan) -> Pairs:
         ("SuspendTimeout", str(spec.suspend_timeout_s)),
         ("ResumeRate", str(spec.resume_rate)),
         ("SuspendRate", str(spec.suspend_rate)),
-        # addresses change with every launch: look a node's address up on each connection (scale.md)
-        ("CommunicationParameters", "NoAddrCache"),
     ]
+    if caches_addresses(cluster.software.slurm):
+        # addresses change with every launch: look a node's address up on each connection (scale.md)
+        out.append(("CommunicationParameters", "NoAddrCache"))
     out += wan
     width = spec.resolved_tree_width()
     if width is not None:
@@ -107,6 +115,13 @@ def pairs(ctx: RenderContext, slurm: SlurmPlan) -> Pairs:
     if parts:
         out.append(("SuspendExcParts", ",".join(ctx.conf(p, ("slurm", "partitions")) for p in parts)))
     return out
+
+
+def caches_addresses(slurm_version: str) -> bool:
+    """The pinned SLURM release caches node addresses unless told not to (before 23.11). A pin that is not a
+    version (SW-002 reports it) is taken as current."""
+    release = version_tuple(slurm_version)
+    return bool(release) and release < ADDR_CACHE_OPTION_REMOVED_IN
 
 
 def spans_sites(cluster: Cluster) -> bool:

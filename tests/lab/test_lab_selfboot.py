@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT
-from tests.lab.conftest import Lab, bring_up, job_hosts
+from tests.lab.conftest import FIRST_START, Lab, bring_up, error_lines, job_hosts
 
 NAME = "cf-selfboot"
 BURST = ROOT / "clusterforge/lab/data/burst.yaml"
@@ -40,6 +40,13 @@ def test_every_node_configured_itself_and_the_job_ran_on_every_compute_node(lab:
     artifacts = paths().runner_dir / "artifacts"
     assert not artifacts.exists() or not any(artifacts.iterdir())
     assert lab.sh("node-0001", "cat /var/lib/clusterforge/boot.status").startswith("ok ")
+
+
+def test_slurmctld_with_power_saving_logs_no_error_after_up(lab: Lab) -> None:
+    """The power-saving slurm.conf (CLOUD nodes, the programs, SuspendExc*) loads into slurmctld 24.11 without an
+    error line: no option it no longer knows (NoAddrCache, defunct since 23.11), beyond the first-start notices."""
+    found = [line for line in error_lines(lab, "ctl-0001", "slurmctld.log") if not FIRST_START.search(line)]
+    assert not found, found
 
 
 def test_secrets_reach_the_node_but_not_the_image_or_its_users(lab: Lab) -> None:
