@@ -18,6 +18,7 @@ from clusterforge.policy_inputs import Policy as Policy  # re-exported: commands
 from clusterforge.policy_inputs import PolicyInputs as PolicyInputs
 
 if TYPE_CHECKING:
+    from clusterforge.errors import Problem
     from clusterforge.load import Loaded
     from clusterforge.model import Cluster
     from clusterforge.plan import Plan
@@ -109,9 +110,10 @@ def analyze(
 
 
 def load_set(files: Sequence[Path], policy: Policy,
-             read: Callable[[Path, Policy], Loaded] | None = None) -> list[Loaded]:
-    """Every blueprint of a set, each read by `read` (default: `load`); the problems of all that cannot be read,
-    together (one error, every file)."""
+             read: Callable[[Path, Policy], Loaded] | None = None) -> tuple[list[Loaded], list[Problem]]:
+    """Every blueprint of a set, each read by `read` (default: `load`), and the problems of all that cannot be
+    read, together: one unreadable file must not hide what the others hold (the caller checks those and reports
+    both)."""
     from clusterforge.errors import ClusterforgeError
 
     loadeds, problems = [], []
@@ -120,34 +122,49 @@ def load_set(files: Sequence[Path], policy: Policy,
             loadeds.append((read or load)(path, policy))
         except ClusterforgeError as error:
             problems += error.problems
-    if problems:
-        raise ClusterforgeError(problems)
-    return loadeds
+    return loadeds, problems
 
 
 @dataclass(frozen=True)
 class SetVerdict:
-    """One verdict over a set of blueprints, and what was checked together (for the reader: `notes`)."""
+    """One verdict over a set of blueprints, what was checked together (for the reader: `notes`), and the input
+    problems of the blueprints that could not be judged (their settings refused before any rule ran)."""
 
     verdict: Verdict
     notes: tuple[str, ...]
+    problems: tuple[Problem, ...] = ()
+    judged: int = 0  # how many blueprints the verdict covers
 
 
 def check_set(loadeds: Sequence[Loaded], policy: Policy) -> SetVerdict:
     """The verdict over several blueprints: each planned and evaluated alone, except that teams sharing one site
     file have its facility rules run once on their combined load (compose.check_together); waivers apply across
-    the set. One blueprint's verdict is the set's (decided with these waivers already)."""
+    the set. One blueprint's verdict is the set's (decided with these waivers already). A blueprint whose
+    settings the root-access gate refuses is left out of the verdict and its problems returned, so the others are
+    still judged."""
     from clusterforge.compose import check_together, groups
+    from clusterforge.errors import ClusterforgeError
     from clusterforge.formats.paths import report_path
-    from clusterforge.policies.engine import merge
+    from clusterforge.policies.engine import Verdict, merge
     from clusterforge.policies.registry import REGISTRY
+    from clusterforge.policies.root_access import refuse_root_access
 
+    accepted: list[Loaded] = []
+    problems: list[Problem] = []
+    for loaded in loadeds:
+        try:
+            refuse_root_access(loaded.cluster, loaded.source, policy.config)
+            accepted.append(loaded)
+        except ClusterforgeError as error:
+            problems += error.problems
+    if not accepted:
+        return SetVerdict(Verdict((), (), policy.inputs.fail_level), (), tuple(problems), 0)
     site_rules = frozenset(r.id for r in REGISTRY.values() if r.needs_site)
-    shared = groups(loadeds)
+    shared = groups(accepted)
     in_a_group = {id(loaded) for group in shared for loaded in group}
     verdicts = [analyze(loaded, policy, detail=False,
                         also_skip=site_rules if id(loaded) in in_a_group else frozenset()).verdict
-                for loaded in loadeds]
+                for loaded in accepted]
     notes = []
     for group in shared:
         combined, together = check_together(group, policy)
@@ -155,4 +172,4 @@ def check_set(loadeds: Sequence[Loaded], policy: Policy) -> SetVerdict:
         teams = ", ".join(report_path(g.file) for g in group)
         notes.append(f"{report_path(combined.file)}: shared by {teams}: facility rules check their combined load")
     verdict = verdicts[0] if len(verdicts) == 1 else merge(verdicts, policy.waivers, policy.inputs.today)
-    return SetVerdict(verdict, tuple(notes))
+    return SetVerdict(verdict, tuple(notes), tuple(problems), len(accepted))

@@ -90,7 +90,9 @@ def test_input_errors_of_several_files_all_reach_the_report(tmp_path: Path, monk
     (tmp_path / "other.yaml").write_text(UNKNOWN_KEY)
     result = _check(tmp_path, monkeypatch, BAD_YAML, "-f", "json", "good.yaml", "other.yaml")
     assert result.exit_code == 2
-    assert {f["file"] for f in json.loads(result.stdout)["findings"]} == {"bad.yaml", "other.yaml"}
+    findings = json.loads(result.stdout)["findings"]
+    assert {f["file"] for f in findings if f["id"] == "INPUT"} == {"bad.yaml", "other.yaml"}
+    assert {f["file"] for f in findings if f["id"] != "INPUT"} == {"good.yaml"}  # judged all the same
 
 
 def test_a_bad_waivers_file_is_a_result_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -116,3 +118,47 @@ def test_text_on_a_terminal_is_unchanged(tmp_path: Path, monkeypatch: pytest.Mon
     result = _check(tmp_path, monkeypatch, UNKNOWN_KEY)
     assert result.exit_code == 2 and result.stdout == ""
     assert "bad.yaml:5: rackz: unknown key 'rackz'" in result.stderr  # where it always was
+
+
+def _one_unreadable_one_failing(tmp_path: Path) -> None:
+    """`invalid.yaml` that cannot be parsed and `bad.yaml` that loads but fails PWR-002."""
+    (tmp_path / "invalid.yaml").write_text(BAD_YAML)
+    hall = (EXAMPLES / "onprem-dgx-h100.yaml").read_text()
+    broken = hall.replace("voltage: 415, amps: 60, phase: 3}, {name: a02-b, side: B, voltage: 415",
+                          "voltage: 208, amps: 60, phase: 3}, {name: a02-b, side: B, voltage: 208")
+    assert broken != hall
+    (tmp_path / "bad.yaml").write_text(broken)
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github", "markdown"])
+def test_an_unreadable_file_hides_no_other_files_findings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         fmt: str) -> None:
+    """Exit 2 still wins, and the report holds the YAML error and every finding of the file that could be read."""
+    _one_unreadable_one_failing(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["check", "-f", fmt, "--", "invalid.yaml", "bad.yaml"], catch_exceptions=False)
+    assert result.exit_code == 2
+    assert "invalid.yaml:4: invalid YAML" in result.stderr
+    assert "PWR-002" in result.stdout and "INPUT" in result.stdout, result.stdout
+    assert "bad.yaml" in result.stdout
+    if fmt == "json":
+        ids = {f["id"] for f in json.loads(result.stdout)["findings"]}
+        assert {"INPUT", "PWR-002"} <= ids
+    if fmt == "junit":
+        root = ET.fromstring(result.stdout)
+        assert {c.get("classname") for c in root.iter("testcase") if c.get("name", "").startswith("INPUT")} == {
+            "clusterforge.input"}
+
+
+def test_a_refused_setting_hides_no_other_files_findings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A blueprint the root-access gate refuses (exit 2) is left out; the other is judged in the same report."""
+    _one_unreadable_one_failing(tmp_path)
+    valid = (EXAMPLES / "onprem-dgx-h100.yaml").read_text()
+    (tmp_path / "invalid.yaml").write_text(valid.replace("slurm:\n", "slurm:\n  settings: {Prolog: /tmp/x.sh}\n", 1))
+    assert "Prolog" in (tmp_path / "invalid.yaml").read_text()
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["check", "-f", "json", "--", "invalid.yaml", "bad.yaml"],
+                                catch_exceptions=False)
+    assert result.exit_code == 2, result.output
+    findings = json.loads(result.stdout)["findings"]
+    assert {(f["id"], f["file"]) for f in findings} >= {("INPUT", "invalid.yaml"), ("PWR-002", "bad.yaml")}

@@ -11,7 +11,7 @@ import click
 
 from clusterforge.analysis import PolicyInputs
 from clusterforge.cli.app import EXIT_POLICY, app, input_files, policy_options, say
-from clusterforge.errors import ClusterforgeError
+from clusterforge.errors import ClusterforgeError, Problem
 from clusterforge.formats import FORMATS
 
 if TYPE_CHECKING:
@@ -67,6 +67,9 @@ def check(files: tuple[Path, ...], fmt: str, inputs: PolicyInputs, fail_level: s
             verdict, count = _judge(files, inputs, output)
         except _Refused:
             raise
+        except _PartlyJudged as error:  # exit 2; the report holds the problems and the others' findings
+            emit_input_errors(error, fmt, output, [*files, *inputs.files()], fail_level, error.judged, error.count)
+            raise
         except ClusterforgeError as error:  # exit 2, and the reason in the report CI reads (not for text on stdout)
             emit_input_errors(error, fmt, output, [*files, *inputs.files()], fail_level)
             raise
@@ -77,6 +80,16 @@ def check(files: tuple[Path, ...], fmt: str, inputs: PolicyInputs, fail_level: s
 
 class _Refused(ClusterforgeError):
     """The output would overwrite an input: an input error that must not write the output either."""
+
+
+class _PartlyJudged(ClusterforgeError):
+    """Some blueprints could not be read or judged (their problems: exit 2), and `judged` is the verdict over the
+    `count` others: one unreadable file must not hide another file's findings."""
+
+    def __init__(self, problems: list[Problem], judged: Verdict, count: int) -> None:
+        super().__init__(problems)
+        self.judged = judged
+        self.count = count
 
 
 def _judge(files: tuple[Path, ...], inputs: PolicyInputs, output: Path | None) -> tuple[Verdict, int]:
@@ -90,7 +103,7 @@ def _judge(files: tuple[Path, ...], inputs: PolicyInputs, output: Path | None) -
     chosen = select(files)
     for note in chosen.notes:
         say(note)
-    loadeds = load_all(chosen.blueprints, policy)
+    loadeds, problems = load_all(chosen.blueprints, policy)
     if output is not None:
         from clusterforge.atomic import refuse_inputs
 
@@ -98,10 +111,15 @@ def _judge(files: tuple[Path, ...], inputs: PolicyInputs, output: Path | None) -
             refuse_inputs(output, input_files([loaded.source for loaded in loadeds], *files, *inputs.files()))
         except ClusterforgeError as error:
             raise _Refused(error.problems) from None
-    if not loadeds:  # only sites that no blueprint includes, or folders without one: nothing to judge, said above
-        say("no blueprint to check")
+    if not loadeds:
+        if problems:
+            raise ClusterforgeError(problems)
+        say("no blueprint to check")  # only sites that no blueprint includes, or folders without one: said above
         return Verdict((), (), policy.inputs.fail_level), 0
     checked = check_set(loadeds, policy)
     for note in checked.notes:
         say(note)
+    problems += checked.problems
+    if problems:
+        raise _PartlyJudged(problems, checked.verdict, checked.judged)
     return checked.verdict, len(loadeds)

@@ -34,8 +34,8 @@ def read_stdin() -> str:
                                         line)) from None
 
 
-def load_all(blueprints: Sequence[Path], policy: Policy) -> list[Loaded]:
-    """Every blueprint loaded (`-` from stdin); the problems of all that cannot be, together."""
+def load_all(blueprints: Sequence[Path], policy: Policy) -> tuple[list[Loaded], list[Problem]]:
+    """Every blueprint that loads (`-` from stdin), and the problems of all that cannot, together."""
     from clusterforge.analysis import load_set
 
     return load_set(blueprints, policy, _load_one)

@@ -43,15 +43,19 @@ def emit(verdict: object, fmt: str, output: Path | None, files: int, show_info: 
 
 
 def emit_input_errors(error: object, fmt: str, output: Path | None, inputs: Sequence[Path | str],
-                      fail_level: str) -> None:
+                      fail_level: str, judged: object = None, files: int = 0) -> None:
     """On exit 2, the problems as the report a CI step reads (formats.input_errors): a SARIF result, a failing
-    JUnit case, JSON findings, `::error` annotations, written to `output` atomically when given. Text on stdout
-    says nothing more: the problems go to stderr as always. An output that is one of `inputs` is not written."""
+    JUnit case, JSON findings, `::error` annotations, written to `output` atomically when given, beside the
+    findings of the `files` blueprints that could be `judged` (a Verdict) in the same run. Text on stdout shows
+    only those findings with the problems among them: the problems go to stderr as always. An output that is one
+    of `inputs` is not written."""
     from clusterforge.errors import ClusterforgeError
     from clusterforge.formats.input_errors import verdict_of
+    from clusterforge.policies import Verdict
 
     assert isinstance(error, ClusterforgeError)
-    if fmt == "text" and output is None:
+    assert judged is None or isinstance(judged, Verdict)
+    if fmt == "text" and output is None and judged is None:
         return
     if output is not None:
         from clusterforge.atomic import refuse_inputs
@@ -61,7 +65,7 @@ def emit_input_errors(error: object, fmt: str, output: Path | None, inputs: Sequ
         except ClusterforgeError as refused:
             error.problems += refused.problems
             return
-    emit(verdict_of(error.problems, fail_level), fmt, output, 0, show_info=False)
+    emit(verdict_of(error.problems, fail_level, judged), fmt, output, files, show_info=False)
 
 
 def _step_summary(verdict: object) -> bool:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from clusterforge.errors import Problem
 from clusterforge.policies import Finding, Verdict
+from clusterforge.policies.waivers import UNUSED_ID
 
 RULE_ID = "INPUT"
 TITLE = "Readable, valid input"
@@ -23,9 +24,15 @@ def finding(problem: Problem) -> Finding:
     return Finding(RULE_ID, "error", problem.path, problem.message, problem.hint, file=problem.file, line=problem.line)
 
 
-def verdict_of(problems: Sequence[Problem], fail_level: str = "error") -> Verdict:
-    """The failing verdict that stands for input that could not be checked."""
-    return Verdict(tuple(finding(p) for p in problems), (), fail_level, (RULE_ID,))
+def verdict_of(problems: Sequence[Problem], fail_level: str = "error", judged: Verdict | None = None) -> Verdict:
+    """The failing verdict that stands for input that could not be checked, beside the verdict `judged` over the
+    blueprints of the same run that could be: one unreadable file hides no other file's findings. A waiver
+    unused by the judged ones says nothing (it may be meant for a blueprint that could not be read)."""
+    inputs = tuple(finding(p) for p in problems)
+    if judged is None:
+        return Verdict(inputs, (), fail_level, (RULE_ID,))
+    findings = tuple(f for f in judged.findings if f.id != UNUSED_ID)
+    return Verdict((*inputs, *findings), judged.waived, fail_level, (RULE_ID, *judged.rules_run))
 
 
 def sarif_rule() -> dict[str, object]:

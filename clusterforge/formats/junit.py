@@ -9,6 +9,7 @@ from collections import defaultdict
 from xml.etree import ElementTree as ET
 
 from clusterforge.formats.escape import xml_safe
+from clusterforge.formats.input_errors import RULE_ID as INPUT_RULE
 from clusterforge.formats.numbers import tidy_text
 from clusterforge.formats.paths import machine_path
 from clusterforge.policies import Finding, Verdict
@@ -24,7 +25,7 @@ def render(verdict: Verdict) -> str:
     failures = skipped = tests = 0
     threshold = LEVEL_RANK[verdict.fail_level]
     for rule_id in [*verdict.rules_run, *[k for k in by_rule if k not in verdict.rules_run]]:
-        domain = REGISTRY[rule_id].domain if rule_id in REGISTRY else "waivers"
+        domain = REGISTRY[rule_id].domain if rule_id in REGISTRY else "input" if rule_id == INPUT_RULE else "waivers"
         findings = by_rule.get(rule_id, [])
         if not findings:
             ET.SubElement(suite, "testcase", name=xml_safe(rule_id), classname=f"clusterforge.{domain}")
