@@ -248,3 +248,88 @@ def test_lab_start_brings_back_a_power_agent_that_is_gone_and_leaves_a_running_o
     monkeypatch.setattr(cluster, "running_containers", lambda paths: set())
     cluster.power(paths, [], on=False, say=said.append)  # powering off never starts it
     assert started == ["cf-test"]
+
+
+def raw_ask(path: str, data: bytes) -> dict[str, Any]:
+    """Bytes the provider could never send (json.dumps recurses too), as one request; the agent's answer."""
+    import socket
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(10)
+        conn.connect(path)
+        conn.sendall(data)
+        conn.shutdown(socket.SHUT_WR)
+        answer: dict[str, Any] = json.loads(conn.recv(65536))
+    return answer
+
+
+def test_a_deeply_nested_request_is_refused_before_json_loads_recurses(agent, caplog) -> None:
+    _, path = agent
+    deep = raw_ask(path, b"[" * 100_000)
+    assert deep == {"error": f"request nested more than {power_agent.MAX_DEPTH} deep"}
+    assert caplog.text.count("refused: request nested") == 1
+    assert raw_ask(path, b'{"a": ' * 9 + b"1" + b"}" * 9)["error"].startswith("request nested")
+    brackets_in_strings = b'{"op": "find", "nodes": ["' + b"[{" * 1000 + b'\\"[["]}'
+    assert raw_ask(path, brackets_in_strings) == {"instances": []}  # inside a string a bracket nests nothing
+    as_deep_as_allowed = b'{"op": "find", "nodes": ' + b"[" * 7 + b'"burst-0001"' + b"]" * 7 + b"}"
+    assert raw_ask(path, as_deep_as_allowed) == {"instances": []}
+    assert lab_provider.ask(path, {"op": "everything"}) == {"instances": []}  # the agent still answers
+
+
+def test_a_client_dripping_its_request_is_cut_off_at_the_whole_request_deadline(agent, monkeypatch) -> None:
+    import contextlib
+    import socket
+    import time
+
+    monkeypatch.setattr(power_agent._Handler, "timeout", 1.0)
+    _, path = agent
+    began = time.monotonic()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(0.3)  # a byte every 0.3 s: each read of the agent's gets one well within its 1 s
+        conn.connect(path)
+        conn.sendall(b'{"op": "find"')
+        answer = b""
+        while not answer and time.monotonic() - began < 6:
+            try:
+                answer = conn.recv(65536)
+            except TimeoutError:
+                with contextlib.suppress(OSError):  # cut off between our read and this write: the answer waits
+                    conn.sendall(b" ")
+    assert answer, "the dripping client was never cut off"
+    assert "timed out: no whole request within 1 s" in json.loads(answer)["error"]
+    assert time.monotonic() - began < 3
+    assert lab_provider.ask(path, {"op": "everything"}) == {"instances": []}
+
+
+def test_past_max_clients_a_connection_is_refused_at_once_without_a_thread(agent, monkeypatch) -> None:
+    import socket
+    import time
+
+    monkeypatch.setattr(power_agent._Server, "max_clients", 4)
+    _, path = agent
+
+    def handlers() -> int:  # the agent's threads for connections (socketserver names them by their target)
+        return sum("process_request_thread" in t.name for t in threading.enumerate())
+
+    before = threading.active_count()
+    idle = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(4)]
+    try:
+        for conn in idle:
+            conn.connect(path)  # and sends nothing: each holds a handler thread in its read
+        deadline = time.monotonic() + 5
+        while handlers() < 4 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert handlers() == 4
+        for _ in range(20):
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+                conn.settimeout(5)
+                conn.connect(path)
+                assert json.loads(conn.recv(65536)) == {"error": "busy: 4 clients at once, try again"}
+        assert handlers() == 4 and threading.active_count() <= before + 4
+    finally:
+        for conn in idle:
+            conn.close()
+    deadline = time.monotonic() + 5
+    while handlers() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert lab_provider.ask(path, {"op": "everything"}) == {"instances": []}  # their slots are free again

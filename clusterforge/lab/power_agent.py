@@ -10,6 +10,11 @@ dies stays dead until reconcile replaces it, as a failed instance does; it remov
 What a request may do is bounded by what the lab wrote, not by what the controller sends: only the nodes of the
 lab's state (`LabState.launched`, the power-saved pools of the lab's render), only this lab's containers, and only
 for root or the controller's slurm user (the socket's peer credentials).
+
+What a client may cost the agent is bounded too, each bound refused with an `{"error": ...}` answer and one warning
+line: a request of at most `MAX_REQUEST` bytes, nested at most `MAX_DEPTH` arrays or objects deep (checked before
+json.loads, which recurses), whole within `REQUEST_DEADLINE_S` of the agent starting to read it (a deadline for the
+whole read, not for each recv), and at most `MAX_CLIENTS` connections handled at once (see `_Server`).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import argparse
 import json
 import logging
 import os
+import re
 import signal
 import socket
 import socketserver
@@ -38,7 +44,10 @@ from clusterforge.powersave import lab as protocol
 from clusterforge.powersave.provider import INSUFFICIENT_CAPACITY, Instance
 
 LAUNCHED = f"{LABEL}.launched"
-MAX_REQUEST = 1024 * 1024
+MAX_REQUEST = 1024 * 1024  # a launch of every node of a large pool is a few hundred kilobytes
+MAX_DEPTH = 8  # the protocol's requests are 2 deep (an object holding a list); json.loads recurses per level
+REQUEST_DEADLINE_S = 60.0  # the whole request, from the first read to the client's end of it
+MAX_CLIENTS = 64  # slurmctld's programs ask a few at a time; each connection handled costs a thread
 log = logging.getLogger("clusterforge.lab.power_agent")
 
 
@@ -136,9 +145,52 @@ class Agent:
             return {"instances": [protocol.instance_to_json(i) for i in chosen]}
 
 
+_OUTSIDE = re.compile(rb'["\[\]{}]')  # what changes the depth, or starts a string that hides brackets
+_STRING_REST = re.compile(rb'[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)  # to a string's closing quote, linear
+
+
+def too_deep(raw: bytes, limit: int = MAX_DEPTH) -> bool:
+    """Whether `raw` nests arrays and objects more than `limit` deep, found in one pass without recursing."""
+    depth = 0
+    at = 0
+    while found := _OUTSIDE.search(raw, at):
+        if found.group() == b'"':
+            rest = _STRING_REST.match(raw, found.end())
+            if rest is None:  # a string that never ends: json.loads refuses it without going deeper
+                return False
+            at = rest.end()
+            continue
+        depth += 1 if found.group() in b"[{" else -1
+        if depth > limit:
+            return True
+        at = found.end()
+    return False
+
+
 class _Handler(socketserver.StreamRequestHandler):
     server: _Server
-    timeout = 60  # a client that never finishes its request does not hold a thread for ever
+    timeout = REQUEST_DEADLINE_S  # the whole request's deadline, and the whole answer's (sendall's timeout)
+
+    def read_request(self) -> bytes:
+        """The client's bytes to its end of the connection, whole within `timeout` however slowly they come."""
+        deadline = time.monotonic() + self.timeout
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ClusterforgeError(Problem(f"timed out: no whole request within {self.timeout:g} s"))
+            self.connection.settimeout(left)
+            try:
+                chunk = self.connection.recv(65536)
+            except TimeoutError:
+                raise ClusterforgeError(Problem(f"timed out: no whole request within {self.timeout:g} s")) from None
+            if not chunk:
+                return b"".join(chunks)
+            size += len(chunk)
+            if size > MAX_REQUEST:
+                raise ClusterforgeError(Problem("request too large"))
+            chunks.append(chunk)
 
     def handle(self) -> None:
         creds = self.request.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
@@ -146,9 +198,9 @@ class _Handler(socketserver.StreamRequestHandler):
         try:
             if not self.server.agent.permitted(uid):
                 raise ClusterforgeError(Problem(f"uid {uid} may not power lab nodes (root or slurm only)"))
-            raw = self.rfile.read(MAX_REQUEST + 1)
-            if len(raw) > MAX_REQUEST:
-                raise ClusterforgeError(Problem("request too large"))
+            raw = self.read_request()
+            if too_deep(raw):
+                raise ClusterforgeError(Problem(f"request nested more than {MAX_DEPTH} deep"))
             request = json.loads(raw)
             if not isinstance(request, dict):
                 raise ClusterforgeError(Problem("a request is a JSON object"))
@@ -157,18 +209,69 @@ class _Handler(socketserver.StreamRequestHandler):
             message = exc.problems[0].message if isinstance(exc, ClusterforgeError) else str(exc)
             log.warning("refused: %s", message)
             answer = {"error": message}
+        except Exception as exc:  # a fault of the agent's (podman hung, say): answered, never out of the thread
+            log.warning("failed: %s: %s", type(exc).__name__, exc)
+            answer = {"error": f"the agent failed: {type(exc).__name__}: {exc}"}
         try:
+            self.connection.settimeout(self.timeout)  # a client that does not read its answer is cut off too
             self.wfile.write(json.dumps(answer).encode() + b"\n")
         except OSError as exc:  # the client went away: nothing to tell it
             log.warning("could not answer: %s", exc)
 
 
 class _Server(socketserver.ThreadingUnixStreamServer):
+    """One thread per connection, at most `max_clients` at once: past that, a connection is answered an error at
+    once from the accepting thread and closed, with no thread started and nothing read.
+
+    Refusing, not queueing: a queue (not accepting, or blocking until a thread ends) would leave the clients behind
+    the full slots waiting on the slowest of them, up to `REQUEST_DEADLINE_S` each, and block `lab down`'s shutdown
+    while it waits; an error at once lets the program exit 2 (slurmctld marks its nodes DOWN, reconcile and the next
+    resume try again). Only root and slurm can hold a slot for the deadline: others are answered before their
+    request is read.
+    """
+
     daemon_threads = True
+    max_clients = MAX_CLIENTS
 
     def __init__(self, path: str, agent: Agent) -> None:
         self.agent = agent
+        self.clients = 0
+        self.clients_lock = threading.Lock()
         super().__init__(path, _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self.clients_lock:
+            busy = self.clients >= self.max_clients
+            if not busy:
+                self.clients += 1
+        if busy:
+            self.refuse_busy(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:  # no thread started: its slot is free again
+            self.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.release()
+
+    def release(self) -> None:
+        with self.clients_lock:
+            self.clients -= 1
+
+    def refuse_busy(self, request: socket.socket) -> None:
+        message = f"busy: {self.max_clients} clients at once, try again"
+        log.warning("refused: %s", message)
+        try:
+            request.setblocking(False)  # a new connection's send buffer takes a short line: never waits
+            request.send(json.dumps({"error": message}).encode() + b"\n")
+        except OSError as exc:
+            log.warning("could not answer: %s", exc)
+        self.shutdown_request(request)
 
 
 def socket_path(paths: LabPaths) -> Path:
