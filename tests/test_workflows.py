@@ -46,13 +46,18 @@ def test_runs_on_pull_requests_with_code_scanning_permissions(workflow: dict[str
 
 
 def test_writes_sarif_and_uploads_it(workflow: dict[str, Any]) -> None:
-    [report] = runs(workflow, "--format sarif")
-    match = re.search(r"clusterforge check .*--format sarif -o (\S+)", report["run"])
-    assert match, report["run"]
+    """The reports go to the runner's temp folder, and what is uploaded is what that step wrote (its outputs),
+    never a path in the PR's checkout."""
+    [report] = [s for s in steps(workflow) if s.get("id") == "reports"]
+    assert "--format \"$format\" -o \"$path\"" in report["run"] and 'path="$RUNNER_TEMP/$name"' in report["run"]
+    assert "|| true" not in report["run"]
     [upload] = [s for s in steps(workflow) if s.get("uses", "").startswith("github/codeql-action/upload-sarif@")]
-    assert upload["with"]["sarif_file"] == match[1]
+    assert upload["with"]["sarif_file"] == "${{ steps.reports.outputs.sarif }}"
+    [junit] = [s for s in steps(workflow) if s.get("uses", "").startswith("actions/upload-artifact@")]
+    assert junit["with"]["path"] == "${{ steps.reports.outputs.junit }}"
     assert steps(workflow).index(report) < steps(workflow).index(upload)
-    assert "always()" in upload["if"]  # the report is uploaded when the check fails too
+    assert "always()" in upload["if"] and "steps.reports.outputs.sarif" in upload["if"]  # uploaded on failure too
+    assert "hashFiles" not in upload["if"]
 
 
 def test_annotates_and_fails_the_job_last(workflow: dict[str, Any]) -> None:
@@ -100,8 +105,9 @@ def runner_env(workflow: dict[str, Any], repo: Path, **extra: str) -> dict[str, 
     temp = repo.parent / "runner"
     temp.mkdir(exist_ok=True)
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
-    return {**os.environ, **{k: str(v) for k, v in workflow["env"].items()}, "RUNNER_TEMP": str(temp),
-            "GITHUB_OUTPUT": str(temp / "output"), "PATH": path, **extra}
+    values = {k: str(v).replace("${{ github.workspace }}", str(repo)) for k, v in workflow["env"].items()}
+    return {**os.environ, **values, "RUNNER_TEMP": str(temp), "GITHUB_OUTPUT": str(temp / "output"), "PATH": path,
+            **extra}
 
 
 def find(workflow: dict[str, Any], repo: Path, base: str, **extra: str) -> tuple[list[str], list[str], str]:
@@ -211,8 +217,9 @@ def test_a_file_named_like_an_option_cannot_pass_the_gate(workflow: dict[str, An
     reports = subprocess.run(["bash", "-e", "-c", _step(workflow, "Write the SARIF")], cwd=repo, env=env,
                              capture_output=True, text=True)
     assert reports.returncode == 0, reports.stderr
-    assert "PWR-002" in (repo / "clusterforge.sarif").read_text()
-    assert "PWR-002" in (repo / "clusterforge-junit.xml").read_text()
+    temp = Path(env["RUNNER_TEMP"])
+    assert "PWR-002" in (temp / "clusterforge.sarif").read_text()
+    assert "PWR-002" in (temp / "clusterforge-junit.xml").read_text()
 
 
 def test_a_file_named_like_an_option_cannot_pass_the_hook(hook: dict[str, Any], tmp_path: Path) -> None:
@@ -295,3 +302,144 @@ def test_the_lock_pins_every_package_as_the_audit_needs() -> None:
     lines = [line.split("#")[0].strip() for line in (ROOT / "requirements/lock.txt").read_text().splitlines()]
     unpinned = [line for line in lines if line and not re.fullmatch(r"[A-Za-z0-9._-]+(\[[a-z,]+\])?==[\w.+-]+", line)]
     assert unpinned == []
+
+
+def _outputs(env: dict[str, str]) -> dict[str, str]:
+    lines = Path(env["GITHUB_OUTPUT"]).read_text().splitlines()
+    return dict(line.split("=", 1) for line in lines if "=" in line)
+
+
+def _run_step(workflow: dict[str, Any], repo: Path, name: str, **extra: str) -> subprocess.CompletedProcess[str]:
+    """A step's script as the runner runs it (bash -e), in the PR's checkout, with the runner's folders."""
+    env = runner_env(workflow, repo, **extra)
+    Path(env["GITHUB_OUTPUT"]).touch()
+    return subprocess.run(["bash", "-e", "-c", _step(workflow, name)], cwd=repo, env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def _shared_site_repo(tmp_path: Path) -> tuple[Path, str]:
+    """A repository whose base commit holds two teams on one site (examples/shared-site) and a team whose pools
+    come from a fragment outside the blueprint folders; returns (repository, base commit)."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    root = tmp_path / "repo"
+    (root / "examples").mkdir(parents=True)
+    shutil.copytree(EXAMPLES / "shared-site", root / "examples" / "shared-site")
+    (root / "fragments").mkdir()
+    (root / "fragments" / "notes.yaml").write_text("note: a fragment no blueprint includes\n")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    return root, git(root, "rev-parse", "HEAD")
+
+
+def _commit(repo: Path, message: str) -> None:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", message)
+
+
+def test_an_include_only_change_is_checked_through_its_blueprints(workflow: dict[str, Any], tmp_path: Path) -> None:
+    """A PR that changes only the site both teams include: both are checked, and the gate fails on the error the
+    site's change makes (it passed on the base commit)."""
+    repo, base = _shared_site_repo(tmp_path)
+    assert find(workflow, repo, base) == ([], [], "count=0")
+    site = repo / "examples/shared-site/site-dc1.yaml"
+    text = site.read_text()
+    weaker = text.replace("amps: 60", "amps: 16")
+    assert weaker != text
+    site.write_text(weaker)
+    _commit(repo, "site only")
+    blueprints, _, count = find(workflow, repo, base)
+    assert sorted(blueprints) == ["examples/shared-site/team-nlp.yaml", "examples/shared-site/team-vision.yaml"]
+    assert count == "count=2"
+    gate = _run_step(workflow, repo, "Check blueprints")
+    assert gate.returncode == 1, gate.stdout + gate.stderr
+    assert "::error file=examples/shared-site/site-dc1.yaml," in gate.stdout
+
+
+def test_a_fragment_outside_the_blueprint_folders_and_a_yml_blueprint_are_checked(workflow: dict[str, Any],
+                                                                                  tmp_path: Path) -> None:
+    """A fragment under the include root but outside BLUEPRINTS, included from a team; a new `.yml` blueprint;
+    then the fragment deleted: each time the blueprints it touches are listed."""
+    repo, base = _shared_site_repo(tmp_path)
+    team = repo / "examples/shared-site/team-nlp.yaml"
+    pools = "  - {name: gpu, hardware: dgx-h100, count: 3, partition: train}\n"
+    (repo / "fragments" / "nlp-pools.yaml").write_text(pools.lstrip())
+    text = team.read_text()
+    assert pools in text
+    team.write_text(text.replace("pools:\n" + pools, "pools: !include ../../fragments/nlp-pools.yaml\n"))
+    _commit(repo, "pools in a fragment")
+    assert subprocess.run([str(Path(sys.executable).parent / "clusterforge"), "check", "--", str(team)],
+                          env=runner_env(workflow, repo), cwd=repo, capture_output=True).returncode == 0
+    base = git(repo, "rev-parse", "HEAD")
+    (repo / "fragments" / "nlp-pools.yaml").write_text(pools.lstrip().replace("count: 3", "count: 300"))
+    (repo / "examples" / "rogue.yml").write_text((EXAMPLES / "onprem-dgx-h100.yaml").read_text().replace(
+        "amps: 60", "amps: 16"))
+    _commit(repo, "fragment and a .yml blueprint")
+    blueprints, _, count = find(workflow, repo, base)
+    assert sorted(blueprints) == ["examples/rogue.yml", "examples/shared-site/team-nlp.yaml"] and count == "count=2"
+    gate = _run_step(workflow, repo, "Check blueprints")
+    assert gate.returncode == 2, gate.stdout + gate.stderr  # the fragment's 300 nodes break the placements
+    assert "file=examples/rogue.yml,line=28,title=PWR-002" in gate.stdout
+    assert "file=examples/shared-site/team-nlp.yaml,line=10,title=INPUT::pool 'gpu' has 300 nodes" in gate.stdout
+    base = git(repo, "rev-parse", "HEAD")
+    git(repo, "rm", "-q", "fragments/nlp-pools.yaml")
+    _commit(repo, "fragment deleted")
+    assert find(workflow, repo, base)[0] == ["examples/shared-site/team-nlp.yaml"]  # and check says it is missing
+    gate = _run_step(workflow, repo, "Check blueprints")
+    assert gate.returncode == 2 and "title=INPUT::" in gate.stdout and "no such file" in gate.stdout
+
+
+def test_a_change_that_touches_no_blueprint_says_so(workflow: dict[str, Any], tmp_path: Path) -> None:
+    """count=0 is an explained result: each changed YAML file among the blueprints' folders that nothing judges
+    is named with its kind, and the gate step runs and says there is nothing to judge."""
+    repo, base = _shared_site_repo(tmp_path)
+    (repo / "examples" / "policy.yaml").write_text("kind: PolicyConfig\n")
+    (repo / "fragments" / "notes.yaml").write_text("note: changed\n")
+    (repo / "README.md").write_text("x\n")
+    _commit(repo, "no blueprint")
+    env = runner_env(workflow, repo, BASE_SHA=base)
+    Path(env["GITHUB_OUTPUT"]).write_text("")
+    finder = subprocess.run(["bash", "-e", "-c", find_script(workflow)], cwd=repo, env=env, capture_output=True,
+                            text=True, check=True)
+    assert "examples/policy.yaml: changed, not a Cluster (kind: 'PolicyConfig')" in finder.stderr
+    assert _outputs(env)["count"] == "0"
+    gate = _run_step(workflow, repo, "Check blueprints")
+    assert gate.returncode == 0 and "No blueprint is touched by this change" in gate.stdout
+    [step] = [s for s in steps(workflow) if s.get("name", "").startswith("Check blueprints")]
+    assert "if" not in step  # the gate always runs: a skipped step would read as a pass
+
+
+def test_report_paths_the_pr_planted_as_links_are_neither_written_through_nor_uploaded(
+        workflow: dict[str, Any], tmp_path: Path) -> None:
+    repo = _blueprint_repo(tmp_path)
+    runner_file = tmp_path / "runner-secret.txt"
+    runner_file.write_text("runner's own file\n")
+    for name in ("clusterforge.sarif", "clusterforge-junit.xml"):
+        (repo / name).symlink_to(runner_file)
+    _commit(repo, "links where the reports used to go")
+    blueprints, _, _ = find(workflow, repo, git(repo, "rev-parse", "HEAD~2"))
+    assert "examples/broken.yaml" in blueprints
+    env = runner_env(workflow, repo)
+    Path(env["GITHUB_OUTPUT"]).write_text("")
+    reports = subprocess.run(["bash", "-e", "-c", _step(workflow, "Write the SARIF")], cwd=repo, env=env,
+                             capture_output=True, text=True)
+    assert reports.returncode == 0, reports.stdout + reports.stderr
+    assert runner_file.read_text() == "runner's own file\n"
+    uploaded = _outputs(env)  # what the upload steps take: steps.reports.outputs.sarif / .junit
+    for key in ("sarif", "junit"):
+        path = Path(uploaded[key])
+        assert path.parent == Path(env["RUNNER_TEMP"]) and path.is_file() and not path.is_symlink()
+        assert "PWR-002" in path.read_text() and repo not in path.resolve().parents
+
+
+def test_a_report_that_cannot_be_written_fails_the_step(workflow: dict[str, Any], tmp_path: Path) -> None:
+    repo = _blueprint_repo(tmp_path)
+    find(workflow, repo, git(repo, "rev-parse", "HEAD~1"))
+    env = runner_env(workflow, repo)
+    Path(env["GITHUB_OUTPUT"]).write_text("")
+    (Path(env["RUNNER_TEMP"]) / "clusterforge.sarif").mkdir()  # check -o refuses a folder
+    reports = subprocess.run(["bash", "-e", "-c", _step(workflow, "Write the SARIF")], cwd=repo, env=env,
+                             capture_output=True, text=True)
+    assert reports.returncode == 1 and "the sarif report was not written (exit 2)" in reports.stdout
+    assert "sarif" not in _outputs(env)
