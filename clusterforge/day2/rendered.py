@@ -1,28 +1,30 @@
 """What one render of a cluster is, as data: its files, its hosts with their vars, its group vars and the plan's
 physical figures, built from a blueprint (in memory, nothing written) or from a directory `render` wrote.
 
-The SLURM files are read here as well (`conf_entries`): every line keyed by what it sets, and the NodeName
-lines by node, so a diff compares nodes rather than hostlist expressions that grow with the cluster.
+The SLURM files are read by clusterforge.day2.rendered_slurm (`conf_entries`, re-exported here for the modules
+that import it from this one): every line keyed by what it sets, and the NodeName lines by node.
 
 A render directory named on the command line is as untrusted as a blueprint (it can come from a pull request),
 so it is read with a blueprint's bounds: regular files only (no link, pipe or device), each within
 limits.INPUT_BYTES, at most MAX_FILES of them and total_files_bytes() together; its YAML within the alias, value and
-depth limits; its NodeName lines naming at most limits.NODES nodes in all; its inventory groups a tree of
+depth limits; its SLURM files within rendered_slurm's node and joined-text bounds; its inventory groups a tree of
 bounded size (no group inside itself).
+
+What is built from those files is bounded too, since a few kilobytes can ask for gigabytes once multiplied out:
+the group vars copied into hosts (hosts x vars) count against total_host_vars() before any copy is made.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clusterforge import limits
+from clusterforge.day2.rendered_slurm import conf_entries as conf_entries  # re-exported: diff, rolling, update
 from clusterforge.errors import ClusterforgeError, Problem, shown
-from clusterforge.hostlist import count, expand
 from clusterforge.render import MARKER
 from clusterforge.render.yamlout import load
 
@@ -65,15 +67,17 @@ class Rendered:
         def named(relative: str) -> str:
             return f"{origin.rstrip('/')}/{relative}" if origin else relative
 
-        inventory: dict[str, Any] = _yaml(files.get(HOSTS_FILE, ""), named(HOSTS_FILE))
+        group_lines: dict[str, int] = {}
+        inventory: dict[str, Any] = _yaml(files.get(HOSTS_FILE, ""), named(HOSTS_FILE), group_lines)
         own = _mapping(inventory.get("all"), named(HOSTS_FILE), "all")
         group_vars = {**_mapping(own.get("vars"), named(HOSTS_FILE), "all.vars"),
                       **_yaml(files.get(GROUP_VARS_FILE, ""), named(GROUP_VARS_FILE))}
-        for relative, text in files.items():  # the NodeName lines within limits.NODES, said against their file
+        nodes_named = 0  # by the NodeName lines of the files before: each file within limits.NODES, all together
+        for relative, text in files.items():  # within total_named_nodes(), said against their file and line
             if relative.startswith("slurm/") and relative.endswith(".conf"):
-                conf_entries(text, frozenset(), named(relative))
-        return cls(dict(files), _hosts(inventory, named(HOSTS_FILE)), group_vars, dict(physical or {}),
-                   dict(hardware or {}))
+                nodes_named += conf_entries(text, frozenset(), named(relative), nodes_named).named
+        return cls(dict(files), _hosts(inventory, named(HOSTS_FILE), group_lines), group_vars,
+                   dict(physical or {}), dict(hardware or {}))
 
     @classmethod
     def from_blueprint(cls, file: Path, inputs: PolicyInputs) -> Rendered:
@@ -130,6 +134,13 @@ def total_files_bytes() -> int:
     return 4 * limits.INPUT_BYTES.value
 
 
+def total_host_vars() -> int:
+    """The host vars an inventory may make by applying its groups' vars to their hosts (hosts x vars), four
+    times the YAML value limit: a group var applied to every host is expanded like an alias, but real renders
+    do it on purpose (a 100,000-node AWS render applies 8 pool vars to each of its hosts, 800,000)."""
+    return 4 * limits.YAML_NODES.value
+
+
 def _regular_files(out: Path) -> set[str]:
     """Every file below `out` by relative path, links not followed: a link, pipe, device or socket anywhere, more
     than MAX_FILES files or folders nested deeper than MAX_FOLDER_DEPTH is an input problem."""
@@ -158,8 +169,10 @@ def _regular_files(out: Path) -> set[str]:
     return found
 
 
-def _yaml(text: str, name: str) -> dict[str, Any]:
-    """A rendered YAML file as data, within the loader's bounds (size, depth, values once aliases expand)."""
+def _yaml(text: str, name: str, group_lines: dict[str, int] | None = None) -> dict[str, Any]:
+    """A rendered YAML file as data, within the loader's bounds (size, depth, values once aliases expand).
+    `group_lines`, when given, receives the line of each group under `all.children` (an inventory's), so a
+    problem found in the data later can still be said against its line."""
     import yaml
 
     from clusterforge.yamlguard import check_graph, check_text
@@ -170,12 +183,34 @@ def _yaml(text: str, name: str) -> dict[str, Any]:
             node = yaml.compose(text, Loader=yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader)
             if node is not None:
                 check_graph(node, name, limits.YAML_DEPTH.value, limits.YAML_NODES.value)
+                if group_lines is not None:
+                    group_lines |= _key_lines(_value_of(_value_of(node, "all"), "children"))
+            del node  # the composed graph of a 100,000-node inventory is large: not kept while it is loaded
         data = load(text) if text else {}
     except yaml.YAMLError as exc:
         raise ClusterforgeError(Problem(f"is not YAML: {exc}".splitlines()[0], name)) from None
     if not isinstance(data, dict):
         raise ClusterforgeError(Problem("is not a mapping", name))
     return data
+
+
+def _value_of(node: Any, key: str) -> Any:
+    """The node under `key` of a composed mapping node (the last one, as the loader keeps), else None."""
+    import yaml
+
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    found = [value for name, value in node.value if isinstance(name, yaml.ScalarNode) and name.value == key]
+    return found[-1] if found else None
+
+
+def _key_lines(node: Any) -> dict[str, int]:
+    """The line of each plain key of a composed mapping node (none for anything else)."""
+    import yaml
+
+    if not isinstance(node, yaml.MappingNode):
+        return {}
+    return {name.value: name.start_mark.line + 1 for name, _ in node.value if isinstance(name, yaml.ScalarNode)}
 
 
 def _mapping(value: Any, file: str, path: str) -> dict[str, Any]:
@@ -258,20 +293,38 @@ class _Groups:
         return spent
 
 
-def _hosts(inventory: dict[str, Any], file: str = HOSTS_FILE) -> dict[str, Host]:
-    """Every host with its groups and its vars: the vars of the groups listing it (its pool's), then its own."""
+def _hosts(inventory: dict[str, Any], file: str = HOSTS_FILE, lines: dict[str, int] | None = None
+           ) -> dict[str, Host]:
+    """Every host with its groups and its vars: the vars of the groups listing it (its pool's), then its own.
+
+    Each host gets its own copy of its groups' vars, so a group of h hosts and v vars costs h x v: the vars
+    are counted before anything is copied and more than total_host_vars() is an input problem, said at the
+    group (its line from `lines`) where the count goes over."""
     walker = _Groups(file)
     walker.walk(inventory)
     groups = walker.resolved()
-    merged: dict[str, dict[str, Any]] = {name: {} for name in groups}
-    own: dict[str, dict[str, Any]] = {name: {} for name in groups}
     top = _mapping(_mapping(inventory.get("all"), file, "all").get("children"), file, "all.children")
+    listed: list[tuple[dict[str, Any], dict[str, Any]]] = []  # (group vars, its hosts), checked and counted
+    applied, bound = 0, total_host_vars()
     for group, raw in top.items():
         body = _mapping(raw, file, f"all.children.{group}")
         group_vars = _mapping(body.get("vars"), file, f"all.children.{group}.vars")
-        for name, host_vars in _mapping(body.get("hosts"), file, f"all.children.{group}.hosts").items():
+        hosts = _mapping(body.get("hosts"), file, f"all.children.{group}.hosts")
+        for name in (name for name, host_vars in hosts.items() if not isinstance(host_vars, dict | None)):
+            _mapping(hosts[name], file, f"all.children.{group}.hosts.{name}")  # not a mapping: raises
+        applied += len(group_vars) * len(hosts) + sum(len(host_vars) for host_vars in hosts.values() if host_vars)
+        if applied > bound:
+            raise ClusterforgeError(Problem(
+                f"applying the groups' vars to their hosts makes {applied:,} host vars up to here, over {bound:,} "
+                "(four times the YAML value limit)", file, (lines or {}).get(group, 0), f"all.children.{group}",
+                limits.YAML_NODES.hint()))
+        listed.append((group_vars, hosts))
+    merged: dict[str, dict[str, Any]] = {name: {} for name in groups}
+    own: dict[str, dict[str, Any]] = {name: {} for name in groups}
+    for group_vars, hosts in listed:
+        for name, host_vars in hosts.items():
             merged.setdefault(name, {}).update(group_vars)
-            own.setdefault(name, {}).update(_mapping(host_vars, file, f"all.children.{group}.hosts.{name}"))
+            own.setdefault(name, {}).update(host_vars or {})
     return {name: Host(groups[name], merged[name] | own[name]) for name in groups}
 
 
@@ -293,49 +346,3 @@ def physical(plan: Plan) -> dict[str, float]:
     out |= {"nodes": sum(pool.count for pool in plan.nodes),
             "GPUs": sum(pool.count * pool.gpu_count for pool in plan.nodes)}
     return out
-
-
-@dataclass(frozen=True)
-class Conf:
-    """A SLURM config file as data: every entry by key (`MaxJobCount`, `PartitionName=debug`, `SlurmctldHost#2`
-    for a key's second line) and every node named by a NodeName line with the rest of its line(s)."""
-
-    entries: dict[str, str]
-    nodes: dict[str, str]
-
-
-def conf_entries(text: str, named: frozenset[str], file: str = "slurm.conf") -> Conf:
-    """Parse a SLURM config file: comments and blank lines dropped; lines whose first key is in `named`
-    (lowercase) keyed `Key=Name`; NodeName lines (but NodeName=DEFAULT) by node; a line without '=' by itself.
-    The NodeName lines together may name at most limits.NODES nodes (`file` names the file in that message)."""
-    entries: dict[str, str] = {}
-    nodes: dict[str, str] = {}
-    seen: Counter[str] = Counter()
-    named_so_far, bound = 0, limits.NODES.value
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = " ".join(raw.split("#", 1)[0].split())
-        if not line:
-            continue
-        word, _, rest = line.partition(" ")
-        key, equals, value = word.partition("=")
-        if key.lower() == "nodename" and equals and value.lower() != "default":
-            try:
-                named_so_far += count(value)
-                if named_so_far > bound:
-                    raise ClusterforgeError(Problem(f"the NodeName lines name {named_so_far:,} nodes up to here, over "
-                                                    f"the limit of {bound:,}", hint=limits.NODES.hint()))
-                names = expand(value, bound)
-            except ClusterforgeError as exc:
-                raise ClusterforgeError([replace(p, file=file, line=number, path=key) for p in exc.problems]) from None
-            for node in names:
-                nodes[node] = f"{nodes[node]}; {rest}" if node in nodes else rest
-            continue
-        if not equals:
-            key, value = line, ""
-        elif key.lower() in named or key.lower() == "nodename":
-            key, value = word, rest
-        else:
-            value = line[len(key) + 1:]
-        seen[key] += 1
-        entries[key if seen[key] == 1 else f"{key}#{seen[key]}"] = value
-    return Conf(entries, nodes)

@@ -1,6 +1,7 @@
 """Day-two inputs under attack: `diff` and `update` reading a blueprint at a git revision (a git bomb, links,
 submodules, `..` entries, huge blobs) or a render directory (alias bombs, hostlist bombs, group cycles, links,
-pipes and devices where files belong).
+pipes and devices where files belong, and small files that multiply out: NodeName lines joined per node, SLURM
+files that each name every node, group vars copied into every host).
 
 The revisions are built in `prepare` with git's plumbing, in a repository at the case's base folder (the
 commands' working directory), so `REV:tree/cluster.yaml` names the blueprint's folder at that revision.
@@ -159,6 +160,17 @@ DIAMOND = "all:\n  children:\n" + "".join(
     f"    g{i}{s}:\n      children: {{g{i + 1}a: {{}}, g{i + 1}b: {{}}}}\n" for i in range(40) for s in "ab") + \
     "    g40a:\n      hosts: {gpu-0001: {}}\n"
 
+# Two NodeName lines naming the same 49,000 nodes with 32 KB of settings each (a 64 KB file): each node's text
+# is both lines joined, 3.1 GB when every node gets its own copy.
+SETTINGS = " ".join(f"Feature{i}=" + "x" * 20 for i in range(1000))
+TWICE = "ClusterName=tiny\n" + f"NodeName=gpu-[00001-49000] {SETTINGS}\n" * 2
+# The same 32 KB line, then a line per node: every node's joined text differs, so none can be shared.
+EACH = f"NodeName=gpu-[00001-49000] {SETTINGS}\n" + "".join(
+    f"NodeName=gpu-{i:05d} Weight={i}\n" for i in range(1, 49001))
+# One group of 3,100 hosts and 3,100 vars (a 50 KB hosts.yml): 9.6 million host vars once applied, 700 MB.
+SPREAD = ("all:\n  children:\n    g:\n      vars: {" + ", ".join(f"v{i}: 1" for i in range(3100)) + "}\n"
+          "      hosts: {" + ", ".join(f"h{i}" for i in range(3100)) + "}\n")
+
 CASES = [
     Case("day2-rev-git-bomb", "a commit whose blueprint folder holds 16 ** 6 paths to one blob (git archive: 64 GiB)",
          {"cluster.yaml": VALID}, prepare=_git_bomb,
@@ -219,6 +231,27 @@ CASES = [
          exits=ERROR, says={"diff#0": "new/slurm/slurm.conf:1: NodeName: the NodeName lines name 1,000,000,000 nodes",
                             "diff#1": "many/slurm/slurm.conf:2: NodeName: the NodeName lines name 200,000 nodes",
                             "diff#2": "slurm/slurm.conf:1"}, seconds=5, rss_mib=150),
+    Case("day2-render-node-lines", "two NodeName lines naming the same 49,000 nodes with 32 KB of settings each, "
+         "or that line and a line per node (each node's joined text its own)",
+         {**render("old"), **render("twice", {"slurm/slurm.conf": TWICE}),
+          **render("each", {"slurm/slurm.conf": EACH})},
+         argv=[["diff", "{tree}/old", "{tree}/twice"], ["diff", "{tree}/twice", "{tree}/twice"],
+               ["diff", "{tree}/old", "{tree}/each"]],
+         exits={"diff#0": frozenset({0, 1}), "diff#1": frozenset({0}), "diff#2": frozenset({2})},
+         says={"diff#0": "NodeName=gpu-[00001-49000]",
+               "diff#2": "each/slurm/slurm.conf:527: NodeName: the NodeName lines that name the same nodes join into"},
+         seconds=5, rss_mib=150),
+    Case("day2-render-conf-files", "250 SLURM files in a render directory, each naming 100,000 nodes",
+         {**render("old"), **render("many", {f"slurm/x{i:03d}.conf": "NodeName=n[00000-99999] CPUs=8\n"
+                                              for i in range(250)})},
+         argv=[["diff", "{tree}/old", "{tree}/many"]], exits=ERROR,
+         says={"diff#0": "many/slurm/x003.conf:1: NodeName: the NodeName lines of this render's SLURM files name "
+                         "400,002 nodes"}, seconds=5, rss_mib=150),
+    Case("day2-render-group-vars", "one inventory group of 3,100 hosts and 3,100 vars (9.6 million host vars)",
+         {**render("old"), **render("spread", {"inventory/hosts.yml": SPREAD})},
+         argv=[["diff", "{tree}/old", "{tree}/spread"], ["diff", "{tree}/spread", "{tree}/old"]], exits=ERROR,
+         says={"diff#0": "spread/inventory/hosts.yml:3: all.children.g: applying the groups' vars to their hosts "
+                         "makes 9,610,000 host vars"}, seconds=5, rss_mib=150),
     Case("day2-render-groups", "inventory groups that contain each other, or 2 ** 40 paths up from one group",
          {**render("old"), **render("cycle", {"inventory/hosts.yml": CYCLE}),
           **render("diamond", {"inventory/hosts.yml": DIAMOND})},
