@@ -6,14 +6,17 @@ Input is untrusted and aliases let a few kilobytes repeat one unknown name a hun
   known names and words of bounded length, and all searches of one process share a budget of comparisons,
   past which hints fall back to naming a few known names;
 - a list of problems keeps at most `PER_KIND` of one kind (the message with its quoted values taken out) and
-  ends with one "... and N more" line, in one linear pass.
+  ends with one "... and N more" line, in one linear pass;
+- the work a problem needs beyond its message (its line, its hint) is done only for the problems a list will
+  keep (`Kinds`): a hundred thousand repeats of one unknown name cost a count each, not a search each.
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 import re
-from collections.abc import Callable, Iterable, Sequence, Sized
+from collections.abc import Callable, Iterable, Mapping, Sequence, Sized
 from itertools import islice
 from typing import TypeVar
 
@@ -95,15 +98,43 @@ def did_you_mean(word: str, choices: Sequence[str], otherwise: str | None = None
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|\d[\d,.]*")
 
 
+@functools.lru_cache(maxsize=_MEMO_SIZE)  # a name repeated through an alias repeats its message
 def kind_of(message: str) -> str:
     """A message with its quoted values and numbers taken out: problems of one kind share it."""
     return _QUOTED.sub("…", message)
 
 
+class Kinds:
+    """Which problems of a list are kept, known while the list is made: the first `per_kind` of each kind, as
+    `capped` keeps them. A producer asks before it makes a problem and makes only the kept ones (their line,
+    their hint); the others are counted here and never made, so the work and the memory stay bounded per kind of
+    problem however often an alias repeats one. Ask in the order the problems are added to the list (problems
+    added without asking are counted by `capped` as usual), then cap the list with `Kinds.capped`."""
+
+    def __init__(self, per_kind: int = PER_KIND) -> None:
+        self.per_kind = per_kind
+        self._seen: dict[str, int] = {}
+        self.left_out: dict[str, int] = {}  # kind -> problems counted but never made
+
+    def kept(self, message: str) -> bool:
+        """Count a problem with this message; whether the list keeps it (so it is worth making at all)."""
+        kind = kind_of(message)
+        seen = self._seen[kind] = self._seen.get(kind, 0) + 1
+        if seen <= self.per_kind:
+            return True
+        self.left_out[kind] = self.left_out.get(kind, 0) + 1
+        return False
+
+    def capped(self, items: Iterable[T], message: Callable[[T], str], more: Callable[[T, int], T]) -> list[T]:
+        """`capped` over the problems made, counting those left out with the rest of their kind."""
+        return capped(items, message, more, self.per_kind, self.left_out)
+
+
 def capped(items: Iterable[T], message: Callable[[T], str], more: Callable[[T, int], T],
-           per_kind: int = PER_KIND) -> list[T]:
+           per_kind: int = PER_KIND, left_out: Mapping[str, int] | None = None) -> list[T]:
     """At most `per_kind` items of one kind, in order; each kind that had more ends with `more(last, n)`, an
-    item saying n more were left out (placed after the last one kept)."""
+    item saying n more were left out (placed after the last one kept). `left_out`: items of a kind counted
+    before they were made (Kinds), which the n includes."""
     kept: list[T] = []
     counts: dict[str, int] = {}
     last: dict[str, int] = {}
@@ -113,7 +144,8 @@ def capped(items: Iterable[T], message: Callable[[T], str], more: Callable[[T, i
         if seen <= per_kind:
             last[kind] = len(kept)
             kept.append(item)
-    extra = {last[kind]: n - per_kind for kind, n in counts.items() if n > per_kind}
+    extra = {last[kind]: max(n - per_kind, 0) + (left_out or {}).get(kind, 0) for kind, n in counts.items()}
+    extra = {at: n for at, n in extra.items() if n}
     if not extra:
         return kept
     out: list[T] = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import replace
 from types import UnionType
@@ -54,11 +55,12 @@ _BOUND_WORDS = {"less_than_equal": "over the limit of", "less_than": "not under"
 _BOUND_KEY = {"less_than_equal": "le", "less_than": "lt", "greater_than": "gt", "greater_than_equal": "ge"}
 
 
-def _unit_at(root: type[BaseModel] | None, data: Any, path: Sequence[str | int]) -> str | None:
+def _unit_at(root: type[BaseModel] | None, data: Any, path: Sequence[str | int], steps: Steps | None = None
+             ) -> str | None:
     """The unit of the figure at `path`, when its field was declared with figure()."""
     if root is None or not path or not isinstance(path[-1], str):
         return None
-    model = _model_at(root, data, path[:-1])
+    model = _model_at(root, data, path[:-1], steps)
     field = model.model_fields.get(path[-1]) if model is not None else None
     if field is None:
         return None
@@ -136,7 +138,10 @@ def _data_path(data: Any, loc: Sequence[str | int], missing: bool = False) -> tu
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=256)
 def _allowed_keys(model: type[BaseModel] | None) -> list[str]:
+    """The keys of a model, one list per model: hints.closest remembers its answers per list, so each unknown key
+    is searched once however many mappings hold it (callers never change the list)."""
     return list(model.model_fields) if model is not None else []
 
 
@@ -167,32 +172,63 @@ def _pick_model(annotation: Any, data: Any) -> Any:
     return models[0]
 
 
-def _model_at(root: type[BaseModel], data: Any, path: Sequence[str | int]) -> type[BaseModel] | None:
-    """The pydantic model class that validates the mapping at `path` (best effort, for key suggestions)."""
+Steps = dict[tuple[int, int, str | int], tuple[Any, Any] | None]
+"""Steps of _model_at already taken in one problems_from: (type, data node, part) by identity -> the next."""
+_STEPS = 65_536  # steps remembered at once: the memo stays small however large the document
+
+
+def _step(current: Any, node: Any, part: str | int) -> tuple[Any, Any] | None:
+    """One part further down a path: the type that validates it and its data, or None off the models."""
+    if isinstance(current, type) and issubclass(current, BaseModel) and isinstance(part, str):
+        field = current.model_fields.get(part)
+        if field is None:
+            return None
+        node = node.get(part) if isinstance(node, dict) else None
+        return _pick_model(field.annotation, node), node
+    if get_origin(current) is dict and isinstance(part, str):
+        node = node.get(part) if isinstance(node, dict) else None
+        return _pick_model(get_args(current)[1], node), node
+    if isinstance(part, int):
+        args = [a for a in get_args(current) if a is not type(None)] if get_origin(current) else []
+        inner = next((get_args(a)[0] for a in [current, *args] if get_origin(a) is list), None)
+        node = node[part] if isinstance(node, list) and part < len(node) else None
+        return (_pick_model(inner, node) if inner is not None else None), node
+    return None
+
+
+def _model_at(root: type[BaseModel], data: Any, path: Sequence[str | int], steps: Steps | None = None
+              ) -> type[BaseModel] | None:
+    """The pydantic model class that validates the mapping at `path` (best effort, for key suggestions).
+
+    `steps` remembers each step by the identity of its type and data: the errors an alias repeats walk the same
+    mappings (a site, its rows, one shared list of feeds), so a hundred thousand of them take a few hundred
+    steps, not a hundred thousand walks that pick union members again and again."""
     current: Any = root
     node = data
     for part in path:
-        if isinstance(current, type) and issubclass(current, BaseModel) and isinstance(part, str):
-            field = current.model_fields.get(part)
-            if field is None:
-                return None
-            node = node.get(part) if isinstance(node, dict) else None
-            current = _pick_model(field.annotation, node)
-        elif get_origin(current) is dict and isinstance(part, str):
-            node = node.get(part) if isinstance(node, dict) else None
-            current = _pick_model(get_args(current)[1], node)
-        elif isinstance(part, int):
-            args = [a for a in get_args(current) if a is not type(None)] if get_origin(current) else []
-            inner = next((get_args(a)[0] for a in [current, *args] if get_origin(a) is list), None)
-            node = node[part] if isinstance(node, list) and part < len(node) else None
-            current = _pick_model(inner, node) if inner is not None else None
+        key = (id(current), id(node), part)
+        if steps is not None and key in steps:
+            step = steps[key]
         else:
+            step = _step(current, node, part)
+            if steps is not None:
+                if len(steps) >= _STEPS:
+                    steps.clear()
+                steps[key] = step
+        if step is None:
             return None
-        if get_origin(current) is list or get_origin(current) in (Union, UnionType):
-            continue
+        current, node = step
     if isinstance(current, type) and issubclass(current, BaseModel):
         return current
     return None
+
+
+def _unknown_key_hint(key: str, allowed: list[str]) -> tuple[str, str | None]:
+    """The hint of an unknown key, and the key it suggests (None when it suggests none)."""
+    suggestion = closest(key, allowed)
+    if suggestion:
+        return f"did you mean {suggestion}?", suggestion
+    return ("allowed keys: " + ", ".join(allowed) if allowed else ""), None
 
 
 def problems_from(exc: ValidationError, source: Source, root: type[BaseModel] | None) -> list[Problem]:
@@ -202,14 +238,23 @@ def problems_from(exc: ValidationError, source: Source, root: type[BaseModel] | 
     once, with a count; a missing key that an unknown key's 'did you mean' already explains is dropped. At
     most hints.PER_KIND problems of one error type are located and explained; the rest are counted (aliases
     can make a few kilobytes stand for a hundred thousand errors) and reported as one "... and N more" line.
+
+    The work beyond locating an error is done for the problems that are kept only: a repeat is known by its line
+    and message, before its hint (a search among the allowed keys, which needs the model at its path) is worked
+    out, so one unknown key that an alias repeats a hundred thousand times costs one search. Whether a missing
+    key is explained is decided at the end, for the few kept, from the unknown keys seen beside it.
     """
     problems: list[Problem] = []
     index: dict[tuple[int, str], int] = {}
     repeats: dict[int, int] = {}
     suggested: set[tuple[str, str]] = set()
+    repeated_keys = False  # an unknown key repeated a problem, so what it suggests was not worked out
     located: dict[str, int] = {}
     left_out: dict[str, tuple[int, int]] = {}  # error type -> (problems left out, the last kept of that type)
-    for err in exc.errors(include_url=False):
+    steps: Steps = {}
+    errors = exc.errors(include_url=False)
+    looked_at = len(errors)  # unknown keys after this error were left out (PER_KIND located)
+    for n, err in enumerate(errors):
         kind = err["type"]
         if located.get(kind, 0) >= PER_KIND:
             count, last = left_out.get(kind, (0, 0))
@@ -223,18 +268,8 @@ def problems_from(exc: ValidationError, source: Source, root: type[BaseModel] | 
             tags = [t.strip(" '") for t in str(ctx.get("expected_tags", "")).split(",")]
             path = (*path, key)
             message = f"unknown {key} {shown(ctx.get('tag'))}; expected one of {', '.join(tags)}"
-            suggestion = closest(str(ctx.get("tag")), tags)
-            hint = f"did you mean {suggestion}?" if suggestion else ""
         elif kind == "extra_forbidden":
-            key = str(path[-1]) if path else "?"
-            message = f"unknown key {shown(key)}"
-            allowed = _allowed_keys(_model_at(root, source.data, path[:-1])) if root else []
-            suggestion = closest(key, allowed)
-            if suggestion:
-                hint = f"did you mean {suggestion}?"
-                suggested.add((format_path(path[:-1]), suggestion))
-            elif allowed:
-                hint = "allowed keys: " + ", ".join(allowed)
+            message = f"unknown key {shown(str(path[-1]) if path else '?')}"
         elif kind == "missing":
             message = f"missing required key {err['loc'][-1]!r}"
         elif kind == "string_pattern_mismatch":
@@ -244,24 +279,39 @@ def problems_from(exc: ValidationError, source: Source, root: type[BaseModel] | 
         elif kind == "finite_number":
             message = f"expected a finite number, got {shown(err.get('input'))}"
             hint = "infinity and NaN are not values a limit or a figure can take"
-        elif kind in _BOUND_WORDS and (unit := _unit_at(root, source.data, path)) is not None:
+        elif kind in _BOUND_WORDS and (unit := _unit_at(root, source.data, path, steps)) is not None:
             message = _bound_message(kind, err, unit)
         elif kind in _TYPE_WORDS:
             message = f"expected {_TYPE_WORDS[kind]}, got {_kind_of(err.get('input'))}"
         else:
             message = one_line(err["msg"].removeprefix("Value error, "))
-        problem = source.problem(path, message, hint)
-        if len(problem.path) > _PATH_CHARS:  # a path through a hostile key: keep the message one short line
-            problem = replace(problem, path=problem.path[:_PATH_CHARS - 1] + "…")
-        where = (problem.line, problem.message)
+        file, line = source.locate(path)
+        where = (line, message)
         if where in index:
             repeats[index[where]] = repeats.get(index[where], 0) + 1
+            repeated_keys = repeated_keys or kind == "extra_forbidden"
             continue
+        if kind == "union_tag_invalid":
+            suggestion = closest(str(err.get("ctx", {}).get("tag")), tags)
+            hint = f"did you mean {suggestion}?" if suggestion else ""
+        elif kind == "extra_forbidden":
+            key = str(path[-1]) if path else "?"
+            allowed = _allowed_keys(_model_at(root, source.data, path[:-1], steps)) if root else []
+            hint, suggestion = _unknown_key_hint(key, allowed)
+            if suggestion:
+                suggested.add((format_path(path[:-1]), suggestion))
+        problem = Problem(message, file, line, format_path(path), hint)
+        if len(problem.path) > _PATH_CHARS:  # a path through a hostile key: keep the message one short line
+            problem = replace(problem, path=problem.path[:_PATH_CHARS - 1] + "…")
         located[kind] = located.get(kind, 0) + 1
+        if kind == "extra_forbidden" and located[kind] == PER_KIND:
+            looked_at = n + 1
         left_out[kind] = (0, len(problems))
         index[where] = len(problems)
         problems.append(problem)
     more = {last: count for count, last in left_out.values() if count}
+    if repeated_keys:
+        suggested |= _suggested_by_repeats(problems, suggested, errors[:looked_at], source, root, steps)
     out = []
     for i, problem in enumerate(problems):
         parent, _, name = problem.path.rpartition(".")
@@ -273,6 +323,26 @@ def problems_from(exc: ValidationError, source: Source, root: type[BaseModel] | 
         if i in more:
             out.append(replace(problem, message=and_more(problems[i].message, more[i]), hint=""))
     return out
+
+
+def _suggested_by_repeats(problems: list[Problem], suggested: set[tuple[str, str]], errors: list[Any],
+                          source: Source, root: type[BaseModel] | None, steps: Steps) -> set[tuple[str, str]]:
+    """What the unknown keys that repeated an earlier problem suggest (their hints were not worked out), in the
+    mappings where a kept missing key is not explained yet: a second pass over the errors, for those few only."""
+    missing = [problem.path.rpartition(".") for problem in problems
+               if problem.message.startswith("missing required key ")]
+    wanted = {parent for parent, _, name in missing if (parent, name) not in suggested}
+    found: set[tuple[str, str]] = set()
+    for err in errors if wanted else ():
+        if err["type"] == "extra_forbidden":
+            path = _data_path(source.data, err["loc"], True)
+            parent = format_path(path[:-1])
+            if path and parent in wanted:
+                allowed = _allowed_keys(_model_at(root, source.data, path[:-1], steps)) if root else []
+                suggestion = _unknown_key_hint(str(path[-1]), allowed)[1]
+                if suggestion:
+                    found.add((parent, suggestion))
+    return found
 
 
 def validate(model: type[T] | TypeAdapter[T], source: Source, root: type[BaseModel] | None = None) -> T:

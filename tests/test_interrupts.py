@@ -243,3 +243,56 @@ def test_a_finished_run_gives_the_signal_handlers_back(tmp_path: Path) -> None:
     outcome = execute(Run(project=tmp_path, inventories=[tmp_path / "hosts.yml"], private_dir=tmp_path / "private"))
     assert outcome.rc == 0 and outcome.summary.ok
     assert {s: signal.getsignal(s) for s in before} == before
+
+
+# Ctrl-C that code other than ours drops: the interrupt is recorded before anything can drop it, so the command
+# still exits 130 with its one line and prints nothing else; where the dropping is seen (an "Exception ignored"
+# from native code, a call into pydantic-core) it is raised again as soon as Python code runs on, so the command
+# goes no further. `load_all` is interrupted in one of these ways, then writes a marker if it went on.
+DROPPED = """
+import signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
+from pathlib import Path
+import clusterforge.cli.check_inputs as inputs
+original, how, marker = inputs.load_all, sys.argv[2], Path(sys.argv[3])
+
+class Dropped:
+    def __del__(self):
+        signal.raise_signal(signal.SIGINT)  # its KeyboardInterrupt can only be reported: "Exception ignored"
+
+# pydantic-core calls back into Python from native code and drops what is raised there; a function that runs in
+# pydantic's own module stands for such a call (the same frames the signal handler sees)
+import pydantic.plugin._schema_validator as pydantic_module
+exec("def native(raise_signal=signal.raise_signal):\\n    try:\\n        raise_signal(signal.SIGINT)\\n"
+     "    except KeyboardInterrupt:\\n        pass\\n    return 1\\n", {**vars(pydantic_module), "signal": signal},
+     namespace := {})
+namespace["native"].__globals__["__name__"] = pydantic_module.__name__
+
+def load_all(*args, **kwargs):
+    if how == "swallowed":
+        try:
+            signal.raise_signal(signal.SIGINT)
+        except BaseException:  # a library that catches everything
+            pass
+    elif how == "unraisable":
+        Dropped()
+    else:
+        namespace["native"]()
+    loaded = original(*args, **kwargs)
+    marker.write_text("went on")
+    return loaded
+
+inputs.load_all = load_all
+from clusterforge.cli.main import main
+sys.argv = ["clusterforge", "check", sys.argv[1]]
+main()
+"""
+
+
+@pytest.mark.parametrize(("how", "goes_on"), [("swallowed", True), ("unraisable", False), ("pydantic", False)])
+def test_an_interrupt_that_is_dropped_still_exits_130_with_one_line(tmp_path: Path, how: str, goes_on: bool) -> None:
+    marker = tmp_path / "went-on"
+    proc = subprocess.run([sys.executable, "-c", DROPPED, str(EXAMPLES / "onprem-dgx-h100.yaml"), how, str(marker)],
+                          capture_output=True, timeout=60)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (130, b"", b"clusterforge: interrupted\n")
+    assert marker.exists() == goes_on  # raised again at once where the dropping is seen

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,11 +26,63 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command Ctrl-C stop
 INTERRUPTED = "clusterforge: interrupted"
 
 
+@dataclasses.dataclass
+class Interrupt:
+    """What this process knows of Ctrl-C. Once it happened, nothing else is reported, whatever the code that ran
+    after it did with the KeyboardInterrupt.
+
+    An interrupt is a KeyboardInterrupt raised wherever the main thread happens to be, and code that is not ours
+    may drop it: pydantic-core, building a validator, reports one raised in its calls back into Python as
+    "Exception ignored" and goes on with a broken validator (the check then printed false errors about the
+    built-in catalog, exit 2, or its verdict, exit 0). The SIGINT handler (cli.main) therefore records the
+    interrupt before it raises anything, and in the command-line process (`cli`) the record decides: standard
+    output and error go to /dev/null at once, and the exit (cli.main._leave) says the one line and exits 130.
+    """
+
+    happened: bool = False
+    cli: bool = False  # this process is the command line (cli.main.main): silence, and the line said at its exit
+    raising: bool = True  # the SIGINT handler raises KeyboardInterrupt; off once the command is over
+    stderr: int | None = None  # a copy of the process's own stderr, taken at start, for the one line
+
+    def record(self) -> None:
+        self.happened = True
+        if self.cli:
+            silence()
+
+
+INTERRUPT = Interrupt()
+
+
+def silence() -> None:
+    """Point standard output and error at /dev/null: once interrupted, no verdict, finding or error line may
+    follow, also from code that swallowed the interrupt or from the bytes still in a stream's buffer. The one
+    line goes to the copy of stderr kept in INTERRUPT."""
+    with contextlib.suppress(OSError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        for fd in (1, 2):
+            with contextlib.suppress(OSError):
+                os.dup2(null, fd)
+        os.close(null)
+
+
 def say_interrupted() -> None:
     """The one line Ctrl-C leaves on stderr: no traceback, and not click's "Aborted!" with exit 1 (a verdict).
-    On a terminal it starts on a line of its own, after the echoed ^C."""
+    On a terminal it starts on a line of its own, after the echoed ^C. In the command-line process it is said
+    once, by the exit (cli.main._leave), however many ways the interrupt took; here it is only recorded."""
+    if INTERRUPT.cli:
+        INTERRUPT.record()
+        return
     with contextlib.suppress(BaseException):  # a closed stderr must not turn exit 130 into a traceback
         click.echo(("\n" if sys.stderr.isatty() else "") + INTERRUPTED, err=True)
+
+
+def interrupted_line(fd: int) -> bytes:
+    """The one line as bytes for `fd` (os.write: the streams may be silenced or broken by then)."""
+    try:
+        terminal = os.isatty(fd)
+    except OSError:
+        terminal = False
+    return (("\n" if terminal else "") + INTERRUPTED + "\n").encode()
 
 
 @contextlib.contextmanager

@@ -3,76 +3,106 @@ clusterforge/targets/checks.py."""
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
 
 from clusterforge.errors import Problem, shown
-from clusterforge.hints import did_you_mean
+from clusterforge.hints import Kinds, and_more, did_you_mean
 from clusterforge.model.blueprint import Cluster
 from clusterforge.model.slurm_references import slurm_problems
 from clusterforge.yamlsource import PathKey, Source
 
 
-def _duplicates(names: list[str], paths: Callable[[], Iterable[PathKey]], what: str, source: Source
+def _duplicates(names: list[str], paths: Callable[[], Iterable[PathKey]], what: str, source: Source, kinds: Kinds
                 ) -> Iterator[Problem]:
     """A problem for each repeated name; `paths` (the names' paths, in order) is walked only when one repeats,
-    so a 100,000-GPU hall does not build a path per feed just to find none."""
+    so a 100,000-GPU hall does not build a path per feed just to find none. The first of a name is located once,
+    a repeat only when the list will show it (see `_unknown`)."""
     if len(set(names)) == len(names):
         return
     first: dict[str, PathKey] = {}
+    said: dict[str, str] = {}
     for path, name in zip(paths(), names, strict=True):
         if name in first:
-            line = source.line_of(first[name])
-            yield source.problem(path, f"duplicate {what} name {shown(name)} (first on line {line})")
+            if name not in said:
+                said[name] = f"duplicate {what} name {shown(name)} (first on line {source.line_of(first[name])})"
+            if kinds.kept(said[name]):
+                yield source.problem(path, said[name])
         else:
             first[name] = path
 
 
-def _unknown(path: PathKey, what: str, name: str, known: Iterable[str], source: Source) -> Problem:
-    return source.problem(path, f"unknown {what} {shown(name)}", did_you_mean(name, list(known)))
+@functools.lru_cache(maxsize=4096)  # an alias repeats one name: its message is made once
+def _unknown_message(what: str, name: str) -> str:
+    return f"unknown {what} {shown(name)}"
+
+
+def _unknown(path: PathKey, what: str, name: str, known: Sequence[str], source: Source, kinds: Kinds
+             ) -> Iterator[Problem]:
+    """A dangling name, when the list keeps it: only then is it located and given its hint. The others (an alias
+    can repeat one unknown name a hundred thousand times) are only counted (Kinds). `known` is the caller's own
+    list, the same for every name of a kind, so hints.closest searches each name once."""
+    message = _unknown_message(what, name)
+    if kinds.kept(message):
+        yield source.problem(path, message, did_you_mean(name, known))
+
+
+def _more(last: Problem, count: int) -> Problem:
+    """The line that stands for `count` more problems like `last` (the one load.from_source writes, too)."""
+    return replace(last, message=and_more(last.message, count), hint="")
 
 
 def reference_problems(cluster: Cluster, source: Source) -> list[Problem]:
-    """Every dangling or duplicated name."""
+    """Every dangling or duplicated name: at most hints.PER_KIND of one kind, located and explained, and a line
+    that counts the rest. Names are looked up in sets, so a partition listing thousands of pools costs as much
+    with a thousand known pools as with one."""
+    kinds = Kinds()
     out: list[Problem] = []
     pool_names = [p.name for p in cluster.pools]
-    out += _duplicates(pool_names, lambda: (("pools", i, "name") for i in range(len(pool_names))), "pool", source)
+    pools = set(pool_names)
+    out += _duplicates(pool_names, lambda: (("pools", i, "name") for i in range(len(pool_names))), "pool", source,
+                       kinds)
     parts = cluster.slurm.partitions
     part_names = [p.name for p in parts]
     out += _duplicates(part_names, lambda: (("slurm", "partitions", i, "name") for i in range(len(parts))),
-                       "partition", source)
+                       "partition", source, kinds)
     for i, part in enumerate(parts):
         for j, member in enumerate(part.pools):
-            if member not in pool_names:
-                out.append(_unknown(("slurm", "partitions", i, "pools", j), "pool", member, pool_names, source))
+            if member not in pools:
+                out += _unknown(("slurm", "partitions", i, "pools", j), "pool", member, pool_names, source, kinds)
+    partitions = set(part_names)
     for i, pool in enumerate(cluster.pools):
-        if pool.partition and parts and pool.partition not in part_names:
-            out.append(_unknown(("pools", i, "partition"), "partition", pool.partition, part_names, source))
-    out += _power_save_problems(cluster, source)
+        if pool.partition and parts and pool.partition not in partitions:
+            out += _unknown(("pools", i, "partition"), "partition", pool.partition, part_names, source, kinds)
+    out += _power_save_problems(cluster, source, kinds)
     out += slurm_problems(cluster, source)
     if cluster.placement and cluster.site is None:
         out.append(source.problem(("placement",), "placement needs a site to place into",
                                   "add site: !include your-site.yaml (or a site: section)"))
     if cluster.site is not None:
-        out += _site_problems(cluster, source, pool_names)
-    return out
+        out += _site_problems(cluster, source, pool_names, kinds)
+    return kinds.capped(out, lambda p: p.message, _more)
 
 
-def _site_problems(cluster: Cluster, source: Source, pool_names: list[str]) -> Iterator[Problem]:
+def _site_problems(cluster: Cluster, source: Source, pool_names: list[str], kinds: Kinds) -> Iterator[Problem]:
     site = cluster.site
     assert site is not None
     racks = site.racks()
     yield from _duplicates([row.name for row in site.rows],
-                           lambda: (("site", "rows", ri, "name") for ri in range(len(site.rows))), "row", source)
+                           lambda: (("site", "rows", ri, "name") for ri in range(len(site.rows))), "row", source, kinds)
     yield from _duplicates([rack.name for _, _, _, rack in racks],
                            lambda: (("site", "rows", ri, "racks", ki, "name") for ri, ki, _, _ in racks),
-                           "rack", source)
+                           "rack", source, kinds)
     yield from _duplicates([feed.name for _, _, _, rack in racks for feed in rack.feeds],
                            lambda: (("site", "rows", ri, "racks", ki, "feeds", fi, "name")
-                                    for ri, ki, _, rack in racks for fi in range(len(rack.feeds))), "feed", source)
+                                    for ri, ki, _, rack in racks for fi in range(len(rack.feeds))), "feed", source,
+                           kinds)
     panel_names = [p.name for p in site.panels]
+    panels, pools = set(panel_names), set(pool_names)
     yield from _duplicates(panel_names, lambda: (("site", "panels", i, "name") for i in range(len(panel_names))),
-                           "panel", source)
+                           "panel", source, kinds)
     if site.max_inlet_c is not None and site.inlet_class is not None:
         yield source.problem(("site", "inlet_class"), "give max_inlet_c or inlet_class, not both")
     if site.max_supply_water_c is not None and site.facility_water_class is not None:
@@ -86,11 +116,11 @@ def _site_problems(cluster: Cluster, source: Source, pool_names: list[str]) -> I
             yield source.problem((*base, "reserved_u"), f"reserved_u {rack.reserved_u} exceeds u_height "
                                  f"{rack.u_height}")
         for fi, feed in enumerate(rack.feeds):
-            if feed.panel is not None and feed.panel not in panel_names:
-                yield _unknown((*base, "feeds", fi, "panel"), "panel", feed.panel, panel_names, source)
+            if feed.panel is not None and feed.panel not in panels:
+                yield from _unknown((*base, "feeds", fi, "panel"), "panel", feed.panel, panel_names, source, kinds)
         for di, device in enumerate(rack.devices):
-            if device.pool not in pool_names:
-                yield _unknown((*base, "devices", di, "pool"), "pool", device.pool, pool_names, source)
+            if device.pool not in pools:
+                yield from _unknown((*base, "devices", di, "pool"), "pool", device.pool, pool_names, source, kinds)
                 continue
             placed[device.pool] += device.count
             first_placement.setdefault(device.pool, (*base, "devices", di, "count"))
@@ -103,7 +133,7 @@ def _site_problems(cluster: Cluster, source: Source, pool_names: list[str]) -> I
                 "place every node of the pool, or none and let the planner place them")
 
 
-def _power_save_problems(cluster: Cluster, source: Source) -> Iterator[Problem]:
+def _power_save_problems(cluster: Cluster, source: Source, kinds: Kinds) -> Iterator[Problem]:
     """`count` and `max_count` of each pool, and the partitions `slurm.power_save` names."""
     for i, pool in enumerate(cluster.pools):
         if pool.max_count is None:
@@ -122,6 +152,8 @@ def _power_save_problems(cluster: Cluster, source: Source) -> Iterator[Problem]:
                                  "remove max_count, or give the pool role compute")
     parts = [p.name for p in cluster.slurm.partitions] or list(
         dict.fromkeys(p.partition for p in cluster.pools if p.partition))
+    known = set(parts)
     for j, name in enumerate(cluster.slurm.power_save.exclude_partitions):
-        if name not in parts:
-            yield _unknown(("slurm", "power_save", "exclude_partitions", j), "partition", name, parts, source)
+        if name not in known:
+            yield from _unknown(("slurm", "power_save", "exclude_partitions", j), "partition", name, parts, source,
+                                kinds)

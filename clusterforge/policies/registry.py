@@ -7,6 +7,7 @@ rule metadata and the CrossGuard pack are derived from it.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import ValidationError
 
 from clusterforge.errors import Problem, shown
+from clusterforge.hints import Kinds, and_more
 from clusterforge.policies.config import PolicyConfig, Settings
 from clusterforge.policies.findings import Draft
 from clusterforge.policies.inputs import Inputs, Preview
@@ -98,14 +100,18 @@ def coverage() -> dict[str, tuple[str, ...]]:
 
 
 def settings_problems(config: PolicyConfig, source: Source, registry: dict[str, Rule]) -> list[Problem]:
-    """Unknown rule ids and invalid per-rule settings in a policy config file, located."""
+    """Unknown rule ids and invalid per-rule settings in a policy config file, located: at most hints.PER_KIND of
+    one kind, the rest counted (only those are located and searched for a close rule id)."""
+    kinds = Kinds()
     problems: list[Problem] = []
     for rule_id, values in config.rules.items():
         path = ("rules", rule_id)
         if rule_id not in registry:
-            suggestion = closest(rule_id, registry)
-            problems.append(source.problem(path, f"unknown rule {shown(rule_id)}",
-                                           f"did you mean {suggestion}?" if suggestion else "see `clusterforge rules`"))
+            message = f"unknown rule {shown(rule_id)}"
+            if kinds.kept(message):
+                suggestion = closest(rule_id, registry)
+                problems.append(source.problem(path, message, f"did you mean {suggestion}?" if suggestion
+                                               else "see `clusterforge rules`"))
             continue
         try:
             registry[rule_id].settings.model_validate(values)
@@ -115,4 +121,5 @@ def settings_problems(config: PolicyConfig, source: Source, registry: dict[str, 
             for problem in problems_from(exc, sub, registry[rule_id].settings):
                 problems.append(Problem(problem.message, problem.file, problem.line or source.line_of(path),
                                         f"rules.{rule_id}.{problem.path}".rstrip("."), problem.hint))
-    return problems
+    return kinds.capped(problems, lambda p: p.message,
+                        lambda p, n: dataclasses.replace(p, message=and_more(p.message, n), hint=""))

@@ -2,7 +2,8 @@
 
 A count written as text or as a float is the number pydantic reads; a rack-scale device counts as its hosts
 (an NVL72 is 18 SLURM nodes); a site catalog's figures are bounded; unknown names repeated through aliases
-give a few hints and one "... and N more" line, found in time linear in the input.
+give a few hints and one "... and N more" line, found in time linear in the input: only the problems that are
+printed are located and get a hint (a repeat costs a count), whatever names the input looks up.
 """
 
 from __future__ import annotations
@@ -27,6 +28,32 @@ _VICTIMS = ", ".join(f"zz{i:02d}" for i in range(100))
 UNKNOWN_QOS = (_HEAD + "pools:\n" + _POOL
                + "slurm:\n  accounting: {enabled: true}\n  partitions: [{name: train, pools: [gpu], default: true}]\n"
                + f"  qos: [&q {{name: qosname, preempt: [{_VICTIMS}]}}, " + ", ".join(["*q"] * 999) + "]\n")
+
+# Names a blueprint may look up by the thousand, each repeated through aliases; 1,000 pools are known (the most a
+# blueprint may hold), so a search among them is no longer cheap.
+_KNOWN = "".join(f"  - {{name: g{i:03d}, hardware: dgx-h100, count: 1, partition: train}}\n" for i in range(999))
+_MANY = VALID.replace("pools:\n", "pools:\n" + _KNOWN)
+_PARTITION = "  partitions: [{name: train, pools: [gpu], default: true}]\n"
+_NOPE = ", ".join(f"nope{i}" for i in range(100))
+
+# One partition lists 100 unknown pools under an anchor and 1,199 more reuse it: 120,000 unknown names.
+ALIASED_POOLS = _MANY.replace(_PARTITION, "  partitions:\n    - {name: train, pools: [gpu], default: true}\n"
+                              f"    - {{name: p0, pools: &p [{_NOPE}]}}\n"
+                              + "".join(f"    - {{name: p{i}, pools: *p}}\n" for i in range(1, 1200)))
+
+# 600 racks (merge keys) each place the same 100 devices of unknown pools.
+_DEVICES = ", ".join(f"{{pool: nope{i}, count: 1}}" for i in range(100))
+UNKNOWN_DEVICE_POOLS = (
+    _MANY + "site:\n  name: dc1\n  rows:\n    - name: a\n      racks:\n"
+    + f"        - &r {{name: r0000, feeds: [{{name: r-a, side: A, voltage: 415, amps: 60, phase: 3}}], "
+    f"devices: [{_DEVICES}]}}\n" + "".join(f"        - {{<<: *r, name: r{i:04d}}}\n" for i in range(1, 600)))
+
+# A misspelt key (beside the missing one it stands for) in one feed, which 600 racks list 40 times each.
+ALIASED_UNKNOWN_KEY = (
+    VALID + "site:\n  name: dc1\n  rows:\n    - name: a\n      racks:\n"
+    + "        - &r {name: r0000, feeds: [&g {name: a, side: A, voltage: 415, ampz: 60, phase: 3}"
+    + ", *g" * 39 + "], devices: [{pool: gpu, count: 2}]}\n"
+    + "".join(f"        - {{<<: *r, name: r{i:04d}}}\n" for i in range(1, 600)))
 
 SITE_CATALOG = """\
 apiVersion: clusterforge/v1
@@ -84,6 +111,16 @@ CASES = [
     Case("limits-unknown-qos", "100 unknown QOS in preempt lists repeated through aliases in 1,000 QOS",
          {"cluster.yaml": UNKNOWN_QOS}, commands=("check", "check-json", "check-github"),
          exits={"*": frozenset({1})}, says={"check": "more"}, seconds=8, rss_mib=200),
+    Case("limits-aliased-pools", "100 unknown pool names repeated through an alias by 1,200 partitions",
+         {"cluster.yaml": ALIASED_POOLS}, commands=("validate", "check"), exits=_ALL,
+         says={"validate": "... and 119,980 more like this (unknown pool …)"}, seconds=2, rss_mib=256),
+    Case("limits-unknown-device-pools", "100 devices of unknown pools in each of 600 racks",
+         {"cluster.yaml": UNKNOWN_DEVICE_POOLS}, commands=("validate", "check"), exits=_ALL,
+         says={"validate": "... and 59,980 more like this (unknown pool …)"}, seconds=2, rss_mib=256),
+    Case("limits-aliased-unknown-key", "a misspelt key in a feed that 600 racks list 40 times each",
+         {"cluster.yaml": ALIASED_UNKNOWN_KEY}, commands=("validate",), exits=_ALL,
+         says={"validate": "(and 23999 more places that use this line) (did you mean amps?)"}, seconds=2,
+         rss_mib=256),
     Case("limits-same-include", "one file included 63 times is parsed once",
          {"cluster.yaml": SAME_INCLUDE, "shared.yaml": _SHARED}, commands=("validate", "check"),
          exits=_ALL, says={"validate": "duplicate pool name"}, seconds=2, rss_mib=200),
