@@ -1,5 +1,6 @@
 """clusterforge-aws: read the stack config, refuse a blueprint with policy errors, compose the cluster."""
 
+import os
 from pathlib import Path
 
 import pulumi
@@ -10,6 +11,9 @@ from clusterforge.targets.aws.program import build
 from clusterforge.targets.aws.settings import PROJECT, StackSettings
 
 HERE = Path(__file__).resolve().parent  # relative config paths are relative to this project
+# The blueprint's folder for `blueprint` alone: in the PR workflow this trusted program previews the PR's
+# blueprint (its copy of this folder), while the policy config, waivers and catalogs stay this checkout's.
+BLUEPRINTS = Path(os.environ.get("CLUSTERFORGE_BLUEPRINT_DIR") or HERE)
 config = pulumi.Config(PROJECT)
 
 
@@ -26,7 +30,7 @@ def paths(key: str) -> tuple[Path, ...]:
 
 
 settings = StackSettings(
-    blueprint=HERE / config.require("blueprint"), catalogs=paths("catalogs"), policy_config=path("policyConfig"),
+    blueprint=BLUEPRINTS / config.require("blueprint"), catalogs=paths("catalogs"), policy_config=path("policyConfig"),
     waivers=path("waivers"),
     nat_gateway=config.get_bool("natGateway") or False, kms_key_arn=config.get("kmsKeyArn") or None,
     controller_instance_type=config.get("controllerInstanceType") or StackSettings.controller_instance_type,

@@ -290,7 +290,12 @@ def test_only_the_controller_may_launch_and_terminate_and_only_this_clusters_ins
     statements = {s["Sid"]: s for s in json.loads(power_save.inputs["policy"])["Statement"]}
     own = {"StringEquals": {"aws:ResourceTag/clusterforge:cluster": "nlp-p5"}}
     assert statements["TerminateOwnInstances"]["Condition"] == own
-    assert statements["NameOwnInstances"]["Condition"] == own
+    assert statements["NameOwnInstances"]["Condition"] == {
+        **own, "ForAllValues:StringEquals": {"aws:TagKeys": ["clusterforge:node", "Name"]}}
+    assert statements["LaunchOnlyThisClustersInstances"] == {
+        "Sid": "LaunchOnlyThisClustersInstances", "Effect": "Deny", "Action": "ec2:RunInstances",
+        "Resource": "arn:aws:ec2:us-east-1:*:instance/*",
+        "Condition": {"StringNotEquals": {"aws:RequestTag/clusterforge:cluster": "nlp-p5"}}}
     assert statements["PassNodeRole"]["Resource"] == "arn:aws:mock:::aws:iam/role:Role/compute-nodes-role-id"
     assert set(statements["Launch"]["Action"]) == {"ec2:CreateFleet", "ec2:RunInstances"}
     node_policies = [json.loads(p.inputs["policy"]) for p in rec.of_type("aws:iam/rolePolicy:RolePolicy")

@@ -1,5 +1,6 @@
 """The node image as the engine sees it: Image Builder bakes the roles' install steps from the base AMI, the
-launch templates boot the result, and nodes run the boot phase from user data with the munge key from SSM."""
+launch templates boot the result, and nodes run the boot phase from user data with the munge key from SSM, which
+the first controller to boot makes: no resource of the stack, and so nothing in its state, holds the key."""
 
 from __future__ import annotations
 
@@ -65,11 +66,9 @@ def commands(rec: Recorder) -> str:
                      for c in step["inputs"]["commands"])
 
 
-def munge_key(rec: Recorder) -> str:
-    value = rec.one(PARAMETER).inputs["value"]
-    key = value["value"] if isinstance(value, dict) else value  # a secret arrives wrapped
-    assert isinstance(key, str) and len(key) >= 32
-    return key
+def bake_vars(rec: Recorder, name: str) -> str:
+    """The build vars object of an image, as the build downloads it."""
+    return base64.b64decode(rec.one(OBJECT, name).inputs["contentBase64"]).decode()
 
 
 def members(data: bytes) -> dict[str, bytes]:
@@ -102,7 +101,11 @@ def test_the_component_runs_the_install_steps_locally_then_removes_identity(stac
     files = {f["path"]: f["content"] for f in build["BakeVars"]["inputs"]}
     hosts = yaml.safe_load(files["/opt/clusterforge/bake/inventory/hosts.yml"])["all"]["children"]
     assert set(hosts) == {"slurm_controller", "slurm_compute", "slurm_login"}  # stands in for every host
-    group_vars = files["/opt/clusterforge/bake/inventory/group_vars/all.yml"]
+    [_, downloaded] = build["RolesBundle"]["inputs"]
+    assert downloaded["destination"] == "/opt/clusterforge/bake/inventory/group_vars/all.yml"
+    group_vars = bake_vars(rec, "compute-image-nvidia-vars")
+    key = rec.one(OBJECT, "compute-image-nvidia-vars").inputs["key"]
+    assert downloaded["source"] == f"s3://nlp-p5-boot-20261121/{key}" and key.startswith("bake-vars/nvidia-")
     assert "nvidia_driver_version: !unsafe 595.91.07" in group_vars and "gpu_count: 8" in group_vars
     [install] = [c for c in build["Install"]["inputs"]["commands"] if "ansible-playbook" in c]
     assert " -c local " in install and " site.yml --tags install" in install
@@ -124,9 +127,9 @@ def test_the_build_runs_in_the_stacks_subnet_with_its_own_role(stack: Stack) -> 
                         "arn:aws:iam::aws:policy/EC2InstanceProfileForImageBuilder"}
     [read] = json.loads(rec.one("aws:iam/rolePolicy:RolePolicy", "compute-image-build-roles-bundle")
                         .inputs["policy"])["Statement"]
-    assert read["Action"] == "s3:GetObject" and read["Resource"] == "arn:aws:s3:::nlp-p5-boot-20261121/roles/*"
+    assert read["Action"] == "s3:GetObject" and read["Resource"][0] == "arn:aws:s3:::nlp-p5-boot-20261121/roles/*"
     tags = {"clusterforge:cluster": "nlp-p5", "managed-by": "clusterforge", "clusterforge:team": "nlp"}
-    for typ in (COMPONENT, RECIPE, INFRA, IMAGE, PARAMETER):
+    for typ in (COMPONENT, RECIPE, INFRA, IMAGE):
         assert tags.items() <= rec.one(typ).inputs["tags"].items(), typ
     assert tags.items() <= rec.one(RECIPE).inputs["amiTags"].items() and infra["resourceTags"] == tags
     big = stack(run_main({"blueprint": str(EXAMPLES / "aws-p5.yaml"), "imageInstanceType": "c7i.4xlarge"}))
@@ -193,13 +196,12 @@ def test_the_roles_bundle_is_deterministic_and_holds_every_role() -> None:
 
 def test_nodes_boot_the_roles_boot_phase_and_never_carry_the_munge_key(stack: Stack) -> None:
     """The controller's own user data and the GPU pool's launch template (one for all its nodes) both run the
-    boot phase; neither carries the key, both fit EC2's 16 KB."""
+    boot phase; neither carries a key, both fit EC2's 16 KB."""
     rec = stack(build_example("aws-p5")).recorder
-    key = munge_key(rec)
     [controller] = rec.of_type(INSTANCE)
     pool = base64.b64decode(rec.one(LT, "compute-gpu-lt").inputs["userData"]).decode()
     for text in (controller.inputs["userData"], pool):
-        assert key not in text and len(text.encode()) < 16 * 1024  # EC2's user-data limit
+        assert len(text.encode()) < 16 * 1024  # EC2's user-data limit
         files = {f["path"]: f["content"] for f in yaml.safe_load(text)["write_files"]}
         script = files["/usr/local/sbin/clusterforge-boot"].replace("\\\n", "")
         [run] = [line for line in script.splitlines() if "bin/ansible-playbook" in line]
@@ -216,26 +218,56 @@ def test_nodes_boot_the_roles_boot_phase_and_never_carry_the_munge_key(stack: St
     assert any("169.254.169.254" in " ".join(c) and "--uid-owner 0" in " ".join(c) for c in node["bootcmd"])
     own = yaml.safe_load(controller.inputs["userData"])
     assert own["runcmd"] == [["/usr/local/sbin/clusterforge-boot"]] and own["hostname"] == "controller-0001"
-    assert key not in rec.one(COMPONENT).inputs["data"]
-    config = base64.b64decode(rec.one(OBJECT, "compute-image-config").inputs["contentBase64"])
-    assert key.encode() not in config and key.encode() not in roles_bundle()
 
 
-def test_the_munge_key_is_a_secure_string_made_once(stack: Stack) -> None:
+def test_no_resource_holds_a_munge_key(stack: Stack) -> None:
+    """Whatever the program declares reaches the state, which every role that previews the stack can decrypt:
+    no parameter, no secret, no input that looks like a key."""
     rec = stack(build_example("aws-p5")).recorder
-    parameter = rec.one(PARAMETER)
-    assert parameter.inputs["type"] == "SecureString" and parameter.inputs["name"] == "/clusterforge/nlp-p5/munge-key"
-    assert parameter.ignore_changes == ["value"]
-    assert len(munge_key(rec)) == 128
+    assert not rec.of_type(PARAMETER) and not [r for r in rec.resources if r.typ.startswith("aws:secretsmanager")]
+    for resource in rec.resources:  # a secret reaches the engine wrapped under Pulumi's signature key
+        assert SECRET_SIGNATURE not in json.dumps(resource.inputs, default=str), resource.name
+
+
+SECRET_SIGNATURE = "1b47061264138c4ac30d75fd1eb44270"  # pulumi.runtime.rpc: what marks a secret value
+
+
+def _policy(rec: Recorder, name: str) -> list[dict[str, Any]]:
+    statements: list[dict[str, Any]] = json.loads(rec.one("aws:iam/rolePolicy:RolePolicy", name).inputs["policy"])[
+        "Statement"]
+    return statements
+
+
+MUNGE_ARN = "arn:aws:ssm:us-east-1:*:parameter/clusterforge/nlp-p5/munge-key"
 
 
 def test_nodes_read_the_config_and_the_key_and_change_neither(stack: Stack) -> None:
     rec = stack(build_example("aws-p5")).recorder
-    statements = json.loads(rec.one("aws:iam/rolePolicy:RolePolicy", "compute-nodes-boot").inputs["policy"])[
-        "Statement"]
-    assert [(s["Action"], s["Resource"]) for s in statements] == [
-        ("s3:GetObject", "arn:aws:s3:::nlp-p5-boot-20261121/node-config.tar.gz"),
-        ("ssm:GetParameter", arn(PARAMETER, "compute-image-munge-key"))]
+    assert [(s["Action"], s["Resource"]) for s in _policy(rec, "compute-nodes-boot")] == [
+        ("s3:GetObject", "arn:aws:s3:::nlp-p5-boot-20261121/node-config.tar.gz"), ("ssm:GetParameter", MUNGE_ARN)]
+
+
+def test_only_the_controllers_may_make_the_key_and_never_replace_it(stack: Stack, tmp_path: Path) -> None:
+    rec = stack(build_example("aws-p5")).recorder
+    made = _policy(rec, "compute-controller-boot")
+    assert made[:2] == _policy(rec, "compute-nodes-boot")
+    assert made[2:] == [{"Sid": "MakeMungeKeyOnce", "Effect": "Allow", "Action": "ssm:PutParameter",
+                         "Resource": MUNGE_ARN, "Condition": {"StringEquals": {"ssm:Overwrite": "false"}}}]
+    profile = rec.one(LT, "compute-controller-lt").inputs["iamInstanceProfile"]["arn"]
+    assert profile == arn("aws:iam/instanceProfile:InstanceProfile", "compute-controller-profile")
+    keyed = stack(run_main({"blueprint": str(EXAMPLES / "aws-p5.yaml"), "kmsKeyArn": KMS})).recorder
+    assert _policy(keyed, "compute-controller-boot")[-1] == {
+        "Sid": "EncryptMungeKey", "Effect": "Allow", "Action": "kms:Encrypt", "Resource": KMS}
+    env = yaml.safe_load(keyed.of_type(INSTANCE)[0].inputs["userData"])["write_files"][0]["content"]
+    assert f"CLUSTERFORGE_MUNGE_KMS_KEY={KMS}\n" in env
+    data = example("aws-p5")  # no pool SLURM launches: the controllers still get a role of their own
+    for pool in data["pools"]:
+        pool.pop("max_count", None)
+    rec = stack(build_blueprint(write(tmp_path, data))).recorder
+    assert "compute-controller-boot" in {r.name for r in rec.of_type("aws:iam/rolePolicy:RolePolicy")}
+
+
+KMS = "arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
 
 
 def test_the_node_config_holds_the_vars_and_the_slurm_files(stack: Stack) -> None:
@@ -260,10 +292,8 @@ def test_one_image_per_accelerator_vendor(stack: Stack, tmp_path: Path) -> None:
     images = {t.inputs["tags"]["clusterforge:pool"]: t.inputs["imageId"] for t in rec.of_type(LT)}
     assert images == {"gpu": baked_ami("compute-image-nvidia"), "controller": baked_ami("compute-image-nvidia"),
                       "trn": baked_ami("compute-image-aws")}
-    trainium = yaml.safe_load(rec.one(COMPONENT, "compute-image-aws-component").inputs["data"])
-    [bake_vars] = [f["content"] for step in trainium["phases"][0]["steps"] if step["name"] == "BakeVars"
-                   for f in step["inputs"] if f["path"].endswith("all.yml")]
-    assert "gpu_vendor: !unsafe aws" in bake_vars and "gpu_count: 16" in bake_vars
+    trainium = bake_vars(rec, "compute-image-aws-vars")
+    assert "gpu_vendor: !unsafe aws" in trainium and "gpu_count: 16" in trainium
 
 
 def test_the_boot_script_is_valid_shell_and_drains_on_failure(tmp_path: Path) -> None:
@@ -276,3 +306,16 @@ def test_the_boot_script_is_valid_shell_and_drains_on_failure(tmp_path: Path) ->
     own = yaml.safe_load(cloud_config(identity, BootSource("us-east-1", "b", "node-config.tar.gz", "/p")))
     assert yaml.safe_load(own["write_files"][1]["content"])["all"]["children"] == {
         "slurm_controller": {"hosts": {"controller-0001": {}}}, "pool_controller": {"hosts": {"controller-0001": {}}}}
+
+
+def test_no_blueprint_text_reaches_the_build_document(stack: Stack, tmp_path: Path) -> None:
+    """AWSTOE resolves `{{ ... }}` in a component's step inputs: the blueprint's free text travels in the vars
+    object the build downloads as bytes, never in the document."""
+    data = example("aws-p5")
+    data["description"] = "{{ build.Ansible.outputs.stdout }} and {{ aws:secretsmanager:x }}"
+    rec = stack(build_blueprint(write(tmp_path, data))).recorder
+    assert "{{" not in rec.one(COMPONENT).inputs["data"]
+    assert '!unsafe "{{ build.Ansible.outputs.stdout }}' in bake_vars(rec, "compute-image-nvidia-vars")
+    read = json.loads(rec.one("aws:iam/rolePolicy:RolePolicy", "compute-image-build-roles-bundle").inputs["policy"])
+    assert read["Statement"][0]["Resource"] == ["arn:aws:s3:::nlp-p5-boot-20261121/roles/*",
+                                                "arn:aws:s3:::nlp-p5-boot-20261121/bake-vars/*"]

@@ -33,6 +33,7 @@ from clusterforge.render.group_vars import cluster_vendor, group_vars, pool_vars
 from clusterforge.render.inventory import pool_group
 from clusterforge.render.inventory import pool_vars as pool_group_vars
 from clusterforge.render.yamlout import dump_ansible
+from clusterforge.targets.aws.boot_access import VARS_PREFIX
 from clusterforge.targets.aws.design import with_controller
 from clusterforge.targets.aws.settings import StackSettings
 from clusterforge.targets.aws.userdata_boot import ANSIBLE_DIR, BASE, VENV
@@ -160,9 +161,24 @@ def install_commands() -> list[str]:
     ]
 
 
-def component_document(name: str, bundle_url: str, bake_vars: dict[str, Any]) -> str:
-    """The Image Builder (AWSTOE) component: ansible in a venv, the roles bundle from S3, the build's vars,
-    `ansible-playbook -c local site.yml --tags install`, then the identity of the build instance removed."""
+def vars_text(bake_vars: dict[str, Any]) -> str:
+    """The build's group vars as the playbook reads them (every string from input `!unsafe` to Ansible)."""
+    return dump_ansible(bake_vars)
+
+
+def vars_key(image_key: str, text: str) -> str:
+    """The S3 key of an image's build vars: named by their digest, so a change is a new object and a new bake."""
+    return f"{VARS_PREFIX}{image_key}-{hashlib.sha256(text.encode()).hexdigest()[:16]}.yml"
+
+
+def component_document(name: str, bundle_url: str, vars_url: str) -> str:
+    """The Image Builder (AWSTOE) component: ansible in a venv, the roles bundle and the build's vars from S3,
+    `ansible-playbook -c local site.yml --tags install`, then the identity of the build instance removed.
+
+    No text from the blueprint is in it: AWSTOE resolves `{{ ... }}` in every step's inputs (its variables and
+    the outputs of earlier steps), so a description or a name holding such text would be evaluated by the build
+    (`!unsafe` stops only Ansible). The vars, which hold such text, are an S3 object the build downloads as
+    bytes (`vars_url`); the document holds only what this module writes and the objects' names."""
     playbook = (f"cd {ANSIBLE_DIR} && ANSIBLE_CONFIG={ANSIBLE_DIR}/ansible.cfg {VENV}/bin/ansible-playbook -c local "
                 f"-i {BAKE_DIR}/inventory/hosts.yml site.yml --tags install "
                 f"-e slurm_dbd_host={BAKE_HOST} -e monitoring_host={BAKE_HOST}")
@@ -173,14 +189,13 @@ def component_document(name: str, bundle_url: str, bake_vars: dict[str, Any]) ->
         "phases": [{"name": "build", "steps": [
             {"name": "Ansible", "action": "ExecuteBash", "inputs": {"commands": install_commands()}},
             {"name": "RolesBundle", "action": "S3Download", "inputs": [
-                {"source": bundle_url, "destination": f"{BASE}/roles.tar.gz", "overwrite": True}]},
+                {"source": bundle_url, "destination": f"{BASE}/roles.tar.gz", "overwrite": True},
+                {"source": vars_url, "destination": f"{BAKE_DIR}/inventory/group_vars/all.yml", "overwrite": True}]},
             {"name": "Unpack", "action": "ExecuteBash", "inputs": {"commands": [
                 "set -eu", f"rm -rf {ANSIBLE_DIR}", f"mkdir -p {ANSIBLE_DIR}",
                 f"tar -xzf {BASE}/roles.tar.gz -C {ANSIBLE_DIR} --no-same-owner"]}},
             {"name": "BakeVars", "action": "CreateFile", "inputs": [
-                {"path": f"{BAKE_DIR}/inventory/hosts.yml", "content": bake_inventory(), "overwrite": True},
-                {"path": f"{BAKE_DIR}/inventory/group_vars/all.yml", "content": dump_ansible(bake_vars),
-                 "overwrite": True}]},
+                {"path": f"{BAKE_DIR}/inventory/hosts.yml", "content": bake_inventory(), "overwrite": True}]},
             {"name": "Install", "action": "ExecuteBash", "inputs": {"commands": ["set -eu", playbook]}},
             {"name": "Identity", "action": "ExecuteBash", "inputs": {"commands": ["set -eu", *CLEANUP]}},
         ]}],

@@ -5,6 +5,12 @@ SecureString parameter with the instance role, then runs `ansible-playbook -c lo
 --limit <node>` against a one-host inventory. The key reaches Ansible in a root-only file under /run (tmpfs)
 that is removed after the run; the munge role writes it to /etc/munge/munge.key 0400 munge (`no_log`).
 
+The key is made here, on the first controller to boot, and never by the program (whose state every previewing
+role could decrypt): a controller creates the parameter with a new random key unless it exists (`Overwrite`
+false, which its role's policy requires, so two controllers booting at once agree on the first one's key), and
+every node, controllers included, then reads it, waiting up to MUNGE_WAIT_S for a controller that has not made
+it yet (a login node the stack starts beside the controller; compute nodes start after it, from its programs).
+
 Jobs must not reach that parameter through the node's role, so the metadata service (where the role's
 credentials come from) answers root only: `IMDS_ROOT_ONLY` runs at every boot, before any job can start. On the
 controller it answers SlurmUser too (`IMDS_CONTROLLER`), whose power-save programs launch the nodes.
@@ -30,6 +36,8 @@ INVENTORY_FILE = f"{CONFIG_DIR}/inventory/hosts.yml"
 BOOT_SCRIPT = "/usr/local/sbin/clusterforge-boot"
 BOOT_LOG = "/var/log/clusterforge-boot.log"
 METADATA_ADDRESS = "169.254.169.254"
+MUNGE_WAIT_S = 1800  # a node waits this long for a controller's first boot to make the munge key
+MUNGE_KEY_BYTES = 96  # secrets.token_urlsafe(96): 128 characters, 768 bits (munge wants at least 32 bytes)
 
 
 def imds_guard(*users: str) -> str:
@@ -54,14 +62,18 @@ class BootSource:
     bucket: str
     config_key: str  # the node config archive (image_bundle.config_bundle)
     munge_parameter: str  # SSM SecureString parameter name
+    munge_kms_key: str | None = None  # the stack's key (kmsKeyArn) the controller encrypts it with; else aws/ssm
 
 
 def boot_env(boot: BootSource | None) -> dict[str, str]:
     if boot is None:
         return {}
-    return {"CLUSTERFORGE_REGION": boot.region, "CLUSTERFORGE_BOOT_BUCKET": boot.bucket,
-            "CLUSTERFORGE_BOOT_CONFIG": boot.config_key, "CLUSTERFORGE_MUNGE_PARAMETER": boot.munge_parameter,
-            "CLUSTERFORGE_CONFIG_DIR": CONFIG_DIR}
+    env = {"CLUSTERFORGE_REGION": boot.region, "CLUSTERFORGE_BOOT_BUCKET": boot.bucket,
+           "CLUSTERFORGE_BOOT_CONFIG": boot.config_key, "CLUSTERFORGE_MUNGE_PARAMETER": boot.munge_parameter,
+           "CLUSTERFORGE_CONFIG_DIR": CONFIG_DIR}
+    if boot.munge_kms_key is not None:
+        env["CLUSTERFORGE_MUNGE_KMS_KEY"] = boot.munge_kms_key
+    return env
 
 
 def node_inventory(node: str, pool: str, role: str) -> str:
@@ -78,21 +90,40 @@ def node_inventory(node: str, pool: str, role: str) -> str:
     return yaml.safe_dump({"all": {"children": children}}, sort_keys=False)
 
 
-_FETCH = r'''import io, os, re, tarfile, boto3
+_FETCH = r'''import io, os, re, secrets, tarfile, time, boto3
 env = os.environ
 region = env["CLUSTERFORGE_REGION"]
 body = boto3.client("s3", region_name=region).get_object(
     Bucket=env["CLUSTERFORGE_BOOT_BUCKET"], Key=env["CLUSTERFORGE_BOOT_CONFIG"])["Body"].read()
 with tarfile.open(fileobj=io.BytesIO(body), mode="r:gz") as tar:
     tar.extractall(env["CLUSTERFORGE_CONFIG_DIR"], filter="data")
-key = boto3.client("ssm", region_name=region).get_parameter(
-    Name=env["CLUSTERFORGE_MUNGE_PARAMETER"], WithDecryption=True)["Parameter"]["Value"]
+ssm = boto3.client("ssm", region_name=region)
+name = env["CLUSTERFORGE_MUNGE_PARAMETER"]
+if env.get("CLUSTERFORGE_ROLE") == "controller":
+    made = {"Name": name, "Type": "SecureString", "Overwrite": False,
+            "Value": secrets.token_urlsafe(@KEY_BYTES@), "Description": "clusterforge: the munge key"}
+    if env.get("CLUSTERFORGE_MUNGE_KMS_KEY"):
+        made["KeyId"] = env["CLUSTERFORGE_MUNGE_KMS_KEY"]
+    try:
+        ssm.put_parameter(**made)
+        print("made the munge key")
+    except ssm.exceptions.ParameterAlreadyExists:
+        pass
+deadline = time.monotonic() + float(env.get("CLUSTERFORGE_MUNGE_WAIT_S", "@WAIT_S@"))
+while True:
+    try:
+        key = ssm.get_parameter(Name=name, WithDecryption=True)["Parameter"]["Value"]
+        break
+    except ssm.exceptions.ParameterNotFound:
+        if time.monotonic() >= deadline:
+            raise SystemExit("no munge key: no controller has made it (a controller does at its first boot)")
+        time.sleep(min(10.0, max(0.0, deadline - time.monotonic())))
 if not re.fullmatch(r"[A-Za-z0-9_-]{32,1024}", key):
     raise SystemExit("the munge key parameter does not hold a key of the expected form")
 fd = os.open(env["SECRETS"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o400)
 with os.fdopen(fd, "w") as out:
     out.write("munge_key: '" + key + "'\n")
-'''
+'''.replace("@KEY_BYTES@", str(MUNGE_KEY_BYTES)).replace("@WAIT_S@", str(MUNGE_WAIT_S))
 
 
 def boot_script(attempts: int = 3, pause_s: int = 60) -> str:

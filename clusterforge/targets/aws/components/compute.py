@@ -80,12 +80,14 @@ class Compute(pulumi.ComponentResource):
                 args.image_instance_type, args.kms_key_arn, args.egress), pulumi.ResourceOptions(parent=self))
         role = NodeRole(f"{name}-nodes", node_role_args(args, baked), pulumi.ResourceOptions(parent=self))
         controller_role = role
-        if any(p.launched_by_slurm for p in design.pools):
+        launches = any(p.launched_by_slurm for p in design.pools)
+        if launches or baked is not None:  # the controllers alone launch nodes and make the munge key
             power_save = role.role_arn.apply(lambda arn: json.dumps(power_save_access(design.region, design.name,
-                                                                                      arn)))
-            controller_role = NodeRole(f"{name}-controller", replace(node_role_args(args, baked),
-                                                                     power_save_policy=power_save),
-                                       pulumi.ResourceOptions(parent=self))
+                                                                                      arn))) if launches else None
+            controller_role = NodeRole(f"{name}-controller", replace(
+                node_role_args(args, baked), power_save_policy=power_save,
+                boot_policy=baked.controller_policy if baked is not None else None),
+                pulumi.ResourceOptions(parent=self))
         images = {pool.name: baked.ami_for(pool.name) if baked is not None else base for pool in design.pools}
         main = next((p for p in design.pools if p.role == "compute"), design.pools[0])
         self.image_id = images[main.name]  # the outputs' `ami`: the compute pools' image

@@ -1,20 +1,22 @@
 """The node image: EC2 Image Builder bakes the roles' `install` steps into an AMI during `pulumi up`.
 
-Resources: a private bucket with the roles bundle (one object per digest) and the node config; the munge key
-as an SSM SecureString parameter; the build instance's role; one infrastructure configuration (the stack's
+Resources: a private bucket with the roles bundle (one object per digest) and the node config; the build
+instance's role; one infrastructure configuration (the stack's
 subnet and cluster security group); and per image (`bake.ImageDesign`) a component, a recipe on the stack's base
 AMI, and an `imagebuilder.Image`, whose AMI the pools' launch templates use.
 
 Component and recipe names carry `bake.bake_hash` (Image Builder versions are immutable, so a changed document
 must be a new name): a role's install step, a pin or the parent AMI bakes again; a node count does not.
 Replaced images keep their AMIs (Image Builder's DeleteImage leaves them), so running nodes keep theirs.
+
+The munge key is no resource here: the first controller to boot makes it (boot_access, userdata_boot), so that
+neither the program nor its state ever holds it.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -22,8 +24,15 @@ import pulumi
 import pulumi_aws as aws
 
 from clusterforge.errors import ClusterforgeError, Problem
-from clusterforge.targets.aws.bake import ImageDesign, NodeConfig, bake_hash, component_document
-from clusterforge.targets.aws.boot_access import CONFIG_KEY, ROLES_PREFIX, boot_read, build_read
+from clusterforge.targets.aws.bake import ImageDesign, NodeConfig, bake_hash, component_document, vars_key, vars_text
+from clusterforge.targets.aws.boot_access import (
+    CONFIG_KEY,
+    ROLES_PREFIX,
+    boot_read,
+    build_read,
+    controller_boot,
+    munge_parameter_name,
+)
 from clusterforge.targets.aws.components.bucket import PREFIX_CHARS, keep_private
 from clusterforge.targets.aws.components.identity import BuildRole, BuildRoleArgs
 from clusterforge.targets.aws.design import ClusterDesign
@@ -32,7 +41,6 @@ from clusterforge.targets.aws.userdata_boot import BootSource
 
 RECIPE_VERSION = "1.0.0"  # the hash in the name tells bakes apart; Image Builder wants a semantic version too
 BAKE_TIMEOUT = "180m"  # drivers and libraries from source on a fresh parent: an hour is common, three is the bound
-MUNGE_KEY_CHARS = 96  # secrets.token_urlsafe(96): 128 characters, 768 bits (munge wants at least 32 bytes)
 
 
 @dataclass(frozen=True)
@@ -58,15 +66,12 @@ def ami(resources: Sequence[aws.imagebuilder.outputs.ImageOutputResource]) -> st
     return image
 
 
-def munge_parameter_name(cluster: str) -> str:
-    return f"/clusterforge/{cluster}/munge-key"
-
-
 class NodeImage(pulumi.ComponentResource):
     config: NodeConfig
     image_ids: dict[str, pulumi.Output[str]]  # image key (bake.ImageDesign.key) -> AMI id
     boot: pulumi.Output[BootSource]
     node_policy: pulumi.Output[str]  # what the node role adds: boot_access.boot_read
+    controller_policy: pulumi.Output[str]  # the controllers' role: boot_access.controller_boot
 
     def __init__(self, name: str, args: NodeImageArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("clusterforge:aws:NodeImage", name, None, opts)
@@ -89,12 +94,6 @@ class NodeImage(pulumi.ComponentResource):
         aws.s3.BucketObjectv2(f"{name}-config", bucket=bucket.id, key=CONFIG_KEY,
                               content_base64=base64.b64encode(config_bundle(args.config.files)).decode(),
                               content_type="application/gzip", tags=tags, opts=child)
-        munge = aws.ssm.Parameter(
-            f"{name}-munge-key", name=munge_parameter_name(design.name), type="SecureString",
-            value=pulumi.Output.secret(secrets.token_urlsafe(MUNGE_KEY_CHARS)), key_id=args.kms_key_arn,
-            description=f"clusterforge {design.name}: the munge key, read by the nodes at first boot", tags=tags,
-            # made once: a later run's new random value is not applied (rotate with `pulumi up --replace`)
-            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["value"]))
         builder = BuildRole(f"{name}-build", BuildRoleArgs(
             design.name, design.region, bucket.bucket.apply(lambda b: json.dumps(build_read(design.region, b)))),
             child)
@@ -109,26 +108,34 @@ class NodeImage(pulumi.ComponentResource):
             resource_tags=tags, tags=tags, opts=child)
         parent = pulumi.Output.from_input(args.parent_image)
         url = bucket.bucket.apply(lambda b: f"s3://{b}/{roles_key}")
-        self.image_ids = {image.key: self._image(name, image, design, url, parent, infrastructure.arn, bundle)
+        self.image_ids = {image.key: self._image(name, image, design, url, parent, infrastructure.arn, bundle,
+                                                 bucket)
                           for image in args.config.images}
-        self.boot = pulumi.Output.all(bucket.bucket, munge.name).apply(
-            lambda pair: BootSource(design.region, str(pair[0]), CONFIG_KEY, str(pair[1])))
-        self.node_policy = pulumi.Output.all(bucket.bucket, munge.arn).apply(
-            lambda pair: json.dumps(boot_read(design.region, str(pair[0]), str(pair[1]))))
+        region, cluster, key = design.region, design.name, args.kms_key_arn
+        self.boot = bucket.bucket.apply(
+            lambda b: BootSource(region, b, CONFIG_KEY, munge_parameter_name(cluster), key))
+        self.node_policy = bucket.bucket.apply(lambda b: json.dumps(boot_read(region, b, cluster)))
+        self.controller_policy = bucket.bucket.apply(lambda b: json.dumps(controller_boot(region, b, cluster, key)))
         self.register_outputs({"image_ids": self.image_ids})
 
     def _image(self, name: str, image: ImageDesign, design: ClusterDesign, url: pulumi.Output[str],
                parent: pulumi.Output[str], infrastructure: pulumi.Output[str],
-               bundle: aws.s3.BucketObjectv2) -> pulumi.Output[str]:
+               bundle: aws.s3.BucketObjectv2, bucket: aws.s3.Bucket) -> pulumi.Output[str]:
         tags = design.tags() | {"clusterforge:image": image.key}
-        document = url.apply(lambda u: component_document(f"{design.name}-{image.key}", u, image.bake_vars))
+        text = vars_text(image.bake_vars)
+        key = vars_key(image.key, text)
+        bake_vars = aws.s3.BucketObjectv2(f"{name}-{image.key}-vars", bucket=bucket.id, key=key,
+                                          content_base64=base64.b64encode(text.encode()).decode(),
+                                          content_type="text/yaml", tags=tags, opts=pulumi.ResourceOptions(parent=self))
+        document = pulumi.Output.all(url, bucket.bucket).apply(
+            lambda pair: component_document(f"{design.name}-{image.key}", str(pair[0]), f"s3://{pair[1]}/{key}"))
         named = pulumi.Output.all(document, parent).apply(
             lambda pair: f"{design.name}-{image.key}-{bake_hash(str(pair[0]), str(pair[1]))}")
         child = pulumi.ResourceOptions(parent=self)
         component = aws.imagebuilder.Component(
             f"{name}-{image.key}-component", name=named, version=RECIPE_VERSION, platform="Linux", data=document,
             description=f"clusterforge {design.name}: the roles' install steps", tags=tags,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[bundle]))
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[bundle, bake_vars]))
         recipe = aws.imagebuilder.ImageRecipe(
             f"{name}-{image.key}-recipe", name=named, version=RECIPE_VERSION, parent_image=parent,
             components=[aws.imagebuilder.ImageRecipeComponentArgs(component_arn=component.arn)],
