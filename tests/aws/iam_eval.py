@@ -1,11 +1,11 @@
 """A request against identity-based IAM policy documents, decided as AWS's policy evaluation logic documents it,
 for the operators the stack's documents use: an explicit Deny wins, then an Allow, else the implicit deny.
 
-Covered: Action and Resource with `*`/`?` wildcards (actions case-insensitively), StringEquals, StringNotEquals,
-StringLike, Bool and their `ForAllValues:`/`ForAnyValue:` forms; a condition key absent from the request fails a
-positive operator and passes a negated one (StringNotEquals), `ForAllValues` over no values passes, as AWS's
-"Condition operators" and "multivalued context keys" pages say. Anything else raises, so a document using an
-operator this does not know is never judged by a guess. parliament (tests/aws/test_iam_documents.py) checks the
+Covered: Action, Resource and NotResource with `*`/`?` wildcards (actions case-insensitively), StringEquals,
+StringNotEquals, StringLike, Bool and their `ForAllValues:`/`ForAnyValue:` forms; a condition key absent from the
+request fails a positive operator and passes a negated one (StringNotEquals), `ForAllValues` over no values passes,
+as AWS's "Condition operators" and "multivalued context keys" pages say. Anything else raises, so a document using
+an operator this does not know is never judged by a guess. parliament (tests/aws/test_iam_documents.py) checks the
 documents' actions, ARNs and condition keys against AWS's own tables; this checks what they allow.
 
 No library evaluates conditions offline (moto's access control ignores them), hence this small one.
@@ -74,8 +74,11 @@ def _condition(block: Mapping[str, Mapping[str, Any]], context: Context) -> bool
 
 
 def _applies(statement: Mapping[str, Any], request: Request) -> bool:
-    return (_matches(statement["Action"], request.action, case=False) and _matches(statement["Resource"],
-                                                                                   request.resource)
+    if "NotResource" in statement:
+        resource = not _matches(statement["NotResource"], request.resource)
+    else:
+        resource = _matches(statement["Resource"], request.resource)
+    return (_matches(statement["Action"], request.action, case=False) and resource
             and _condition(statement.get("Condition", {}), request.context))
 
 
