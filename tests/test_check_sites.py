@@ -121,7 +121,8 @@ def _workflow() -> dict[str, object]:
 
 
 def test_a_pr_changing_only_a_site_rechecks_its_teams(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The workflow's finder lists the changed site; `check` on that list judges both teams on it."""
+    """The workflow's finder lists the two teams that include the changed site; `check` on that list judges
+    both."""
     from tests.test_workflows import find, git
 
     workflow = _workflow()
@@ -131,12 +132,13 @@ def test_a_pr_changing_only_a_site_rechecks_its_teams(tmp_path: Path, monkeypatc
     site.write_text(site.read_text().replace("amps: 60", "amps: 16"))
     git(repo, "commit", "-qam", "smaller feeds")
     listed, _, count = find(workflow, repo, base)
-    assert listed == ["blueprints/dc1/site-dc1.yaml"] and count == "count=1"
+    assert sorted(listed) == ["blueprints/dc1/team-nlp.yaml", "blueprints/dc1/team-vision.yaml"]
+    assert count == "count=2"
     monkeypatch.chdir(repo)
     monkeypatch.setenv("CLUSTERFORGE_INCLUDE_ROOT", str(repo))
     result = CliRunner().invoke(app, ["check", "-f", "json", "--", *listed], catch_exceptions=False)
     assert result.exit_code == 1, result.output
-    assert "checked team-nlp.yaml, team-vision.yaml that include it" in result.stderr
+    assert "shared by blueprints/dc1/team-nlp.yaml, blueprints/dc1/team-vision.yaml" in result.stderr
     assert any(f["id"] == "PWR-002" for f in json.loads(result.stdout)["findings"])
 
 
