@@ -13,8 +13,15 @@ depend on it is given to the node, read-only, as a provisioning server or cloud-
 - /usr/share/clusterforge/ansible: site.yml and the roles of this checkout, and the collections they name.
 
 The node writes its result to the shared volume (`.clusterforge/boot/<node>`): the control host reads one folder
-instead of asking every node, so its work per node is starting a container. Controllers boot first, every other
-node after them at once. `lab provision` (SSH push) repairs a node as before.
+instead of asking every node, so its work per node is starting a container. `lab provision` (SSH push) repairs a
+node as before.
+
+Every node starts at once, as a cluster's servers do when it is powered on, the controllers' containers first. A
+node does not wait for the controller to finish: its slurmd, configless, asks slurmctld for its configuration
+and retries every 10 s until slurmctld answers, so it registers within seconds of slurmctld starting. Started one
+after the other instead (the controller's whole boot phase, then the nodes'), the nodes met slurmctld's first
+ping minutes before their slurmd existed; a node that has not answered SlurmdTimeout after that ping is set
+DOWN ("not responding"), which on a loaded machine is every node whose boot phase outlasts SlurmdTimeout.
 """
 
 from __future__ import annotations
@@ -54,7 +61,7 @@ BAKE_PACKAGES = ("ansible-core",)
 # clusterforge: the power-save programs' modules, which the slurm role copies to a controller from the tree
 TREE_PARTS = ("site.yml", "ansible.cfg", "roles", "filter_plugins", "clusterforge")
 MUNGE_KEY_SIZE = 1024  # bytes, as roles/munge makes it
-FIRST = ("slurm_controller", "pool_db")  # hosts every other node needs up before it joins
+FIRST = ("slurm_controller", "pool_db")  # the hosts every other node needs: their containers start first
 STATUS = Path(".clusterforge") / "boot"
 
 
@@ -225,8 +232,8 @@ def wait(paths: LabPaths, names: Sequence[str], timeout: float, say: Callable[[s
 def start(paths: LabPaths, cluster: str, controller: str, specs: Sequence[NodeSpec], image: str, repo: str,
           lab_vars: dict[str, Any], say: Callable[[str], None], launched: Sequence[NodeSpec] = (),
           more: Callable[[NodeSpec], list[str]] | None = None) -> dict[str, Booted]:
-    """Start every node from the baked image, given what it needs to configure itself: the controllers (and the
-    accounting host) first, then every other node at once; each node's report once all have made one.
+    """Start every node from the baked image at once, given what it needs to configure itself (the controllers'
+    and the accounting host's containers first); each node's report once all have made one.
 
     The lab's nodes share the host's cores, so a wave of N nodes may take N times one node's boot phase: the
     wait allows a minute per node on top of ten."""
@@ -239,15 +246,11 @@ def start(paths: LabPaths, cluster: str, controller: str, specs: Sequence[NodeSp
         return [*given.mounts(spec), *(more(spec) if more is not None else [])]
 
     first = [spec for spec in specs if any(group in spec.groups for group in FIRST)]
-    rest = [spec for spec in specs if spec not in first]
-    found: dict[str, Booted] = {}
-    for wave in (first, rest):
-        if not wave:
-            continue
-        names = [spec.name for spec in wave]
-        say(f"starting {len(wave)} node(s) that configure themselves: {', '.join(names)}")
-        nodes.start(paths, wave, image, repo, given=mounts)
-        if not found:
-            clear_status(paths, [spec.name for spec in specs])  # the shared volume exists once a node started
-        found |= wait(paths, names, 600 + 60 * len(wave), say)
-    return found
+    ordered = [*first, *(spec for spec in specs if spec not in first)]
+    names = [spec.name for spec in ordered]
+    if not ordered:
+        return {}
+    say(f"starting {len(ordered)} node(s) that configure themselves: {', '.join(names)}")
+    nodes.start(paths, ordered, image, repo, given=mounts)
+    clear_status(paths, names)  # the shared volume exists once a node started
+    return wait(paths, names, 600 + 60 * len(ordered), say)

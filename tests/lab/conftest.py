@@ -149,35 +149,6 @@ def error_lines(lab: Lab, node: str, log: str) -> list[str]:
     return [line for line in text.splitlines() if re.search(r"\b(error|fatal):", line)]
 
 
-NOT_RESPONDING = re.compile(r"\berror: Nodes? (\S+) not responding, setting DOWN")
-
-
-def unexpected_errors(lab: Lab, node: str, log: str) -> list[str]:
-    """The error lines of a daemon's log that say something is wrong: not the first-start notices, and not a
-    node that slurmctld set DOWN for not responding while it was still coming up and that responded later.
-
-    Nodes that configure themselves (`--boot self`) start after the controller and register when their boot
-    phase ends; on a loaded machine that takes longer than the lab's SlurmdTimeout (30 s), and slurmctld then
-    logs `Nodes ... not responding, setting DOWN` once, as it does for any cluster cold-started before its nodes,
-    and returns them when they register (ReturnToService=1: `Node ... now responding`). That is no error of the
-    configuration; a node named there that never responded afterwards still is."""
-    text = lab.sh(node, f"cat /var/log/slurm/{log}")
-    lines = text.splitlines()
-    found = []
-    for n, line in enumerate(lines):
-        if not re.search(r"\b(error|fatal):", line) or FIRST_START.search(line):
-            continue
-        down = NOT_RESPONDING.search(line)
-        if down:
-            from clusterforge.hostlist import expand
-
-            later = "\n".join(lines[n + 1:])
-            if all(f"Node {name} now responding" in later for name in expand(down.group(1))):
-                continue
-        found.append(line)
-    return found
-
-
 def real_slurmctld(lab: Lab, slurm_dir: Path, host: str, hosts: str, *then: str) -> tuple[str, str]:
     """Load rendered SLURM files into a real slurmctld 24.11: a throwaway container of the lab's image named
     `host` (the rendered SlurmctldHost), `hosts` appended to its /etc/hosts (node names on loopback, accounting
