@@ -24,11 +24,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from clusterforge import hostlist  # noqa: E402
-from clusterforge.powersave import aws  # noqa: E402
-from clusterforge.powersave.aws import NODE_TAG, Ec2Provider  # noqa: E402
 from clusterforge.powersave.config import NodeGroup, PowerSaveConfig  # noqa: E402
 from clusterforge.powersave.resume import resume  # noqa: E402
 from clusterforge.powersave.slurm import NodeState  # noqa: E402
+from clusterforge.targets.aws import powersave as aws  # noqa: E402
+from clusterforge.targets.aws.powersave import NODE_TAG, Ec2Provider  # noqa: E402
 
 REGION = "us-east-1"
 
@@ -74,9 +74,10 @@ def run(size: int) -> dict[str, Any]:
         client.create_launch_template(LaunchTemplateName="c1-gpu", LaunchTemplateData={
             "ImageId": image, "InstanceType": "p5.48xlarge"})
         nodes = hostlist.expand(f"gpu-[00001-{size:05d}]")
-        config = PowerSaveConfig(cluster="c1", region=REGION, groups=(NodeGroup(
-            name="gpu", nodes=hostlist.compress(nodes), launch_template="c1-gpu", instance_type="p5.48xlarge",
-            subnet=subnet),))
+        group = NodeGroup(name="gpu", nodes=hostlist.compress(nodes), launch_template="c1-gpu",
+                          instance_type="p5.48xlarge", subnet=subnet)
+        config = PowerSaveConfig(cluster="c1", provider=f"{Ec2Provider.__module__}:Ec2Provider", region=REGION,
+                                 groups=(group,))
         fleets, describes = counter(client, "CreateFleet"), counter(client, "DescribeInstances")
         slurm = Recorder()
         start = time.perf_counter()

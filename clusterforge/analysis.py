@@ -53,11 +53,11 @@ class Analysis:
 
 def read_policy(inputs: PolicyInputs = DEFAULT_INPUTS) -> Policy:
     """The catalog, policy config and waivers of `inputs`; unknown `skip` ids are input errors."""
-    from clusterforge.catalog import load_catalog
     from clusterforge.errors import ClusterforgeError, Problem
     from clusterforge.policies import load_policy_config, load_waivers
     from clusterforge.policies.discovery import load_rules
     from clusterforge.policies.registry import REGISTRY
+    from clusterforge.targets import load_catalog
     from clusterforge.validation import closest
 
     load_rules()  # a config's `rules:` and `--skip` are checked against them

@@ -1,5 +1,5 @@
-"""The package's shape: no import cycles, small modules, target names compared and AWS named only inside targets/,
-GPU vendors named only inside accelerators/.
+"""The package's shape: no import cycles, small modules, target names compared, used as keys or literals and AWS
+named only inside targets/ (a second cloud is one folder), GPU vendors named only inside accelerators/.
 
 Read from the source with `ast`, so every import counts: module-level, inside functions, inside classes and under
 `if TYPE_CHECKING:`. A type-only import never runs, but it still ties the importer to the module it names: a cycle
@@ -12,7 +12,9 @@ contributors read is the one the package is held to.
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -345,3 +347,134 @@ def test_the_readme_layout_names_every_package() -> None:
     layout = readme.partition("\n## Layout\n")[2].partition("\n## ")[0]
     packages = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file())
     assert [name for name in packages if not re.search(rf"(?<![\w/]){name}/", layout)] == []
+
+
+# AWS named in code outside targets/: a line of code (comments and docstrings left out) with an identifier part, the
+# text split on `_` and on anything not a letter or digit, that is one of these words whatever its case
+# (`aws_region`, `"efa"`, `boto3.client`, `"/fsx"`). What is left names AWS where another team owns the file, or in
+# the blueprint's own contract; each line is listed when the count grows.
+AWS_WORDS = frozenset({"aws", "ec2", "efa", "fsx", "boto3"})
+MAX_AWS_LINES = 20
+
+
+def _docstring_lines(tree: ast.Module) -> set[int]:
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            for stmt in node.body:
+                if (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+                        and isinstance(stmt.value.value, str) and stmt.end_lineno is not None):
+                    lines.update(range(stmt.lineno, stmt.end_lineno + 1))
+    return lines
+
+
+def aws_lines(path: Path) -> list[int]:
+    """Lines of code of a module with an identifier part that names AWS (a multi-line string: each of its lines)."""
+    text = path.read_text(encoding="utf-8")
+    docstrings = _docstring_lines(ast.parse(text))
+    found: set[int] = set()
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
+            continue
+        if token.type == tokenize.STRING and token.start[0] in docstrings:
+            continue
+        for offset, line in enumerate(token.string.split("\n")):
+            if {part.lower() for part in re.split(r"[\W_]+", line) if part} & AWS_WORDS:
+                found.add(token.start[0] + offset)
+    return sorted(found)
+
+
+def aws_outside_targets(root: Path = PACKAGE) -> dict[str, list[tuple[int, str]]]:
+    """Each module outside root/targets that names AWS, with those lines."""
+    out = {}
+    for path in sorted(root.rglob("*.py")):
+        relative = path.relative_to(root)
+        if relative.parts[0] != "targets" and (numbers := aws_lines(path)):
+            lines = path.read_text(encoding="utf-8").splitlines()
+            out[relative.as_posix()] = [(n, lines[n - 1].strip()) for n in numbers]
+    return out
+
+
+def test_aws_is_named_in_at_most_20_lines_outside_targets() -> None:
+    """A cloud's power provider, instance catalog, prices, software and fabric specifics live in its target's folder;
+    the rest asks the target. The few lines left are listed when the count is over."""
+    found = aws_outside_targets()
+    count = sum(len(lines) for lines in found.values())
+    listing = "\n".join(f"{file}:{n}: {line}" for file, lines in found.items() for n, line in lines)
+    assert count <= MAX_AWS_LINES, f"{count} lines of code name AWS outside clusterforge/targets/:\n{listing}"
+
+
+def test_the_aws_count_counts_code_and_leaves_out_comments_and_docstrings(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text('"""AWS in a docstring, EC2 too."""\n'
+                      "import boto3  # a comment naming EFA\n"
+                      "region = cfg.aws_region\n"
+                      'MOUNT = "/fsx"\n'
+                      "def f():\n"
+                      '    """FSx, in a docstring."""\n'
+                      "    return Ec2Provider, awsome, 1\n"  # one identifier: no part of it is a word above
+                      'TEXT = """line one\n'
+                      'efa on line two"""\n')
+    assert aws_lines(module) == [2, 3, 4, 9]
+
+
+def target_package_names() -> set[str]:
+    """Every package under clusterforge/targets that exports a TARGET, and the test fixture's targets."""
+    folders = [*(PACKAGE / "targets").iterdir(), *(PACKAGE.parent / "tests" / "fixtures" / "targets").iterdir()]
+    return {folder.name for folder in folders
+            if (folder / "__init__.py").is_file() and re.search(r"^TARGET\b", (folder / "__init__.py").read_text(
+                encoding="utf-8"), flags=re.M)}
+
+
+# Keys and literals that are spelled like a target but are not one: (module, word): why
+NOT_TARGETS = {("cli/app.py", "lab"): "the `lab` command's module (COMMAND_MODULES), not target lab"}
+
+
+def target_name_literals(path: Path, names: set[str]) -> list[int]:
+    """Lines where a target's name is a dict literal's key or is inside `Literal[...]` (a table by target, a type
+    that lists targets): what a new target would have to be added to."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    lines = []
+    for node in ast.walk(tree):
+        keys: list[ast.expr] = []
+        if isinstance(node, ast.Dict):
+            keys = [key for key in node.keys if key is not None]
+        elif isinstance(node, ast.Subscript):
+            base = node.value
+            if (base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else "") == \
+                    "Literal":
+                keys = [node.slice]
+        lines += [c.lineno for key in keys for c in ast.walk(key)
+                  if isinstance(c, ast.Constant) and isinstance(c.value, str) and c.value in names]
+    return sorted(set(lines))
+
+
+def target_literals_outside(root: Path, names: set[str]) -> dict[str, list[int]]:
+    out = {}
+    for path in sorted(root.rglob("*.py")):
+        relative = path.relative_to(root).as_posix()
+        if relative.split("/")[0] == "targets":
+            continue
+        allowed = {word for module, word in NOT_TARGETS if module == relative}
+        if lines := target_name_literals(path, names - allowed):
+            out[relative] = lines
+    return out
+
+
+def test_no_target_name_is_a_key_or_a_literal_outside_targets() -> None:
+    """A table keyed by target names or a `Literal` of them is a list a new target must be added to: the target
+    declares what differs instead (`Target.power_provider`, its catalog part), and the rest asks it."""
+    names = target_package_names()
+    assert {"aws", "onprem", "lab", "testcloud"} <= names
+    assert target_literals_outside(PACKAGE, names) == {}
+
+
+@pytest.mark.parametrize("source", ['PROVIDERS = {"aws": 1, "lab": 2}\n',
+                                    'from typing import Literal\nProvider = Literal["aws", "lab"]\n',
+                                    'import typing\nx: typing.Literal["onprem"] | None = None\n',
+                                    'table = {**base, "testcloud": 3}\n',
+                                    'from typing import Literal, Optional\ny: Optional[Literal["lab"]] = None\n'])
+def test_the_target_literal_check_catches_each_form(tmp_path: Path, source: str) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(source)
+    assert target_name_literals(module, {"aws", "onprem", "lab", "testcloud"})

@@ -4,8 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from clusterforge.catalog import Instance, Server, Switch, load_catalog
+from clusterforge.catalog import Instance, Server, Switch
 from clusterforge.errors import ClusterforgeError
+from clusterforge.targets import load_catalog
 
 REQUIRED = [
     "dgx-h100", "dgx-h200", "dgx-b200", "gb200-nvl72", "hgx-h100-8gpu", "p4d.24xlarge", "p4de.24xlarge",
@@ -149,9 +150,12 @@ def test_builtin_files_take_the_fast_parser_with_the_same_data() -> None:
     def refuse(text: str, file: str) -> None:
         raise AssertionError(f"{file} was declined by the fast path")
 
-    for name in _BUILTIN_FILES:
-        text = (resources.files("clusterforge.catalog") / "data" / name).read_text(encoding="utf-8")
-        assert parse_fast(text, name, refuse).data == parse_text(text, name).data  # type: ignore[arg-type]
+    from clusterforge.targets import catalog_parts
+
+    shared = [resources.files("clusterforge.catalog") / "data" / name for name in _BUILTIN_FILES]
+    for path in [*shared, *(file for part in catalog_parts() for file in part.files)]:  # the targets' files too
+        text = path.read_text(encoding="utf-8")
+        assert parse_fast(text, path.name, refuse).data == parse_text(text, path.name).data  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(("key", "model", "memory", "cooling"), [

@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from clusterforge.analysis import analyze, read_policy
-from clusterforge.catalog import load_catalog
 from clusterforge.cost import CostEstimate, CostLine, estimate_cost
+from clusterforge.targets import load_catalog
 from tests.conftest import EXAMPLES
 
 AWS = EXAMPLES / "aws-p5.yaml"

@@ -89,7 +89,8 @@ def test_p5_with_32_interfaces_passes() -> None:
 
 
 def efa_instance_types() -> list[tuple[str, int]]:
-    from clusterforge.catalog import Instance, load_catalog
+    from clusterforge.catalog import Instance
+    from clusterforge.targets import load_catalog
 
     return [(key, entry.efa_max_interfaces) for key, entry in load_catalog().items()
             if isinstance(entry, Instance) and entry.efa_max_interfaces]
@@ -97,7 +98,8 @@ def efa_instance_types() -> list[tuple[str, int]]:
 
 def stack_layout(instance_type: str, interfaces: int) -> list[dict[str, Any]]:
     """The layout the stack builds for `interfaces` EFA devices on this type, as launch template props."""
-    from clusterforge.catalog import Instance, load_catalog
+    from clusterforge.catalog import Instance
+    from clusterforge.targets import load_catalog
     from clusterforge.targets.aws.layout import instance_layout
 
     instance = load_catalog().of(instance_type, Instance)
@@ -404,7 +406,7 @@ def test_a_crashing_check_is_reported_not_raised() -> None:
         raise ZeroDivisionError("division by zero")
 
     load_rules()
-    from clusterforge.catalog import load_catalog
+    from clusterforge.targets import load_catalog
 
     policy = resource_policy(REGISTRY["NET-005"], (LAUNCH_TEMPLATE,), broken, load_catalog())
     found: list[str] = []

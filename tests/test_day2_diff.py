@@ -18,8 +18,8 @@ import pytest
 from clusterforge.analysis import PolicyInputs
 from clusterforge.checkout import project_root
 from clusterforge.day2.diff import Action, Diff, compare
-from clusterforge.day2.effects import UNCLASSIFIED, group_var_effects, read_slurm_role
 from clusterforge.day2.rendered import Rendered
+from clusterforge.render.change_classes import UNCLASSIFIED, group_var_effects, read_slurm_role
 from tests.conftest import EXAMPLES
 
 ONPREM = EXAMPLES / "onprem-dgx-h100.yaml"  # 16 DGX H100; gpu-0001 is also the controller

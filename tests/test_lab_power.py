@@ -1,4 +1,4 @@
-"""The lab as a cloud: the `lab` power-save provider talks to the lab's power agent over a Unix socket, and the
+"""The lab as a cloud: target lab's power-save provider talks to the lab's power agent over a Unix socket, and the
 agent starts and removes only the nodes of the lab's power-saved pools. podman is faked in memory here (the lab
 test in tests/lab/test_lab_selfboot.py runs the real one under slurmctld)."""
 
@@ -18,13 +18,14 @@ from clusterforge.errors import ClusterforgeError
 from clusterforge.lab import launched, nodes, podman, power_agent, selfboot
 from clusterforge.lab.nodes import NodeSpec
 from clusterforge.lab.paths import LabPaths
-from clusterforge.powersave import lab as lab_provider
+from clusterforge.powersave import agent as power_protocol
 from clusterforge.powersave import programs
 from clusterforge.powersave.config import NodeGroup, PowerSaveConfig
 from clusterforge.powersave.reconcile import reconcile
 from clusterforge.powersave.resume import resume
 from clusterforge.powersave.slurm import NodeState
 from clusterforge.powersave.suspend import suspend
+from clusterforge.targets.lab.powersave import LabProvider
 from tests.conftest import ROOT
 from tests.test_powersave import RecordingSlurm
 
@@ -106,12 +107,12 @@ def agent(fake: FakePodman, tmp_path: Path) -> Iterator[tuple[power_agent.Agent,
 def config(static: str = "burst-0001") -> PowerSaveConfig:
     group = NodeGroup(name="burst", nodes="burst-[0001-0003]", static=static, launch_template="lab-burst",
                       instance_type="lab-node")
-    return PowerSaveConfig(cluster="lab", provider="lab", groups=(group,))
+    return PowerSaveConfig(cluster="lab", provider=launched.PROVIDER, groups=(group,))
 
 
 def test_resume_starts_containers_at_their_addresses_once_and_suspend_removes_them(agent, fake) -> None:
     _, path = agent
-    provider = lab_provider.LabProvider(config(), path)
+    provider = LabProvider(config(), path)
     slurm = RecordingSlurm()
     done = resume(config(), provider, slurm, ["burst-0002", "burst-0003"], sleep=lambda s: None)
     assert sorted(fake.containers) == ["cf-test-burst-0002", "cf-test-burst-0003"]
@@ -125,7 +126,7 @@ def test_resume_starts_containers_at_their_addresses_once_and_suspend_removes_th
 
 def test_a_killed_container_is_impaired_and_reconcile_replaces_it(agent, fake) -> None:
     _, path = agent
-    provider = lab_provider.LabProvider(config(), path)
+    provider = LabProvider(config(), path)
     resume(config(), provider, RecordingSlurm(), ["burst-0002"], sleep=lambda s: None)
     fake.containers["cf-test-burst-0002"]["state"] = "exited"  # podman kill: no restart policy, it stays dead
     assert provider.find(["burst-0002"]) == {}  # not live: the next resume starts a new one
@@ -138,13 +139,13 @@ def test_a_killed_container_is_impaired_and_reconcile_replaces_it(agent, fake) -
 def test_the_agent_starts_only_the_lab_s_power_saved_nodes(agent, fake) -> None:
     _, path = agent
     with pytest.raises(ClusterforgeError, match="not nodes of the lab's power-saved pools: ctl-0001"):
-        lab_provider.ask(path, {"op": "launch", "group": "burst", "nodes": ["ctl-0001"], "minimum": 0})
+        power_protocol.ask(path, {"op": "launch", "group": "burst", "nodes": ["ctl-0001"], "minimum": 0})
     with pytest.raises(ClusterforgeError, match="unknown op"):
-        lab_provider.ask(path, {"op": "exec", "command": "rm -rf /"})
+        power_protocol.ask(path, {"op": "exec", "command": "rm -rf /"})
     with pytest.raises(ClusterforgeError, match="request too large"):
-        lab_provider.ask(path, {"op": "find", "nodes": "x" * (power_agent.MAX_REQUEST + 10)})
+        power_protocol.ask(path, {"op": "find", "nodes": "x" * (power_agent.MAX_REQUEST + 10)})
     fake.containers["cf-other-node-0001"] = {"labels": {"io.clusterforge.lab.node": "node-0001"}, "state": "running"}
-    lab_provider.ask(path, {"op": "terminate", "ids": ["cf-other-node-0001"]})
+    power_protocol.ask(path, {"op": "terminate", "ids": ["cf-other-node-0001"]})
     assert "cf-other-node-0001" in fake.containers  # not one of this lab's power-saved nodes: left alone
     assert fake.containers.keys() == {"cf-other-node-0001"}
 
@@ -153,7 +154,7 @@ def test_all_or_nothing_gives_back_what_started_when_one_node_cannot(agent, fake
     _, path = agent
     fake.fail = {"burst-0003"}
     slurm = RecordingSlurm()
-    done = resume(config(), lab_provider.LabProvider(config(), path), slurm, ["burst-0002", "burst-0003"],
+    done = resume(config(), LabProvider(config(), path), slurm, ["burst-0002", "burst-0003"],
                   jobs=[["burst-0002", "burst-0003"]], sleep=lambda s: None)
     assert fake.containers == {} and not done.launched
     assert set(slurm.down) == {"burst-0002", "burst-0003"}
@@ -211,7 +212,7 @@ def test_a_client_that_never_finishes_its_request_is_cut_off(agent, monkeypatch)
         conn.sendall(b'{"op": "find"')  # and never shuts down its side
         answer = json.loads(conn.recv(65536))
     assert "timed out" in answer["error"]
-    assert lab_provider.ask(path, {"op": "everything"}) == {"instances": []}  # the agent still answers
+    assert power_protocol.ask(path, {"op": "everything"}) == {"instances": []}  # the agent still answers
 
 
 def test_growing_a_lab_never_gives_a_new_node_a_power_saved_node_s_address() -> None:
@@ -273,7 +274,7 @@ def test_a_deeply_nested_request_is_refused_before_json_loads_recurses(agent, ca
     assert raw_ask(path, brackets_in_strings) == {"instances": []}  # inside a string a bracket nests nothing
     as_deep_as_allowed = b'{"op": "find", "nodes": ' + b"[" * 7 + b'"burst-0001"' + b"]" * 7 + b"}"
     assert raw_ask(path, as_deep_as_allowed) == {"instances": []}
-    assert lab_provider.ask(path, {"op": "everything"}) == {"instances": []}  # the agent still answers
+    assert power_protocol.ask(path, {"op": "everything"}) == {"instances": []}  # the agent still answers
 
 
 def test_a_client_dripping_its_request_is_cut_off_at_the_whole_request_deadline(agent, monkeypatch) -> None:
@@ -298,7 +299,7 @@ def test_a_client_dripping_its_request_is_cut_off_at_the_whole_request_deadline(
     assert answer, "the dripping client was never cut off"
     assert "timed out: no whole request within 1 s" in json.loads(answer)["error"]
     assert time.monotonic() - began < 3
-    assert lab_provider.ask(path, {"op": "everything"}) == {"instances": []}
+    assert power_protocol.ask(path, {"op": "everything"}) == {"instances": []}
 
 
 def test_past_max_clients_a_connection_is_refused_at_once_without_a_thread(agent, monkeypatch) -> None:
@@ -332,4 +333,4 @@ def test_past_max_clients_a_connection_is_refused_at_once_without_a_thread(agent
     deadline = time.monotonic() + 5
     while handlers() and time.monotonic() < deadline:
         time.sleep(0.02)
-    assert lab_provider.ask(path, {"op": "everything"}) == {"instances": []}  # their slots are free again
+    assert power_protocol.ask(path, {"op": "everything"}) == {"instances": []}  # their slots are free again

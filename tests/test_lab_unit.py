@@ -7,7 +7,6 @@ import json
 
 import pytest
 
-from clusterforge.catalog import load_catalog
 from clusterforge.errors import ClusterforgeError
 from clusterforge.lab import host
 from clusterforge.lab.paths import LabPaths
@@ -15,6 +14,7 @@ from clusterforge.lab.render import DEFAULT_BLUEPRINT, DEFAULT_CATALOG, data_fil
 from clusterforge.lab.repo import Pins
 from clusterforge.load import load_blueprint
 from clusterforge.render import yamlout
+from clusterforge.targets import load_catalog
 from tests.conftest import ROOT
 
 GOOD_INFO = {"host": {"ociRuntime": {"name": "runc"}, "networkBackend": "netavark"}}
@@ -235,7 +235,7 @@ def test_repo_index_lists_stand_ins(tmp_path, monkeypatch) -> None:
     from clusterforge.lab import repo
 
     deb = tmp_path / "lustre-client-utils_2.15.6-1_amd64.deb"
-    repo._standin(deb, "lustre-client-utils", "2.15.6-1", "Lustre client utilities")
+    repo.standin(deb, "lustre-client-utils", "2.15.6-1", "Lustre client utilities")
     repo._index(tmp_path)
     packages = (tmp_path / "Packages").read_text()
     assert "Package: lustre-client-utils\nVersion: 2.15.6-1\n" in packages
@@ -245,9 +245,9 @@ def test_repo_index_lists_stand_ins(tmp_path, monkeypatch) -> None:
 
 
 def _pins(**changes: str) -> Pins:
-    base = {"nccl": "2.26.2", "cuda": "12.8", "nvidia_driver": "570.133.20", "efa_installer": "1.41.0",
-            "aws_ofi_nccl": "1.14.2", "lustre_client": "2.15.6"}
-    return Pins(**(base | changes))
+    base = {"nccl": "2.26.2", "cuda": "12.8", "nvidia_driver": "570.133.20", "lustre_client": "2.15.6"}
+    return Pins(**(base | changes),
+                others=(("efa_installer_version", "1.41.0"), ("efa_aws_ofi_nccl_version", "1.14.2")))
 
 
 def test_repo_serves_enroot_and_pyxis_at_the_containers_roles_pins() -> None:
@@ -328,3 +328,26 @@ def test_self_booting_nodes_get_mitogen_read_only_and_the_boot_script_uses_it_wh
     assert f"if [ -d {selfboot.MITOGEN}/ansible_mitogen ]" in script
     assert f"ANSIBLE_STRATEGY_PLUGINS={selfboot.MITOGEN}/ansible_mitogen/plugins/strategy" in script
     assert "ANSIBLE_STRATEGY=mitogen_linear" in script
+
+
+def test_the_repository_serves_each_targets_stand_ins_at_its_pins(tmp_path) -> None:
+    """A target's stand-ins come from its folder (`Target.lab_standins`): AWS's aws-ofi-nccl package and EFA
+    installer, at the render's `efa_*` pins, and the lab variables that point the nccl and efa roles at them."""
+    import tarfile
+
+    from clusterforge.lab import repo
+
+    made = {name: (version, build) for s in repo.standins() for name, version, build in s.packages(_pins())}
+    assert made["aws-ofi-nccl"][0] == "1.14.2-1"
+    assert repo.other_pins({"efa_installer_version": "1.41.0", "efa_aws_ofi_nccl_version": "1.14.2", "x": 1}) == (
+        ("efa_installer_version", "1.41.0"), ("efa_aws_ofi_nccl_version", "1.14.2"))
+    files = {key: value for s in repo.standins() for key, value in s.files(_pins()).items()}
+    name, build = files["efa_installer"]
+    assert name == "aws-efa-installer-1.41.0.tar.gz"
+    build(tmp_path / name)
+    with tarfile.open(tmp_path / name) as tar:
+        script = tar.extractfile("aws-efa-installer/efa_installer.sh")
+        assert script is not None and b"EFA installer version: 1.41.0" in script.read()
+    served = repo.Repo(tmp_path, {"efa_installer": (name, "ab" * 32)}).variables()
+    assert served == {"health_check_efa": False, "nccl_aws_ofi_nccl_apt_repository": repo.APT_LINE,
+                      "efa_installer_url": f"file://{repo.MOUNT}/{name}", "efa_installer_sha256": "ab" * 32}

@@ -72,7 +72,7 @@ def test_the_node_limit_counts_the_hosts_of_rack_scale_systems(monkeypatch: pyte
 
 
 def test_catalog_figures_are_bounded_and_say_their_unit(tmp_path: Path) -> None:
-    from clusterforge.catalog import load_catalog
+    from clusterforge.targets import load_catalog
 
     site = tmp_path / "site.yaml"
     site.write_text(SITE_CATALOG)

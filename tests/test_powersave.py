@@ -23,15 +23,18 @@ from botocore.awsrequest import AWSResponse  # noqa: E402
 from moto.core.botocore_stubber import MockRawResponse  # noqa: E402
 
 from clusterforge import hostlist  # noqa: E402
-from clusterforge.powersave import aws, programs  # noqa: E402
-from clusterforge.powersave.aws import NODE_TAG, Ec2Provider  # noqa: E402
+from clusterforge.errors import ClusterforgeError  # noqa: E402
+from clusterforge.powersave import programs  # noqa: E402
 from clusterforge.powersave.config import NodeGroup, PowerSaveConfig, load  # noqa: E402
 from clusterforge.powersave.reconcile import reconcile  # noqa: E402
 from clusterforge.powersave.resume import job_nodes, resume  # noqa: E402
 from clusterforge.powersave.slurm import RESUME_PREFIX, NodeState, Scontrol, parse_sinfo  # noqa: E402
 from clusterforge.powersave.suspend import suspend  # noqa: E402
+from clusterforge.targets.aws import powersave as aws  # noqa: E402
+from clusterforge.targets.aws.powersave import NODE_TAG, Ec2Provider  # noqa: E402
 
 REGION = "us-east-1"
+EC2 = f"{Ec2Provider.__module__}:{Ec2Provider.__qualname__}"  # the file's provider: target aws's Target.power_provider
 
 
 class RecordingSlurm:
@@ -100,7 +103,7 @@ def ec2() -> Iterator[Any]:
 
 
 def config_for(ec2: Any, nodes: str = "gpu-[0001-1200]", static: str = "", **group: Any) -> PowerSaveConfig:
-    return PowerSaveConfig(cluster="c1", region=REGION, groups=(NodeGroup(
+    return PowerSaveConfig(cluster="c1", provider=EC2, region=REGION, groups=(NodeGroup(
         name="gpu-use1a", nodes=nodes, static=static, launch_template="c1-gpu-use1a", instance_type="p5.48xlarge",
         subnet=ec2.subnet, **group),))
 
@@ -262,11 +265,33 @@ def test_sinfo_states_are_read_once_per_node() -> None:
 
 def test_a_broken_power_save_file_is_exit_2_with_its_location(tmp_path, caplog) -> None:
     path = tmp_path / "powersave.json"
-    path.write_text(json.dumps({"cluster": "c1", "groups": [{"name": "g", "nodes": "gpu-[0001-", "launch_template":
-                                                             "lt", "instance_type": "p5.48xlarge"}]}))
+    path.write_text(json.dumps({"cluster": "c1", "provider": EC2, "groups": [{"name": "g", "nodes": "gpu-[0001-",
+                                                                              "launch_template": "lt",
+                                                                              "instance_type": "p5.48xlarge"}]}))
     assert programs.resume_main(["gpu-0001", "--config", str(path)]) == 2
     assert f"{path}: groups.0.nodes: hostlist 'gpu-[0001-'" in caplog.text
-    path.write_text(json.dumps({"cluster": "c1", "groups": [{"name": "g", "nodes": "x", "launch_template": "lt",
-                                                             "instance_type": "p5", "extra": 1}]}))
+    path.write_text(json.dumps({"cluster": "c1", "provider": EC2, "groups": [{"name": "g", "nodes": "x",
+                                                                              "launch_template": "lt",
+                                                                              "instance_type": "p5", "extra": 1}]}))
     with pytest.raises(Exception, match="extra"):
         load(path)
+
+
+@pytest.mark.parametrize("provider", ["aws", "os:system", "clusterforge.powersave.programs:resume_main",
+                                      "clusterforge.targets.aws.powersave:ec2provider", "builtins:eval",
+                                      "clusterforge.targets..x:Provider", "clusterforge.targets.aws.powersave"])
+def test_the_provider_is_a_class_of_a_target_module_or_the_file_is_refused(tmp_path, provider: str) -> None:
+    """The file names code the controller runs: only `clusterforge.targets.<...>:<Class>` loads (exit 2 else)."""
+    path = tmp_path / "powersave.json"
+    path.write_text(json.dumps({"cluster": "c1", "provider": provider, "groups": []}))
+    with pytest.raises(ClusterforgeError, match="provider"):
+        load(path)
+
+
+def test_a_provider_this_copy_lacks_is_exit_2(tmp_path, caplog) -> None:
+    path = tmp_path / "powersave.json"
+    path.write_text(json.dumps({"cluster": "c1", "provider": "clusterforge.targets.nowhere.powersave:Gone",
+                                "groups": [{"name": "g", "nodes": "gpu-0001", "launch_template": "lt",
+                                            "instance_type": "p5.48xlarge"}]}))
+    assert programs.resume_main(["gpu-0001", "--config", str(path)]) == 2
+    assert "provider 'clusterforge.targets.nowhere.powersave:Gone' is not available here" in caplog.text

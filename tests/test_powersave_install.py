@@ -1,17 +1,22 @@
 """What the slurm role installs on a controller for the power-save programs: the modules
 `clusterforge.powersave.CONTROLLER_MODULES` names, which the role lists as `slurm_power_save_modules` and the AWS
-roles bundle carries. They must be enough on their own: a copy of just those files imports the programs."""
+roles bundle carries. They must be enough on their own: a copy of just those files imports the programs, and each
+target's provider from its own folder, with no `__init__.py` of clusterforge/targets or of the target (PEP 420
+namespace packages), so importing a provider runs nothing of its target's package."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import sysconfig
 from pathlib import Path
 
+import pytest
 import yaml
 
 from clusterforge.powersave import CONTROLLER_MODULES
+from clusterforge.targets import registered
 from clusterforge.targets.aws.image_bundle import bundle_paths
 from tests.conftest import ROOT
 
@@ -27,17 +32,60 @@ def test_the_aws_roles_bundle_carries_them() -> None:
     assert not any(p.startswith("clusterforge/") and p not in CONTROLLER_MODULES for p in carried)
 
 
-def test_the_modules_alone_run_the_programs(tmp_path: Path) -> None:
-    """Only the listed files and pydantic: the rest of clusterforge (click, the blueprint model) is not there."""
+def controller_copy(root: Path) -> Path:
+    """Exactly the files CONTROLLER_MODULES names, under `root`, as the role lays them out on a controller."""
     for module in CONTROLLER_MODULES:
-        target = tmp_path / module
+        target = root / module
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes((ROOT / module).read_bytes())
-    code = ("import sys; sys.path[:0] = [sys.argv[1], sys.argv[2]]; import clusterforge, clusterforge.powersave.aws; "
-            "from clusterforge.powersave.programs import resume_main; "
+    return root
+
+
+def isolated(code: str, copy: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`code` in a fresh `python -I -S` whose path is the copy, then pydantic's (and boto3's) site-packages."""
+    prelude = "import sys; sys.path[:0] = [sys.argv[1], sys.argv[2]]; "
+    return subprocess.run([sys.executable, "-I", "-S", "-c", prelude + code, str(copy),
+                           sysconfig.get_paths()["purelib"], *args], capture_output=True, text=True, check=False)
+
+
+def test_the_modules_alone_run_the_programs(tmp_path: Path) -> None:
+    """Only the listed files and pydantic: the rest of clusterforge (click, the blueprint model) is not there."""
+    code = ("import clusterforge; from clusterforge.powersave.programs import resume_main; "
             "assert clusterforge.__file__.startswith(sys.argv[1]), clusterforge.__file__; "
             "sys.exit(resume_main(['--help']))")
-    result = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(tmp_path), sysconfig.get_paths()["purelib"]],
-                            capture_output=True, text=True, check=False)
+    result = isolated(code, controller_copy(tmp_path))
     assert result.returncode == 0, result.stderr
     assert "slurmctld's ResumeProgram" in result.stdout
+
+
+# What a provider's import must not run: the target packages' __init__ (the registry, the blueprint model, the
+# catalog) would need modules a controller does not have, and the registry imports every target.
+HEAVY = ("clusterforge.catalog", "clusterforge.model", "clusterforge.policies", "clusterforge.render")
+PROVIDER_IMPORT = """import importlib, json
+from clusterforge.powersave.config import PowerSaveConfig
+from clusterforge.powersave.programs import provider_for
+provider = sys.argv[3]
+made = provider_for(PowerSaveConfig(cluster="c1", provider=provider, region="us-east-1", groups=()))
+namespace = sys.modules["clusterforge.targets"]
+package = sys.modules[provider.partition(":")[0].rpartition(".")[0]]
+loaded = {name: getattr(module, "__file__", None) for name, module in sys.modules.items()
+          if name.startswith("clusterforge")}
+print(json.dumps({"class": type(made).__name__, "namespaces": [getattr(namespace, "__file__", None),
+                  getattr(package, "__file__", None)], "loaded": loaded}))
+"""
+
+
+@pytest.mark.parametrize("target", sorted(t.name for t in registered().values() if t.power_provider))
+def test_each_provider_imports_from_the_copy_as_a_namespace_package(tmp_path: Path, target: str) -> None:
+    """The provider the render writes for each target (`Target.power_provider`) is made by the programs from a copy
+    of exactly CONTROLLER_MODULES: clusterforge/targets and the target's folder are namespace packages there, so
+    nothing of the target's package or of the rest of clusterforge runs."""
+    pytest.importorskip("boto3")  # the EC2 provider makes its client when it is made
+    provider = str(registered()[target].power_provider)
+    result = isolated(PROVIDER_IMPORT, controller_copy(tmp_path), provider)
+    assert result.returncode == 0, result.stderr
+    found = json.loads(result.stdout)
+    assert found["class"] == provider.rpartition(":")[2]
+    assert found["namespaces"] == [None, None]  # no __init__.py: PEP 420 namespace packages
+    assert all(str(file).startswith(str(tmp_path)) for file in found["loaded"].values() if file), found["loaded"]
+    assert not [name for name in found["loaded"] if name.startswith(HEAVY)]

@@ -161,9 +161,9 @@ def test_the_json_schema_takes_the_new_fields() -> None:
 
 def test_a_power_saved_pool_costs_its_ceiling_all_month() -> None:
     """The budget holds what SLURM may power up: 12,500 nodes beyond 16 always on are priced, not 16."""
-    from clusterforge.catalog import load_catalog
     from clusterforge.cost.cloud import instance_lines
     from clusterforge.cost.estimate import gpu_count
+    from clusterforge.targets import load_catalog
 
     data = aws(pools=[{"name": "gpu", "hardware": "p5.48xlarge", "count": 16, "max_count": 12_500,
                        "partition": "train"}])

@@ -61,7 +61,8 @@ def test_the_powersave_file_loads_as_the_programs_read_it(cli, write, tmp_path: 
     out = rendered(cli, write, tmp_path, data)
     loaded = powersave_config.load(out / FILE)
     assert (loaded.cluster, loaded.provider, loaded.region, loaded.batch_size,
-            loaded.insufficient_capacity_timeout_s) == ("t", "aws", "us-east-1", 250, 300)
+            loaded.insufficient_capacity_timeout_s) == ("t", "clusterforge.targets.aws.powersave:Ec2Provider",
+                                                        "us-east-1", 250, 300)
     [group] = loaded.groups  # the controller pool is not power-saved
     assert group.model_dump() == {
         "name": "gpu", "nodes": "gpu-[0001-0016]", "static": "", "launch_template": "t-gpu", "version": "$Latest",

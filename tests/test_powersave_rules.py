@@ -107,15 +107,21 @@ def test_power_saving_needs_a_target_that_can_start_nodes() -> None:
                                                  "partition": "train"}]))
 
 
-def test_every_target_that_powers_nodes_has_a_provider_of_its_name() -> None:
-    """Target.powers_nodes lets a pool have max_count (SLM-008) and render write the power-save file; the resume
-    program must then have a provider of that name, or every resume would fail with 'not available here'."""
-    from typing import get_args
+def test_every_target_that_powers_nodes_has_a_provider_in_its_folder() -> None:
+    """Target.power_provider lets a pool have max_count (SLM-008) and render write the power-save file; the resume
+    program imports the class it names, which must be a provider in the target's own `powersave.py`, shipped to
+    controllers (CONTROLLER_MODULES), or every resume would fail with 'not available here'."""
+    import importlib
 
+    from clusterforge.powersave import CONTROLLER_MODULES
     from clusterforge.powersave.config import PowerSaveConfig
-    from clusterforge.powersave.programs import PROVIDERS
     from clusterforge.targets import registered
 
-    powered = {t.name for t in registered().values() if t.powers_nodes}
-    assert powered == {"aws", "lab"}
-    assert powered <= set(PROVIDERS) and powered <= set(get_args(PowerSaveConfig.model_fields["provider"].annotation))
+    powered = {t.name: t.power_provider for t in registered().values() if t.powers_nodes}
+    assert set(powered) == {"aws", "lab"}
+    for name, provider in powered.items():
+        assert provider is not None and provider.startswith(f"clusterforge.targets.{name}.powersave:")
+        assert f"clusterforge/targets/{name}/powersave.py" in CONTROLLER_MODULES
+        PowerSaveConfig(cluster="c1", provider=provider, groups=())  # the file's pattern takes it
+        module, _, cls = provider.partition(":")
+        assert callable(getattr(importlib.import_module(module), cls))

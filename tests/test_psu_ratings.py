@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from clusterforge.catalog import Server, load_catalog
+from clusterforge.catalog import Server
 from clusterforge.errors import ClusterforgeError
+from clusterforge.targets import load_catalog
 from tests.policies.builders import evaluate_data, onprem, rack
 
 

@@ -27,7 +27,7 @@ EFFECTS = """\
 import sys
 import clusterforge.accelerators as package
 package.__path__.append(sys.argv[1])
-from clusterforge.day2.effects import group_var_effects
+from clusterforge.render.change_classes import group_var_effects
 for key in sys.argv[2:]:
     [effect] = group_var_effects(key)
     print(key, effect.action.name, effect.hosts)

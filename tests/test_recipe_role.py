@@ -15,8 +15,8 @@ from pathlib import Path
 
 import yaml
 
-from clusterforge.day2.actions import Action
-from clusterforge.day2.declarations import read_bindings
+from clusterforge.render.change_effects import Action
+from clusterforge.render.declarations import read_bindings
 from tests.test_contributing import DOC, ROOT
 
 BIN = Path(sys.executable).parent

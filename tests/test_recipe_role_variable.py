@@ -20,8 +20,8 @@ import yaml
 from click.testing import CliRunner
 
 from clusterforge.cli.main import app
-from clusterforge.day2.actions import Action
-from clusterforge.day2.effects import group_var_effects
+from clusterforge.render.change_classes import group_var_effects
+from clusterforge.render.change_effects import Action
 from tests.test_contributing import EXAMPLE, ROOT
 from tests.test_recipe_accelerator import code_block
 from tests.test_role_contract import written_in
@@ -61,16 +61,22 @@ def checkout(tmp_path: Path, bound: bool) -> Path:
     return root
 
 
-def renders(tmp_path: Path, name: str) -> tuple[Path, Path]:
-    """The example rendered twice, the variable written by the renderer at 10, then at 20."""
-    old, new = tmp_path / "old", tmp_path / "new"
-    result = CliRunner().invoke(app, ["render", str(EXAMPLE), "-o", str(old)], catch_exceptions=False)
-    assert result.exit_code == 0, result.output
-    shutil.copytree(old, new)
-    for out, value in ((old, 10), (new, 20)):
-        with (out / "inventory" / "group_vars" / "all.yml").open("a") as group_vars:
-            group_vars.write(f"{name}: {value}\n")
-    return old, new
+def renders(tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """The example rendered twice with the renderer writing the variable, at 10 and then at 20, each render with
+    its manifest (the variable classed as the checkout in CLUSTERFORGE_ANSIBLE_DIR declares it)."""
+    from clusterforge.render import group_vars
+
+    written = group_vars.group_vars
+    outs = []
+    for value in (10, 20):
+        monkeypatch.setattr(group_vars, "group_vars", lambda ctx, v=value: written(ctx) | {name: v})
+        out = tmp_path / f"render-{value}"
+        result = CliRunner().invoke(app, ["render", str(EXAMPLE), "-o", str(out)], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        assert f"{name}: {value}\n" in (out / "inventory" / "group_vars" / "all.yml").read_text()
+        outs.append(out)
+    monkeypatch.setattr(group_vars, "group_vars", written)
+    return outs[0], outs[1]
 
 
 def diff(old: Path, new: Path) -> tuple[int, list[dict[str, Any]]]:
@@ -82,9 +88,8 @@ def test_the_binding_is_what_a_change_of_the_new_variable_takes(tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     name, _, binding = recipe()
     declared = yaml.safe_load(binding)[name]["group"]
-    old, new = renders(tmp_path, name)
-
     monkeypatch.setenv("CLUSTERFORGE_ANSIBLE_DIR", str(checkout(tmp_path, bound=True)))
+    old, new = renders(tmp_path, name, monkeypatch)
     [effect] = group_var_effects(name)
     assert (effect.action, effect.hosts, effect.why) == (Action[declared["action"].upper()], declared["hosts"],
                                                          declared["why"])
@@ -98,9 +103,8 @@ def test_the_binding_is_what_a_change_of_the_new_variable_takes(tmp_path: Path,
 def test_without_the_binding_the_variable_fails_the_declaration_check(tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     name, _, _ = recipe()
-    old, new = renders(tmp_path, name)
-
     monkeypatch.setenv("CLUSTERFORGE_ANSIBLE_DIR", str(checkout(tmp_path, bound=False)))
+    old, new = renders(tmp_path, name, monkeypatch)
     [problem] = declaration_problems(written_in(new))
     assert problem.startswith(f"{name} (inventory/group_vars/all.yml): declared nowhere")
     code, changes = diff(old, new)

@@ -89,7 +89,9 @@ def test_a_diff_of_two_renders_classes_the_key_as_the_row_says(tmp_path: Path, m
     # without the row: the man page's general rule, a reconfigure
     assert classes(compare(old, new), key) == {(Action.RECONFIGURE, controller, "slurmctld")}
 
-    use_row(tmp_path, monkeypatch)
+    use_row(tmp_path, monkeypatch)  # the row classes the key in renders made from now on (their manifests)
+    old = Rendered.from_blueprint(with_setting(tmp_path, key, "EnableIPv6"), PolicyInputs())
+    new = Rendered.from_blueprint(with_setting(tmp_path, key, "EnableIPv6,NoInAddrAny"), PolicyInputs())
     diff = compare(old, new)
     assert fields["action"] == "restart" and fields["daemons"] == ["slurmctld", "slurmd"]
     assert classes(diff, key) == {(Action.RESTART, controller, "slurmctld"), (Action.RESTART, computes, "slurmd")}

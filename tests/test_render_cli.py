@@ -16,10 +16,10 @@ UNDERPOWERED = ONPREM.read_text().replace("amps: 60", "amps: 40")  # 23.0 kW per
 def test_render_ok(cli, tmp_path) -> None:
     result = cli("render", ONPREM, "-o", tmp_path / "out")
     assert result.exit_code == 0, result.output
-    assert "wrote 7 files" in result.stderr
+    assert "wrote 8 files" in result.stderr  # and the manifest
     assert sorted(snapshot(tmp_path / "out")) == [
-        ".clusterforge-render", "inventory/group_vars/all.yml", "inventory/hosts.yml", "slurm/cgroup.conf",
-        "slurm/gres.conf", "slurm/plugstack.conf", "slurm/slurm.conf", "slurm/topology.conf"]
+        ".clusterforge-render", "inventory/group_vars/all.yml", "inventory/hosts.yml", "manifest.json",
+        "slurm/cgroup.conf", "slurm/gres.conf", "slurm/plugstack.conf", "slurm/slurm.conf", "slurm/topology.conf"]
 
 
 def test_render_aws_writes_the_stack_config(cli, tmp_path, monkeypatch) -> None:

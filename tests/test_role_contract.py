@@ -45,7 +45,7 @@ def not_role_inputs() -> dict[str, str]:
     """The keys render writes that no role reads, declared as such in the product with what each is: the facts for
     people and Ansible's connection vars (clusterforge/render/facts.yaml), and each target's own (its
     TargetEffects.descriptions: AWS's region, instance ids, ...)."""
-    from clusterforge.day2.declarations import facts
+    from clusterforge.render.declarations import facts
     from clusterforge.targets import registered
 
     found = {key: declared.description or "" for key, declared in facts().items()}
@@ -274,7 +274,7 @@ def lab_extra_vars(tmp: Path) -> dict[str, Any]:
     from clusterforge.lab.paths import LabPaths
     from clusterforge.lab.repo import Repo
 
-    return lab_vars(LabPaths("t", tmp / "lab"), Repo(tmp / "repo", "efa.tar.gz", "0" * 64))
+    return lab_vars(LabPaths("t", tmp / "lab"), Repo(tmp / "repo", {"efa_installer": ("efa.tar.gz", "0" * 64)}))
 
 
 Rendered = Callable[[str], tuple[Path, Written]]

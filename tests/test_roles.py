@@ -96,7 +96,7 @@ def test_lab_variables_are_role_defaults() -> None:
     known: set[str] = set()
     for role in ROLES:
         known |= set(load(ROOT / "roles" / role / "defaults" / "main.yml") or {})
-    overrides = lab_vars(LabPaths("t", Path("/tmp/t")), Repo(Path("/r"), "efa.tar.gz", "0" * 64))
+    overrides = lab_vars(LabPaths("t", Path("/tmp/t")), Repo(Path("/r"), {"efa_installer": ("efa.tar.gz", "0" * 64)}))
     unknown = sorted(k for k in overrides if not k.startswith("ansible_") and k not in known)
     assert not unknown, f"lab variables no role defines: {unknown}"
 

@@ -13,7 +13,6 @@ from pydantic import BaseModel
 from clusterforge.catalog import Instance, Server, Switch
 from clusterforge.policies import load_policy_config, load_waivers
 from clusterforge.policies.reference import (
-    PACK_CONFIG_EXAMPLE,
     POLICY_CONFIG_EXAMPLE,
     REGENERATE,
     WAIVERS_EXAMPLE,
@@ -22,8 +21,9 @@ from clusterforge.policies.reference import (
     setting_docs,
 )
 from clusterforge.policies.registry import REGISTRY
-from clusterforge.targets import blueprint_model
+from clusterforge.targets import blueprint_model, catalog_parts
 from clusterforge.targets.aws.crossguard.blueprint import CONFIG_KEYS
+from clusterforge.targets.aws.crossguard.reference import PACK_CONFIG_EXAMPLE
 from tests.conftest import ROOT
 
 DOC = ROOT / "docs" / "policies.md"
@@ -100,7 +100,8 @@ def blueprint_field_exists(path: str) -> bool:
 
 
 def test_listed_inputs_are_real_blueprint_fields_and_catalog_figures() -> None:
-    figures = {*Server.model_fields, *Instance.model_fields, *Switch.model_fields}
+    kinds = [Server, Instance, Switch, *(part.instance for part in catalog_parts() if part.instance is not None)]
+    figures = {name for kind in kinds for name in kind.model_fields}  # the targets' kinds of instance type too
     for rule_id, inputs in ((r.id, r.inputs) for r in rules()):
         for path in (p for listed in inputs.fields for p in _expand(listed)):
             assert blueprint_field_exists(path), f"{rule_id}: {path} is not a blueprint field"

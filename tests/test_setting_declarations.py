@@ -1,8 +1,8 @@
 """Every setting `clusterforge render` writes is declared once, with what a day-two change of it takes.
 
 A role binds the variables it reads in its meta/clusterforge.yml, clusterforge/render/facts.yaml declares the facts
-no role reads, an accelerator vendor its pin vars, a target its own keys (clusterforge/day2/effects.py looks a key
-up in them). Each example, team template, the lab and the stack inventories are rendered (the sources of
+no role reads, an accelerator vendor its pin vars, a target its own keys (clusterforge/render/change_classes.py looks
+a key up in them). Each example, team template, the lab and the stack inventories are rendered (the sources of
 tests/test_role_contract.py), and every key of their group_vars/*.yml and hosts.yml (cluster-wide, pool and host
 vars) must have exactly one declaration of the kind it is written as; every declaration must be of a key some
 render writes or a role default; and a role binds only what it declares, a variable named after a role only there.
@@ -17,9 +17,9 @@ import pytest
 
 from clusterforge import accelerators
 from clusterforge.checkout import project_root
-from clusterforge.day2 import effects
-from clusterforge.day2.declarations import HOSTS, Declared, facts, read_bindings
 from clusterforge.errors import ClusterforgeError
+from clusterforge.render import change_classes as effects
+from clusterforge.render.declarations import HOSTS, Declared, facts, read_bindings
 from clusterforge.targets import registered
 from tests.conftest import ROOT
 from tests.test_role_contract import ROLES, SOURCES, Written, defaults, options, render_source

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from clusterforge.catalog import Switch, load_catalog
+from clusterforge.catalog import Switch
+from clusterforge.targets import load_catalog
 from tests.conftest import EXAMPLES
 from tests.policies.builders import design, found, messages
 

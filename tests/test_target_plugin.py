@@ -1,6 +1,7 @@
 """A target is a folder: tests/fixtures/targets/testcloud brings its own blueprint section, pool field, node facts,
-group vars, rendered file, deployment outputs and day-two effects, and a cluster holds an on-prem pool beside a
-pool of that target, with no edit outside the folder.
+group vars, rendered file, deployment outputs, day-two effects, kind of instance type with its catalog data and
+price, and power-save provider, and a cluster holds an on-prem pool beside a (power-saved) pool of that target, with
+no edit outside the folder.
 
 The folder is added to `clusterforge.targets.__path__` in a fresh process (the targets and the blueprint model
 they compose are found once per process), exactly as a new package under clusterforge/targets is found.
@@ -30,15 +31,17 @@ main()
 """
 
 SECTION = "testcloud: {region: north-1, project: burst-lab, zones: [north-1a, north-1b]}\n"
-BURST = "  - {name: burst, hardware: p5.48xlarge, count: 2, partition: burst, target: testcloud, zone: north-1b}\n"
+BURST = "  - {name: burst, hardware: tc.gpu8, count: 2, partition: burst, target: testcloud, zone: north-1b}\n"
+POWERED = BURST.replace("count: 2,", "count: 2, max_count: 8,")  # SLURM powers nodes 3-8 up with its provider
 # a partition keeps to one site (SLM-009): the cloud pool has its own
 TRAIN = "partitions: [{name: train, pools: [gpu], default: true}]"
 GPU = "  - {name: gpu, hardware: dgx-h100, count: 16, role: compute, partition: train}\n"
 
 
-def run(*args: str | Path, plugins: Path = PLUGINS) -> subprocess.CompletedProcess[str]:
+def run(*args: str | Path, plugins: Path = PLUGINS, columns: int = 80) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", RUNNER, str(plugins), *map(str, args)], capture_output=True,
-                          text=True, timeout=120, cwd=ROOT, env={"PATH": "/usr/bin:/bin", "NO_COLOR": "1"})
+                          text=True, timeout=120, cwd=ROOT,
+                          env={"PATH": "/usr/bin:/bin", "NO_COLOR": "1", "COLUMNS": str(columns)})
 
 
 def hybrid(tmp_path: Path, name: str = "hybrid.yaml", section: str = SECTION, burst: str = BURST) -> Path:
@@ -118,7 +121,9 @@ def test_the_deployments_outputs_give_the_cloud_hosts_their_addresses(tmp_path: 
     ({"burst": ""}, "testcloud: the `testcloud:` section needs target: testcloud"),
     ({"section": ""}, "a testcloud pool needs a `testcloud:` section"),
     ({"burst": BURST.replace("north-1b", "north-1c")}, "pools[1].zone: zone north-1c is not one of testcloud.zones"),
-    ({"burst": BURST.replace("p5.48xlarge", "dgx-h100")}, "'dgx-h100' is a server; target testcloud needs an instance"),
+    ({"burst": BURST.replace("tc.gpu8", "dgx-h100")}, "'dgx-h100' is a server; target testcloud needs an instance"),
+    ({"burst": BURST.replace("tc.gpu8", "p5.48xlarge")},
+     "'p5.48xlarge' is an instance of target aws; target testcloud needs an instance of its own"),
 ])
 def test_what_the_target_requires_is_refused_at_its_line(tmp_path: Path, edit: dict[str, str], message: str) -> None:
     result = run("validate", hybrid(tmp_path, **edit))
@@ -150,3 +155,61 @@ def test_a_diff_classes_the_targets_keys_as_its_folder_declares(tmp_path: Path) 
                 "-f", "json")
     project = next(c for c in json.loads(moved.stdout)["changes"] if c["key"] == "project")
     assert (project["file"], project["action"]) == ("testcloud", "REIMAGE")
+
+
+def test_its_instance_type_and_price_come_from_its_folder() -> None:
+    listed = run("catalog", "list", "--kind", "instance", "-f", "json")
+    entry = next(e for e in json.loads(listed.stdout) if e["key"] == "tc.gpu8")
+    assert (entry["provider"], entry["fabric_ports"], entry["origin"]) == ("testcloud", 4, "built-in (testcloud.yaml)")
+    assert "tc.gpu8" not in run("catalog", "list", plugins=PLUGINS / "none").stdout
+    table = run("catalog", "list", "--kind", "instance", columns=240).stdout
+    assert "4 fabric ports" in next(line for line in table.splitlines() if "tc.gpu8" in line)  # its kind's network
+
+
+def test_a_power_saved_pool_gets_its_provider_in_the_power_save_file(tmp_path: Path) -> None:
+    """A pool of the target with a max_count passes the check, and render writes the power-save file naming the
+    target's own provider, which the programs make from that file and launch the nodes with."""
+    path = hybrid(tmp_path, burst=POWERED)
+    check = run("check", path, "-f", "json")
+    assert check.returncode == 0, check.stdout + check.stderr
+    out = tmp_path / "out"
+    assert run("render", path, "-o", out).returncode == 0
+    written = json.loads((out / "slurm" / "clusterforge-powersave.json").read_text())
+    assert written["provider"] == "clusterforge.targets.testcloud.powersave:TestCloudProvider"
+    assert [(g["name"], g["nodes"], g["static"], g["instance_type"]) for g in written["groups"]] == [
+        ("burst", "burst-[0001-0008]", "burst-[0001-0002]", "tc.gpu8")]
+    assert "NodeName=burst-[0001-0008]" in (out / "slurm" / "slurm.conf").read_text()
+    cost = json.loads(run("cost", path, "-f", "json").stdout)
+    [line] = [line for line in cost["lines"] if line["item"].startswith("tc.gpu8")]
+    assert line["unit_usd"] == 12.5  # its price, from its folder
+    state = tmp_path / "state.json"
+    launched = subprocess.run([sys.executable, "-c", PROGRAMS, str(PLUGINS), str(out / "slurm" /
+                              "clusterforge-powersave.json"), "burst-[0003-0004]"], capture_output=True, text=True,
+                              timeout=120, cwd=ROOT, env={"PATH": "/usr/bin:/bin", "TESTCLOUD_STATE": str(state)})
+    assert launched.returncode == 0, launched.stderr
+    assert json.loads(launched.stdout) == {"provider": "TestCloudProvider",
+                                           "addresses": {"burst-0003": "127.0.10.1", "burst-0004": "127.0.10.2"}}
+    assert json.loads(state.read_text()) == {"burst-0003": "127.0.10.1", "burst-0004": "127.0.10.2"}
+
+
+# The resume program's work with the target's folder on the package's path, against a slurmctld that records
+PROGRAMS = """\
+import json, sys
+from pathlib import Path
+import clusterforge.targets as package
+package.__path__.append(sys.argv[1])
+from clusterforge import hostlist
+from clusterforge.powersave.config import load
+from clusterforge.powersave.programs import provider_for
+from clusterforge.powersave.resume import resume
+
+class Slurm:
+    addresses = {}
+    def set_addresses(self, addresses): self.addresses.update(addresses)
+    def mark_down(self, nodes, reason): raise AssertionError(reason)
+
+config = load(Path(sys.argv[2]))
+provider = provider_for(config)
+done = resume(config, provider, Slurm(), hostlist.expand(sys.argv[3]), sleep=lambda s: None)
+print(json.dumps({"provider": type(provider).__name__, "addresses": Slurm.addresses}))
+"""

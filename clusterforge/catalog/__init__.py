@@ -1,6 +1,12 @@
-"""The hardware catalog: built-in YAML data plus optional user files, looked up by key."""
+"""The hardware catalog: built-in YAML data plus optional user files, looked up by key.
 
-from clusterforge.catalog.loader import Catalog, load_catalog
+`compose_catalog` reads it with the parts the targets add (`CatalogPart`); `clusterforge.targets.load_catalog` passes
+every registered target's.
+"""
+
+from clusterforge.catalog.loader import Catalog, compose_catalog
 from clusterforge.catalog.models import Cpus, Entry, Gpus, Instance, Nics, Psus, Server, Switch
+from clusterforge.catalog.parts import CatalogPart
 
-__all__ = ["Catalog", "Cpus", "Entry", "Gpus", "Instance", "Nics", "Psus", "Server", "Switch", "load_catalog"]
+__all__ = ["Catalog", "CatalogPart", "Cpus", "Entry", "Gpus", "Instance", "Nics", "Psus", "Server", "Switch",
+           "compose_catalog"]

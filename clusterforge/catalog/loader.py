@@ -1,4 +1,8 @@
-"""Load the built-in catalog and user extensions into one frozen lookup."""
+"""Load the built-in catalog and user extensions into one frozen lookup.
+
+The built-in catalog is the shared files here (catalog/data) and each target's part (catalog/parts.py), which the
+targets' kernel collects: `clusterforge.targets.load_catalog` is what commands call.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from clusterforge.catalog.models import CatalogFile, Entry, Instance, Server, Switch
+from clusterforge.catalog.parts import CatalogPart, file_model
 from clusterforge.catalog.price_book import PriceBook
 from clusterforge.catalog.software import SoftwareCatalog
 from clusterforge.errors import ClusterforgeError, Problem, shown
@@ -17,8 +22,8 @@ from clusterforge.hints import closest
 from clusterforge.validation import validate
 from clusterforge.yamlsource import Source, load_file, parse_text
 
-E = TypeVar("E", Server, Switch, Instance)
-_BUILTIN_FILES = ("servers.yaml", "switches.yaml", "aws.yaml", "software.yaml", "prices.yaml")
+E = TypeVar("E", bound=Server | Switch | Instance)
+_BUILTIN_FILES = ("servers.yaml", "switches.yaml", "software.yaml", "prices.yaml")
 
 
 class Catalog:
@@ -91,33 +96,37 @@ def _add_file(file: CatalogFile, source: Source, entries: dict[str, Entry], orig
     return problems
 
 
-@lru_cache(maxsize=1)
-def _builtin() -> tuple[dict[str, Entry], dict[str, str], SoftwareCatalog, PriceBook]:
+@lru_cache(maxsize=4)
+def _builtin(parts: tuple[CatalogPart, ...]) -> tuple[dict[str, Entry], dict[str, str], SoftwareCatalog, PriceBook]:
+    model = file_model(parts)
     entries: dict[str, Entry] = {}
     origins: dict[str, str] = {}
-    software = SoftwareCatalog()
+    software = SoftwareCatalog(list(model.model_fields["software"].annotation.model_fields))  # type: ignore[union-attr]
     prices = PriceBook()
     data = resources.files("clusterforge.catalog") / "data"
-    for name in _BUILTIN_FILES:
-        source = parse_fast((data / name).read_text(encoding="utf-8"), f"<catalog>/{name}", parse_text)
-        file = validate(CatalogFile, source)
+    for file_path in [*(data / name for name in _BUILTIN_FILES), *(f for part in parts for f in part.files)]:
+        name = file_path.name
+        source = parse_fast(file_path.read_text(encoding="utf-8"), f"<catalog>/{name}", parse_text)
+        file = validate(model, source)
         problems = _add_file(file, source, entries, origins, software, f"built-in ({name})")
         assert not problems, problems  # the shipped data is checked by tests/test_catalog.py
         prices.add(file.prices, None)
     return entries, origins, software, prices
 
 
-def load_catalog(extra: Sequence[Path] = ()) -> Catalog:
-    """The built-in catalog plus every user file in `extra`, in order: hardware and software sets."""
-    builtin, builtin_origins, builtin_software, builtin_prices = _builtin()
+def compose_catalog(parts: Sequence[CatalogPart], extra: Sequence[Path] = ()) -> Catalog:
+    """The built-in catalog (the shared files and these targets' parts) plus every user file in `extra`, in order:
+    hardware, software sets and prices."""
+    builtin, builtin_origins, builtin_software, builtin_prices = _builtin(tuple(parts))
     entries = dict(builtin)
     origins = dict(builtin_origins)
     software = builtin_software.copy()
     prices = builtin_prices.copy()
+    model = file_model(parts)
     problems: list[Problem] = []
     for path in extra:
         source = load_file(path)
-        file = validate(CatalogFile, source)
+        file = validate(model, source)
         problems += _add_file(file, source, entries, origins, software, str(path))
         prices.add(file.prices, str(path))  # a site's price replaces the list price: a negotiated rate
     if problems:

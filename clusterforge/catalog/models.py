@@ -259,50 +259,40 @@ class Switch(_Physical):
     split_speed_gbps: Annotated[int, figure("Gb/s", 10_000)] | None = None
 
 
-class Instance(_Sourced):
-    """A cloud instance type: no rack figures, but network cards and EFA limits matter.
+TARGET = r"^[a-z][a-z0-9-]{0,31}$"
 
-    `primary_card_efa: false` is a type whose network card 0 carries only ENA (p6-b300): its EFA interfaces sit
-    on cards 1..n and card 0 keeps just the primary interface."""
+
+class Instance(_Sourced):
+    """A cloud instance type: no rack figures. Each target that runs on instances declares its own kind of them, a
+    subclass with the figures its deployment needs (its network cards and interfaces), whose `provider` is the
+    target's name (`CatalogPart.instance`); the catalog file's model is composed with those (catalog/parts.py)."""
 
     kind: Literal["instance"]
-    provider: Literal["aws"] = "aws"
+    provider: Annotated[str, StringConstraints(pattern=TARGET)]
     gpus: Gpus | None = None
     accelerators: Gpus | None = None
-    efa_max_interfaces: Annotated[int, figure("EFA interfaces", 64, inclusive=True)]
-    network_cards: Annotated[int, figure("network cards", 64)]
-    primary_card_efa: bool = True
-    efa_bandwidth_gbps: Annotated[int, figure("Gb/s", 100_000, inclusive=True)]
-    placement_group: bool = True
-    root_volume_gib: Annotated[int, figure("GiB", 65_536)] = 200
-    cpus: Cpus | None = None
-    memory_gib: Annotated[float, figure("GiB", 65_536)] | None = None
-
-    @model_validator(mode="after")
-    def _efa_fits_the_cards(self) -> Instance:
-        if self.efa_max_interfaces > len(self.efa_cards):
-            raise ValueError(f"{self.efa_max_interfaces} EFA interfaces do not fit on {len(self.efa_cards)} network "
-                             "cards that carry EFA (one per card)")
-        return self
-
-    @property
-    def efa_cards(self) -> range:
-        """The network card indexes that can carry an EFA interface, in order."""
-        return range(0 if self.primary_card_efa else 1, self.network_cards)
 
     @property
     def gpu_count(self) -> int:
         return self.gpus.count if self.gpus else 0
 
+    @property
+    def network(self) -> str:
+        """Its network in a few words, for `catalog list` (a target's kind says more)."""
+        return "-"
 
-Entry = Annotated[Server | Switch | Instance, Field(discriminator="kind")]
+
+Entry = Server | Switch | Instance
 
 
 class CatalogFile(_Frozen):
     """One catalog YAML file."""
 
+    # the entries and tables every target shares; parts.file_model adds each target's instance kind, software
+    # tables and price tables
+
     apiVersion: Literal["clusterforge/v1"] = "clusterforge/v1"
     kind: Literal["Catalog"] = "Catalog"
-    hardware: dict[CatalogKey, Entry] = {}
+    hardware: dict[CatalogKey, Annotated[Server | Switch, Field(discriminator="kind")]] = {}
     software: SoftwareTables = SoftwareTables()
     prices: PriceTable = PriceTable()  # USD, each with its source and date (catalog/prices.py)

@@ -1,7 +1,8 @@
 """The prices of every catalog file merged, each entry remembering which file stated it.
 
 A site's file restates a price to replace it (a negotiated rate): the later file wins, entry by entry, and the
-entry's origin becomes that file, so a cost line can say whose price it used.
+entry's origin becomes that file, so a cost line can say whose price it used. A target's own price tables
+(catalog/prices.py `prices_model`) are kept by name in `tables`.
 """
 
 from __future__ import annotations
@@ -42,11 +43,11 @@ class PriceBook:
 
     instances: dict[tuple[str, str], Quoted] = field(default_factory=dict)
     hardware: dict[str, Quoted] = field(default_factory=dict)
-    fsx_lustre: dict[str, Quoted] = field(default_factory=dict)
     links: dict[int, Quoted] = field(default_factory=dict)
     facility: dict[str, Quoted] = field(default_factory=dict)
     energy_usd_per_kwh: Quoted | None = None
     pue: QuotedFigure | None = None
+    tables: dict[str, dict[str, Quoted]] = field(default_factory=dict)  # the targets' own tables, by name
 
     def add(self, table: PriceTable, origin: str | None) -> None:
         """Merge one file's table over what is there."""
@@ -54,7 +55,6 @@ class PriceBook:
             for purchase, price in options.items():
                 self.instances[(key, purchase)] = Quoted(price, origin)
         self.hardware.update({key: Quoted(price, origin) for key, price in table.hardware.items()})
-        self.fsx_lustre.update({key: Quoted(price, origin) for key, price in table.fsx_lustre.items()})
         self.links.update({int(speed[:-1]): Quoted(price, origin) for speed, price in table.links.items()})
         for name in _FACILITY:
             price = getattr(table.facility, name)
@@ -64,10 +64,17 @@ class PriceBook:
             self.energy_usd_per_kwh = Quoted(table.energy_usd_per_kwh, origin)
         if table.pue is not None:
             self.pue = QuotedFigure(table.pue, origin)
+        for name in type(table).model_fields.keys() - PriceTable.model_fields.keys():
+            own: dict[str, Price] = getattr(table, name)
+            self.tables.setdefault(name, {}).update({key: Quoted(price, origin) for key, price in own.items()})
 
     def copy(self) -> PriceBook:
-        return PriceBook(dict(self.instances), dict(self.hardware), dict(self.fsx_lustre), dict(self.links),
-                         dict(self.facility), self.energy_usd_per_kwh, self.pue)
+        return PriceBook(dict(self.instances), dict(self.hardware), dict(self.links), dict(self.facility),
+                         self.energy_usd_per_kwh, self.pue, {name: dict(rows) for name, rows in self.tables.items()})
+
+    def table(self, name: str) -> dict[str, Quoted]:
+        """A target's own price table (empty when no catalog file has it)."""
+        return self.tables.get(name, {})
 
     def instance_hour(self, key: str, purchase: Purchase) -> Quoted | None:
         """The hourly price of `key` bought as `purchase`; a reservation without a rate of its own bills on demand."""

@@ -2,20 +2,24 @@
 
 Prices are catalog data like hardware figures. Unlike hardware, a site's catalog file may restate a built-in
 price: a negotiated price replaces the list price, and the cost lines then name that file as their source.
+
+A target prices what only it sells (a managed file system) in tables of its own (`CatalogPart.prices`: fields of
+`dict[str, Price]` beside these), which `prices_model` composes in.
 """
 
 from __future__ import annotations
 
 import datetime
-from typing import Annotated, Any
+from collections.abc import Sequence
+from typing import Annotated, Any, get_origin
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, create_model
 
 from clusterforge.model.purchase import PURCHASES, Purchase
 from clusterforge.model.text import LINE_CHAR, CatalogKey
 from clusterforge.validation import expected, figure
 
-__all__ = ["PURCHASES", "FacilityPrices", "Figure", "Price", "PriceTable", "Purchase", "fsx_key"]
+__all__ = ["PURCHASES", "FacilityPrices", "Figure", "Price", "PriceTable", "Purchase", "prices_model"]
 
 ISO_DATE = r"^\d{4}(-\d{2}(-\d{2})?)?$"
 
@@ -81,8 +85,6 @@ class PriceTable(_Strict):
 
     instances: dict[CatalogKey, dict[Purchase, Price]] = {}  # USD per instance-hour, by purchase option
     hardware: dict[CatalogKey, Price] = {}  # USD per unit bought: servers and switches, keyed like `hardware:`
-    fsx_lustre: dict[Annotated[str, StringConstraints(pattern=r"^[A-Z0-9_]{1,20}(/[A-Z0-9]{1,8})*$")], Price] = {}
-    """USD per GB-month of FSx for Lustre: `DEPLOYMENT_TYPE[/HDD]/THROUGHPUT` (`PERSISTENT_2/250`, `SCRATCH_2`)."""
     links: dict[Annotated[str, StringConstraints(pattern=LINK_SPEED), Field(description=expected(
         LINK_SPEED, "a link speed in Gb/s followed by G, e.g. 400G"))], Price] = {}
     """USD per fabric cable with its two transceivers, by link speed (`400G`)."""
@@ -91,7 +93,16 @@ class PriceTable(_Strict):
     pue: Figure | None = None  # the default where a site gives no `pue`
 
 
-def fsx_key(deployment_type: str, storage_type: str, throughput: int | None) -> str:
-    """The `fsx_lustre` key of a file system: `PERSISTENT_2/250`, `PERSISTENT_1/HDD/12`, `SCRATCH_2`."""
-    parts = [deployment_type] + (["HDD"] if storage_type == "HDD" else []) + ([str(throughput)] if throughput else [])
-    return "/".join(parts)
+def prices_model(tables: Sequence[type[BaseModel]]) -> type[PriceTable]:
+    """The price tables with the targets' own: each field of each model a table of `dict[str, Price]`; a name taken
+    twice is a bug of the target that adds it."""
+    fields: dict[str, Any] = {}
+    for model in tables:
+        for name, info in model.model_fields.items():
+            if name in PriceTable.model_fields or name in fields or get_origin(info.annotation) is not dict:
+                raise RuntimeError(f"price table {name!r} is defined twice or is not a mapping to prices")
+            fields[name] = (info.annotation, info)
+    if not fields:
+        return PriceTable
+    made: type[PriceTable] = create_model("PriceTable", __base__=PriceTable, __doc__=PriceTable.__doc__, **fields)
+    return made

@@ -3,14 +3,18 @@
 SW-001 checks a blueprint's `software:` pins against these tables, SW-003 the SLURM release. The built-in rows
 live in `catalog/data/software.yaml`; a site catalog (`--catalog site.yaml`) adds the sets it has qualified under the
 same keys, and a built-in row cannot be redefined (a silent shadow would change every verdict that uses it).
+
+These are the tables every target shares. A target adds tables of its own (the software its fabric needs) with
+its catalog part (`CatalogPart.software`): `tables_model` composes them in, each after the table its row's `AFTER`
+names, so listings keep related tables together.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Annotated, ClassVar, TypeVar
+from collections.abc import Iterator, Sequence
+from typing import Annotated, Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_model
 
 from clusterforge.model.text import LINE_CHAR
 from clusterforge.validation import expected
@@ -33,6 +37,8 @@ class Row(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
     KEY: ClassVar[str]
     TABLE: ClassVar[str] = ""  # the table's name where it differs from KEY
+    AFTER: ClassVar[str] = ""  # a target's table: the table it is listed after (else last)
+    DOC: ClassVar[tuple[str, str]] = ("", "")  # a target's table: its row keys and what the rules check, for the docs
 
     @classmethod
     def table(cls) -> str:
@@ -68,45 +74,12 @@ class NcclRow(Row):
                                             description="CUDA versions NVIDIA builds this NCCL for")]
 
 
-class AwsOfiNcclRow(Row):
-    KEY = "aws_ofi_nccl"
-    aws_ofi_nccl: Release
-    min_nccl: Release
-    cuda_majors: Annotated[list[Annotated[int, Field(ge=1, le=99)]], Field(min_length=1, max_length=10)] = [12]
-
-
-class EfaInstallerRow(Row):
-    KEY = "efa_installer"
-    efa_installer: Release
-    aws_ofi_nccl: Release = Field(description="the aws-ofi-nccl release the installer bundles")
-
-
-INSTANCE_FAMILY = r"^[a-z][a-z0-9-]{0,30}$"
-InstanceFamily = Annotated[str, StringConstraints(pattern=INSTANCE_FAMILY), Field(description=expected(
-    INSTANCE_FAMILY, "an EC2 instance family, the type's name before the dot, e.g. p6-b300"))]
-
-
-class EfaInstanceRow(Row):
-    """The oldest EFA installer that drives an instance family's EFA devices (its kernel driver and libfabric)."""
-
-    KEY, TABLE = "instance_family", "efa_instance"
-    instance_family: InstanceFamily
-    min_efa_installer: Release
-
-
 class RocmRow(Row):
     KEY = "rocm"
     rocm: Release
     rccl: Release = Field(description="the RCCL release ROCm ships")
     amdgpu: Annotated[list[Release], Field(max_length=50, description=(
         "amdgpu driver series (major.minor) AMD's matrix lists as compatible; empty: not recorded"))] = []
-
-
-class NeuronRow(Row):
-    KEY = "neuron_sdk"
-    neuron_sdk: Release
-    neuron_driver: Release = Field(description="aws-neuronx-dkms of the release (the oldest driver it runs on)")
-    efa_installer: Release | None = Field(None, description="EFA installer series the release pins")
 
 
 class GpuModelRow(Row):
@@ -140,28 +113,49 @@ class SlurmRow(Row):
     supported_by: Short = Field(description="who ships those fixes, e.g. Debian 13 trixie security support")
 
 
-class SoftwareTables(BaseModel):
-    """The tables of one catalog file; every one may be empty or absent."""
+class Tables(BaseModel):
+    """What every model of software tables is: lists of rows by table (`SoftwareTables`, or one composed with the
+    targets' own by `tables_model`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    def rows(self) -> Iterator[tuple[str, int, Row]]:
+        """(table, index, row) of every row, in file order."""
+        for table in type(self).model_fields:
+            for index, row in enumerate(getattr(self, table)):
+                yield table, index, row
+
+
+class SoftwareTables(Tables):
+    """The tables of one catalog file; every one may be empty or absent."""
+
+    # the tables every target shares; tables_model adds the targets' own
 
     cuda: Annotated[list[CudaRow], Field(max_length=1000)] = []
     cuda_major: Annotated[list[CudaMajorRow], Field(max_length=100)] = []
     nccl: Annotated[list[NcclRow], Field(max_length=1000)] = []
-    aws_ofi_nccl: Annotated[list[AwsOfiNcclRow], Field(max_length=1000)] = []
-    efa_installer: Annotated[list[EfaInstallerRow], Field(max_length=1000)] = []
-    efa_instance: Annotated[list[EfaInstanceRow], Field(max_length=1000)] = []
     rocm: Annotated[list[RocmRow], Field(max_length=1000)] = []
-    neuron_sdk: Annotated[list[NeuronRow], Field(max_length=1000)] = []
     slurm: Annotated[list[SlurmRow], Field(max_length=1000)] = []
     gpu_model: Annotated[list[GpuModelRow], Field(max_length=1000)] = []
     gpu_architecture: Annotated[list[ArchitectureRow], Field(max_length=100)] = []
 
-    def rows(self) -> Iterator[tuple[str, int, Row]]:
-        """(table, index, row) of every row, in file order."""
-        for table in SoftwareTables.model_fields:
-            for index, row in enumerate(getattr(self, table)):
-                yield table, index, row
+
+def tables_model(rows: Sequence[type[Row]]) -> type[Tables]:
+    """The shared tables with these targets' own (a row class each), each placed after the table its `AFTER`
+    names; a table name taken twice is a bug of the target that adds it."""
+    if not rows:
+        return SoftwareTables
+    fields: dict[str, Any] = {name: (info.annotation, info) for name, info in SoftwareTables.model_fields.items()}
+    order = list(fields)
+    for row in rows:
+        name = row.table()
+        if name in fields:
+            raise RuntimeError(f"software table {name!r} is defined twice")
+        fields[name] = (Annotated[list[row], Field(max_length=1000)], [])  # type: ignore[valid-type]
+        order.insert(order.index(row.AFTER) + 1 if row.AFTER in order else len(order), name)
+    made: type[Tables] = create_model("SoftwareTables", __base__=Tables, __doc__=SoftwareTables.__doc__,
+                                      **{name: fields[name] for name in order})
+    return made
 
 
 R = TypeVar("R", bound=Row)
@@ -174,8 +168,8 @@ def version_tuple(text: str) -> tuple[int, ...]:
 class SoftwareCatalog:
     """Every table's rows by release, built-in and site rows together, each with the file it came from."""
 
-    def __init__(self) -> None:
-        self._rows: dict[str, dict[str, Row]] = {table: {} for table in SoftwareTables.model_fields}
+    def __init__(self, tables: Sequence[str] = tuple(SoftwareTables.model_fields)) -> None:
+        self._rows: dict[str, dict[str, Row]] = {table: {} for table in tables}
         self.origins: dict[tuple[str, str], str] = {}
 
     def add(self, table: str, row: Row, origin: str) -> str | None:
@@ -188,7 +182,7 @@ class SoftwareCatalog:
 
     def copy(self) -> SoftwareCatalog:
         """A catalog that can take more rows without changing this one (the built-in rows are cached)."""
-        other = SoftwareCatalog()
+        other = SoftwareCatalog(list(self._rows))
         other._rows = {table: dict(rows) for table, rows in self._rows.items()}
         other.origins = dict(self.origins)
         return other
@@ -201,12 +195,12 @@ class SoftwareCatalog:
 
     def row(self, kind: type[R], version: str) -> R | None:
         """The row of `version` in the table of rows of `kind` (e.g. `row(CudaRow, "12.8")`)."""
-        found = self._rows[kind.table()].get(version)
+        found = self._rows.get(kind.table(), {}).get(version)
         return found if isinstance(found, kind) else None
 
     def versions(self, table: str) -> list[str]:
         """The versions a table knows, oldest first (for 'known: ...' hints)."""
-        return sorted(self._rows[table], key=version_tuple)
+        return sorted(self._rows.get(table, {}), key=version_tuple)
 
     def __len__(self) -> int:
         return sum(len(rows) for rows in self._rows.values())

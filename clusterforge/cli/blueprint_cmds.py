@@ -29,8 +29,8 @@ def validate(files: tuple[Path, ...], catalog: tuple[Path, ...], fmt: str) -> No
     `--format json` prints one document instead: {ok, errors, files: [{file, ok, errors, cluster}]},
     each error {file, line, path, message, hint}.
     """
-    from clusterforge.catalog import load_catalog
     from clusterforge.cli.validate_view import document
+    from clusterforge.targets import load_catalog
 
     try:
         cat = load_catalog(catalog)

@@ -33,8 +33,7 @@ def _summary(entry: Entry) -> tuple[str, str, str, str]:
     if isinstance(entry, Instance):
         acc = entry.gpus or entry.accelerators
         gpus = f"{acc.count}x {acc.model}" if acc else "-"
-        efa = f"{entry.efa_max_interfaces} EFA / {entry.network_cards} cards" if entry.efa_max_interfaces else "no EFA"
-        return gpus, "-", "-", efa
+        return gpus, "-", "-", entry.network  # as its target's kind of instance type says it
     assert isinstance(entry, Switch)
     ports = f"{entry.ports}x {entry.port_speed_gbps}G"
     if entry.split_ports and entry.split_speed_gbps:  # what NICs at the split speed see (plan/fabric.py port_mode)
@@ -79,7 +78,7 @@ def _as_json(key: str, entry: Entry, catalog: Catalog) -> dict[str, Any]:
 @catalog_option
 def list_entries(fmt: str, kind: str | None, catalog: tuple[Path, ...]) -> None:
     """List every catalog key, one per row, with its headline figures."""
-    from clusterforge.catalog import load_catalog
+    from clusterforge.targets import load_catalog
 
     cat = load_catalog(catalog)
     items = [(k, e) for k, e in cat.items() if kind is None or e.kind == kind]
@@ -105,7 +104,7 @@ def list_entries(fmt: str, kind: str | None, catalog: tuple[Path, ...]) -> None:
 @catalog_option
 def show(key: str, fmt: str, catalog: tuple[Path, ...]) -> None:
     """Show every figure of the entry KEY (e.g. dgx-h100, p5.48xlarge) with its source."""
-    from clusterforge.catalog import load_catalog
+    from clusterforge.targets import load_catalog
 
     cat = load_catalog(catalog)
     entry = cat.get(key)
@@ -131,11 +130,29 @@ def show(key: str, fmt: str, catalog: tuple[Path, ...]) -> None:
         terminal.print_wrapped(console, f"notes: {entry.notes}", indent=7)
 
 
+class _Tables(click.Choice[str]):
+    """The software tables, the targets' own included: known once the targets are found, so read when the option
+    is checked or its help shown, not when the command is registered."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        from clusterforge.catalog.parts import file_model
+        from clusterforge.targets import catalog_parts
+
+        tables: Any = file_model(catalog_parts()).model_fields["software"].annotation
+        return tuple(tables.model_fields)
+
+    @choices.setter
+    def choices(self, value: object) -> None:
+        """Click sets the choices it was given; these are always the catalog's."""
+
+
 @catalog_group.command("software")
 @format_option("text", "json")
-@click.option("--table", "only", type=click.Choice(["cuda", "cuda_major", "nccl", "aws_ofi_nccl", "efa_installer",
-                                                   "efa_instance", "rocm", "neuron_sdk", "slurm", "gpu_model",
-                                                   "gpu_architecture"]), help="Only this table.")
+@click.option("--table", "only", type=_Tables(), help="Only this table.")
 @catalog_option
 def software(fmt: str, only: str | None, catalog: tuple[Path, ...]) -> None:
     """List the software tables SW-001, SW-003 and SW-005 read (built-in and from --catalog), each row with its origin
@@ -147,7 +164,7 @@ def software(fmt: str, only: str | None, catalog: tuple[Path, ...]) -> None:
     "Adding a qualified software set"):
       clusterforge catalog software --catalog site-software.yaml --table cuda
     """
-    from clusterforge.catalog import load_catalog
+    from clusterforge.targets import load_catalog
 
     tables = load_catalog(catalog).software
     rows = [(table, row, tables.origins[table, row.key]) for table, row in tables.rows()

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from clusterforge.analysis import PolicyInputs
-from clusterforge.cli.app import EXIT_POLICY, app, format_option, policy_options
+from clusterforge.cli.app import EXIT_POLICY, app, format_option, policy_options, say
 from clusterforge.errors import one_line
 from clusterforge.formats.escape import log_line
 
@@ -68,6 +68,11 @@ def diff(old: str, new: str, fmt: str, inputs: PolicyInputs) -> None:
     from clusterforge.day2.diff import compare
 
     (before, old_cost), (after, new_cost) = _rendered(old, inputs), _rendered(new, inputs)
+    for name, rendered in ((old, before), (new, after)):
+        if rendered.manifest_differs:
+            files = ", ".join(rendered.manifest_differs[:3]) + (", ..." if len(rendered.manifest_differs) > 3 else "")
+            say(f"{name}: its manifest.json classes {len(rendered.manifest_differs)} file(s) otherwise than this "
+                f"version ({files}): this version's declarations are used, since its roles apply the change")
     result = compare(before, after)
     cost = cost_delta(old_cost, new_cost)
     if fmt == "json":
@@ -151,7 +156,11 @@ def verdict(result: Diff) -> str:
 def report(old: str, new: str, result: Diff, cost: CostDelta | None = None) -> list[str]:
     """The text report: nodes, settings, physical figures, the cost and the verdict."""
     lines = [f"clusterforge diff: {old} -> {new}", "nodes", _nodes("added", result.added),
-             _nodes("removed", result.removed), _nodes("changed", result.changed), "settings"]
+             _nodes("removed", result.removed), _nodes("changed", result.changed)]
+    if result.powered_added or result.powered_removed:
+        lines += ["power-saved nodes (SLURM starts them when jobs need them; no host to provision)",
+                  _nodes("added", result.powered_added), _nodes("removed", result.powered_removed)]
+    lines.append("settings")
     lines += [change_line(change) for change in result.changes] or ["  (none changed)"]
     lines += ["physical", *([physical_line(delta) for delta in result.physical] or ["  (no change)"])]
     lines.append(cost.line() if cost is not None else "cost: not compared (a render directory has no plan)")

@@ -15,7 +15,7 @@ from clusterforge.errors import ClusterforgeError, Problem, one_line
 @app.command("inventory")
 @click.option("--from-outputs", "--from-stack", "from_outputs",
               type=click.Path(path_type=Path, dir_okay=False),
-              help="What the deployment reported (target aws: `pulumi stack output --json`) saved to a file, or - "
+              help="What the deployment reported (a Pulumi stack: `pulumi stack output --json`) saved to a file, or - "
                    "for stdin. --from-stack is the older name.")
 @click.option("--target", "target", metavar="NAME",
               help="The target whose deployment made the outputs; needed only when several targets read outputs.")

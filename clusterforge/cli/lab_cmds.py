@@ -232,7 +232,7 @@ def exec_command(node: str, command: tuple[str, ...], name: str) -> None:
 @click.option("--fast/--linear", default=True, show_default=True,
               help="Mitogen's strategy (fast) or Ansible's own linear strategy, as `clusterforge provision` runs.")
 @click.option("--extra-vars", "-e", "extra", multiple=True, metavar="KEY=VALUE|@FILE",
-              help="Extra variable for site.yml (repeatable), e.g. -e efa_enabled=true to run the EFA role too; "
+              help="Extra variable for site.yml (repeatable), e.g. -e slurm_verify_mpi=false to skip the MPI run; "
                    "@FILE reads a YAML file of them (secrets such as munge_key go there, ansible-vault "
                    "encrypted: a KEY=VALUE is kept in the run's record).")
 @name_option

@@ -71,7 +71,7 @@ def plan(file: Path, fmt: str, inputs: PolicyInputs) -> None:
 @click.option("--force", is_flag=True, help="Render even when the policy check reports errors.")
 @policy_options
 @click.option("--from-outputs", "--from-stack", "from_outputs", type=click.Path(path_type=Path, dir_okay=False),
-              help="What the deployment reported (target aws: `pulumi stack output --json` saved to a file), read "
+              help="What the deployment reported (a Pulumi stack: `pulumi stack output --json` saved to a file), read "
                    "by the cluster's target: each host gets its address. --from-stack is the older name.")
 def render(file: Path, out: Path, force: bool, inputs: PolicyInputs, from_outputs: Path | None) -> None:
     """Write the Ansible inventory, SLURM configs and (aws) the Pulumi stack config for blueprint FILE.

@@ -1,15 +1,16 @@
-"""Cloud pools and managed storage: billed by the hour or the GB-month, so every line recurs monthly."""
+"""Cloud pools and what a cloud target sells beside them (its managed storage, `Target.cost_lines`): billed by the
+hour or the GB-month, so every line recurs monthly."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from clusterforge.catalog import Catalog, Instance
-from clusterforge.catalog.prices import PURCHASES, Purchase, fsx_key
+from clusterforge.catalog.prices import PURCHASES, Purchase
 from clusterforge.cost.lines import priced
 from clusterforge.cost.model import HOURS_PER_MONTH, CostLine
-from clusterforge.model import Cluster, FsxLustre, Pool
-from clusterforge.targets import pool_target
+from clusterforge.model import Cluster, Pool
+from clusterforge.targets import in_use, pool_target
 
 
 def purchase_of(cluster: Cluster, pool: Pool) -> Purchase:
@@ -38,12 +39,7 @@ def instance_lines(cluster: Cluster, catalog: Catalog) -> Iterator[CostLine]:
 
 
 def storage_lines(cluster: Cluster, catalog: Catalog) -> Iterator[CostLine]:
-    """FSx for Lustre: its provisioned capacity in GB-months (AWS bills the GiB figure the file system is created
-    with) at the rate of its deployment type and throughput tier. An existing on-prem Lustre costs nothing here."""
-    lustre = cluster.storage.lustre
-    if not isinstance(lustre, FsxLustre):
-        return
-    key = fsx_key(lustre.deployment_type, lustre.storage_type, lustre.throughput_mb_s_per_tib)
-    tier = f" {lustre.throughput_mb_s_per_tib} MB/s/TiB" if lustre.throughput_mb_s_per_tib else ""
-    yield priced(f"FSx for Lustre {lustre.deployment_type} {lustre.storage_type}{tier}, {lustre.capacity_gib:,} GiB",
-                 "storage", float(lustre.capacity_gib), "GB-month", "month", catalog.prices.fsx_lustre.get(key))
+    """What each target in use sells beside its instances, as it prices it (a managed file system); an existing
+    on-prem Lustre costs nothing here."""
+    for target in in_use(cluster):
+        yield from target.cost_lines(cluster, catalog)

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 from functools import cached_property
 from typing import Any
 
-from clusterforge.day2.effects import Action
+from clusterforge.render.change_classes import Action
 
 __all__ = ["Action", "Change", "Diff", "PhysicalDelta"]
 
@@ -42,6 +42,8 @@ class Diff:
     changed: tuple[str, ...]  # hosts in both whose host or pool vars differ (or their groups, or hardware)
     changes: tuple[Change, ...]
     physical: tuple[PhysicalDelta, ...]
+    powered_added: tuple[str, ...] = ()  # SLURM nodes in NEW only that no inventory lists: SLURM powers them up
+    powered_removed: tuple[str, ...] = ()  # the same in OLD only
 
     @cached_property
     def _actions(self) -> dict[str, Action]:
@@ -107,6 +109,7 @@ class Diff:
     def to_dict(self) -> dict[str, Any]:
         return {
             "added": list(self.added), "removed": list(self.removed), "changed": list(self.changed),
+            "powered_added": list(self.powered_added), "powered_removed": list(self.powered_removed),
             "changes": [{**asdict(change), "action": change.action.name, "hosts": list(change.hosts)}
                         for change in self.changes],
             "physical": [asdict(delta) for delta in self.physical],

@@ -7,19 +7,15 @@ from collections.abc import Iterator
 from typing import Any
 
 from clusterforge.day2.changes import Change
-from clusterforge.day2.effects import (
-    CONTROLLER_GROUP,
-    GROUPS_CONTROLLER,
-    GROUPS_OTHER,
-    HARDWARE_CHANGED,
-    HOST_ADDED,
-    HOST_REMOVED,
-    deployed_facts,
-    group_var_effects,
-    host_var_effect,
-)
-from clusterforge.day2.rendered import Host, Rendered
+from clusterforge.day2.rendered import GROUP_VARS_FILE, HOSTS_FILE, Host, Rendered
 from clusterforge.day2.scope import Scope, keys, text, value_text
+from clusterforge.render.change_classes import (
+    CONTROLLER_GROUP,
+    UNCLASSIFIED,
+    UNCLASSIFIED_HOST,
+    deployed_facts,
+)
+from clusterforge.render.change_effects import Effect
 
 PER_HOST = "(per host)"  # a var whose old or new value differs between the hosts of one change
 
@@ -33,11 +29,36 @@ def _differs(key: str, before: dict[str, Any], after: dict[str, Any]) -> bool:
     return key not in before or key not in after or before[key] != after[key]
 
 
+def _group_effects(key: str, scope: Scope) -> tuple[Effect, ...]:
+    """A cluster-wide var's effects as the manifests declare them (group_vars/all.yml's, or hosts.yml's `all`
+    vars)."""
+    found = scope.effects(GROUP_VARS_FILE, "keys", key, UNCLASSIFIED)
+    return found if found != (UNCLASSIFIED,) else scope.effects(HOSTS_FILE, "keys", key, UNCLASSIFIED)
+
+
+def _host_effect(key: str, scope: Scope, path: str = HOSTS_FILE) -> tuple[Effect, ...]:
+    return scope.effects(path, "host_keys", key, UNCLASSIFIED_HOST)
+
+
 def group_vars_changes(old: Rendered, new: Rendered, scope: Scope) -> Iterator[Change]:
     for key in keys(old.group_vars, new.group_vars):
         if _differs(key, old.group_vars, new.group_vars):
             before, after = value_text(old.group_vars, key), value_text(new.group_vars, key)
-            yield from scope.changes("group_vars", key, before, after, group_var_effects(key))
+            yield from scope.changes("group_vars", key, before, after, _group_effects(key, scope))
+
+
+def pool_vars_changes(path: str, old_text: str, new_text: str, scope: Scope) -> Iterator[Change]:
+    """A pool group's own vars file (`inventory/group_vars/pool_<name>.yml`) key by key: each var as the
+    manifests declare it written per pool, on the pool's hosts."""
+    from clusterforge.render.yamlout import load
+
+    before, after = load(old_text) or {}, load(new_text) or {}
+    group = path.rsplit("/", 1)[1].removesuffix(".yml")
+    hosts = scope.new.members(group) or (scope.old.members(group) if scope.old is not None else ())
+    for key in keys(before, after):
+        if _differs(key, before, after):
+            yield from scope.changes("group_vars", f"{group}: {key}", value_text(before, key),
+                                     value_text(after, key), _host_effect(key, scope, path), hosts)
 
 
 def _common(values: list[Any], absent: list[bool]) -> str | None:
@@ -65,7 +86,7 @@ def _host_vars(old: Rendered, new: Rendered, both: list[str], scope: Scope) -> I
         olds, news = [old.hosts[h].vars for h in hosts], [new.hosts[h].vars for h in hosts]
         yield from scope.changes("hosts.yml", key, _common([v.get(key) for v in olds], [key not in v for v in olds]),
                                  _common([v.get(key) for v in news], [key not in v for v in news]),
-                                 (host_var_effect(key),), hosts)
+                                 _host_effect(key, scope), hosts)
 
 
 def _host_groups(old: Rendered, new: Rendered, both: list[str], scope: Scope) -> Iterator[Change]:
@@ -77,16 +98,24 @@ def _host_groups(old: Rendered, new: Rendered, both: list[str], scope: Scope) ->
     for (before, after), hosts in moved.items():
         only_controller = set(before) ^ set(after) <= {CONTROLLER_GROUP}
         yield from scope.changes("hosts.yml", "groups", ",".join(before), ",".join(after),
-                                 (GROUPS_CONTROLLER if only_controller else GROUPS_OTHER,), hosts)
+                                 _membership("groups-controller" if only_controller else "groups", scope), hosts)
+
+
+def _membership(what: str, scope: Scope) -> tuple[Effect, ...]:
+    """What a host joining, leaving or moving takes, as hosts.yml's manifest entry declares (`added`, `removed`,
+    `groups`, `groups-controller`, `hardware`)."""
+    return scope.effects(HOSTS_FILE, "hosts", what, UNCLASSIFIED_HOST)
 
 
 def inventory_changes(old: Rendered, new: Rendered, scope: Scope) -> Iterator[Change]:
     for name, host in new.hosts.items():
         if name not in old.hosts:
-            yield from scope.changes("hosts.yml", name, None, ",".join(host.groups), (HOST_ADDED,), (name,))
+            yield from scope.changes("hosts.yml", name, None, ",".join(host.groups), _membership("added", scope),
+                                     (name,))
     for name, host in old.hosts.items():
         if name not in new.hosts:
-            yield from scope.changes("hosts.yml", name, ",".join(host.groups), None, (HOST_REMOVED,), (name,))
+            yield from scope.changes("hosts.yml", name, ",".join(host.groups), None, _membership("removed", scope),
+                                     (name,))
     both = [name for name in new.hosts if name in old.hosts]
     yield from _host_groups(old, new, both, scope)
     yield from _host_vars(old, new, both, scope)
@@ -97,4 +126,4 @@ def inventory_changes(old: Rendered, new: Rendered, scope: Scope) -> Iterator[Ch
             if before is not None and after is not None and before != after:
                 swapped.setdefault((before, after), []).append(name)
         for (before, after), hosts in swapped.items():
-            yield from scope.changes("pools", "hardware", before, after, (HARDWARE_CHANGED,), hosts)
+            yield from scope.changes("pools", "hardware", before, after, _membership("hardware", scope), hosts)

@@ -1,13 +1,13 @@
 """What one render of a cluster is, as data: its files, its hosts with their vars, its group vars and the plan's
 physical figures, built from a blueprint (in memory, nothing written) or from a directory `render` wrote.
 
-The SLURM files are read by clusterforge.day2.rendered_slurm (`conf_entries`, re-exported here for the modules
+The SLURM files are read by clusterforge.render.conf_parse (`conf_entries`, re-exported here for the modules
 that import it from this one): every line keyed by what it sets, and the NodeName lines by node.
 
 A render directory named on the command line is as untrusted as a blueprint (it can come from a pull request),
 so it is read with a blueprint's bounds: regular files only (no link, pipe or device), each within
 limits.INPUT_BYTES, at most MAX_FILES of them and total_files_bytes() together; its YAML within the alias, value and
-depth limits; its SLURM files within rendered_slurm's node and joined-text bounds; its inventory groups a tree of
+depth limits; its SLURM files within conf_parse's node and joined-text bounds; its inventory groups a tree of
 bounded size (no group inside itself).
 
 What is built from those files is bounded too, since a few kilobytes can ask for gigabytes once multiplied out:
@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clusterforge import limits
-from clusterforge.day2.rendered_slurm import conf_entries as conf_entries  # re-exported: diff, rolling, update
 from clusterforge.errors import ClusterforgeError, Problem, shown
 from clusterforge.render import MARKER
+from clusterforge.render.conf_parse import conf_entries as conf_entries  # re-exported: diff, rolling, update
+from clusterforge.render.manifest import MANIFEST, Manifest, VarKeys, from_json
 from clusterforge.render.yamlout import load
 
 if TYPE_CHECKING:
@@ -58,6 +59,12 @@ class Rendered:
     group_vars: dict[str, Any]
     physical: dict[str, float] = field(default_factory=dict)
     hardware: dict[str, str] = field(default_factory=dict)
+    manifest: Manifest = field(default_factory=lambda: Manifest({}))
+    """What changing each file and key takes (clusterforge.render.manifest), as this version declares it over the
+    render's files: this checkout's roles apply the change, so their declarations, not a directory's word, say
+    what it takes (a render directory may come from a pull request)."""
+    manifest_differs: tuple[str, ...] = ()
+    """The files whose classes in the render's own manifest.json differ from `manifest`'s (said, never used)."""
 
     @classmethod
     def from_files(cls, files: dict[str, str], physical: dict[str, float] | None = None,
@@ -76,8 +83,14 @@ class Rendered:
         for relative, text in files.items():  # within total_named_nodes(), said against their file and line
             if relative.startswith("slurm/") and relative.endswith(".conf"):
                 nodes_named += conf_entries(text, frozenset(), named(relative), nodes_named).named
-        return cls(dict(files), _hosts(inventory, named(HOSTS_FILE), group_lines), group_vars,
-                   dict(physical or {}), dict(hardware or {}))
+        hosts = _hosts(inventory, named(HOSTS_FILE), group_lines)
+        manifest = _declared(files, inventory, named)
+        differs: tuple[str, ...] = ()
+        if MANIFEST in files:  # read and checked (it is input), compared, never trusted over this version's
+            written = from_json(files[MANIFEST], named(MANIFEST)).files
+            differs = tuple(sorted(path for path in {*written, *manifest.files}
+                                   if written.get(path) != manifest.files.get(path)))
+        return cls(dict(files), hosts, group_vars, dict(physical or {}), dict(hardware or {}), manifest, differs)
 
     @classmethod
     def from_blueprint(cls, file: Path, inputs: PolicyInputs) -> Rendered:
@@ -127,6 +140,22 @@ class Rendered:
         """The host slurmdbd runs on (`slurm_dbd_host`), None without accounting or when it is no host here."""
         host = str(self.group_vars.get("slurm_dbd_host") or "")
         return host if host in self.hosts else None
+
+
+def _declared(files: dict[str, str], inventory: dict[str, Any], named: Any) -> Manifest:
+    """The manifest of a render as this version declares it over its files, with the inventory's keys as read here
+    (`inventory`: hosts.yml's data, already checked by _hosts)."""
+    from clusterforge.render import OUTPUTS
+    from clusterforge.render.inventory import var_keys
+    from clusterforge.render.manifest_build import build
+
+    keys = {HOSTS_FILE: var_keys(inventory)}
+    for relative, text in files.items():
+        if relative.startswith("inventory/group_vars/") and relative.endswith(".yml"):
+            data = _yaml(text, named(relative))
+            keys[relative] = (VarKeys(group=frozenset(data)) if relative == GROUP_VARS_FILE else
+                              VarKeys(host=frozenset(data)))
+    return build(files, keys, OUTPUTS)
 
 
 def total_files_bytes() -> int:

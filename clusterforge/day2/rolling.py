@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from clusterforge.atomic import write_text
-from clusterforge.day2.effects import NAMED_LINES
 from clusterforge.day2.rendered import conf_entries
 from clusterforge.hostlist import compress, expand
+from clusterforge.render.change_classes import NAMED_LINES
 
 Unit = Literal["node", "rack"]
 

@@ -9,8 +9,9 @@ from typing import Any
 
 from clusterforge import accelerators
 from clusterforge.day2.changes import Change
-from clusterforge.day2.effects import COMPUTE_GROUP, CONTROLLER_GROUP, Effect, Hosts, VendorGpus
 from clusterforge.day2.rendered import Rendered
+from clusterforge.render.change_classes import COMPUTE_GROUP, CONTROLLER_GROUP, Effect, Hosts, VendorGpus
+from clusterforge.render.manifest import FileEntry
 
 
 def text(value: Any) -> str:
@@ -19,10 +20,29 @@ def text(value: Any) -> str:
 
 
 class Scope:
-    """Resolves the table's host selectors on the new render."""
+    """Resolves the table's host selectors on the new render, and looks a change's effects up in the renders'
+    manifests: NEW's, else OLD's (a key or file only OLD wrote). What neither declares takes `fallback`."""
 
-    def __init__(self, new: Rendered) -> None:
+    def __init__(self, new: Rendered, old: Rendered | None = None) -> None:
         self.new = new
+        self.old = old
+
+    def entry(self, path: str) -> FileEntry | None:
+        found = self.new.manifest.entry(path)
+        return found if found is not None or self.old is None else self.old.manifest.entry(path)
+
+    def effects(self, path: str, table: str, key: str, fallback: Effect, old: str | None = None,
+                new: str | None = None) -> tuple[Effect, ...]:
+        """The effects a manifest declares for `key` of the file at `path` (`table`: keys, host_keys, nodes,
+        hosts; `whole` for the file itself), for a change from `old` to `new`."""
+        for side in (self.new, self.old):
+            entry = side.manifest.entry(path) if side is not None else None
+            if entry is None:
+                continue
+            found = entry.whole if table == "whole" else getattr(entry, table).get(key)
+            if found is not None:
+                return found.for_values(old, new)
+        return (fallback,)
 
     def gpu(self, vendor: str | None = None) -> tuple[str, ...]:
         """Hosts with GPUs (of a vendor), and hosts an inventory says run the vendor's driver role anyway (its

@@ -25,13 +25,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from clusterforge.day2.diff import Action, Diff
-from clusterforge.day2.effects import NAMED_LINES
 from clusterforge.day2.remote import Apply, Remote
 from clusterforge.day2.rendered import Rendered, conf_entries
 from clusterforge.day2.rolling import Batch, Progress, Unit, partitions, plan
 from clusterforge.day2.slurmctl import Slurm
 from clusterforge.errors import ClusterforgeError, Problem
 from clusterforge.hostlist import compress
+from clusterforge.render.change_classes import NAMED_LINES
 
 Say = Callable[[str], None]
 HEALTH = "/usr/local/sbin/clusterforge-health"  # health_script in roles/health/defaults/main.yml

@@ -57,10 +57,10 @@ WHERE_FROM = re.compile(r"_(apt_repository|apt_repository_filename|apt_key_url|u
 # What a `lab` image leaves out: the GPU hosts' packages the lab's repository has no stand-in for (the NVIDIA
 # container toolkit, DCGM and its exporter); nodes without GPUs, the lab's and CI's, cannot run them anyway.
 LAB_GAPS = {"containers_gpu": False, "telemetry_dcgm_enabled": False}
-# the lab repository's pins (lab/repo.py Pins) by the role variable that sets each
+# the lab repository's pins (lab/repo.py Pins) by the role variable that sets each; the targets' stand-ins name
+# their own (`StandIns.pins`)
 LAB_PIN_FIELDS = {"nccl_version": "nccl", "nvidia_driver_cuda_version": "cuda",
-                  "nvidia_driver_version": "nvidia_driver", "efa_installer_version": "efa_installer",
-                  "efa_aws_ofi_nccl_version": "aws_ofi_nccl", "lustre_client_version": "lustre_client"}
+                  "nvidia_driver_version": "nvidia_driver", "lustre_client_version": "lustre_client"}
 
 
 @dataclass(frozen=True)
@@ -162,7 +162,7 @@ def lab_pins(settings: Mapping[str, Any], own: Mapping[str, Any]) -> repo.Pins:
     merged = {**settings, **own}
     lustre = merged.get("lustre_client_version") or role_default("lustre_client", "lustre_client_version")
     values = {name: str(merged.get(var)) for var, name in LAB_PIN_FIELDS.items()} | {"lustre_client": str(lustre)}
-    return repo.Pins(**values)
+    return repo.Pins(**values, others=repo.other_pins(merged))
 
 
 def base_recipe() -> bytes:
@@ -178,7 +178,7 @@ def inputs_hash(pins: object, sources: str, settings: Mapping[str, Any], own: Ma
         digest.update(b"\0bootable\0" + boot.recipe())
     digest.update(f"\0sources={sources}\0".encode())
     if sources == LAB_SOURCES:
-        digest.update((Path(repo.__file__)).read_bytes() + json.dumps(LAB_GAPS, sort_keys=True).encode())
+        digest.update(repo.recipe() + json.dumps(LAB_GAPS, sort_keys=True).encode())
     digest.update(json.dumps({"settings": settings, "pool": own}, sort_keys=True, default=str).encode())
     return digest.hexdigest()[:12]
 

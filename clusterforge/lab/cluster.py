@@ -39,13 +39,13 @@ class Timings:
 
 
 def lab_pins(rendered: Path) -> repo.Pins:
-    """The versions the repository serves: the blueprint's pins; the Lustre client's is the role's default (the
-    blueprint has no Lustre client pin)."""
+    """The versions the repository serves: the blueprint's pins (the targets' stand-ins' too); the Lustre client's is
+    the role's default (the blueprint has no Lustre client pin)."""
     gv = group_vars(rendered)
     lustre = gv.get("lustre_client_version") or role_default("lustre_client", "lustre_client_version")
     return repo.Pins(nccl=str(gv["nccl_version"]), cuda=str(gv["nvidia_driver_cuda_version"]),
-                     nvidia_driver=str(gv["nvidia_driver_version"]), efa_installer=str(gv["efa_installer_version"]),
-                     aws_ofi_nccl=str(gv["efa_aws_ofi_nccl_version"]), lustre_client=str(lustre))
+                     nvidia_driver=str(gv["nvidia_driver_version"]), lustre_client=str(lustre),
+                     others=repo.other_pins(gv))
 
 
 def role_default(role: str, variable: str) -> object:

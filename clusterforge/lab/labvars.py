@@ -11,7 +11,7 @@ import yaml
 
 from clusterforge.atomic import write_text
 from clusterforge.lab.paths import LabPaths
-from clusterforge.lab.repo import APT_LINE, MOUNT, Repo
+from clusterforge.lab.repo import APT_LINE, Repo
 
 REPO_FILE = "clusterforge-lab"
 KERNEL_LOG_FILE = "/run/clusterforge-lab/kmsg"  # made at boot by the image's cf-lab-boot unit (data/Containerfile)
@@ -46,7 +46,6 @@ def lab_vars(paths: LabPaths, repo: Repo) -> dict[str, Any]:
         "slurm_power_save_reconcile_s": 20,
         "health_check_nccl": True,
         "health_check_infiniband": False,
-        "health_check_efa": False,
         # No Lustre server in the lab (the client is installed, not mounted); /shared is a podman volume.
         "health_check_lustre": False,
         # The Xid scan reads this file instead of the kernel log, which is the host's: `lab drill gpu-fault`
@@ -55,9 +54,7 @@ def lab_vars(paths: LabPaths, repo: Repo) -> dict[str, Any]:
         "health_kernel_log_file": KERNEL_LOG_FILE,
         # The controller stands in for a subnet-manager host so the opensm path runs too.
         "infiniband_opensm_hosts": "{{ groups['slurm_controller'] | default([]) }}",
-        "nccl_aws_ofi_nccl_apt_repository": APT_LINE,
-        "efa_installer_url": f"file://{MOUNT}/{repo.efa_installer}",
-        "efa_installer_sha256": repo.efa_installer_sha256,
+        **repo.variables(),  # the targets' stand-ins: where their roles find them
         **local,
     }
 

@@ -19,19 +19,22 @@ from clusterforge.lab.nodes import FIRST_HOST, NodeSpec
 from clusterforge.lab.paths import LabPaths
 from clusterforge.lab.render import inventory_groups
 from clusterforge.powersave import config as powersave_config
-from clusterforge.powersave import lab as lab_provider
+from clusterforge.powersave.agent import MOUNT
 from clusterforge.render.inventory import pool_group
 from clusterforge.render.powersave_file import FILE
 from clusterforge.render.yamlout import load
 
+# The power-save provider of target lab (its `Target.power_provider`), which asks the power agent the lab runs
+PROVIDER = "clusterforge.targets.lab.powersave:LabProvider"
+
 
 def power_save_config(rendered: Path) -> powersave_config.PowerSaveConfig | None:
-    """The render's power-save file when the lab starts its nodes (provider `lab`), else None."""
+    """The render's power-save file when the lab starts its nodes (target lab's provider), else None."""
     path = rendered / FILE
     if not path.is_file():
         return None
     found = powersave_config.load(path)
-    return found if found.provider == lab_provider.NAME else None
+    return found if found.provider == PROVIDER else None
 
 
 def _with_hosts(tree: dict[str, Any], group: str, hosts: list[str]) -> bool:
@@ -78,4 +81,4 @@ def folder(paths: LabPaths) -> Path:
 
 def controller_mount(paths: LabPaths) -> list[str]:
     """The controller's view of the agent's folder (where the `lab` provider finds the socket)."""
-    return ["--volume", f"{folder(paths)}:{lab_provider.MOUNT}"]
+    return ["--volume", f"{folder(paths)}:{MOUNT}"]

@@ -1,11 +1,12 @@
 """The lab's power agent: the lab's answer to EC2 for the power-save programs on its controller.
 
 slurmctld on the lab's controller runs clusterforge-resume and clusterforge-suspend (and the reconcile timer runs
-clusterforge-reconcile) with the `lab` provider (clusterforge/powersave/lab.py), which asks this agent over a Unix
-socket in a folder mounted into the controller only. The agent, a process of its own on the machine that runs the
-lab (started by `lab up`, stopped by `lab down`), starts a node container from the lab's baked image for each node
-asked, given what it needs to configure itself (lab/selfboot.py) and no restart policy, so that a container that
-dies stays dead until reconcile replaces it, as a failed instance does; it removes them on suspend.
+clusterforge-reconcile) with target lab's provider (clusterforge/targets/lab/powersave.py), which asks this agent
+over a Unix socket in a folder mounted into the controller only (the protocol: clusterforge/powersave/agent.py). The
+agent, a process of its own on the machine that runs the lab (started by `lab up`, stopped by `lab down`), starts
+a node container from the lab's baked image for each node asked, given what it needs to configure itself
+(lab/selfboot.py) and no restart policy, so that a container that dies stays dead until reconcile replaces it, as a
+failed instance does; it removes them on suspend.
 
 What a request may do is bounded by what the lab wrote, not by what the controller sends: only the nodes of the
 lab's state (`LabState.launched`, the power-saved pools of the lab's render), only this lab's containers, and only
@@ -40,7 +41,7 @@ from clusterforge import hostlist
 from clusterforge.errors import ClusterforgeError, Problem
 from clusterforge.lab import launched, nodes, podman, repo, selfboot, state
 from clusterforge.lab.paths import LABEL, LabPaths
-from clusterforge.powersave import lab as protocol
+from clusterforge.powersave import agent as protocol
 from clusterforge.powersave.provider import INSUFFICIENT_CAPACITY, Instance
 
 LAUNCHED = f"{LABEL}.launched"

@@ -2,9 +2,11 @@
 
 NCCL is real: `libnccl2` carries the `libnccl.so.2` from PyPI's nvidia-nccl-cu<CUDA major> wheel of the pinned
 version, so the nccl role's ncclGetVersion check tests the real library. The driver, Fabric Manager, IMEX, Lustre
-client, aws-ofi-nccl, enroot, pyxis and the EFA installer are stand-ins with the real names and versions and no
-payload: they let the roles' install paths (repository, pin, packages, checksum) run on machines without the
-vendors' repositories.
+client, enroot and pyxis are stand-ins with the real names and versions and no payload: they let the roles' install
+paths (repository, pin, packages, checksum) run on machines without the vendors' repositories. A target whose nodes
+need software of its own (a cloud's fabric plugin and installer) brings its stand-ins from its folder
+(`Target.lab_standins`, a `StandIns`): their packages, the files fetched by URL beside them, and the lab variables
+that point the roles at them.
 The repository is mounted read-only into every node at MOUNT and served as a flat `file:` repository.
 """
 
@@ -12,16 +14,17 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import inspect
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -44,27 +47,71 @@ def _containers_default(variable: str) -> str:
 @dataclass(frozen=True)
 class Pins:
     """The versions to serve, from the rendered group_vars (the blueprint's software pins); enroot's and pyxis's
-    are the containers role's defaults unless given."""
+    are the containers role's defaults unless given. `others` are the targets' stand-ins' pins: each role variable
+    a `StandIns` names (`StandIns.pins`) with its rendered version."""
 
     nccl: str
     cuda: str
     nvidia_driver: str
-    efa_installer: str
-    aws_ofi_nccl: str
     lustre_client: str
     enroot: str = field(default_factory=lambda: _containers_default("containers_enroot_version"))
     pyxis: str = field(default_factory=lambda: _containers_default("containers_pyxis_version"))
+    others: tuple[tuple[str, str], ...] = ()
 
     @property
     def driver_branch(self) -> str:
         return self.nvidia_driver.split(".")[0]
 
+    def pin(self, variable: str) -> str:
+        """The version of a target's stand-in, by the role variable that pins it."""
+        return dict(self.others)[variable]
+
+
+Build = Callable[[Path], None]  # writes the file at the path it is given
+
+
+@dataclass(frozen=True)
+class StandIns:
+    """What a target adds to the lab's repository (`Target.lab_standins`): stand-ins for the software its nodes
+    install, at the versions of the role variables in `pins` (read from the render's group_vars)."""
+
+    pins: tuple[str, ...]
+    packages: Callable[[Pins], list[tuple[str, str, Build]]]
+    """Its .debs: (package, version, build)."""
+    files: Callable[[Pins], dict[str, tuple[str, Build]]]
+    """Files the roles fetch by URL, by a key of its own: (file name in the repository, build)."""
+    variables: Callable[[Mapping[str, tuple[str, str]]], dict[str, Any]]
+    """The lab variables for site.yml that point its roles at them, given each file's (URL, sha256) by its key."""
+
+
+def standins() -> list[StandIns]:
+    """Every registered target's stand-ins, in the registry's order."""
+    from clusterforge.targets import registered
+
+    return [made() for target in registered().values() if (made := target.lab_standins) is not None]
+
+
+def other_pins(variables: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The targets' stand-ins' pins from rendered variables (all.yml, or a pool's own over it)."""
+    return tuple((name, str(variables.get(name))) for made in standins() for name in made.pins)
+
+
+def recipe() -> bytes:
+    """What the repository's content follows besides the pins: this module and the modules of the stand-ins."""
+    modules = [Path(__file__), *(Path(inspect.getfile(made.packages)) for made in standins())]
+    return b"".join(path.read_bytes() for path in modules)
+
 
 @dataclass(frozen=True)
 class Repo:
     root: Path
-    efa_installer: str  # file name of the installer tarball inside the repository
-    efa_installer_sha256: str
+    files: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    """The stand-ins' files by their key: (file name inside the repository, sha256)."""
+
+    def variables(self) -> dict[str, Any]:
+        """The lab variables of every target's stand-ins, pointing at these files."""
+        located = {key: (f"file://{MOUNT}/{name}", digest) for key, (name, digest) in self.files.items()}
+        return {key: value for made in standins() for key, value in made.variables(located).items()}
 
 
 def repo_root() -> Path:
@@ -82,23 +129,25 @@ def _locked(root: Path) -> Iterator[None]:
 def ensure(pins: Pins, say: Callable[[str], None] | None = None) -> Repo:
     """Build what is missing for these pins (NCCL needs PyPI once) and refresh the index."""
     root = repo_root()
+    made = standins()
     with _locked(root):
         built = False
-        for name, version, build in _packages(pins):
+        for name, version, build in [*_packages(pins), *(deb for s in made for deb in s.packages(pins))]:
             deb = root / f"{name}_{version}_amd64.deb"
             if not deb.exists():
                 if say:
                     say(f"adding {name} {version} to the lab's apt repository")
                 build(deb)
                 built = True
-        tarball = root / f"aws-efa-installer-{pins.efa_installer}.tar.gz"
-        if not tarball.exists():
-            _efa_installer(tarball, pins.efa_installer)
-            built = True
+        files = {key: value for s in made for key, value in s.files(pins).items()}
+        for file_name, build in files.values():
+            if not (root / file_name).exists():
+                build(root / file_name)
+                built = True
         if built or not (root / "Packages").exists():
             _index(root)
-        (digest,) = _digests(tarball, "sha256")
-    return Repo(root, tarball.name, digest)
+        found = {key: (file_name, _digests(root / file_name, "sha256")[0]) for key, (file_name, _) in files.items()}
+    return Repo(root, found)
 
 
 def _packages(pins: Pins) -> list[tuple[str, str, Callable[[Path], None]]]:
@@ -111,24 +160,22 @@ def _packages(pins: Pins) -> list[tuple[str, str, Callable[[Path], None]]]:
         ("libnccl2", nccl_version, lambda deb: _nccl(deb, pins, dev=False)),
         ("libnccl-dev", nccl_version, lambda deb: _nccl(deb, pins, dev=True)),
         (f"cuda-drivers-{pins.driver_branch}", driver,
-         lambda deb: _standin(deb, f"cuda-drivers-{pins.driver_branch}", driver, "NVIDIA driver metapackage")),
+         lambda deb: standin(deb, f"cuda-drivers-{pins.driver_branch}", driver, "NVIDIA driver metapackage")),
         (f"nvidia-fabricmanager-{pins.driver_branch}", driver,
-         lambda deb: _standin(deb, f"nvidia-fabricmanager-{pins.driver_branch}", driver, "NVIDIA Fabric Manager")),
+         lambda deb: standin(deb, f"nvidia-fabricmanager-{pins.driver_branch}", driver, "NVIDIA Fabric Manager")),
         (f"nvidia-imex-{pins.driver_branch}", driver,
-         lambda deb: _standin(deb, f"nvidia-imex-{pins.driver_branch}", driver, "NVIDIA IMEX (multi-node NVLink)")),
+         lambda deb: standin(deb, f"nvidia-imex-{pins.driver_branch}", driver, "NVIDIA IMEX (multi-node NVLink)")),
         ("lustre-client-utils", lustre,
-         lambda deb: _standin(deb, "lustre-client-utils", lustre, "Lustre client utilities")),
+         lambda deb: standin(deb, "lustre-client-utils", lustre, "Lustre client utilities")),
         ("lustre-client-modules-dkms", lustre,
-         lambda deb: _standin(deb, "lustre-client-modules-dkms", lustre, "Lustre client kernel modules (DKMS)")),
-        ("aws-ofi-nccl", f"{pins.aws_ofi_nccl}-1",
-         lambda deb: _standin(deb, "aws-ofi-nccl", f"{pins.aws_ofi_nccl}-1", "NCCL plugin for libfabric (EFA)")),
+         lambda deb: standin(deb, "lustre-client-modules-dkms", lustre, "Lustre client kernel modules (DKMS)")),
         # NVIDIA/enroot's release .debs and pyxis's `make deb`, with the dependencies between them they declare
-        ("enroot", enroot, lambda deb: _standin(deb, "enroot", enroot, "Unprivileged container sandboxing utility")),
+        ("enroot", enroot, lambda deb: standin(deb, "enroot", enroot, "Unprivileged container sandboxing utility")),
         ("enroot+caps", enroot,
-         lambda deb: _standin(deb, "enroot+caps", enroot, "enroot's extra capabilities for unprivileged image import",
+         lambda deb: standin(deb, "enroot+caps", enroot, "enroot's extra capabilities for unprivileged image import",
                               f"Depends: enroot (= {enroot})\n")),
         ("nvslurm-plugin-pyxis", pyxis,
-         lambda deb: _standin(deb, "nvslurm-plugin-pyxis", pyxis, "Slurm SPANK plugin for containerized tasks (pyxis)",
+         lambda deb: standin(deb, "nvslurm-plugin-pyxis", pyxis, "Slurm SPANK plugin for containerized tasks (pyxis)",
                               "Depends: enroot (>= 3.1.0) | enroot-hardened (>= 3.1.0)\n")),
     ]
 
@@ -148,7 +195,7 @@ def _build(tree: Path, deb: Path, compress: str = "gzip") -> None:
     tmp.replace(deb)
 
 
-def _standin(deb: Path, name: str, version: str, what: str, extra: str = "") -> None:
+def standin(deb: Path, name: str, version: str, what: str, extra: str = "") -> None:
     with tempfile.TemporaryDirectory(dir=deb.parent) as tmp:
         tree = Path(tmp)
         (tree / "DEBIAN").mkdir()
@@ -214,30 +261,6 @@ def _nccl(deb: Path, pins: Pins, dev: bool) -> None:
                                "Depends: libc6, libstdc++6\n")
         (tree / "DEBIAN/control").write_text(control)
         _build(tree, deb, compress="none" if not dev else "gzip")
-
-
-_EFA_INSTALLER = """#!/bin/sh
-# clusterforge lab stand-in for aws-efa-installer {version}: records the installation the way the real installer
-# does (/opt/amazon/efa_installed_packages) and installs nothing else.
-set -e
-mkdir -p /opt/amazon/efa
-printf '# EFA installer version: {version}\\n# Debug packages installed: no\\n# Packages installed:\\n' \\
-  > /opt/amazon/efa_installed_packages
-echo "EFA installer {version} (clusterforge lab stand-in): done"
-"""
-
-
-def _efa_installer(tarball: Path, version: str) -> None:
-    with tempfile.TemporaryDirectory(dir=tarball.parent) as tmp:
-        script = Path(tmp) / "efa_installer.sh"
-        script.write_text(_EFA_INSTALLER.format(version=version))
-        tmp_tar = tarball.with_suffix(".tmp")
-        with tarfile.open(tmp_tar, "w:gz") as tar:
-            info = tar.gettarinfo(str(script), "aws-efa-installer/efa_installer.sh")
-            info.mode, info.uid, info.gid, info.uname, info.gname, info.mtime = 0o755, 0, 0, "root", "root", 0
-            with open(script, "rb") as handle:
-                tar.addfile(info, handle)
-        tmp_tar.replace(tarball)
 
 
 def _digests(path: Path, *algorithms: str) -> list[str]:

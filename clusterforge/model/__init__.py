@@ -2,7 +2,7 @@
 
 from clusterforge.model.blueprint import (
     Cluster,
-    EfaFabric,
+    Fabric,
     OnPremLustre,
     Oversubscription,
     Pool,
@@ -10,6 +10,7 @@ from clusterforge.model.blueprint import (
     Software,
     Storage,
     SwitchedFabric,
+    TargetFabric,
     Workload,
 )
 from clusterforge.model.lustre import FsxLustre
@@ -38,8 +39,8 @@ from clusterforge.model.slurm import (
 
 __all__ = [
     "Account", "Accounting", "AirCooling", "Cluster", "ContainmentCooling",
-    "EfaFabric", "Feed", "FsxLustre", "JobContainerTmpfs",
+    "Fabric", "Feed", "FsxLustre", "JobContainerTmpfs",
     "LiquidCooling", "OnPremLustre", "Oversubscription", "Panel", "Partition", "Placement", "Pool",
     "PriorityWeights", "Qos", "Rack", "RdhxCooling", "Row", "RowCooling", "SharedStorage", "Site", "Slurm",
-    "Software", "Storage", "SwitchedFabric", "Workload",
+    "Software", "Storage", "SwitchedFabric", "TargetFabric", "Workload",
 ]

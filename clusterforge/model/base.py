@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -9,7 +10,21 @@ from pydantic import BaseModel, ConfigDict, Field
 from clusterforge.model.text import Name, ObjectName
 from clusterforge.validation import figure
 
-__all__ = ["Celsius", "Count", "Kg", "Kw", "Name", "NodeCount", "NonNegKw", "ObjectName", "Strict"]
+__all__ = ["Celsius", "Count", "Kg", "Kw", "Name", "NodeCount", "NonNegKw", "ObjectName", "SetsSlurm", "Strict"]
+
+
+@dataclass(frozen=True)
+class SetsSlurm:
+    """Field metadata: the slurm.conf keys this blueprint field sets (`Annotated[int, SetsSlurm("SlurmdTimeout")]`),
+    with a note for the reader. Declared on the field, so the list of keys a blueprint owns, which `slurm.settings`
+    may not set as well (model/slurm_references.py), is derived and never kept by hand."""
+
+    keys: tuple[str, ...]
+    note: str = ""
+
+    def __init__(self, *keys: str, note: str = "") -> None:
+        object.__setattr__(self, "keys", keys)
+        object.__setattr__(self, "note", note)
 
 
 class Strict(BaseModel):

@@ -6,9 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Discriminator, Field, StringConstraints, Tag
 
-from clusterforge.model.base import Count, Kw, Name, NodeCount, ObjectName, Strict
+from clusterforge.model.base import Count, Kw, Name, NodeCount, ObjectName, SetsSlurm, Strict
 from clusterforge.model.cost import Budget, CostSettings
-from clusterforge.model.lustre import FsxLustre
 from clusterforge.model.operations import Operations
 from clusterforge.model.purchase import Purchase
 from clusterforge.model.site import Site
@@ -39,7 +38,7 @@ Scaling = Literal["all-or-nothing", "best-effort"]
 
 TARGET_NAME = r"^[a-z][a-z0-9-]{0,31}$"
 TargetName = Annotated[str, StringConstraints(pattern=TARGET_NAME), Field(description=expected(
-    TARGET_NAME, "a target name such as onprem or aws (a package under clusterforge/targets)"))]
+    TARGET_NAME, "a target name: a package under clusterforge/targets, such as onprem"))]
 
 
 
@@ -71,10 +70,12 @@ class Pool(Strict):
 
     name: Name
     hardware: CatalogKey
-    count: NodeCount  # the nodes always on; 0 only with max_count (every node powered up on demand)
+    # the nodes always on; 0 only with max_count (every node powered up on demand)
+    count: Annotated[NodeCount, SetsSlurm("SuspendExcNodes", note="the always-on nodes of power-saved pools")]
     # The ceiling SLURM may power up on demand (power saving): nodes count+1..max_count are powered up for jobs and
     # down when idle. Node names, racks, feeds and cooling are planned for max_count, the worst case.
-    max_count: Count | None = None
+    max_count: Annotated[Count | None, SetsSlurm("ResumeProgram", "SuspendProgram", "ResumeFailProgram",
+                                                 note="clusterforge-resume, clusterforge-suspend")] = None
     scaling: Scaling = "all-or-nothing"  # how a job's nodes are powered up (power saving only)
     role: Role = "compute"
     target: TargetName | None = None  # the target that owns this pool's nodes, when not the cluster's
@@ -143,13 +144,15 @@ class SwitchedFabric(Strict):
         return given if isinstance(given, Oversubscription) else Oversubscription(leaf=given)
 
 
-class EfaFabric(Strict):
-    """AWS Elastic Fabric Adapter: no switches to size, interfaces and placement instead."""
+class TargetFabric(Strict):
+    """A fabric kind only a target offers, such as AWS's EFA: no switches to size. The target's own model (a
+    subclass whose `kind` is a literal, `Target.fabrics`) is added when the blueprint model is composed
+    (clusterforge.targets.blueprint_model), told apart from the switched kinds by `kind`."""
 
-    kind: Literal["efa"]
+    kind: str
 
 
-Fabric = Annotated[SwitchedFabric | EfaFabric, Field(discriminator="kind")]
+Fabric = SwitchedFabric | TargetFabric
 
 
 class OnPremLustre(Strict):
@@ -160,26 +163,6 @@ class OnPremLustre(Strict):
     fsname: Fsname | None = None
     write_gb_s: Annotated[float, Field(gt=0)] | None = None
     mount_options: MountOptions = "defaults,_netdev,flock,nosuid,nodev"
-
-
-_FSX_KEYS = {"capacity_gib", "deployment_type", "throughput_mb_s_per_tib", "storage_type",
-             "data_compression", "lustre_version", "metadata_iops", "import_path"}
-
-
-def _lustre_variant(value: Any) -> str:
-    """FSx when any FSx-only key is present; otherwise an existing on-prem file system."""
-    if isinstance(value, dict):
-        keys = set(value)
-    elif isinstance(value, BaseModel):
-        keys = set(value.model_fields_set)
-    else:
-        return "onprem"  # not a mapping: the on-prem model reports the wrong type
-    return "fsx" if keys & _FSX_KEYS else "onprem"
-
-
-Lustre = Annotated[
-    Annotated[FsxLustre, Tag("fsx")] | Annotated[OnPremLustre, Tag("onprem")], Discriminator(_lustre_variant)
-]
 
 
 class SharedStorage(Strict):
@@ -193,7 +176,9 @@ class SharedStorage(Strict):
 
 
 class Storage(Strict):
-    lustre: Lustre | None = None
+    # an existing Lustre: a target adds the managed one its deployment creates (`Target.lustre`) when the blueprint
+    # model is composed, told apart by the keys only it has
+    lustre: OnPremLustre | None = None
     shared: SharedStorage | None = None
 
 
@@ -256,7 +241,7 @@ class Cluster(Strict):
     target: TargetName  # a package under clusterforge/targets (targets/checks.py checks it is one)
     pools: Annotated[list[Pool], Field(min_length=1)]
     site: Site | None = None
-    fabric: Fabric | None = None
+    fabric: Annotated[Fabric | None, SetsSlurm("TopologyPlugin", note="topology.conf is rendered from it")] = None
     storage: Storage = Storage()
     slurm: Slurm = Slurm()
     operations: Operations = Operations()

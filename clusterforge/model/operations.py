@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from clusterforge.model.base import Name, Strict
+from clusterforge.model.base import Name, SetsSlurm, Strict
 from clusterforge.validation import expected
 
 WEBHOOK = r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~%/+=&?-]*)?$"
@@ -37,7 +37,7 @@ class Health(Strict):
     """The node health check: SLURM's HealthCheckProgram every `interval_s`, and a fast prolog and epilog around
     every job. A failing check drains the node with a reason code (docs/operations.md)."""
 
-    interval_s: Annotated[int, Field(ge=10, le=86_400)] = 300
+    interval_s: Annotated[int, Field(ge=10, le=86_400), SetsSlurm("HealthCheckInterval")] = 300
     prolog: bool = True
     epilog: bool = True
     # `dcgmi diag -r 1` in the periodic check where DCGM is installed (0: off); deeper levels on demand with

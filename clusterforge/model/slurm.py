@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, StringConstraints
 
-from clusterforge.model.base import Name, Strict
+from clusterforge.model.base import Name, SetsSlurm, Strict
 from clusterforge.model.text import (
     MountPath,
     SacctText,
@@ -59,8 +59,8 @@ class Accounting(Strict):
     The daemon runs on the primary controller unless `pool` names a pool of its own (its first node). The
     database password is never in the blueprint or the rendered files: the role makes or reads it."""
 
-    enabled: bool = True
-    pool: Name | None = None
+    enabled: Annotated[bool, SetsSlurm("AccountingStorageType", "JobAcctGatherType")] = True
+    pool: Annotated[Name | None, SetsSlurm("AccountingStorageHost")] = None
     database: Database = "slurm_acct_db"
 
 
@@ -69,7 +69,7 @@ class Qos(Strict):
 
     name: SlurmName
     priority: Annotated[int, Field(ge=0, le=4_294_967_294)] | None = None
-    preempt: Annotated[list[SlurmName], Field(max_length=100)] = []
+    preempt: Annotated[list[SlurmName], Field(max_length=100), SetsSlurm("PreemptType")] = []
     max_wall: SlurmTime | None = None
     grp_tres: Tres | None = None
     max_tres_per_job: Tres | None = None
@@ -94,11 +94,11 @@ class Account(Strict):
 class PriorityWeights(Strict):
     """priority/multifactor weights (slurm.conf PriorityWeight*); the defaults favour fair share, then QOS."""
 
-    fairshare: Weight = 100_000
-    qos: Weight = 10_000
-    age: Weight = 1_000
-    job_size: Weight = 0
-    partition: Weight = 0
+    fairshare: Annotated[Weight, SetsSlurm("PriorityWeightFairshare")] = 100_000
+    qos: Annotated[Weight, SetsSlurm("PriorityWeightQOS")] = 10_000
+    age: Annotated[Weight, SetsSlurm("PriorityWeightAge")] = 1_000
+    job_size: Annotated[Weight, SetsSlurm("PriorityWeightJobSize")] = 0
+    partition: Annotated[Weight, SetsSlurm("PriorityWeightPartition")] = 0
 
 
 class JobContainerTmpfs(Strict):
@@ -118,19 +118,19 @@ class Recovery(Strict):
     node SLURM set DOWN for not responding returns by itself when its slurmd registers again. The measured
     effect of each term is in docs/operations.md."""
 
-    job_requeue: bool = True
-    return_to_service: Literal[0, 1, 2] = 1
+    job_requeue: Annotated[bool, SetsSlurm("JobRequeue")] = True
+    return_to_service: Annotated[Literal[0, 1, 2], SetsSlurm("ReturnToService")] = 1
     cred_expire_s: Annotated[int, Field(ge=5, le=3600)] = 60
     sched_interval_s: Annotated[int, Field(ge=1, le=600)] = 10
     # batch jobs exiting with these codes are requeued (e.g. a wrapper's "NCCL timeout, try again")...
-    requeue_exit: Annotated[list[ExitCode], Field(max_length=32)] = []
+    requeue_exit: Annotated[list[ExitCode], Field(max_length=32), SetsSlurm("RequeueExit")] = []
     # ...and with these requeued and held for a person (`scontrol release`)
-    requeue_exit_hold: Annotated[list[ExitCode], Field(max_length=32)] = []
+    requeue_exit_hold: Annotated[list[ExitCode], Field(max_length=32), SetsSlurm("RequeueExitHold")] = []
     # ResumeTimeout: how long a rebooted node, or with power saving a powered-up one, may take to register before it
     # is DOWN ("reboot timed out", "resume timed out"). SLURM has this one setting for both, so the blueprint has this
     # one field: unset, it is REBOOT_TIMEOUT_S, or POWER_UP_TIMEOUT_S when a pool is power-saved (a cloud launch
     # adds the instance's launch and the image's boot to the server's POST).
-    resume_timeout_s: Annotated[int, Field(ge=30, le=65_533)] | None = None
+    resume_timeout_s: Annotated[Annotated[int, Field(ge=30, le=65_533)] | None, SetsSlurm("ResumeTimeout")] = None
 
     def resume_timeout(self, power_saving: bool) -> int:
         """ResumeTimeout: the blueprint's, else the default for a cluster with or without power saving."""
@@ -159,16 +159,21 @@ class PowerSave(Strict):
     talks to every node itself), as SchedMD's elastic computing guide says for cloud nodes (reference/scale.md).
     """
 
-    suspend_time_s: Annotated[int, Field(ge=30, le=31_536_000)] = 600  # SuspendTime: idle this long, powered down
-    suspend_timeout_s: Annotated[int, Field(ge=10, le=65_533)] = 300  # SuspendTimeout: the instance is gone by then
-    resume_rate: Annotated[int, Field(ge=0, le=1_000_000)] = 0  # ResumeRate, nodes per minute (0: unlimited)
-    suspend_rate: Annotated[int, Field(ge=0, le=1_000_000)] = 0  # SuspendRate, nodes per minute (0: unlimited)
-    tree_width: Annotated[int, Field(ge=1, le=TREE_WIDTH_MAX)] | None = None  # TreeWidth: default above
+    # SuspendTime: idle this long, powered down
+    suspend_time_s: Annotated[int, Field(ge=30, le=31_536_000), SetsSlurm("SuspendTime")] = 600
+    # SuspendTimeout: the instance is gone by then
+    suspend_timeout_s: Annotated[int, Field(ge=10, le=65_533), SetsSlurm("SuspendTimeout")] = 300
+    # ResumeRate, nodes per minute (0: unlimited)
+    resume_rate: Annotated[int, Field(ge=0, le=1_000_000), SetsSlurm("ResumeRate")] = 0
+    # SuspendRate, nodes per minute (0: unlimited)
+    suspend_rate: Annotated[int, Field(ge=0, le=1_000_000), SetsSlurm("SuspendRate")] = 0
+    # TreeWidth: default above
+    tree_width: Annotated[Annotated[int, Field(ge=1, le=TREE_WIDTH_MAX)] | None, SetsSlurm("TreeWidth")] = None
     # the nodes' names resolve in DNS (a private hosted zone): SlurmctldParameters=cloud_dns, SLURM's TreeWidth
     cloud_dns: bool = False
     # partitions whose nodes are never powered down (SuspendExcParts); partitions without a power-saved pool are
     # excluded anyway
-    exclude_partitions: Annotated[list[Name], Field(max_length=1000)] = []
+    exclude_partitions: Annotated[list[Name], Field(max_length=1000), SetsSlurm("SuspendExcParts")] = []
     # nodes asked of the cloud in one request (the power-save file's batch_size; ParallelCluster's
     # launch_max_batch_size is 500): AWS caps one EC2 Fleet at 10,000 (FLT-003)
     launch_batch_size: Annotated[int, Field(ge=1, le=1_000_000)] = 500
@@ -183,26 +188,29 @@ class PowerSave(Strict):
 
 
 class Slurm(Strict):
-    cluster_name: Name | None = None
+    cluster_name: Annotated[Name | None, SetsSlurm("ClusterName")] = None
     partitions: list[Partition] = []
-    private_data: list[Literal["accounts", "cloud", "jobs", "nodes", "partitions", "reservations", "usage",
-                               "users"]] = ["jobs", "usage", "users", "accounts"]
+    private_data: Annotated[list[Literal["accounts", "cloud", "jobs", "nodes", "partitions", "reservations", "usage",
+                               "users"]], SetsSlurm("PrivateData")] = ["jobs", "usage", "users", "accounts"]
     # Seconds without an answer before slurmctld marks a node DOWN (SLURM's default: 300).
-    slurmd_timeout_s: Annotated[int, Field(ge=10, le=65533)] | None = None
+    slurmd_timeout_s: Annotated[Annotated[int, Field(ge=10, le=65533)] | None, SetsSlurm("SlurmdTimeout")] = None
     recovery: Recovery = Recovery()
     power_save: PowerSave = PowerSave()  # applies where a pool has a max_count
     # Where slurmctld keeps its state; with two controllers it must be on storage both mount (SLM-006).
-    state_save_location: MountPath = STATE_SAVE_LOCATION
+    state_save_location: Annotated[MountPath, SetsSlurm("StateSaveLocation")] = STATE_SAVE_LOCATION
     configless: bool = True  # compute nodes fetch their config from slurmctld (`slurmd --conf-server`)
-    mpi: Literal["pmix", "none"] = "pmix"  # MpiDefault: `srun` starts MPI ranks through PMIx
+    # MpiDefault: `srun` starts MPI ranks through PMIx
+    mpi: Annotated[Literal["pmix", "none"], SetsSlurm("MpiDefault")] = "pmix"
     accounting: Accounting = Accounting()
-    preempt_mode: Literal["requeue", "cancel", "off"] = "requeue"  # what a QOS's `preempt` does to its victims
+    # what a QOS's `preempt` does to its victims
+    preempt_mode: Annotated[Literal["requeue", "cancel", "off"], SetsSlurm("PreemptMode")] = "requeue"
     qos: Annotated[list[Qos], Field(max_length=1000)] = []
     accounts: Annotated[list[Account], Field(max_length=10_000)] = []
     priority_weights: PriorityWeights = PriorityWeights()
     settings: Settings = {}  # slurm.conf parameters merged over the rendered ones
     cgroup_settings: Settings = {}  # the same for cgroup.conf
-    prolog_epilog: bool = False  # Prolog/Epilog run every script in /etc/slurm/prolog.d and epilog.d
+    # Prolog/Epilog run every script in /etc/slurm/prolog.d and epilog.d
+    prolog_epilog: Annotated[bool, SetsSlurm("Prolog", "Epilog")] = False
     pam_slurm_adopt: bool = False  # ssh into a node lands in the user's job there (and is refused without one)
-    job_container_tmpfs: JobContainerTmpfs | None = None
+    job_container_tmpfs: Annotated[JobContainerTmpfs | None, SetsSlurm("JobContainerType")] = None
     containers: bool = False  # enroot + pyxis on compute and login nodes: `srun --container-image`

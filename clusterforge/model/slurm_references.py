@@ -11,9 +11,14 @@ rendered configuration, and a key a blueprint field already sets would make the 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from functools import cache
+from typing import Annotated, Any, get_args, get_origin
+
+from pydantic import BaseModel
 
 from clusterforge.errors import Problem, shown
 from clusterforge.hints import did_you_mean
+from clusterforge.model.base import SetsSlurm
 from clusterforge.model.blueprint import Cluster
 from clusterforge.yamlsource import PathKey, Source
 
@@ -27,48 +32,41 @@ STRUCTURAL: dict[str, str] = {
 }
 """slurm.conf keys no blueprint may set, with why."""
 
-OWNED: dict[str, str] = {
-    "ClusterName": "slurm.cluster_name",
-    "StateSaveLocation": "slurm.state_save_location",
-    "SlurmdTimeout": "slurm.slurmd_timeout_s",
-    "PrivateData": "slurm.private_data",
-    "MpiDefault": "slurm.mpi",
-    "PreemptType": "slurm.qos[].preempt",
-    "PreemptMode": "slurm.preempt_mode",
-    "AccountingStorageType": "slurm.accounting.enabled",
-    "AccountingStorageHost": "slurm.accounting.pool",
-    "JobAcctGatherType": "slurm.accounting.enabled",
-    "PriorityWeightFairshare": "slurm.priority_weights.fairshare",
-    "PriorityWeightQOS": "slurm.priority_weights.qos",
-    "PriorityWeightAge": "slurm.priority_weights.age",
-    "PriorityWeightJobSize": "slurm.priority_weights.job_size",
-    "PriorityWeightPartition": "slurm.priority_weights.partition",
-    "JobContainerType": "slurm.job_container_tmpfs",
-    "Prolog": "slurm.prolog_epilog",
-    "Epilog": "slurm.prolog_epilog",
-    "TopologyPlugin": "fabric (topology.conf is rendered from it)",
-    "JobRequeue": "slurm.recovery.job_requeue",
-    "ReturnToService": "slurm.recovery.return_to_service",
-    "RequeueExit": "slurm.recovery.requeue_exit",
-    "RequeueExitHold": "slurm.recovery.requeue_exit_hold",
-    "ResumeTimeout": "slurm.recovery.resume_timeout_s",
-    # power saving (pools[].max_count, slurm.power_save): the programs, and the nodes they may power down
-    "ResumeProgram": "pools[].max_count (clusterforge-resume)",
-    "SuspendProgram": "pools[].max_count (clusterforge-suspend)",
-    "ResumeFailProgram": "pools[].max_count (clusterforge-suspend)",
-    "SuspendTime": "slurm.power_save.suspend_time_s",
-    "SuspendTimeout": "slurm.power_save.suspend_timeout_s",
-    "ResumeRate": "slurm.power_save.resume_rate",
-    "SuspendRate": "slurm.power_save.suspend_rate",
-    "TreeWidth": "slurm.power_save.tree_width",
-    "SuspendExcNodes": "pools[].count (the always-on nodes of power-saved pools)",
-    "SuspendExcParts": "slurm.power_save.exclude_partitions",
-    "HealthCheckInterval": "operations.health.interval_s",
-}
-"""slurm.conf keys a blueprint field sets, with the field."""
+
+
+def _owned(model: type[BaseModel], prefix: str, found: dict[str, str]) -> None:
+    """The `SetsSlurm` declarations of `model`'s fields and its nested models' (a list's items as `name[]`)."""
+    for name, info in model.model_fields.items():
+        path = f"{prefix}{name}"
+        for mark in info.metadata:
+            if isinstance(mark, SetsSlurm):
+                for key in mark.keys:
+                    found[key] = f"{path} ({mark.note})" if mark.note else path
+        for inner, suffix in _models(info.annotation):
+            _owned(inner, f"{path}{suffix}.", found)
+
+
+def _models(annotation: Any) -> list[tuple[type[BaseModel], str]]:
+    """The blueprint models an annotation holds: itself, a union's members, a list's items (suffix `[]`)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [(annotation, "")]
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin is Annotated:
+        return _models(args[0])
+    if origin in (list, tuple):
+        return [(model, "[]") for arg in args for model, _ in _models(arg)]
+    return [found for arg in args for found in _models(arg)]
+
+
+@cache
+def owned() -> dict[str, str]:
+    """slurm.conf keys a blueprint field sets, with the field: derived from the fields' `SetsSlurm` declarations
+    (model/base.py) over the blueprint model (a target's section would declare its own the same way)."""
+    found: dict[str, str] = {}
+    _owned(Cluster, "", found)
+    return found
 
 _STRUCTURAL = {key.lower(): key for key in STRUCTURAL}
-_OWNED = {key.lower(): key for key in OWNED}
 
 
 def _settings_problems(settings: Mapping[str, object], field: str, source: Source, conf: bool) -> Iterator[Problem]:
@@ -89,10 +87,11 @@ def _settings_problems(settings: Mapping[str, object], field: str, source: Sourc
             name = _STRUCTURAL[folded]
             yield source.problem(path, f"{name} cannot be set in slurm.{field}: {STRUCTURAL[name]}",
                                  "remove it; describe the cluster with pools, partitions and the fabric")
-        elif folded in _OWNED:
-            name = _OWNED[folded]
-            yield source.problem(path, f"{name} is set by {OWNED[name]}, not slurm.{field}",
-                                 f"use {OWNED[name]}")
+        elif folded in (owners := {key.lower(): key for key in owned()}):
+            name = owners[folded]
+            setter = owned()[name]
+            yield source.problem(path, f"{name} is set by {setter}, not slurm.{field}",
+                                 f"use {setter.split(' (', 1)[0]}")
 
 
 def slurm_problems(cluster: Cluster, source: Source) -> Iterator[Problem]:

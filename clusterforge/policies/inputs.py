@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from clusterforge.model.blueprint import Software, SoftwarePins
+
 RACK = "site.rows[].racks[]"
 # what stands in each rack: the pools' devices, and the fabric's switches the planner racks (plan/switches.py:
 # into racks marked `role: network`, else the room the pools leave)
 HELD = (f"{RACK}.devices[].{{pool,count}}", "pools[].{hardware,count}", f"{RACK}.role", "fabric.switch")
 PLACED = (HELD[0], "pools[].{hardware,count,max_power_kw}", *HELD[2:])  # ... and what it draws
 FEEDS = f"{RACK}.feeds[].{{side,voltage,amps,phase}}"
-SOFTWARE = ("software.{stack,nvidia_driver,cuda,nccl,efa_installer,aws_ofi_nccl,slurm,rocm,rccl,amdgpu_driver,"
-            "neuron_sdk,neuron_driver}")
+SOFTWARE = f"software.{{{','.join(Software.model_fields)}}}"  # every pin, and the declared stack
+OVERRIDES = f"pools[].software.{{{','.join(SoftwarePins.model_fields)}}}"  # a pool's own pins
 
 
 @dataclass(frozen=True)

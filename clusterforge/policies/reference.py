@@ -20,7 +20,7 @@ from clusterforge.policies.config import Settings
 from clusterforge.policies.discovery import load_rules
 from clusterforge.policies.reference_software import software_sets
 from clusterforge.policies.registry import DOMAINS, Rule
-from clusterforge.policies.stack_policy import BLUEPRINT_POLICY
+from clusterforge.policies.root_access import default_prefixes
 
 SHARED: dict[str, type[BaseModel]] = {"electrical": Electrical, "cooling": Cooling}
 
@@ -134,33 +134,18 @@ waivers:
     approver: facilities@example.com
 """
 
-PACK_CONFIG_EXAMPLE = """\
-{
-  "clusterforge-blueprint": {
-    "blueprint": "../examples/aws-p5.yaml",
-    "policyConfig": "../policy-config.yaml",
-    "waivers": "../waivers.yaml"
-  },
-  "NET-006": "advisory"
-}
-"""
-
-BLUEPRINT_ROW = (BLUEPRINT_POLICY, "the stack", "when configured with a `blueprint`, every rule over it; each unwaived "
-                 "error is one violation, `file:line: ID: message`")
-
-
 def _code(items: tuple[str, ...] | list[str]) -> str:
     return ", ".join(f"`{item}`" for item in items)
 
 
-def _table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> list[str]:
+def table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> list[str]:
     """A GitHub table; `|` inside a cell is escaped so it cannot split the cell."""
     cells = [" | ".join(cell.replace("|", "\\|") for cell in row) for row in rows]
     return [f"| {' | '.join(header)} |", "|" + "---|" * len(header)] + [f"| {row} |" for row in cells]
 
 
 def _settings_table(rows: list[SettingDoc]) -> list[str]:
-    return _table(("Key", "Default", "Meaning and source of the default"),
+    return table(("Key", "Default", "Meaning and source of the default"),
                   [(f"`{r.key}`", f"`{r.default}`", r.description) for r in rows])
 
 
@@ -205,7 +190,7 @@ def _intro(all_rules: list[Rule]) -> list[str]:
         "`ruleId`, JUnit test case, GitHub annotation title, waiver `rule`, `--skip`, and the CrossGuard policy "
         "name. Findings at level `error` fail the check; `warning` and `info` do not, unless `--fail-level warning` "
         "(for warnings).", "", SEMANTICS, "",
-        *_table(("ID", "Level", "Domain", "Title"),
+        *table(("ID", "Level", "Domain", "Title"),
                 [(f"[{r.id}](#{r.id.lower()})", r.level, r.domain, r.title) for r in all_rules]), "",
     ]
 
@@ -240,27 +225,29 @@ def _config() -> list[str]:
         "```yaml", *POLICY_CONFIG_EXAMPLE.splitlines(), "```", "",
         "Per-rule keys are listed with each rule below (`level` and `enabled` exist for every rule). The shared "
         "sections, used by several rules and the planner:", "", *_settings_table(shared), "",
-        *ALLOWANCES, "",
+        *_allowances(), "",
     ]
 
 
-ALLOWANCES = [
-    "What blueprints may hand to root is the platform team's to allow, here and never in a blueprint "
-    "(clusterforge/policies/root_access.py). A `slurm.settings` or `slurm.cgroup_settings` key that names a program, "
-    "file, folder, plugin, remote endpoint or credential, or switches job confinement off (the classes and the "
-    "exceptions are data: `restricted` in clusterforge/catalog/data/slurm-parameters.yaml), is refused (exit 2, "
-    "by `check`, `plan`, `render` with or without `--force`, `report`, the stack guard and CrossGuard alike) unless "
-    "`slurm.allowed_settings` / `slurm.allowed_cgroup_settings` allow that key with that exact value. Mount points "
-    "must be at or under `/data`, `/datasets`, `/fsx`, `/gpfs`, `/home`, `/local`, `/lustre`, `/mnt`, `/nfs`, "
-    "`/projects`, `/scratch`, `/shared`, `/srv` or `/work`, slurmctld's state and job_container/tmpfs's base path "
-    "a folder below one (state also under `/var/spool/slurmctld`); `storage.mount_prefixes` adds prefixes.", "",
-    "```yaml",
-    "slurm:",
-    "  allowed_settings: {HealthCheckProgram: [/usr/local/sbin/nhc]}",
-    "  allowed_cgroup_settings: {ConstrainSwapSpace: [\"no\"]}",
-    "storage: {mount_prefixes: [/gpfs]}",
-    "```",
-]
+def _allowances() -> list[str]:
+    prefixes = [f"`{prefix}`" for prefix in default_prefixes()]
+    return [
+        "What blueprints may hand to root is the platform team's to allow, here and never in a blueprint "
+        "(clusterforge/policies/root_access.py). A `slurm.settings` or `slurm.cgroup_settings` key that names a "
+        "program, file, folder, plugin, remote endpoint or credential, or switches job confinement off (the classes "
+        "and the exceptions are data: `restricted` in clusterforge/catalog/data/slurm-parameters.yaml), is refused "
+        "(exit 2, by `check`, `plan`, `render` with or without `--force`, `report`, the stack guard and CrossGuard "
+        "alike) unless `slurm.allowed_settings` / `slurm.allowed_cgroup_settings` allow that key with that exact "
+        f"value. Mount points must be at or under {', '.join(prefixes[:-1])} or {prefixes[-1]}, slurmctld's state "
+        "and job_container/tmpfs's base path a folder below one (state also under `/var/spool/slurmctld`); "
+        "`storage.mount_prefixes` adds prefixes.", "",
+        "```yaml",
+        "slurm:",
+        "  allowed_settings: {HealthCheckProgram: [/usr/local/sbin/nhc]}",
+        "  allowed_cgroup_settings: {ConstrainSwapSpace: [\"no\"]}",
+        "storage: {mount_prefixes: [/gpfs]}",
+        "```",
+    ]
 
 
 def _waivers() -> list[str]:
@@ -300,36 +287,23 @@ def _formats() -> list[str]:
         ("`github`", "Actions annotations", "`::error file=F,line=L,title=ID::message` on the offending line "
          "(`::warning`; info and waived as `::notice`)"),
     ]
-    return ["## Output formats (`--format`, `-o FILE`)", "", *_table(("Format", "For", "Shape"), rows), "",
+    return ["## Output formats (`--format`, `-o FILE`)", "", *table(("Format", "For", "Shape"), rows), "",
             "`-o FILE` writes the report atomically; the exit code is the same in every format. Every format names "
             "a file below the working directory (the repository's root in CI) relative to it, a waiver's file in "
             "JSON included; a file outside it keeps the name it was given.", ""]
 
 
-def _crossguard() -> list[str]:
-    rows = [(f"`{r.id}`", "mandatory" if r.level == "error" else "advisory",
-             "the stack" if r.preview.scope == "stack" else ", ".join(f"`{t}`" for t in r.preview.types),
-             r.preview.checks) for r in rules() if r.preview is not None]
-    rows.append((f"`{BLUEPRINT_ROW[0]}`", "mandatory", *BLUEPRINT_ROW[1:]))
-    return [
-        "## At `pulumi preview`: the CrossGuard pack", "",
-        "The same rule functions run as a Pulumi policy pack (`policy-pack/` in this repository), on the resources a "
-        "stack is about to create:", "",
-        "```sh", "pulumi preview --policy-pack policy-pack/ --policy-pack-config policy-pack-config.json", "```", "",
-        *_table(("Policy", "Enforcement", "Runs on", "Checks"), rows), "",
-        "Pack config (`policy-pack-config.json`): relative paths start at the pack directory; an enforcement level "
-        "per policy overrides the default:", "",
-        "```json", *PACK_CONFIG_EXAMPLE.splitlines(), "```", "",
-        "Props are read by their camelCase wire names and numbers may arrive as `32.0`. Values Pulumi does not know "
-        "during preview (ids of resources not yet created) are skipped, or resolved through the engine's property "
-        "dependencies; `pulumi up` checks them again once known.", "",
-    ]
+def _targets() -> list[str]:
+    """Each registered target's sections: where its rules also run (target aws: the CrossGuard pack)."""
+    from clusterforge.targets import registered
+
+    return [line for target in registered().values() for line in target.rules_reference()]
 
 
 def page() -> str:
     """The whole reference page, as committed in docs/policies.md."""
     all_rules = rules()
-    lines = [*_intro(all_rules), *_usage(), *_config(), *_waivers(), *software_sets(), *_formats(), *_crossguard(),
+    lines = [*_intro(all_rules), *_usage(), *_config(), *_waivers(), *software_sets(), *_formats(), *_targets(),
              "## Rules", "",
              "Inputs name blueprint fields; `a[].{b,c}` means fields `b` and `c` of every item of `a`. What stands "
              "in a rack is its `devices` list or, where a rack omits it, the planner's placement of the pools, and "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, get_args
+
 SITE_SET_EXAMPLE = """\
 # site-software.yaml: the set this site has burned in, used as `--catalog site-software.yaml`
 apiVersion: clusterforge/v1
@@ -30,34 +32,44 @@ software:                 # both vendors' pins side by side: each pool gets its 
   amdgpu_driver: "30.30.3"
 """
 
-TABLES = (
-    ("`cuda`", "`cuda`, `min_driver`", "the driver is at least the release's minimum"),
-    ("`cuda_major`", "`cuda_major`, `min_driver`", "a CUDA release newer than the `cuda` rows of its major: the "
-     "driver is at least the major's branch minimum (minor-version compatibility); a warning that the tables are "
-     "behind when it is, an error when it is not"),
-    ("`nccl`", "`nccl`, `cuda` (list)", "NCCL has a build for the pinned CUDA (same major, not newer)"),
-    ("`aws_ofi_nccl`", "`aws_ofi_nccl`, `min_nccl`, `cuda_majors`", "on AWS: NCCL is new enough and the plugin "
-     "supports the CUDA major (13 needs 1.17.0 or later)"),
-    ("`efa_installer`", "`efa_installer`, `aws_ofi_nccl`", "on AWS: the pinned plugin is the one the installer "
-     "bundles (major.minor)"),
-    ("`efa_instance`", "`instance_family`, `min_efa_installer`", "on AWS: the installer is no older than the oldest "
-     "that drives the pool's instance family (the type's name before the dot, e.g. `p6-b300`)"),
-    ("`rocm`", "`rocm`, `rccl`, `amdgpu` (driver series)", "AMD pools: RCCL is the one ROCm ships, the amdgpu "
-     "driver is of a listed series"),
-    ("`neuron_sdk`", "`neuron_sdk`, `neuron_driver`, `efa_installer`", "Trainium pools: aws-neuronx-dkms is at "
-     "least the release's, and on AWS the EFA installer is of the series the release pins"),
-    ("`gpu_model`", "`gpu_model`, `architecture`", "SW-005: maps the catalog's `gpus.model` to an architecture"),
-    ("`gpu_architecture`", "`architecture`, `min_driver` or `min_rocm`", "SW-005: the pool's NVIDIA driver (or ROCm "
-     "release) is no older than the oldest that supports the architecture"),
-)
+# What the rules check with each shared table; a target's own table says it in its row class (`Row.DOC`).
+TABLES = {
+    "cuda": ("`cuda`, `min_driver`", "the driver is at least the release's minimum"),
+    "cuda_major": ("`cuda_major`, `min_driver`", "a CUDA release newer than the `cuda` rows of its major: the driver "
+                   "is at least the major's branch minimum (minor-version compatibility); a warning that the tables "
+                   "are behind when it is, an error when it is not"),
+    "nccl": ("`nccl`, `cuda` (list)", "NCCL has a build for the pinned CUDA (same major, not newer)"),
+    "rocm": ("`rocm`, `rccl`, `amdgpu` (driver series)", "AMD pools: RCCL is the one ROCm ships, the amdgpu driver is "
+             "of a listed series"),
+    "gpu_model": ("`gpu_model`, `architecture`", "SW-005: maps the catalog's `gpus.model` to an architecture"),
+    "gpu_architecture": ("`architecture`, `min_driver` or `min_rocm`", "SW-005: the pool's NVIDIA driver (or ROCm "
+                         "release) is no older than the oldest that supports the architecture"),
+}
+
+
+def tables() -> list[tuple[str, str, str]]:
+    """(table, row keys, what the rules check) of every software table the docs describe, in the catalog's order:
+    the shared ones and the registered targets' (SW-003's `slurm` table has a section of its own)."""
+    from clusterforge.catalog.parts import file_model
+    from clusterforge.targets import catalog_parts
+
+    composed: Any = file_model(catalog_parts()).model_fields["software"].annotation
+    out = []
+    for name, info in composed.model_fields.items():
+        (row,) = get_args(info.annotation)
+        keys, checks = TABLES.get(name) or row.DOC
+        if keys:
+            out.append((f"`{name}`", keys, checks))
+    return out
 
 
 def software_sets() -> list[str]:
-    rows = [f"| {table} | {keys} | {checks} |" for table, keys, checks in TABLES]
+    rows = [f"| {table} | {keys} | {checks} |" for table, keys, checks in tables()]
     return [
         "## Adding a qualified software set", "",
         "SW-001 decides from tables, not code: the built-in rows are catalog data in "
-        "`clusterforge/catalog/data/software.yaml`, one row per release with the source it was read in (`[U]` "
+        "`clusterforge/catalog/data/software.yaml` (a target's own tables in its folder's `data/software.yaml`), one "
+        "row per release with the source it was read in (`[U]` "
         "marks a pairing not confirmed in a primary source). A site that has qualified a newer or different set "
         "adds rows in the same format in its own catalog file and passes it to every command with `--catalog` "
         "(the stack config's `catalogs`, the CrossGuard pack's `catalogs`), so the set passes on its merits instead "
@@ -73,7 +85,7 @@ def software_sets() -> list[str]:
         "pairing is a bug to report, not something to shadow. `clusterforge catalog software` lists every row "
         "with its origin.", "",
         "Each pool is checked against the pins of its own accelerators' vendor (the catalog's `gpus.vendor`: NVIDIA "
-        "runs CUDA, AMD ROCm, AWS Trainium Neuron), so NVIDIA and AMD partitions share one cluster: the `software` "
+        "runs CUDA, AMD ROCm, Trainium Neuron), so NVIDIA and AMD partitions share one cluster: the `software` "
         "block holds both vendors' pins side by side, and a pool's own `software:` (version pins only) overrides "
         "the cluster's for that pool. Pools on the same pins are checked once; with more than one set the messages "
         "name the pools. SW-004 reports a pool whose vendor has no pins; `render` writes all.yml with the cluster's "

@@ -7,9 +7,10 @@ request must not be able to choose a program they run (`HealthCheckProgram`), a 
 
 - a restricted `slurm.settings` / `slurm.cgroup_settings` key (classed by catalog/slurm_parameters.py's data, with
   the reason) is refused unless the policy config allows that key with that exact value;
-- mount points are at or under an allowed prefix (MOUNT_PREFIXES plus the policy config's
-  `storage.mount_prefixes`); slurmctld's state and job_container/tmpfs's base folder are folders of their own below
-  one (or below /var/spool/slurmctld); the job's private folders (`dirs`) are temporary folders or under a prefix.
+- mount points are at or under an allowed prefix (MOUNT_PREFIXES, those of the targets' own file systems,
+  `Target.mount_prefixes`, plus the policy config's `storage.mount_prefixes`); slurmctld's state and
+  job_container/tmpfs's base folder are folders of their own below one (or below /var/spool/slurmctld); the job's
+  private folders (`dirs`) are temporary folders or under a prefix.
 
 This needs the policy config, which the blueprint loader does not read, so analysis.analyze runs it right after
 loading: every command that judges, plans or renders a blueprint (`check`, `plan`, `render` with or without
@@ -28,9 +29,16 @@ from clusterforge.model.blueprint import Cluster
 from clusterforge.policies.config import PolicyConfig
 from clusterforge.yamlsource import PathKey, Source
 
-MOUNT_PREFIXES = ("/data", "/datasets", "/fsx", "/gpfs", "/home", "/local", "/lustre", "/mnt", "/nfs", "/projects",
-                  "/scratch", "/shared", "/srv", "/work")
+MOUNT_PREFIXES = ("/data", "/datasets", "/gpfs", "/home", "/local", "/lustre", "/mnt", "/nfs", "/projects", "/scratch",
+                  "/shared", "/srv", "/work")
 """Where file systems may be mounted by default: data folders, never a system one (/etc, /usr, /var, /root, ...)."""
+
+
+def default_prefixes() -> tuple[str, ...]:
+    """MOUNT_PREFIXES and every registered target's own (where its managed file system mounts by default), sorted."""
+    from clusterforge.targets import registered
+
+    return tuple(sorted({*MOUNT_PREFIXES, *(p for target in registered().values() for p in target.mount_prefixes)}))
 
 STATE_PREFIXES = ("/var/spool/slurmctld",)
 """Besides a folder below a mount prefix, where slurmctld's state may be (Debian's packages create it)."""
@@ -111,7 +119,7 @@ def root_access_problems(cluster: Cluster, source: Source, config: PolicyConfig)
     out = [*_settings_problems(cluster.slurm.settings, "settings", allowances.allowed_settings, source),
            *_settings_problems(cluster.slurm.cgroup_settings, "cgroup_settings", allowances.allowed_cgroup_settings,
                                source)]
-    out += _path_problems(cluster, source, (*MOUNT_PREFIXES, *config.storage.mount_prefixes))
+    out += _path_problems(cluster, source, (*default_prefixes(), *config.storage.mount_prefixes))
     return out
 
 

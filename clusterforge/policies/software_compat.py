@@ -2,10 +2,10 @@
 
 - NVIDIA: a CUDA release needs its driver minimum; a CUDA minor newer than the tables know runs, under minor-version
   compatibility, on its major's driver branch minimum; NCCL is built per CUDA major.
-- AWS: the aws-ofi-nccl plugin fits NCCL and CUDA's major, the EFA installer bundles that plugin, and each instance
-  family has an oldest installer that drives its EFA devices.
-- AMD: ROCm ships one RCCL and lists the amdgpu driver series it runs on. Neuron: the SDK's driver and EFA series.
+- AMD: ROCm ships one RCCL and lists the amdgpu driver series it runs on.
 - Every GPU architecture has an oldest driver (NVIDIA) or ROCm release (AMD) that supports it.
+- A target checks the software its own nodes need with its own tables (`Target.software_checks`), with the helpers
+  here: on AWS the EFA pieces and the Neuron SDK (clusterforge/targets/aws/software_checks.py).
 
 A release newer than every row of its table is a warning that the tables are behind (a site adds the row with
 `--catalog` once it has qualified the set); a release inside the known range that no row lists, and a set the rows
@@ -21,14 +21,10 @@ from collections.abc import Iterator
 from clusterforge.accelerators import accelerator
 from clusterforge.catalog.software import (
     ArchitectureRow,
-    AwsOfiNcclRow,
     CudaMajorRow,
     CudaRow,
-    EfaInstallerRow,
-    EfaInstanceRow,
     GpuModelRow,
     NcclRow,
-    NeuronRow,
     RocmRow,
     Row,
     SoftwareCatalog,
@@ -117,51 +113,6 @@ def cuda(sw: Software, tables: SoftwareCatalog) -> Iterator[Draft]:
                     f"{', '.join(nccl.cuda)})", "pick an NCCL release built for this CUDA major version")
 
 
-def efa(sw: Software, tables: SoftwareCatalog) -> Iterator[Draft]:
-    """On AWS with CUDA: the plugin fits NCCL and CUDA's major version, and the installer bundles that plugin."""
-    ofi, installer = sw.aws_ofi_nccl, sw.efa_installer
-    plugin: Row | None = None
-    bundle: Row | None = None
-    if PIN.match(ofi):
-        plugin, draft = lookup(tables, AwsOfiNcclRow, ofi, "aws-ofi-nccl")
-        if draft is not None:
-            yield draft
-    if PIN.match(installer):
-        bundle, draft = lookup(tables, EfaInstallerRow, installer, "EFA installer",
-                               "the aws-ofi-nccl it bundles is not checked")
-        if draft is not None:
-            yield draft
-    if isinstance(plugin, AwsOfiNcclRow):
-        if older(sw.nccl, plugin.min_nccl):
-            yield Draft(("software", "aws_ofi_nccl"), f"aws-ofi-nccl {ofi} needs NCCL ≥ {plugin.min_nccl}, not "
-                        f"{sw.nccl}", "upgrade NCCL or pin an older plugin")
-        if version_tuple(sw.cuda)[0] not in plugin.cuda_majors:
-            yield Draft(("software", "aws_ofi_nccl"), f"aws-ofi-nccl {ofi} supports CUDA "
-                        f"{'/'.join(str(m) for m in plugin.cuda_majors)}.x, not CUDA {sw.cuda}",
-                        "pin a plugin release that supports this CUDA (CUDA 13 needs aws-ofi-nccl ≥ 1.17.0)")
-    if isinstance(bundle, EfaInstallerRow) and version_tuple(bundle.aws_ofi_nccl)[:2] != version_tuple(ofi)[:2]:
-        yield Draft(("software", "efa_installer"), f"EFA installer {installer} bundles aws-ofi-nccl "
-                    f"{bundle.aws_ofi_nccl}, but {ofi} is pinned",
-                    f"pin aws_ofi_nccl: {bundle.aws_ofi_nccl} or a matching installer")
-
-
-def efa_instances(pool_set: PoolSet, tables: SoftwareCatalog) -> Iterator[Draft]:
-    """On AWS: the EFA installer is no older than the oldest that drives each pool's instance family."""
-    installer = pool_set.software.efa_installer
-    if not PIN.match(installer):
-        return
-    families: dict[str, list[str]] = {}
-    for _, pool, _ in pool_set.pools:
-        families.setdefault(pool.hardware.split(".")[0], []).append(pool.name)
-    for family, names in families.items():
-        row = tables.row(EfaInstanceRow, family)
-        if row is not None and older(installer, row.min_efa_installer):
-            yield Draft(("software", "efa_installer"), f"EFA installer {installer} is older than "
-                        f"{row.min_efa_installer}, the oldest that drives {family} instances' EFA devices "
-                        f"(pool {', '.join(names)})", f"pin efa_installer ≥ {row.min_efa_installer} "
-                        f"(`clusterforge catalog software --table efa_instance`)")
-
-
 def rocm(sw: Software, tables: SoftwareCatalog) -> Iterator[Draft]:
     """ROCm is a known release, RCCL is the one it ships, the amdgpu driver is of a series AMD lists for it."""
     assert sw.rocm is not None and sw.rccl is not None
@@ -178,23 +129,6 @@ def rocm(sw: Software, tables: SoftwareCatalog) -> Iterator[Draft]:
             version_tuple(driver)[:2] == version_tuple(series)[:2] for series in row.amdgpu):
         yield Draft(("software", "amdgpu_driver"), f"amdgpu {driver} is not of a series AMD lists for ROCm "
                     f"{sw.rocm} ({', '.join(row.amdgpu)})", "use a listed driver series")
-
-
-def neuron(sw: Software, tables: SoftwareCatalog, on_efa: bool) -> Iterator[Draft]:
-    """The Neuron SDK is a known release, its driver no older than the release's, and on AWS the EFA installer of
-    the series the release pins."""
-    assert sw.neuron_sdk is not None and sw.neuron_driver is not None
-    row, draft = lookup(tables, NeuronRow, sw.neuron_sdk, "Neuron SDK", "its driver and EFA series are not checked")
-    if draft is not None:
-        yield draft
-    if not isinstance(row, NeuronRow):
-        return
-    if older(sw.neuron_driver, row.neuron_driver):
-        yield Draft(("software", "neuron_driver"), f"aws-neuronx-dkms {sw.neuron_driver} is older than "
-                    f"{row.neuron_driver}, the driver of Neuron {sw.neuron_sdk}", f"use ≥ {row.neuron_driver}")
-    if on_efa and row.efa_installer and version_tuple(sw.efa_installer)[:2] != version_tuple(row.efa_installer)[:2]:
-        yield Draft(("software", "efa_installer"), f"Neuron {sw.neuron_sdk} pins EFA installer "
-                    f"{row.efa_installer}.x, not {sw.efa_installer}", f"pin efa_installer {row.efa_installer}.x")
 
 
 def architectures(pool_set: PoolSet, tables: SoftwareCatalog) -> Iterator[Draft]:

@@ -3,17 +3,28 @@ nodes, and the reconcile loop that replaces what failed.
 
 IaC owns what is O(pools) (network, launch templates, FSx); instances belong to SLURM, which powers nodes up when
 jobs need them and down when idle, through `ResumeProgram` and `SuspendProgram` (power_save.shtml). This package
-is those programs: `config` is the file render writes for them, `provider` the face every cloud shows (`aws` over
-EC2 CreateFleet), `slurm` the scontrol calls, and `resume`, `suspend`, `reconcile` the three jobs.
+is those programs: `config` is the file render writes for them, `provider` the face every cloud shows, `agent` the
+protocol of a power agent a provider may ask, `slurm` the scontrol calls, and `resume`, `suspend`, `reconcile` the
+three jobs. The providers live with their targets (`targets/<name>/powersave.py`, the class `Target.power_provider`
+names): the file says which one, and the programs import it by that name, so nothing here names a target.
 """
 
+from pathlib import Path
+
+_PACKAGE = Path(__file__).resolve().parent.parent
+
 # What a controller needs to run the programs, relative to the checkout: these modules import only the standard
-# library and pydantic (boto3 for the EC2 provider). The slurm role copies them (`slurm_power_save_modules` lists
-# the same) and the AWS roles bundle carries them (targets/aws/image_bundle.py).
-CONTROLLER_MODULES = ("clusterforge/__init__.py", "clusterforge/errors.py", "clusterforge/hostlist.py",
-                      "clusterforge/limits.py", "clusterforge/powersave/__init__.py", "clusterforge/powersave/aws.py",
-                      "clusterforge/powersave/config.py", "clusterforge/powersave/lab.py",
-                      "clusterforge/powersave/programs.py",
-                      "clusterforge/powersave/provider.py", "clusterforge/powersave/reconcile.py",
-                      "clusterforge/powersave/resume.py", "clusterforge/powersave/slurm.py",
-                      "clusterforge/powersave/suspend.py")
+# library and pydantic (a provider its cloud's SDK too, boto3 for EC2). The slurm role copies them
+# (`slurm_power_save_modules` lists the same) and the AWS roles bundle carries them (targets/aws/image_bundle.py).
+# Each target's provider is the module `powersave.py` of its folder, found here: it is copied without its package's
+# __init__.py (nor clusterforge/targets' own), so on the controller `clusterforge.targets.<name>` is a namespace
+# package (PEP 420) and importing the provider runs nothing else of the target.
+PROGRAM_MODULES = ("clusterforge/__init__.py", "clusterforge/errors.py", "clusterforge/hostlist.py",
+                   "clusterforge/limits.py", "clusterforge/powersave/__init__.py", "clusterforge/powersave/agent.py",
+                   "clusterforge/powersave/config.py", "clusterforge/powersave/programs.py",
+                   "clusterforge/powersave/provider.py", "clusterforge/powersave/reconcile.py",
+                   "clusterforge/powersave/resume.py", "clusterforge/powersave/slurm.py",
+                   "clusterforge/powersave/suspend.py")
+PROVIDER_MODULES = tuple(sorted(f"clusterforge/targets/{path.parent.name}/powersave.py"
+                                for path in (_PACKAGE / "targets").glob("*/powersave.py")))
+CONTROLLER_MODULES = PROGRAM_MODULES + PROVIDER_MODULES

@@ -11,15 +11,22 @@ from __future__ import annotations
 import json
 from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from clusterforge import hostlist
 from clusterforge.errors import ClusterforgeError, Problem
 
 Capacity = Literal["on-demand", "capacity-reservation", "capacity-block"]
 Scaling = Literal["all-or-nothing", "best-effort"]
+
+# The provider: `module:Class`, a module of a target package (`Target.power_provider`), which the programs import.
+# Nothing else: the file names code the controller runs, so it names only modules clusterforge ships.
+PROVIDER = r"^clusterforge\.targets(\.[a-z_][a-z0-9_]{0,39}){1,3}:[A-Z][A-Za-z0-9_]{0,63}$"
+ProviderPath = Annotated[str, StringConstraints(pattern=PROVIDER), Field(description=(
+    "the provider class, `module:Class` of a module under clusterforge.targets, e.g. "
+    "clusterforge.targets.<target>.powersave:<Class>"))]
 
 # ParallelCluster's node plugin: launch_max_batch_size 500, insufficient_capacity_timeout 600 s (scale.md)
 DEFAULT_BATCH = 500
@@ -55,7 +62,7 @@ class NodeGroup(_Strict):
 
 class PowerSaveConfig(_Strict):
     cluster: str = Field(min_length=1, max_length=64)
-    provider: Literal["aws", "lab"] = "aws"
+    provider: ProviderPath
     region: str = ""
     batch_size: int = Field(DEFAULT_BATCH, ge=1, le=FLEET_MAX)
     insufficient_capacity_timeout_s: int = Field(600, ge=0)

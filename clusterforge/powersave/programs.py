@@ -30,21 +30,17 @@ DEFAULT_FILE = "/etc/slurm/clusterforge-powersave.json"
 log = logging.getLogger("clusterforge.powersave")
 
 
-# The providers by the name the render writes into the file: module and class, imported only when used (boto3 is
-# needed by the EC2 provider alone; `lab` asks the lab's power agent).
-PROVIDERS = {"aws": ("clusterforge.powersave.aws", "Ec2Provider"),
-             "lab": ("clusterforge.powersave.lab", "LabProvider")}
-
-
 def provider_for(cfg: powersave_config.PowerSaveConfig) -> Provider:
-    """The provider the file names; one this build does not have is bad input (exit 2), not a crash."""
-    found = PROVIDERS.get(cfg.provider)
-    if found is None:
-        raise ClusterforgeError(Problem(f"provider {cfg.provider!r} is not available here (known: "
-                                        f"{', '.join(sorted(PROVIDERS))})",
-                                        os.environ.get("CLUSTERFORGE_POWERSAVE", DEFAULT_FILE)))
-    module, name = found
-    made: Provider = getattr(importlib.import_module(module), name)(cfg)
+    """The provider the file names (`module:Class`, the target's `Target.power_provider`), imported only now: boto3
+    is needed by the EC2 provider alone. One this copy does not have is bad input (exit 2), not a crash."""
+    module, _, name = cfg.provider.partition(":")
+    try:
+        found = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as exc:
+        raise ClusterforgeError(Problem(f"provider {cfg.provider!r} is not available here: {exc}",
+                                        os.environ.get("CLUSTERFORGE_POWERSAVE", DEFAULT_FILE),
+                                        hint="the controller's copy lacks its module; re-run the slurm role")) from exc
+    made: Provider = found(cfg)
     return made
 
 

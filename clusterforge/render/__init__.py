@@ -25,9 +25,10 @@ from clusterforge.render import (
     topology_conf,
 )
 from clusterforge.render.context import RenderContext
+from clusterforge.render.manifest import MANIFEST
 from clusterforge.targets import in_use
 
-__all__ = ["OUTPUTS", "RenderContext", "render_files", "write"]
+__all__ = ["MANIFEST", "OUTPUTS", "RenderContext", "render_files", "write"]
 
 OUTPUTS: tuple[ModuleType, ...] = (inventory, group_vars, slurm_conf, gres_conf, topology_conf, cgroup_conf,
                                    plugstack_conf, job_container_conf, powersave_file)
@@ -49,22 +50,38 @@ def renderers(ctx: RenderContext) -> tuple[Callable[[RenderContext], dict[str, s
     return (*(module.render for module in OUTPUTS), *(target.render for target in in_use(ctx.loaded.cluster)))
 
 
+def manifest_of(ctx: RenderContext, files: dict[str, str]) -> str:
+    """The render manifest of `files` (clusterforge.render.manifest): what changing each file and key takes."""
+    from clusterforge.render.manifest_build import build
+
+    keys = {path: found for module in OUTPUTS if hasattr(module, "day_two_keys")
+            for path, found in module.day_two_keys(ctx).items()}
+    return build(files, keys, OUTPUTS, ctx.loaded.cluster.name).to_json()
+
+
 def render_files(ctx: RenderContext) -> dict[str, str]:
-    """Every file of the cluster by relative path, in memory (what `write` puts in place, but its marker)."""
-    return {relative: text for render in renderers(ctx) for relative, text in render(ctx).items()}
+    """Every file of the cluster by relative path, in memory, with the manifest (what `write` puts in place, but
+    its marker)."""
+    files = {relative: text for render in renderers(ctx) for relative, text in render(ctx).items()}
+    return files | {MANIFEST: manifest_of(ctx, files)}
 
 
 def write(ctx: RenderContext, out: Path) -> list[str]:
-    """Render into a staging directory that replaces `out` only when every file is written."""
+    """Render into a staging directory that replaces `out` only when every file is written: each renderer's
+    files, then the manifest of them all."""
     try:
         _check_target(out)
     except OSError as exc:
         raise write_error(out, exc) from None
     written = []
+    files: dict[str, str] = {}
     with replace_directory(out) as staging:  # an OSError in here becomes a ClusterforgeError naming `out`
         stage_text(staging / MARKER, ctx.header())
         for render in renderers(ctx):
             for relative, text in sorted(render(ctx).items()):
                 stage_text(staging / relative, text)
                 written.append(relative)
+                files[relative] = text
+        stage_text(staging / MANIFEST, manifest_of(ctx, files))
+        written.append(MANIFEST)
     return written

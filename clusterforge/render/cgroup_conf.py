@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from clusterforge.render.conf_settings import Pairs, lines, merge
 from clusterforge.render.context import RenderContext, conf_lines
+from clusterforge.render.manifest import RoleHandlers
 from clusterforge.render.slurm_conf import memory_known
+
+# What changing it takes on day two (clusterforge.render.manifest): what the slurm role's handlers for it do.
+DAY_TWO = {"slurm/cgroup.conf": RoleHandlers()}
 
 _SETTINGS: Pairs = [("CgroupPlugin", "autodetect"), ("ConstrainCores", "yes"), ("ConstrainDevices", "yes")]
 

@@ -12,24 +12,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from clusterforge.errors import ClusterforgeError
-from clusterforge.model.slurm_references import OWNED, STRUCTURAL
+from clusterforge.model.slurm_references import STRUCTURAL, owned
 from clusterforge.render.context import RenderContext
 
 Pairs = list[tuple[str, str]]
 LISTS = frozenset({"slurmctldparameters", "prologflags", "schedulerparameters", "authinfo", "communicationparameters"})
-_REFUSED = {key.lower() for key in (*STRUCTURAL, *OWNED)}
 
 
 def merge(ctx: RenderContext, pairs: Pairs, settings: Mapping[str, str], field: str, *, conf: bool = True) -> Pairs:
     """`pairs` with `settings` (the blueprint's `slurm.<field>`) merged over them. Keys the model refuses are
     refused here too (`conf`: slurm.conf's rules), so a plan built past the model cannot write them."""
     out = list(pairs)
+    refused = {key.lower() for key in (*STRUCTURAL, *owned())}
     index = {key.lower(): i for i, (key, _) in enumerate(out)}
     for key, value in settings.items():
         path = ("slurm", field, key)
         name, word = ctx.conf(key, path), ctx.conf(value, path, setting=True)
         folded = name.lower()
-        if conf and folded in _REFUSED:
+        if conf and folded in refused:
             raise ClusterforgeError(ctx.loaded.source.problem(path, f"{name} cannot be set in slurm.{field}"))
         at = index.get(folded)
         if at is None:

@@ -14,7 +14,11 @@ from __future__ import annotations
 
 from clusterforge.accelerators import accelerator
 from clusterforge.render.context import RenderContext, conf_lines
+from clusterforge.render.manifest import RoleHandlers
 from clusterforge.render.slurm_conf import gpu_type, pool_path
+
+# What changing it takes on day two (clusterforge.render.manifest): what the slurm role's handlers for it do.
+DAY_TWO = {"slurm/gres.conf": RoleHandlers()}
 
 
 def device_files(count: int, vendor: str | None = None) -> str:

@@ -19,9 +19,13 @@ from clusterforge.model import Account, Cluster, FsxLustre, OnPremLustre, Qos
 from clusterforge.plan.model import Plan, SlurmPlan
 from clusterforge.render.context import RenderContext
 from clusterforge.render.inventory import pool_group
+from clusterforge.render.manifest import ByKey, VarKeys
 from clusterforge.render.slurm_conf import prolog_epilog
 from clusterforge.render.yamlout import Template, dump_ansible
 from clusterforge.targets import in_use
+
+# What changing it takes on day two (clusterforge.render.manifest): each var as the role that reads it declares.
+DAY_TWO = {"inventory/group_vars/all.yml": ByKey("vars"), "inventory/group_vars/pool_*.yml": ByKey("vars")}
 
 
 def fabric_vars(cluster: Cluster) -> dict[str, Any]:
@@ -197,3 +201,12 @@ def render(ctx: RenderContext) -> dict[str, str]:
     for group, own in pool_vars(ctx).items():
         files[f"inventory/group_vars/{group}.yml"] = ctx.header() + dump_ansible(own)
     return files
+
+
+def day_two_keys(ctx: RenderContext) -> dict[str, VarKeys]:
+    """The keys of the files this module writes, for the render manifest: all.yml's are cluster-wide, a pool
+    group's file's apply to the pool's hosts."""
+    keys = {"inventory/group_vars/all.yml": VarKeys(group=frozenset(group_vars(ctx)))}
+    for group, own in pool_vars(ctx).items():
+        keys[f"inventory/group_vars/{group}.yml"] = VarKeys(host=frozenset(own))
+    return keys

@@ -16,9 +16,23 @@ from __future__ import annotations
 from typing import Any
 
 from clusterforge.plan.model import Plan, PoolNodes
+from clusterforge.render.change_effects import Action, Effect
 from clusterforge.render.context import RenderContext
+from clusterforge.render.manifest import ByKey, VarKeys
 from clusterforge.render.yamlout import dump_ansible
 from clusterforge.targets import slurm_launched
+
+HOSTS_FILE = "inventory/hosts.yml"
+# What changing it takes on day two (clusterforge.render.manifest): each var as the role that reads it declares,
+# and a host joining, leaving or moving between groups as follows. Joining or leaving the controllers starts or
+# stops slurmctld there; any other group changes which roles apply to it.
+DAY_TWO = {HOSTS_FILE: ByKey("vars", membership={
+    "added": Effect(Action.NONE, "changed", "new node: provisioned, then `scontrol reconfigure` adds it"),
+    "removed": Effect(Action.DRAIN, "changed", "drained first (its jobs finish or are requeued), then removed"),
+    "groups": Effect(Action.DRAIN, "changed", "its role changes: other roles apply to it"),
+    "groups-controller": Effect(Action.RESTART, "changed", "slurmctld starts or stops on it", "slurmctld"),
+    "hardware": Effect(Action.REIMAGE, "changed", "another catalog entry: the node is replaced"),
+})}
 
 
 def pool_group(pool: str) -> str:
@@ -88,9 +102,29 @@ def inventory(plan: Plan, self_joining: frozenset[str] = frozenset()) -> dict[st
     return {"all": {"children": groups}}
 
 
-def render(ctx: RenderContext) -> dict[str, str]:
+def _data(ctx: RenderContext) -> dict[str, Any]:
     cluster = ctx.loaded.cluster
     hosts = inventory(ctx.plan, frozenset(p.name for p in cluster.pools if slurm_launched(cluster, p)))
-    if ctx.outputs is not None:
-        hosts = ctx.outputs.overlay(hosts)
-    return {"inventory/hosts.yml": ctx.header() + dump_ansible(hosts)}
+    return ctx.outputs.overlay(hosts) if ctx.outputs is not None else hosts
+
+
+def render(ctx: RenderContext) -> dict[str, str]:
+    return {HOSTS_FILE: ctx.header() + dump_ansible(_data(ctx))}
+
+
+def var_keys(data: dict[str, Any]) -> VarKeys:
+    """The keys an inventory writes: its `all` vars (cluster-wide), and its groups' and hosts' vars (per pool or
+    host), each key once however many hosts carry it."""
+    top = data.get("all") or {}
+    host: set[str] = set()
+    for group in (top.get("children") or {}).values():
+        if isinstance(group, dict):
+            host.update(group.get("vars") or {})
+            for own in (group.get("hosts") or {}).values():
+                host.update(own or {})
+    return VarKeys(frozenset(top.get("vars") or {}), frozenset(host))
+
+
+def day_two_keys(ctx: RenderContext) -> dict[str, VarKeys]:
+    """The keys of the file this module writes, for the render manifest."""
+    return {HOSTS_FILE: var_keys(_data(ctx))}

@@ -5,6 +5,10 @@ slurm.conf then names the plugin; configless nodes fetch the file with the rest.
 from __future__ import annotations
 
 from clusterforge.render.context import RenderContext, conf_lines
+from clusterforge.render.manifest import RoleHandlers
+
+# What changing it takes on day two (clusterforge.render.manifest): what the slurm role's handlers for it do.
+DAY_TWO = {"slurm/job_container.conf": RoleHandlers()}
 
 
 def render(ctx: RenderContext) -> dict[str, str]:

@@ -14,6 +14,10 @@ a link to its package's file where the package put it elsewhere.
 from __future__ import annotations
 
 from clusterforge.render.context import RenderContext, conf_lines
+from clusterforge.render.manifest import RoleHandlers
+
+# What changing it takes on day two (clusterforge.render.manifest): what the slurm role's handlers for it do.
+DAY_TWO = {"slurm/plugstack.conf": RoleHandlers()}
 
 PYXIS = "/usr/local/lib/slurm/spank_pyxis.so"
 

@@ -17,11 +17,18 @@ from typing import Any
 from clusterforge.errors import ClusterforgeError
 from clusterforge.model import Cluster, Pool
 from clusterforge.powersave.config import FLEET_MAX, NodeGroup, PowerSaveConfig
+from clusterforge.render.change_effects import Action, Effect
 from clusterforge.render.context import RenderContext
+from clusterforge.render.manifest import WholeFile
 from clusterforge.render.power_save import static_nodes
 from clusterforge.targets import pool_target, slurm_launched
 
 FILE = "slurm/clusterforge-powersave.json"
+# What changing it takes on day two (clusterforge.render.manifest): nothing on running nodes. The programs read it
+# afresh at every call (slurmctld runs them per resume or suspend, the timer per reconcile pass), so a pool that
+# grows, shrinks or gets another template is used from the next call on; no daemon reads it.
+DAY_TWO = {FILE: WholeFile((Effect(Action.NONE, "none", "the power-save programs read it at each call; no daemon "
+                                   "reads it"),))}
 # the target's purchase words (Target.purchase) in the file's capacity words
 CAPACITY = {"on-demand": "on-demand", "reservation": "capacity-reservation", "capacity-block": "capacity-block"}
 
@@ -56,7 +63,7 @@ def config(ctx: RenderContext) -> PowerSaveConfig | None:
     pools = [p for p in cluster.pools if slurm_launched(cluster, p) and pool_target(cluster, p).powers_nodes]
     if not pools:
         return None
-    providers = {pool_target(cluster, p).name for p in pools}
+    providers = {str(pool_target(cluster, p).power_provider) for p in pools}  # `module:Class` (Target.power_provider)
     spec = cluster.slurm.power_save
     if len(providers) > 1 or spec.launch_batch_size > FLEET_MAX:
         path = ("slurm", "power_save", "launch_batch_size") if len(providers) == 1 else ("pools",)

@@ -14,9 +14,13 @@ from clusterforge.model.slurm import Slurm
 from clusterforge.plan.model import SlurmNodes, SlurmPlan
 from clusterforge.render.conf_settings import Pairs, lines, merge
 from clusterforge.render.context import RenderContext, conf_lines
+from clusterforge.render.manifest import ByKey
 from clusterforge.render.power_save import pairs as power_save_pairs
 from clusterforge.render.power_save import private_data, slurmctld_parameters
 from clusterforge.targets import slurm_launched, slurm_launches_nodes
+
+# What changing it takes on day two (clusterforge.render.manifest): each key as slurm.conf(5) classes it.
+DAY_TWO = {"slurm/slurm.conf": ByKey("slurm.conf")}
 
 HEALTH_CHECK_PROGRAM = "/usr/local/sbin/clusterforge-health"  # health_script in roles/health/defaults/main.yml
 REBOOT_PROGRAM = "/usr/local/sbin/clusterforge-reboot"  # health_reboot_program in roles/health/defaults/main.yml

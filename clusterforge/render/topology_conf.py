@@ -7,6 +7,10 @@ from __future__ import annotations
 
 from clusterforge.plan.model import SlurmPlan
 from clusterforge.render.context import RenderContext, conf_lines
+from clusterforge.render.manifest import RoleHandlers
+
+# What changing it takes on day two (clusterforge.render.manifest): what the slurm role's handlers for it do.
+DAY_TWO = {"slurm/topology.conf": RoleHandlers()}
 
 
 def block_lines(ctx: RenderContext, slurm: SlurmPlan) -> list[str]:

@@ -16,7 +16,7 @@ from markupsafe import Markup
 from clusterforge.analysis import Analysis
 from clusterforge.catalog import Instance, Server
 from clusterforge.load import Loaded
-from clusterforge.model import LiquidCooling, Rack
+from clusterforge.model import Cluster, LiquidCooling, Rack
 from clusterforge.plan import Plan, RackLoad
 from clusterforge.plan.capacity import liquid_capacity_kw, n_plus_one_kw, own_cdus, room_heat_kw
 from clusterforge.policies.context import Context
@@ -25,9 +25,9 @@ from clusterforge.report.cost import cost_panel
 from clusterforge.report.elevation import SWITCH_COLOUR, pool_colours, rack_svg
 from clusterforge.report.fabric import fabric_svg
 from clusterforge.report.findings import LISTED, summarise
-from clusterforge.report.pools import fsx_card, pool_facts, pool_svg
+from clusterforge.report.pools import pool_facts, pool_svg
 from clusterforge.report.rows import Row, group_rows, racks_to_draw
-from clusterforge.targets import target_of
+from clusterforge.targets import in_use, target_of
 
 MAX_RACKS = 200  # racks drawn by default: about 25,000 px of page; the rows table sums them all
 
@@ -139,9 +139,14 @@ def build(analysis: Analysis, max_racks: int = MAX_RACKS, drawings_only: bool = 
         fabric_svg=fabric_svg(fabric, switch, sum(p.count for p in cluster.pools if p.role == "compute"))
         if fabric else "",
         fabric_note=_fabric_note(fabric, switch) if fabric else "",
-        pools=pools, fsx=fsx_card(cluster.storage.lustre),
+        pools=pools, storage=_storage(cluster),
         findings=summarise(shown_findings, drawn), findings_total=len(shown_findings), listed=LISTED,
         bom=_bom(loaded, plan, switch, switch_kw), bar=_bar, cost=None if drawings_only else cost_panel(analysis))
+
+
+def _storage(cluster: Cluster) -> dict[str, Any] | None:
+    """The card of the managed file system a target in use provides (`Target.report_storage`), if any."""
+    return next((card for target in in_use(cluster) if (card := target.report_storage(cluster)) is not None), None)
 
 
 def _gpus(loaded: Loaded, key: str) -> int:

@@ -7,7 +7,8 @@ nodes carry, its group vars, the files render adds and the project they refer fr
 deployment reports, its keys' day-two effects, its own rules. A pool may name a target of its own (a cloud pool
 of an on-prem cluster): `pool_target(cluster, pool)`. Nothing outside this package compares a target's name or
 imports a target package: callers ask `target_of(cluster)`. Packages are found at run time, so a new target is a
-new folder (docs/contributing.md).
+new folder (docs/contributing.md). The catalog is composed here too: the shared one with each target's part
+(`load_catalog`), as the blueprint model is with their sections.
 """
 
 from __future__ import annotations
@@ -15,17 +16,19 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import pkgutil
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 
+from clusterforge.catalog import Catalog, CatalogPart, compose_catalog
 from clusterforge.errors import ClusterforgeError, Problem
 from clusterforge.model import Cluster, Pool
 from clusterforge.targets.model import compose, pool_of
 from clusterforge.targets.protocol import NodeFacts, Outputs, OutputsReader, RenderInput, Target
 
-__all__ = ["NodeFacts", "Outputs", "OutputsReader", "RenderInput", "Target", "blueprint_model", "in_use",
-           "outputs_reader", "pool_model", "pool_target", "project_dir", "registered", "rule_packages",
-           "slurm_launched", "slurm_launches_nodes", "target_of"]
+__all__ = ["NodeFacts", "Outputs", "OutputsReader", "RenderInput", "Target", "blueprint_model", "catalog_parts",
+           "in_use", "load_catalog", "outputs_reader", "pool_model", "pool_target", "project_dir", "registered",
+           "rule_packages", "slurm_launched", "slurm_launches_nodes", "target_of"]
 
 _TARGETS: dict[str, Target] = {}
 
@@ -46,6 +49,16 @@ def registered() -> dict[str, Target]:
 def blueprint_model() -> type[Cluster]:
     """The blueprint model with every registered target's section and pool fields (composed once)."""
     return compose(registered())
+
+
+def catalog_parts() -> tuple[CatalogPart, ...]:
+    """Every registered target's part of the catalog, in the registry's order."""
+    return tuple(target.catalog for target in registered().values() if target.catalog is not None)
+
+
+def load_catalog(extra: Sequence[Path] = ()) -> Catalog:
+    """The built-in catalog with every registered target's part, plus the user files in `extra` (`--catalog`)."""
+    return compose_catalog(catalog_parts(), extra)
 
 
 def pool_model() -> type[Pool]:

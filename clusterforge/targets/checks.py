@@ -5,11 +5,12 @@ use the hardware kind of the target that owns their nodes, then each target's ow
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import get_args
 
 from clusterforge.catalog import Catalog, Switch
 from clusterforge.errors import Problem, shown
 from clusterforge.hints import closest, did_you_mean
-from clusterforge.model import Cluster, Pool, SwitchedFabric
+from clusterforge.model import Cluster, Pool, SwitchedFabric, TargetFabric
 from clusterforge.targets.model import owned_pool_fields
 from clusterforge.targets.protocol import Target
 from clusterforge.yamlsource import PathKey, Source
@@ -50,7 +51,10 @@ def target_problems(cluster: Cluster, source: Source, targets: dict[str, Target]
         yield source.problem(("site",), f"a `site:` (facility) applies to target: {sites} only")
     kind = cluster.fabric.kind if cluster.fabric is not None else None
     owner = next((t for t in targets.values() if kind in t.exclusive_fabrics), target)
-    if owner is not target:
+    if isinstance(cluster.fabric, TargetFabric) and owner is target and kind not in target.exclusive_fabrics:
+        yield source.problem(("fabric", "kind"), f"no target offers fabric kind {kind}",
+                             "use infiniband, roce or ethernet")
+    elif owner is not target:
         yield source.problem(("fabric", "kind"), f"fabric kind {kind} is {owner.title}-only",
                              "use infiniband, roce or ethernet")
     for used in in_use.values():
@@ -84,11 +88,13 @@ def catalog_problems(cluster: Cluster, catalog: Catalog, source: Source, targets
         if not isinstance(entry, want):
             same_kind = [k for k, e in catalog.items() if isinstance(e, want)]
             suggestion = closest(pool.hardware, same_kind)
-            kind = want.__name__.lower()
+            kind = str(get_args(want.model_fields["kind"].annotation)[0])  # server, instance
             article = "an" if kind[0] in "aeiou" else "a"
             hint = f"did you mean {suggestion}?" if suggestion else f"use {article} {kind} from the catalog"
-            out.append(source.problem(
-                path, f"{shown(pool.hardware)} is a {entry.kind}; target {target.name} needs {article} {kind}", hint))
+            what = (f"a {entry.kind}; target {target.name} needs {article} {kind}" if entry.kind != kind else
+                    f"{article} {kind} of target {getattr(entry, 'provider', '')}; target {target.name} needs "
+                    f"{article} {kind} of its own")
+            out.append(source.problem(path, f"{shown(pool.hardware)} is {what}", hint))
     fabric = cluster.fabric
     if isinstance(fabric, SwitchedFabric):
         path = ("fabric", "switch")

@@ -1,5 +1,5 @@
 """The blueprint model, composed from the targets: every pool's and cluster's fields (clusterforge/model) plus each
-registered target's section (`aws:`) and pool fields (`efa_interfaces`).
+registered target's section (`aws:`), pool fields (`efa_interfaces`), fabric kinds (`efa`) and managed Lustre (FSx).
 
 A target brings its part of the blueprint in its own package (`Target.section_model`, `Target.pool_fields`), so a
 new target adds keys to the schema, the editor's completion and the loader without an edit to clusterforge/model.
@@ -9,13 +9,15 @@ The composed classes are subclasses of `Cluster` and `Pool`: everything typed ag
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Annotated, Any
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, Union
 
-from pydantic import Field, create_model
+from pydantic import BaseModel, Discriminator, Field, Tag, create_model
 
-from clusterforge.model import Cluster, Pool
+from clusterforge.model import Cluster, OnPremLustre, Pool, Storage, SwitchedFabric
 from clusterforge.targets.protocol import Target
+
+EXISTING = "onprem"  # the tag of the form every target shares: an existing Lustre the nodes mount
 
 
 def _pool_fields(targets: Mapping[str, Target]) -> dict[str, Any]:
@@ -33,14 +35,52 @@ def _pool_fields(targets: Mapping[str, Target]) -> dict[str, Any]:
     return fields
 
 
+def _fabric(targets: Mapping[str, Target]) -> dict[str, Any]:
+    """The `fabric` field with every target's own kinds beside the switched ones, told apart by `kind`."""
+    kinds = [model for target in targets.values() for model in target.fabrics]
+    if not kinds:
+        return {}
+    info = Cluster.model_fields["fabric"]
+    fabric: Any = Annotated[Union[(SwitchedFabric, *kinds)], Field(discriminator="kind")]
+    return {"fabric": (Annotated[fabric | None, *info.metadata], None)}
+
+
+def _lustre_form(forms: Mapping[str, type[BaseModel]]) -> Callable[[Any], str]:
+    """A target's managed Lustre when a key only it has is present; otherwise an existing file system."""
+    own = {tag: set(model.model_fields) - set(OnPremLustre.model_fields) for tag, model in forms.items()}
+
+    def form(value: Any) -> str:
+        if isinstance(value, dict):
+            keys = set(value)
+        elif isinstance(value, BaseModel):
+            keys = set(value.model_fields_set)
+        else:
+            return EXISTING  # not a mapping: the existing form's model reports the wrong type
+        return next((tag for tag, fields in own.items() if keys & fields), EXISTING)
+
+    return form
+
+
+def _storage(targets: Mapping[str, Target]) -> dict[str, Any]:
+    """The `storage` field whose `lustre` may also be each target's managed Lustre."""
+    forms = {target.name: target.lustre for target in targets.values() if target.lustre is not None}
+    if not forms:
+        return {}
+    members = (*(Annotated[model, Tag(tag)] for tag, model in forms.items()), Annotated[OnPremLustre, Tag(EXISTING)])
+    lustre: Any = Annotated[Union[members], Discriminator(_lustre_form(forms))]  # noqa: UP007
+    storage = create_model("Storage", __base__=Storage, __doc__=Storage.__doc__, lustre=(lustre | None, None))
+    return {"storage": (storage, storage())}
+
+
 def compose(targets: Mapping[str, Target]) -> type[Cluster]:
-    """The Cluster model with these targets' sections and pool fields."""
+    """The Cluster model with these targets' sections, pool fields, fabric kinds and managed Lustre."""
     pool = create_model("Pool", __base__=Pool, __doc__=Pool.__doc__, **_pool_fields(targets))
     sections: dict[str, Any] = {
         target.section: (target.section_model | None, None)
         for target in targets.values() if target.section is not None and target.section_model is not None}
     pools: Any = (Annotated[list[pool], Field(min_length=1)], ...)
-    return create_model("Cluster", __base__=Cluster, __doc__=Cluster.__doc__, pools=pools, **sections)
+    return create_model("Cluster", __base__=Cluster, __doc__=Cluster.__doc__, pools=pools, **_fabric(targets),
+                        **_storage(targets), **sections)
 
 
 def pool_of(model: type[Cluster]) -> type[Pool]:

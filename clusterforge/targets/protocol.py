@@ -5,18 +5,18 @@ what a target reads of them (`RenderInput`), never by importing the stages that 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, get_args
 
 from pydantic import BaseModel
 
-from clusterforge.catalog import Catalog, Instance, Server, Switch
+from clusterforge.catalog import Catalog, CatalogPart, Instance, Server, Switch
 
 if TYPE_CHECKING:
     from clusterforge.errors import Problem
-    from clusterforge.model import Cluster, Pool
+    from clusterforge.model import Cluster, Pool, TargetFabric
     from clusterforge.source import Source
 
 
@@ -107,6 +107,14 @@ def _no_vars(cluster: Cluster) -> dict[str, Any]:
     return {}
 
 
+def _no_card(cluster: Cluster) -> dict[str, Any] | None:
+    return None
+
+
+def _no_lines() -> list[str]:
+    return []
+
+
 def _no_purchase(cluster: Cluster, pool: Pool) -> str | None:
     return None
 
@@ -115,13 +123,17 @@ def _never(cluster: Cluster, pool: Pool) -> bool:
     return False
 
 
+def _no_checks(pool_set: Any, tables: Any, complete: bool) -> Iterable[Any]:
+    return ()
+
+
 @dataclass(frozen=True)
 class Target:
     """A target's declaration (`TARGET` in clusterforge/targets/<name>/__init__.py)."""
 
     name: str  # what `target:` says in a blueprint
     title: str  # for people: "on-prem facility", "AWS"
-    hardware: type[Server] | type[Instance]  # the catalog kind its pools use
+    hardware: type[Server] | type[Instance]  # the catalog kind its pools use (its own kind of instance type)
     facility: bool = False  # a `site:` describes the facility, and the power, space and cooling rules apply
     section: str | None = None  # the blueprint section only this target has (`aws:`)
     section_model: type[BaseModel] | None = None
@@ -129,11 +141,28 @@ class Target:
     pool_fields: type[BaseModel] | None = None
     """Fields a pool of this target may give beyond every pool's (`efa_interfaces`): the blueprint's pools get them,
     and a pool of another target that gives one is refused."""
-    exclusive_fabrics: tuple[str, ...] = ()  # fabric kinds no other target offers (`efa`)
-    efa_software: bool = False  # nodes get the EFA installer and aws-ofi-nccl (SW-001 checks them)
-    # clusterforge's resume and suspend programs can start and stop its nodes (a provider of this name in
-    # clusterforge/powersave/programs.py), so its pools may have a `max_count` (SLM-008)
-    powers_nodes: bool = False
+    fabrics: tuple[type[TargetFabric], ...] = ()
+    """Fabric kinds only it offers (`efa`), each a `TargetFabric` with a `kind` literal: the blueprint's `fabric`
+    gets them, and a cluster of another target that names one is refused."""
+    lustre: type[BaseModel] | None = None
+    """The managed Lustre its deployment creates (FSx): a form of `storage.lustre`, told apart from an existing file
+    system by the keys only it has."""
+    mount_prefixes: tuple[str, ...] = ()  # where its managed file system mounts by default: allowed mount points
+    software_checks: Callable[[Any, Any, bool], Iterable[Any]] = _no_checks
+    """SW-001's checks of the software its nodes need beyond their accelerators' stack (its fabric's plugin and
+    installer): `(pool_set, tables, complete)` → drafts, for a `clusterforge.policies.pool_software.PoolSet`, the
+    catalog's software tables and whether the set's stack pins are complete (typed loosely: the kernel sits below
+    the policies)."""
+    catalog: CatalogPart | None = None
+    """What it adds to the catalog from its folder: its kind of instance type, its software and price tables, and
+    the data files (instance types, prices, software rows) that fill them."""
+    power_provider: str | None = None
+    """Its power-save provider, `clusterforge.targets.<name>.powersave:<Class>`: the class (a
+    `clusterforge.powersave.provider.Provider`) clusterforge's resume, suspend and reconcile programs start and stop
+    its nodes with. Render writes it into the power-save file and the programs import it from there; the module is
+    copied to controllers alone (`clusterforge.powersave.CONTROLLER_MODULES`), so it imports only the standard
+    library, pydantic, its cloud's SDK and clusterforge.powersave. None: the target cannot power nodes, and its pools
+    may not have a `max_count` (SLM-008)."""
     launches_pool: Callable[[Cluster, Pool], bool] = _never
     """Whether the power-save programs launch this pool's instances even without a `max_count` (its static nodes
     too, kept up by the reconcile timer), so the deployment owns no instance of it and a 16-node and a 12,500-node
@@ -146,19 +175,44 @@ class Target:
     render: Callable[[RenderInput], dict[str, str]] = _no_files
     """Files render adds for this target, by relative path (the Pulumi stack config)."""
     report_pools: Callable[[Cluster, Catalog], list[dict[str, Any]]] = _no_rows
-    """Rows of the report's cloud table: pool, hardware, count, GPUs, network."""
+    """Rows of the report's cloud table: pool, hardware, count, GPUs, network, and for each pool's drawing its
+    instances' GPUs (`gpus_each`) and fabric interfaces (`interfaces`), placement, zone and capacity."""
+    report_storage: Callable[[Cluster], dict[str, Any] | None] = _no_card
+    """The report's card of the managed file system it provides: `title`, `facts` ((label, value) lines) and `svg`
+    (its drawing); None: the blueprint has none of it."""
     node_facts: Callable[[Cluster, Pool, Server | Switch | Instance], NodeFacts] = _no_node_facts
     """What the target gives a pool's nodes (its catalog entry given): EFA interfaces, placement, zone."""
     group_vars: Callable[[Cluster], dict[str, Any]] = _no_vars
+    """The target's own cluster-wide Ansible vars (all.yml), such as the region its nodes run in."""
+    cost_lines: Callable[[Cluster, Catalog], Iterable[Any]] = _no_rows
+    """Cost lines of what it sells beside its instances (a managed file system), each a
+    `clusterforge.cost.model.CostLine` priced from its own price tables (typed loosely: the kernel sits below cost)."""
     purchase: Callable[[Cluster, Pool], str | None] = _no_purchase
     """How the deployment buys a pool's capacity, in clusterforge.catalog.prices' terms (`capacity-block`,
     `reservation`, `on-demand`), which its cost is priced at; None: the target does not say."""
-    """The target's own cluster-wide Ansible vars (all.yml), such as the region its nodes run in."""
     project_dir: Path | None = None
     """Its deployment project, relative to the working directory (`stacks/aws`): what the files render adds
     refer to the blueprint from. None: render adds no such file."""
     outputs: OutputsReader | None = None
     """How it reads what its deployment reports (`render --from-outputs`, `inventory --from-outputs`)."""
+    rules_reference: Callable[[], list[str]] = _no_lines
+    """Sections of the rule reference (docs/policies.md, after the output formats) on where its own rules also run:
+    target aws's CrossGuard pack."""
+    lab_standins: Callable[[], Any] | None = None
+    """The stand-ins the lab's apt repository serves for the software its nodes install (a fabric's plugin and
+    installer): a `clusterforge.lab.repo.StandIns` (read when the lab builds its repository; typed loosely so the
+    kernel does not import the lab)."""
     effects: Callable[[], Any] | None = None
-    """What a change to each of its own rendered keys takes on day two: a `clusterforge.day2.effects.TargetEffects`
-    (read when a diff is made; typed loosely so the kernel does not import day two)."""
+    """What a change to each of its own rendered keys takes on day two: a
+    `clusterforge.render.change_classes.TargetEffects` (read into the render manifest; typed loosely so the kernel
+    does not import the renderers)."""
+
+    @property
+    def exclusive_fabrics(self) -> tuple[str, ...]:
+        """The `kind` of each fabric only it offers."""
+        return tuple(str(kind) for model in self.fabrics for kind in get_args(model.model_fields["kind"].annotation))
+
+    @property
+    def powers_nodes(self) -> bool:
+        """clusterforge's power-save programs can start and stop its nodes (it has a `power_provider`)."""
+        return self.power_provider is not None

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from clusterforge.catalog import Instance, load_catalog
+from clusterforge.catalog import Instance
+from clusterforge.targets import load_catalog
 from tests.aws.blueprints import example, from_template, lowered_p5, p4d, p6_b300, write
 from tests.aws.conftest import (
     DLAMI,

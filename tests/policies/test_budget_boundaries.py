@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from clusterforge.catalog import Catalog, load_catalog
+from clusterforge.catalog import Catalog
 from clusterforge.policies.config import PolicyConfig
+from clusterforge.targets import load_catalog
 from tests.policies.builders import config, evaluate_data, feed, onprem, rack
 
 SITE_CATALOG = """\

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from clusterforge.catalog import load_catalog
+from clusterforge.targets import load_catalog
 from tests.policies.builders import aws, config, design, found
 
 

@@ -61,6 +61,20 @@ def test_pwr002_either_side_must_carry_the_rack() -> None:
                        "(208 V 3φ 60 A × 0.8)")
 
 
+@pytest.mark.parametrize(("volts", "amps", "hint"), [
+    # 40.8 kW on one side: 40.8 / (0.208 · √3 · 0.8) = 141.6 A at 208 V, 73.6 A at 400 V (the next voltage up)
+    (208, 60, "feed side A for 40.8 kW: 142 A at 208 V 3φ, or 74 A at 400 V 3φ"),
+    # on a 415 V feed the proposal is never 415 V itself: 70.9 A at 415 V, or 61.3 A at 480 V
+    (415, 32, "feed side A for 40.8 kW: 71 A at 415 V 3φ, or 62 A at 480 V 3φ"),
+    # nothing above 480 V: the amps at its own voltage alone
+    (480, 30, "feed side A for 40.8 kW: 62 A at 480 V 3φ"),
+])
+def test_pwr002_proposes_feeds_that_carry_the_rack(volts: int, amps: int, hint: str) -> None:
+    r = rack(count=4, feeds=[feed("a01-a", "A", volts, amps), feed("a01-b", "B", volts, amps)])
+    [finding] = [f for f in evaluate_data(onprem([r])).findings if f.id == "PWR-002"]
+    assert finding.hint == f"move a server to another rack, or {hint}"
+
+
 @pytest.mark.parametrize(("count", "level"), [(3, None), (4, "error")])
 def test_pwr002_at_415v(count: int, level: str | None) -> None:
     # 3 DGX = 30.6 kW ≤ 34.5 (88.7 %, under the 90 % warning); 4 DGX = 40.8 > 34.5
@@ -179,8 +193,8 @@ def test_pwr008_leaves_a_site_file_shared_by_teams_alone(tmp_path: Path) -> None
     site = {"apiVersion": design["apiVersion"], "kind": "Site", **design.pop("site")}
     (tmp_path / "site.yaml").write_text(yaml.safe_dump(site, sort_keys=False))
     (tmp_path / "team.yaml").write_text(yaml.safe_dump(design, sort_keys=False) + "site: !include site.yaml\n")
-    from clusterforge.catalog import load_catalog
     from clusterforge.policies import evaluate
+    from clusterforge.targets import load_catalog
 
     verdict = evaluate(load_blueprint(tmp_path / "team.yaml", load_catalog(())))
     assert [f.id for f in verdict.findings if f.id == "PWR-008"] == []

@@ -19,7 +19,8 @@ DOMAIN = domain("slurm", "SLURM", 70)
 
 @rule("SLM-008", "error", DOMAIN, "Power-saved pools have a power provider",
       "SLURM power saving guide (slurm.schedmd.com/power_save.html): ResumeProgram must start the nodes; "
-      "clusterforge's resume program starts EC2 instances and lab containers (clusterforge/powersave/programs.py)",
+      "clusterforge's resume program starts a target's nodes with the provider the target declares "
+      "(Target.power_provider: cloud instances, lab containers; clusterforge/powersave/programs.py)",
       inputs=Inputs(("pools[].{max_count,target}", "target")))
 def power_provider(ctx: Context, settings: Settings) -> Iterator[Draft]:
     """A pool with `max_count` runs on a target clusterforge's resume program can power up (EC2, the lab): on bare
@@ -33,7 +34,7 @@ def power_provider(ctx: Context, settings: Settings) -> Iterator[Draft]:
                         f"{target.name}, but clusterforge powers nodes up and down only on {powered}: "
                         "its nodes are State=CLOUD and would never start",
                         f"remove max_count and set count to the nodes the pool has ({pool.ceiling:,}), or run the "
-                        "pool on target aws")
+                        "pool on one of those targets")
 
 
 @rule("SLM-009", "error", DOMAIN, "A partition keeps to one site",

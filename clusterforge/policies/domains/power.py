@@ -9,7 +9,7 @@ from pydantic import Field
 
 from clusterforge.model import Rack
 from clusterforge.physics.budget import exceeds, steps
-from clusterforge.physics.electrical import derated_kw, describe
+from clusterforge.physics.electrical import derated_kw, describe, stronger_feeds
 from clusterforge.plan.capacity import panel_shares
 from clusterforge.plan.it_load import site_it_kw
 from clusterforge.policies.config import Settings
@@ -89,7 +89,9 @@ def ab_redundancy(ctx: Context, settings: RedundancySettings) -> Iterator[Draft]
                 (*load.rack.path, "feeds"),
                 f"rack {rack.name} draws {load.power_kw:.1f} kW; either side alone must carry it but side {side} "
                 f"gives {weaker:.1f} kW usable ({feeds} × {ctx.config.electrical.derate:g})",
-                "move a server to another rack or use larger feeds (e.g. 415 V)", load.power_kw, weaker, "kW",
+                f"move a server to another rack, or feed side {side} for {load.power_kw:.1f} kW: "
+                f"{stronger_feeds(load.power_kw, [f for f in rack.feeds if f.side == side], ctx.config.electrical)}",
+                load.power_kw, weaker, "kW",
                 where=rack_ref(load))
         elif exceeds(load.power_kw, settings.warn_fraction * weaker, "kW"):
             yield Draft(

@@ -1,10 +1,11 @@
-"""Software rules: each pool's stack is a known-compatible set (CUDA, ROCm or Neuron, with the EFA pieces on AWS),
-versions are pinned, every pool's accelerators have their vendor's pins, and the driver supports the GPU architecture.
+"""Software rules: each pool's stack is a known-compatible set (CUDA or ROCm, and what its target's nodes need
+beyond it: the EFA pieces and the Neuron SDK on AWS), versions are pinned, every pool's accelerators have their
+vendor's pins, and the driver supports the GPU architecture.
 
 Each pool is checked against its own accelerators' vendor's pins (or its own `software:` override), so NVIDIA and AMD
 partitions share one cluster (policies/pool_software.py). The compatibility tables are catalog data
-(`clusterforge/catalog/data/software.yaml`, a source per row); a site catalog adds the sets it has qualified. The
-rules only read them (policies/software_compat.py)."""
+(`clusterforge/catalog/data/software.yaml`, and a target's own in its folder; a source per row); a site catalog adds
+the sets it has qualified. The rules only read them (policies/software_compat.py, `Target.software_checks`)."""
 
 from __future__ import annotations
 
@@ -18,14 +19,12 @@ from clusterforge.policies import software_compat as compat
 from clusterforge.policies.config import Settings
 from clusterforge.policies.context import Context
 from clusterforge.policies.findings import Draft
-from clusterforge.policies.inputs import SOFTWARE, Inputs
+from clusterforge.policies.inputs import OVERRIDES, SOFTWARE, Inputs
 from clusterforge.policies.pool_software import accelerators, located, pool_sets
 from clusterforge.policies.registry import domain, rule
 from clusterforge.policies.software_compat import PIN, lookup
 
 DOMAIN = domain("software", "Software", 60)
-OVERRIDES = ("pools[].software.{nvidia_driver,cuda,nccl,efa_installer,aws_ofi_nccl,rocm,rccl,amdgpu_driver,neuron_sdk,"
-             "neuron_driver}")
 
 
 def _complete(pins: dict[str, str], stack: str) -> bool:
@@ -34,36 +33,32 @@ def _complete(pins: dict[str, str], stack: str) -> bool:
 
 @rule("SW-001", "error", DOMAIN, "Known-compatible version set",
       "CUDA release notes (minimum driver per release, Table 2's branch minimum per CUDA major); NCCL builds per "
-      "CUDA; aws-ofi-nccl and EFA installer notes, the oldest installer per EC2 instance family; ROCm/RCCL changelog "
-      "and amdgpu matrix; Neuron SDK release notes. Each row names its own source in "
-      "clusterforge/catalog/data/software.yaml; a site adds qualified sets with --catalog",
+      "CUDA; ROCm/RCCL changelog and amdgpu matrix; the release notes of what a target's nodes need beyond the stack "
+      "(its fabric's plugin and installer, its own accelerators' SDK). Each row names its own source in "
+      "clusterforge/catalog/data/software.yaml or its target's data/software.yaml; a site adds qualified sets with "
+      "--catalog",
       inputs=Inputs(("target", SOFTWARE, OVERRIDES, "pools[].hardware"), ("gpus", "accelerators"),
                     also="the catalog's software tables: built-in rows in "
-                    "`clusterforge/catalog/data/software.yaml` (a source each), a site's qualified sets from "
-                    "`--catalog` (see \"Adding a qualified software set\"); `clusterforge catalog software` lists "
-                    "them"))
+                    "`clusterforge/catalog/data/software.yaml` and each target's `data/software.yaml` (a source "
+                    "each), a site's qualified sets from `--catalog` (see \"Adding a qualified software set\"); "
+                    "`clusterforge catalog software` lists them"))
 def compatible_versions(ctx: Context, settings: Settings) -> Iterator[Draft]:
     """Each pool's pins are a known-compatible set for the stack its accelerators run: CUDA (driver ≥ CUDA's
     minimum, NCCL built for its major and, on EFA, the plugin and installer that fit and an installer no older than
     the instance family's minimum), ROCm (its RCCL and amdgpu series) or Neuron (its driver and EFA pin). A release
     newer than the tables know is a warning that says so, with what could still be checked; pools on the same pins are
     checked once, and with more than one set the message names the pools."""
-    tables, on_efa = ctx.catalog.software, ctx.target.efa_software
+    tables, target = ctx.catalog.software, ctx.target
     sets = pool_sets(ctx)
     for pool_set in sets:
         sw = pool_set.software
         drafts: list[Draft] = []
-        if _complete(sw.pins(), pool_set.stack):  # SW-002 and SW-004 report missing or unpinned versions
-            if pool_set.stack == "rocm":
-                drafts += compat.rocm(sw, tables)
-            elif pool_set.stack == "neuron":
-                drafts += compat.neuron(sw, tables, on_efa)
-            elif pool_set.stack == "cuda":  # a stack without compatibility tables has nothing to check here
-                drafts += compat.cuda(sw, tables)
-                if on_efa:
-                    drafts += compat.efa(sw, tables)
-        if on_efa:
-            drafts += compat.efa_instances(pool_set, tables)
+        complete = _complete(sw.pins(), pool_set.stack)  # SW-002 and SW-004 report missing or unpinned versions
+        if complete and pool_set.stack == "rocm":
+            drafts += compat.rocm(sw, tables)
+        elif complete and pool_set.stack == "cuda":  # a stack without compatibility tables has nothing to check here
+            drafts += compat.cuda(sw, tables)
+        drafts += target.software_checks(pool_set, tables, complete)
         yield from located(drafts, sets, pool_set)
 
 

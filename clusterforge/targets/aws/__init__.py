@@ -3,7 +3,10 @@
 The design (`design`, `layout`, `addressing`, `userdata`, `guard`, `inventory`) is pure Python and imports
 without Pulumi, so the CLI can turn stack outputs into an inventory on a machine without the `aws` extra.
 `components` and `program` need `pulumi` and `pulumi-aws` (`pip install 'clusterforge[aws]'`).
-The target's own rules (EFA, FSx, security) are in `rules`, the CrossGuard pack in `crossguard`.
+The target's own rules (EFA, FSx, security) are in `rules`, the CrossGuard pack in `crossguard`. Its part of the
+catalog is here too: its kind of instance type (`instance`), software tables (`software`) and price tables
+(`prices`), filled from `data/` (instance types, prices, software rows, each with its source); so is the power-save
+provider the controller's programs launch its instances with (`powersave`).
 """
 
 from __future__ import annotations
@@ -11,19 +14,34 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clusterforge.catalog import Catalog, Instance
+from clusterforge.catalog import Catalog, CatalogPart
+from clusterforge.model import FsxLustre
 from clusterforge.targets.aws.blueprint import blueprint_problems
 from clusterforge.targets.aws.deployed import READER
 from clusterforge.targets.aws.efa import node_facts
+from clusterforge.targets.aws.fabric import EfaFabric
+from clusterforge.targets.aws.instance import Ec2Instance
+from clusterforge.targets.aws.powersave import Ec2Provider
+from clusterforge.targets.aws.prices import AwsPrices
 from clusterforge.targets.aws.section import Aws, AwsPool, aws_section
 from clusterforge.targets.aws.settings import DEFAULT_CONTROLLER_TYPE
+from clusterforge.targets.aws.software import TABLES
 from clusterforge.targets.protocol import RenderInput, Target
 
 if TYPE_CHECKING:
-    from clusterforge.day2.effects import TargetEffects
+    from collections.abc import Iterator
+
+    from clusterforge.cost.model import CostLine
+    from clusterforge.lab.repo import StandIns
     from clusterforge.model import Cluster, Pool
+    from clusterforge.policies.findings import Draft
+    from clusterforge.policies.pool_software import PoolSet
+    from clusterforge.render.change_classes import TargetEffects
 
 PROJECT_DIR = Path("stacks") / "aws"  # the Pulumi project, from the directory clusterforge runs in
+DATA = Path(__file__).parent / "data"
+CATALOG = CatalogPart(files=(DATA / "aws.yaml", DATA / "software.yaml", DATA / "prices.yaml"), instance=Ec2Instance,
+                      software=TABLES, prices=AwsPrices)
 
 
 def _with_controller(cluster: Cluster, instance_type: str | None) -> tuple[Cluster, bool]:
@@ -42,6 +60,24 @@ def _report_pools(cluster: Cluster, catalog: Catalog) -> list[dict[str, Any]]:
     from clusterforge.targets.aws.report import cloud_pools
 
     return cloud_pools(cluster, catalog)
+
+
+def _report_storage(cluster: Cluster) -> dict[str, Any] | None:
+    from clusterforge.targets.aws.report import storage_card
+
+    return storage_card(cluster)
+
+
+def _software_checks(pool_set: PoolSet, tables: Any, complete: bool) -> Iterator[Draft]:
+    from clusterforge.targets.aws.software_checks import software_checks  # the policies: imported on use
+
+    return software_checks(pool_set, tables, complete)
+
+
+def _cost_lines(cluster: Cluster, catalog: Catalog) -> Iterator[CostLine]:
+    from clusterforge.targets.aws.cost import storage_lines
+
+    return storage_lines(cluster, catalog)
 
 
 def _group_vars(cluster: Cluster) -> dict[str, Any]:
@@ -74,6 +110,18 @@ def _launches_pool(cluster: Cluster, pool: Pool) -> bool:
     return pool.role == "compute" and aws is not None and aws.ami is None
 
 
+def _rules_reference() -> list[str]:
+    from clusterforge.targets.aws.crossguard.reference import crossguard  # the rule reference: read on use
+
+    return crossguard()
+
+
+def _lab_standins() -> StandIns:
+    from clusterforge.targets.aws.lab_standins import STANDINS  # imports the lab: read on use
+
+    return STANDINS
+
+
 def _effects() -> TargetEffects:
     from clusterforge.targets.aws.day2 import EFFECTS  # imports day2, which asks the targets: read on use
 
@@ -81,9 +129,12 @@ def _effects() -> TargetEffects:
 
 
 TARGET = Target(
-    name="aws", title="AWS", hardware=Instance, section="aws", section_model=Aws, pool_fields=AwsPool,
-    exclusive_fabrics=("efa",), efa_software=True, powers_nodes=True, launches_pool=_launches_pool,
-    blueprint_problems=blueprint_problems, with_controller=_with_controller,
-    render=_render, report_pools=_report_pools, node_facts=node_facts, group_vars=_group_vars, purchase=_purchase,
-    project_dir=PROJECT_DIR, outputs=READER, effects=_effects,
+    name="aws", title="AWS", hardware=Ec2Instance, section="aws", section_model=Aws, pool_fields=AwsPool,
+    fabrics=(EfaFabric,), lustre=FsxLustre, catalog=CATALOG, software_checks=_software_checks,
+    power_provider=f"{Ec2Provider.__module__}:{Ec2Provider.__qualname__}", launches_pool=_launches_pool,
+    blueprint_problems=blueprint_problems, with_controller=_with_controller, render=_render,
+    report_pools=_report_pools, report_storage=_report_storage, node_facts=node_facts, group_vars=_group_vars,
+    cost_lines=_cost_lines, purchase=_purchase, project_dir=PROJECT_DIR, outputs=READER,
+    rules_reference=_rules_reference, lab_standins=_lab_standins, effects=_effects,
+    mount_prefixes=(str(FsxLustre.model_fields["mount"].default),),
 )

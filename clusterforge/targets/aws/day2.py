@@ -1,12 +1,12 @@
 """What a change to target aws's own rendered keys takes on day two: the region in all.yml, the pools' placement,
 the facts a deployed stack adds to hosts.yml (each with what it is), and the keys of the Pulumi stack config.
-`clusterforge.day2.effects` asks every target for its table; nothing there names AWS."""
+`clusterforge.render.change_classes` asks every target for its table; nothing there names AWS."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from clusterforge.day2.effects import Action, Effect, TargetEffects
+from clusterforge.render.change_classes import Action, Effect, TargetEffects
 
 _HOW = "how Ansible reaches the hosts (the SSM connection plugin)"
 _STACK = "the stack's {}: its groups carry what applies to it, and a change is treated as needing it idle"

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from clusterforge.catalog import Instance
 from clusterforge.errors import ClusterforgeError, Problem
 from clusterforge.load import Loaded
 from clusterforge.model import Cluster, FsxLustre, Pool
@@ -24,6 +23,7 @@ from clusterforge.targets.aws.efa import (
     placement_group,
     reservation,
 )
+from clusterforge.targets.aws.instance import Ec2Instance
 from clusterforge.targets.aws.layout import EFA, EFA_ONLY, pool_layout
 from clusterforge.targets.aws.section import Aws, AwsSecurity, aws_pool, aws_section
 from clusterforge.targets.aws.settings import DEFAULT_CONTROLLER_POOL, StackSettings
@@ -150,7 +150,7 @@ def data_repository(cluster: Cluster, aws: Aws) -> DataRepository | None:
 
 
 def _pool(cluster: Cluster, aws: Aws, loaded: Loaded, pool: Pool, nodes: tuple[str, ...]) -> PoolDesign:
-    instance = loaded.catalog.of(pool.hardware, Instance)
+    instance = loaded.catalog.of(pool.hardware, Ec2Instance)
     zone = availability_zone(cluster, pool)
     if zone is None or zone not in aws.availability_zones:
         raise ClusterforgeError(Problem(f"pool {pool.name} is in AZ {zone}, not one of aws.availability_zones",

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from clusterforge.catalog import Instance, Server, Switch
 from clusterforge.model import Cluster, Pool
+from clusterforge.targets.aws.instance import Ec2Instance
 from clusterforge.targets.aws.section import Aws, CapacityBlock, Odcr, aws_pool, aws_section
 from clusterforge.targets.protocol import NodeFacts
 
@@ -23,13 +24,13 @@ def reservation(aws: Aws, pool: Pool) -> Odcr | CapacityBlock | None:
     return capacity
 
 
-def efa_interfaces(pool: Pool, instance: Instance) -> int:
+def efa_interfaces(pool: Pool, instance: Ec2Instance) -> int:
     """What the blueprint asks for, else the instance type's maximum (one EFA per network card)."""
     asked = aws_pool(pool).efa_interfaces
     return asked if asked is not None else instance.efa_max_interfaces
 
 
-def placement_group(cluster: Cluster, pool: Pool, instance: Instance) -> str | None:
+def placement_group(cluster: Cluster, pool: Pool, instance: Ec2Instance) -> str | None:
     """One cluster placement group per pool (`<cluster>-<pool>`), unless the pool or its type opts out."""
     if aws_pool(pool).placement != "cluster" or not instance.placement_group:
         return None
@@ -47,7 +48,7 @@ def availability_zone(cluster: Cluster, pool: Pool) -> str | None:
 
 def node_facts(cluster: Cluster, pool: Pool, entry: Server | Switch | Instance) -> NodeFacts:
     """The facts an instance pool's nodes carry in the inventory (the `node_facts` hook of the target)."""
-    if not isinstance(entry, Instance):
+    if not isinstance(entry, Ec2Instance):
         return NodeFacts()
     efa, zone = efa_interfaces(pool, entry), availability_zone(cluster, pool)
     group = placement_group(cluster, pool, entry)
@@ -64,7 +65,7 @@ class Interface:
     interface_type: str
 
 
-def efa_layout_problems(instance_type: str, instance: Instance, interfaces: Iterable[Interface]) -> list[str]:
+def efa_layout_problems(instance_type: str, instance: Ec2Instance, interfaces: Iterable[Interface]) -> list[str]:
     """Problems of a launch template's interface layout against the instance type (shared with CrossGuard)."""
     problems: list[str] = []
     listed = list(interfaces)

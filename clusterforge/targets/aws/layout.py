@@ -12,9 +12,9 @@ aws/aws-parallelcluster issue 7143).
 
 from __future__ import annotations
 
-from clusterforge.catalog import Instance
 from clusterforge.errors import ClusterforgeError, Problem
 from clusterforge.targets.aws.efa import Interface, efa_layout_problems
+from clusterforge.targets.aws.instance import Ec2Instance
 
 PRIMARY, EFA, EFA_ONLY, STANDARD = 0, "efa", "efa-only", "interface"
 
@@ -29,12 +29,12 @@ def efa_layout(interfaces: int, primary_card_efa: bool = True) -> tuple[Interfac
     return (Interface(0, PRIMARY, EFA), *(Interface(card, 1, EFA_ONLY) for card in range(1, interfaces)))
 
 
-def instance_layout(instance: Instance, interfaces: int) -> tuple[Interface, ...]:
+def instance_layout(instance: Ec2Instance, interfaces: int) -> tuple[Interface, ...]:
     """The layout for `interfaces` EFA devices on this instance type (its card 0 decides the form)."""
     return efa_layout(interfaces, instance.primary_card_efa)
 
 
-def pool_layout(pool: str, instance_type: str, instance: Instance, interfaces: int) -> tuple[Interface, ...]:
+def pool_layout(pool: str, instance_type: str, instance: Ec2Instance, interfaces: int) -> tuple[Interface, ...]:
     """The layout for one pool, checked with the same function CrossGuard runs on the launch template."""
     layout = instance_layout(instance, interfaces)
     problems = efa_layout_problems(instance_type, instance, layout)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from clusterforge.powersave.aws import CLUSTER_TAG, NODE_TAG
 from clusterforge.targets.aws.arn import bucket_arn, ec2_principal, partition
 from clusterforge.targets.aws.design import DataRepository
+from clusterforge.targets.aws.powersave import CLUSTER_TAG, NODE_TAG
 
 CHECKPOINT_OBJECT_ACTIONS = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload",
                              "s3:ListMultipartUploadParts"]

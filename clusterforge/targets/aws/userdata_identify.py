@@ -10,7 +10,7 @@ inventory from the pool's template. Only then does the boot phase run (`userdata
 
 from __future__ import annotations
 
-from clusterforge.powersave.aws import NODE_TAG  # what the resume program tags each instance with
+from clusterforge.targets.aws.powersave import NODE_TAG  # what the resume program tags each instance with
 from clusterforge.targets.aws.userdata_boot import BOOT_LOG, CONFIG_DIR, INVENTORY_FILE, METADATA_ADDRESS
 
 IDENTIFY_SCRIPT = "/usr/local/sbin/clusterforge-identify"

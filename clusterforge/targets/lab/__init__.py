@@ -2,8 +2,8 @@
 clusterforge's power-save programs as EC2 instances are on AWS. It lets SLURM's real power saving (State=CLOUD
 nodes, ResumeProgram, SuspendProgram, the reconcile timer) run end to end on one machine: a pool of an on-prem
 cluster names it (`target: lab`) with a `max_count`, and the lab's power agent (clusterforge/lab/power_agent.py)
-answers the programs' `lab` provider (clusterforge/powersave/lab.py). A whole cluster on it is refused: the lab
-runs an on-prem blueprint, and only its power-saved pools are made on demand."""
+answers the programs' provider of this target (`powersave.py` beside this file). A whole cluster on it is refused:
+the lab runs an on-prem blueprint, and only its power-saved pools are made on demand."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from clusterforge.catalog import Server
 from clusterforge.errors import Problem
 from clusterforge.model import Cluster
 from clusterforge.source import Source
+from clusterforge.targets.lab.powersave import LabProvider
 from clusterforge.targets.protocol import Target
 
 
@@ -27,5 +28,5 @@ def blueprint_problems(cluster: Cluster, source: Source) -> Iterator[Problem]:
                                  f"give it a max_count (at least its count, {pool.count})")
 
 
-TARGET = Target(name="lab", title="lab containers", hardware=Server, powers_nodes=True,
-                blueprint_problems=blueprint_problems)
+TARGET = Target(name="lab", title="lab containers", hardware=Server, blueprint_problems=blueprint_problems,
+                power_provider=f"{LabProvider.__module__}:{LabProvider.__qualname__}")

@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from clusterforge.catalog import Catalog, Instance, load_catalog
+from clusterforge.catalog import Catalog
+from clusterforge.targets import load_catalog
 from clusterforge.targets.aws.crossguard.props import UNKNOWN, as_int, as_text, elements, read
 from clusterforge.targets.aws.efa import Interface, efa_layout_problems
+from clusterforge.targets.aws.instance import Ec2Instance
 
 
 def interfaces(props: Mapping[str, Any]) -> list[Interface] | None:
@@ -33,13 +35,13 @@ def _index(value: Any) -> int:
     return -1 if number is None else number
 
 
-def instance_of(instance_type: Any, catalog: Catalog) -> Instance | None:
+def instance_of(instance_type: Any, catalog: Catalog) -> Ec2Instance | None:
     """The catalog's instance entry, or None for a type the catalog does not know (nothing to check)."""
     name = as_text(instance_type)
     if name is None or name not in catalog:
         return None
     entry = catalog.get(name)
-    return entry if isinstance(entry, Instance) else None
+    return entry if isinstance(entry, Ec2Instance) else None
 
 
 def launch_template_problems(props: Mapping[str, Any], catalog: Catalog | None = None) -> list[str]:

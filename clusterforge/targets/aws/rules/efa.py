@@ -20,6 +20,7 @@ from clusterforge.targets.aws.crossguard.tokens import (
     SECURITY_GROUP,
 )
 from clusterforge.targets.aws.efa import reservation
+from clusterforge.targets.aws.instance import Ec2Instance
 from clusterforge.targets.aws.section import aws_pool, aws_section
 
 DOMAIN = domain("network", "Network", 40)
@@ -42,7 +43,7 @@ def efa_interfaces(ctx: Context, settings: Settings) -> Iterator[Draft]:
     for i, pool in enumerate(ctx.cluster.pools):
         instance = ctx.instance(pool)
         asked = aws_pool(pool).efa_interfaces
-        if instance is None or asked is None:
+        if not isinstance(instance, Ec2Instance) or asked is None:
             continue
         maximum = instance.efa_max_interfaces
         path = ("pools", i, "efa_interfaces")
@@ -82,7 +83,7 @@ def efa_placement(ctx: Context, settings: Settings) -> Iterator[Draft]:
     for i, pool in enumerate(ctx.cluster.pools):
         instance = ctx.instance(pool)
         own = aws_pool(pool)
-        if instance is None or not instance.efa_max_interfaces or own.efa_interfaces == 0:
+        if not isinstance(instance, Ec2Instance) or not instance.efa_max_interfaces or own.efa_interfaces == 0:
             continue
         if own.placement != "cluster" and reservation(aws, pool) is None:
             # an explicit opt-out is the user's call, as in ParallelCluster's validator: warn, don't block

@@ -1,7 +1,7 @@
 """What applying a day-two change takes: the action, the hosts it applies to, the daemon it restarts and why.
 
-The types alone, below both what declares each setting's effect (clusterforge.day2.declarations, the roles' and the
-renderer's files) and what looks it up (clusterforge.day2.effects).
+The types alone, below both what declares each setting's effect (clusterforge.render.declarations, the roles' and the
+renderer's files) and what looks it up (clusterforge.render.change_classes).
 """
 
 from __future__ import annotations

@@ -25,8 +25,8 @@ from typing import Any, get_args
 
 import yaml
 
-from clusterforge.day2.actions import Action, Effect, Hosts
 from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.render.change_effects import Action, Effect, Hosts
 
 BINDING = Path("meta") / "clusterforge.yml"
 FACTS = "facts.yaml"  # in the package clusterforge.render

@@ -1,6 +1,6 @@
-"""The SLURM files of a render read as data (`conf_entries`), kept apart from the render they belong to because
-the parser stands on its own: day2's diff, rolling and update modules read slurm.conf, gres.conf and the like
-through it, with or without a whole `Rendered`.
+"""The SLURM files of a render read as data (`conf_entries`): the render manifest classes slurm.conf's keys from
+it, and day2's diff, rolling and update modules read slurm.conf, gres.conf and the like through it, with or
+without a whole `Rendered`.
 
 Every line is keyed by what it sets, and the NodeName lines by node, so a diff compares nodes rather than
 hostlist expressions that grow with the cluster. The files can come from an untrusted render directory, so

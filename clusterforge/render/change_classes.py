@@ -1,19 +1,19 @@
-"""What a change to each rendered setting means for running work, as declared beside what reads it.
+"""What a change to each rendered setting means for running work, as declared beside what reads it: the lookups
+the render manifest (clusterforge.render.manifest_build) classes every rendered key with.
 
 Nothing here lists variables. A rendered variable's class is declared once, where it belongs: by the role that
 reads it (roles/<role>/meta/clusterforge.yml, beside its meta/argument_specs.yml), by the renderer for the facts
 it writes for people and Ansible's connection vars (clusterforge/render/facts.yaml), by the accelerator vendor for
 its pin vars (`PinVar`), or by the target for its own keys (`Target.effects`); `declarations_of` looks a key up
-in that order, clusterforge/day2/declarations.py reads the files (the types, `Action`, `Effect`, `Hosts`, are
-clusterforge/day2/actions.py, below both, and imported from here too). tests/test_setting_declarations.py renders
-every example and fails on a key declared nowhere, or twice; one declared nowhere at run time (a render made by
-a newer version) is treated as needing idle nodes.
+in that order, clusterforge/render/declarations.py reads the files (the types, `Action`, `Effect`, `Hosts`, are
+clusterforge/render/change_effects.py, below both, and imported from here too).
+tests/test_setting_declarations.py renders every example and fails on a key declared nowhere, or twice.
 
 slurm.conf keys take the class SLURM 24.11's man pages state (catalog/data/slurm-changes.yaml, each row with its
 sentence): a reconfigure unless the page says otherwise. The slurm role is the source for its other files:
 `slurm_notify` (roles/slurm/vars/main.yml) names the handler each rendered file notifies and its
-meta/clusterforge.yml what each handler takes, read from the role when a diff is made; and a key in its
-`slurm_restart_keys` is at least a restart, since that is what the role does with it.
+meta/clusterforge.yml what each handler takes; and a key in its `slurm_restart_keys` is at least a restart,
+since that is what the role does with it.
 """
 
 from __future__ import annotations
@@ -28,12 +28,12 @@ import yaml
 
 from clusterforge import accelerators
 from clusterforge.catalog.slurm_changes import Daemon, changes
-from clusterforge.day2.actions import Action as Action
-from clusterforge.day2.actions import Effect as Effect
-from clusterforge.day2.actions import Hosts as Hosts
-from clusterforge.day2.actions import VendorGpus as VendorGpus
-from clusterforge.day2.declarations import Declared, facts, read_bindings
 from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.render.change_effects import Action as Action
+from clusterforge.render.change_effects import Effect as Effect
+from clusterforge.render.change_effects import Hosts as Hosts
+from clusterforge.render.change_effects import VendorGpus as VendorGpus
+from clusterforge.render.declarations import Declared, facts, read_bindings
 
 
 def _one(action: Action, hosts: Hosts, why: str, daemon: str | None = None) -> tuple[Effect, ...]:
@@ -49,15 +49,8 @@ def _pin_effects(vendor: str, reboot: bool, why: str) -> tuple[Effect, ...]:
 UNCLASSIFIED = Effect(Action.DRAIN, "all", "not classified: treated as needing idle nodes")
 UNCLASSIFIED_HOST = Effect(Action.DRAIN, "changed", UNCLASSIFIED.why)
 
-# A host's groups: joining or leaving the controllers starts or stops slurmctld there; any other group changes
-# which roles apply to it.
 CONTROLLER_GROUP = "slurm_controller"
 COMPUTE_GROUP = "slurm_compute"
-GROUPS_CONTROLLER = Effect(Action.RESTART, "changed", "slurmctld starts or stops on it", "slurmctld")
-GROUPS_OTHER = Effect(Action.DRAIN, "changed", "its role changes: other roles apply to it")
-HOST_ADDED = Effect(Action.NONE, "changed", "new node: provisioned, then `scontrol reconfigure` adds it")
-HOST_REMOVED = Effect(Action.DRAIN, "changed", "drained first (its jobs finish or are requeued), then removed")
-HARDWARE_CHANGED = Effect(Action.REIMAGE, "changed", "another catalog entry: the node is replaced")
 
 
 @dataclass(frozen=True)
@@ -161,6 +154,17 @@ def _index(root: Path) -> dict[str, tuple[Declared, ...]]:
         for key, declared in source.items():
             index[key] = (*index.get(key, ()), declared)
     return index
+
+
+def var_class(key: str, per_host: bool) -> tuple[tuple[Effect, ...], str] | None:
+    """What a change of `key` takes, written cluster-wide or (`per_host`) per host or pool, and where that is
+    declared; None where nothing declares it so (the render manifest leaves such a key out)."""
+    for declared in declarations_of(key):
+        if per_host and declared.host is not None:
+            return (declared.host,), declared.where
+        if not per_host and declared.group is not None:
+            return declared.group, declared.where
+    return None
 
 
 def group_var_effects(key: str) -> tuple[Effect, ...]:

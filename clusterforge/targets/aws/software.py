@@ -1,0 +1,61 @@
+"""Target aws's software tables: what EFA needs on every stack (the aws-ofi-nccl plugin NCCL loads, the EFA
+installer that bundles it, the oldest installer that drives each instance family's EFA devices) and the Neuron SDK
+of AWS's own Trainium and Inferentia, whose releases pin an EFA installer series. The rows are data with a source
+each (data/software.yaml beside this file); SW-001 checks a cluster on AWS against them (`software_checks.py`)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, StringConstraints
+
+from clusterforge.catalog.software import Release, Row
+from clusterforge.validation import expected
+
+
+class AwsOfiNcclRow(Row):
+    KEY = "aws_ofi_nccl"
+    AFTER = "nccl"
+    DOC = ("`aws_ofi_nccl`, `min_nccl`, `cuda_majors`",
+           "on AWS: NCCL is new enough and the plugin supports the CUDA major (13 needs 1.17.0 or later)")
+    aws_ofi_nccl: Release
+    min_nccl: Release
+    cuda_majors: Annotated[list[Annotated[int, Field(ge=1, le=99)]], Field(min_length=1, max_length=10)] = [12]
+
+
+class EfaInstallerRow(Row):
+    KEY = "efa_installer"
+    AFTER = "aws_ofi_nccl"
+    DOC = ("`efa_installer`, `aws_ofi_nccl`",
+           "on AWS: the pinned plugin is the one the installer bundles (major.minor)")
+    efa_installer: Release
+    aws_ofi_nccl: Release = Field(description="the aws-ofi-nccl release the installer bundles")
+
+
+INSTANCE_FAMILY = r"^[a-z][a-z0-9-]{0,30}$"
+InstanceFamily = Annotated[str, StringConstraints(pattern=INSTANCE_FAMILY), Field(description=expected(
+    INSTANCE_FAMILY, "an EC2 instance family, the type's name before the dot, e.g. p6-b300"))]
+
+
+class EfaInstanceRow(Row):
+    """The oldest EFA installer that drives an instance family's EFA devices (its kernel driver and libfabric)."""
+
+    KEY, TABLE = "instance_family", "efa_instance"
+    AFTER = "efa_installer"
+    DOC = ("`instance_family`, `min_efa_installer`", "on AWS: the installer is no older than the oldest that drives "
+           "the pool's instance family (the type's name before the dot, e.g. `p6-b300`)")
+    instance_family: InstanceFamily
+    min_efa_installer: Release
+
+
+class NeuronRow(Row):
+    KEY = "neuron_sdk"
+    AFTER = "rocm"
+    DOC = ("`neuron_sdk`, `neuron_driver`, `efa_installer`", "Trainium pools: aws-neuronx-dkms is at least the "
+           "release's, and on AWS the EFA installer is of the series the release pins")
+    neuron_sdk: Release
+    neuron_driver: Release = Field(description="aws-neuronx-dkms of the release (the oldest driver it runs on)")
+    efa_installer: Release | None = Field(None, description="EFA installer series the release pins")
+
+
+TABLES = (AwsOfiNcclRow, EfaInstallerRow, EfaInstanceRow, NeuronRow)
