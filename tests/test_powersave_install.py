@@ -67,7 +67,7 @@ from clusterforge.powersave.programs import provider_for
 provider = sys.argv[3]
 made = provider_for(PowerSaveConfig(cluster="c1", provider=provider, region="us-east-1", groups=()))
 namespace = sys.modules["clusterforge.targets"]
-package = sys.modules[provider.partition(":")[0].rpartition(".")[0]]
+package = sys.modules["clusterforge.targets." + provider]
 loaded = {name: getattr(module, "__file__", None) for name, module in sys.modules.items()
           if name.startswith("clusterforge")}
 print(json.dumps({"class": type(made).__name__, "namespaces": [getattr(namespace, "__file__", None),
@@ -77,15 +77,16 @@ print(json.dumps({"class": type(made).__name__, "namespaces": [getattr(namespace
 
 @pytest.mark.parametrize("target", sorted(t.name for t in registered().values() if t.power_provider))
 def test_each_provider_imports_from_the_copy_as_a_namespace_package(tmp_path: Path, target: str) -> None:
-    """The provider the render writes for each target (`Target.power_provider`) is made by the programs from a copy
+    """The provider of each target that has one (the file names the target) is made by the programs from a copy
     of exactly CONTROLLER_MODULES: clusterforge/targets and the target's folder are namespace packages there, so
     nothing of the target's package or of the rest of clusterforge runs."""
     pytest.importorskip("boto3")  # the EC2 provider makes its client when it is made
-    provider = str(registered()[target].power_provider)
-    result = isolated(PROVIDER_IMPORT, controller_copy(tmp_path), provider)
+    provider = registered()[target].power_provider
+    assert provider is not None
+    result = isolated(PROVIDER_IMPORT, controller_copy(tmp_path), target)
     assert result.returncode == 0, result.stderr
     found = json.loads(result.stdout)
-    assert found["class"] == provider.rpartition(":")[2]
+    assert found["class"] == provider.__name__
     assert found["namespaces"] == [None, None]  # no __init__.py: PEP 420 namespace packages
     assert all(str(file).startswith(str(tmp_path)) for file in found["loaded"].values() if file), found["loaded"]
     assert not [name for name in found["loaded"] if name.startswith(HEAVY)]

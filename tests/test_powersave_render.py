@@ -61,7 +61,7 @@ def test_the_powersave_file_loads_as_the_programs_read_it(cli, write, tmp_path: 
     out = rendered(cli, write, tmp_path, data)
     loaded = powersave_config.load(out / FILE)
     assert (loaded.cluster, loaded.provider, loaded.region, loaded.batch_size,
-            loaded.insufficient_capacity_timeout_s) == ("t", "clusterforge.targets.aws.powersave:Ec2Provider",
+            loaded.insufficient_capacity_timeout_s) == ("t", "aws",
                                                         "us-east-1", 250, 300)
     [group] = loaded.groups  # the controller pool is not power-saved
     assert group.model_dump() == {

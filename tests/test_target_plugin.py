@@ -175,7 +175,7 @@ def test_a_power_saved_pool_gets_its_provider_in_the_power_save_file(tmp_path: P
     out = tmp_path / "out"
     assert run("render", path, "-o", out).returncode == 0
     written = json.loads((out / "slurm" / "clusterforge-powersave.json").read_text())
-    assert written["provider"] == "clusterforge.targets.testcloud.powersave:TestCloudProvider"
+    assert written["provider"] == "testcloud"
     assert [(g["name"], g["nodes"], g["static"], g["instance_type"]) for g in written["groups"]] == [
         ("burst", "burst-[0001-0008]", "burst-[0001-0002]", "tc.gpu8")]
     assert "NodeName=burst-[0001-0008]" in (out / "slurm" / "slurm.conf").read_text()

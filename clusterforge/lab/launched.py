@@ -24,8 +24,8 @@ from clusterforge.render.inventory import pool_group
 from clusterforge.render.powersave_file import FILE
 from clusterforge.render.yamlout import load
 
-# The power-save provider of target lab (its `Target.power_provider`), which asks the power agent the lab runs
-PROVIDER = "clusterforge.targets.lab.powersave:LabProvider"
+# The power-save provider of target lab (the file names the target; its powersave.PROVIDER asks the lab's agent)
+PROVIDER = "lab"
 
 
 def power_save_config(rendered: Path) -> powersave_config.PowerSaveConfig | None:

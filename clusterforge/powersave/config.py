@@ -21,12 +21,11 @@ from clusterforge.errors import ClusterforgeError, Problem
 Capacity = Literal["on-demand", "capacity-reservation", "capacity-block"]
 Scaling = Literal["all-or-nothing", "best-effort"]
 
-# The provider: `module:Class`, a module of a target package (`Target.power_provider`), which the programs import.
-# Nothing else: the file names code the controller runs, so it names only modules clusterforge ships.
-PROVIDER = r"^clusterforge\.targets(\.[a-z_][a-z0-9_]{0,39}){1,3}:[A-Z][A-Za-z0-9_]{0,63}$"
+# The provider: the name of the target whose nodes these are (a package under clusterforge.targets); the programs
+# make that package's `powersave.PROVIDER`. A name, never a module or class: the file cannot choose code to run.
+PROVIDER = r"^[a-z][a-z0-9_]{0,39}$"
 ProviderPath = Annotated[str, StringConstraints(pattern=PROVIDER), Field(description=(
-    "the provider class, `module:Class` of a module under clusterforge.targets, e.g. "
-    "clusterforge.targets.<target>.powersave:<Class>"))]
+    "the target whose provider starts and stops these nodes: a package under clusterforge.targets, e.g. aws"))]
 
 # ParallelCluster's node plugin: launch_max_batch_size 500, insufficient_capacity_timeout 600 s (scale.md)
 DEFAULT_BATCH = 500

@@ -31,11 +31,11 @@ log = logging.getLogger("clusterforge.powersave")
 
 
 def provider_for(cfg: powersave_config.PowerSaveConfig) -> Provider:
-    """The provider the file names (`module:Class`, the target's `Target.power_provider`), imported only now: boto3
-    is needed by the EC2 provider alone. One this copy does not have is bad input (exit 2), not a crash."""
-    module, _, name = cfg.provider.partition(":")
+    """The provider of the target the file names: `clusterforge.targets.<target>.powersave`'s `PROVIDER`, imported
+    only now (boto3 is needed by the EC2 provider alone). One this copy does not have is bad input (exit 2), not a
+    crash."""
     try:
-        found = getattr(importlib.import_module(module), name)
+        found = importlib.import_module(f"clusterforge.targets.{cfg.provider}.powersave").PROVIDER
     except (ImportError, AttributeError) as exc:
         raise ClusterforgeError(Problem(f"provider {cfg.provider!r} is not available here: {exc}",
                                         os.environ.get("CLUSTERFORGE_POWERSAVE", DEFAULT_FILE),

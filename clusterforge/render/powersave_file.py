@@ -63,7 +63,7 @@ def config(ctx: RenderContext) -> PowerSaveConfig | None:
     pools = [p for p in cluster.pools if slurm_launched(cluster, p) and pool_target(cluster, p).powers_nodes]
     if not pools:
         return None
-    providers = {str(pool_target(cluster, p).power_provider) for p in pools}  # `module:Class` (Target.power_provider)
+    providers = {pool_target(cluster, p).name for p in pools}  # the programs make its powersave.PROVIDER
     spec = cluster.slurm.power_save
     if len(providers) > 1 or spec.launch_batch_size > FLEET_MAX:
         path = ("slurm", "power_save", "launch_batch_size") if len(providers) == 1 else ("pools",)

@@ -156,13 +156,14 @@ class Target:
     catalog: CatalogPart | None = None
     """What it adds to the catalog from its folder: its kind of instance type, its software and price tables, and
     the data files (instance types, prices, software rows) that fill them."""
-    power_provider: str | None = None
-    """Its power-save provider, `clusterforge.targets.<name>.powersave:<Class>`: the class (a
-    `clusterforge.powersave.provider.Provider`) clusterforge's resume, suspend and reconcile programs start and stop
-    its nodes with. Render writes it into the power-save file and the programs import it from there; the module is
-    copied to controllers alone (`clusterforge.powersave.CONTROLLER_MODULES`), so it imports only the standard
-    library, pydantic, its cloud's SDK and clusterforge.powersave. None: the target cannot power nodes, and its pools
-    may not have a `max_count` (SLM-008)."""
+    power_provider: type | None = None
+    """Its power-save provider: the class (a `clusterforge.powersave.provider.Provider`) clusterforge's resume,
+    suspend and reconcile programs start and stop its nodes with, defined in the target's `powersave.py` and named
+    there `PROVIDER`. Render writes the target's name into the power-save file; the programs import
+    `clusterforge.targets.<name>.powersave` and make its `PROVIDER`, so the file names a target, never code. The
+    module is copied to controllers alone (`clusterforge.powersave.CONTROLLER_MODULES`), so it imports only the
+    standard library, pydantic, its cloud's SDK and clusterforge.powersave. None: the target cannot power nodes,
+    and its pools may not have a `max_count` (SLM-008)."""
     launches_pool: Callable[[Cluster, Pool], bool] = _never
     """Whether the power-save programs launch this pool's instances even without a `max_count` (its static nodes
     too, kept up by the reconcile timer), so the deployment owns no instance of it and a 16-node and a 12,500-node

@@ -131,7 +131,7 @@ def _effects() -> TargetEffects:
 TARGET = Target(
     name="aws", title="AWS", hardware=Ec2Instance, section="aws", section_model=Aws, pool_fields=AwsPool,
     fabrics=(EfaFabric,), lustre=FsxLustre, catalog=CATALOG, software_checks=_software_checks,
-    power_provider=f"{Ec2Provider.__module__}:{Ec2Provider.__qualname__}", launches_pool=_launches_pool,
+    power_provider=Ec2Provider, launches_pool=_launches_pool,
     blueprint_problems=blueprint_problems, with_controller=_with_controller, render=_render,
     report_pools=_report_pools, report_storage=_report_storage, node_facts=node_facts, group_vars=_group_vars,
     cost_lines=_cost_lines, purchase=_purchase, project_dir=PROJECT_DIR, outputs=READER,

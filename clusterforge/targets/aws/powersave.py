@@ -161,3 +161,6 @@ class Ec2Provider:
                            if "impaired" in (s.get("InstanceStatus", {}).get("Status"),
                                              s.get("SystemStatus", {}).get("Status")))
         return [i for i in self.everything() if i.id in ids]
+
+
+PROVIDER = Ec2Provider  # what the programs make for this target (clusterforge.powersave.programs.provider_for)

@@ -29,4 +29,4 @@ def blueprint_problems(cluster: Cluster, source: Source) -> Iterator[Problem]:
 
 
 TARGET = Target(name="lab", title="lab containers", hardware=Server, blueprint_problems=blueprint_problems,
-                power_provider=f"{LabProvider.__module__}:{LabProvider.__qualname__}")
+                power_provider=LabProvider)

@@ -50,3 +50,6 @@ class LabProvider:
 
     def impaired(self) -> list[Instance]:
         return self._instances({"op": "impaired"})
+
+
+PROVIDER = LabProvider  # what the programs make for this target (clusterforge.powersave.programs.provider_for)
