@@ -78,7 +78,9 @@ InventoryDumper.add_representer(Unsafe, lambda dumper, value: dumper.represent_s
 
 GPU_CLUSTER: dict[str, dict[str, dict[str, Any]]] = {
     "slurm_controller": {"ctl-0001": {}},
-    "pool_gpu": {"gpu-0001": {}, "gpu-0002": {}},
+    # where render places each host: rack, row and lowest U on-prem
+    "pool_gpu": {"gpu-0001": {"rack": Unsafe("a01"), "row": Unsafe("a"), "rack_position": 3},
+                 "gpu-0002": {"rack": Unsafe("a02"), "row": Unsafe("a"), "rack_position": 3}},
     "pool_cpu": {"cpu-0001": {}},
 }
 
@@ -86,7 +88,8 @@ GPU_CLUSTER: dict[str, dict[str, dict[str, Any]]] = {
 def inventory(cluster: dict[str, dict[str, dict[str, Any]]], gpus: int) -> dict[str, Any]:
     children: dict[str, Any] = {group: {"hosts": hosts} for group, hosts in cluster.items()}
     children["pool_gpu"]["vars"] = {"gpu_count": gpus, "gpu_model": Unsafe("H100-SXM5")}
-    children["pool_cpu"]["vars"] = {"gpu_count": 0}
+    children["pool_cpu"]["vars"] = {"gpu_count": 0, "availability_zone": Unsafe("use1-az4"),  # a cloud pool's
+                                    "placement_group": Unsafe("c-cpu")}
     # a pool SLURM powers up and down (as the lab's nodes.yml places its nodes): never a scrape target
     children["pool_burst"] = {"hosts": {"burst-0001": {}}, "vars": {"gpu_count": 8, "power_saved": True}}
     children["slurm_compute"] = {"children": {"pool_gpu": {}, "pool_cpu": {}, "pool_burst": {}}}
@@ -105,7 +108,8 @@ def render_role(out: Path, gpus: int, webhooks: list[str]) -> Path:
               **yaml.safe_load((ROLE / "vars" / "main.yml").read_text()),
               "monitoring_enabled": True, "monitoring_host": Unsafe("ctl-0001"),
               "monitoring_alert_webhooks": [Unsafe(url) for url in webhooks],
-              "monitoring_rules_dir": str(out / "rules"), "slurm_controller_host": Unsafe("ctl-0001")}
+              "monitoring_rules_dir": str(out / "rules"), "slurm_controller_host": Unsafe("ctl-0001"),
+              **({"aws_region": Unsafe("us-east-1")} if gpus else {})}
     (inv / "group_vars" / "all.yml").write_text(yaml.dump(values, Dumper=InventoryDumper, sort_keys=False, width=1000))
     templates = ROLE / "templates"
     rules = yaml.safe_load((ROLE / "vars" / "main.yml").read_text())["monitoring_rule_files"]
@@ -154,7 +158,8 @@ def test_prometheus_config_passes_promtool(gpu_cluster: Path) -> None:
 
 def test_prometheus_scrapes_every_host_but_power_saved_ones_and_the_gpu_hosts_dcgm_exporter(gpu_cluster: Path) -> None:
     config = yaml.safe_load((gpu_cluster / "prometheus.yml").read_text())
-    assert config["global"] == {"scrape_interval": "15s", "evaluation_interval": "3s", "scrape_timeout": "5s"}
+    assert config["global"] == {"scrape_interval": "15s", "evaluation_interval": "3s", "scrape_timeout": "5s",
+                                "external_labels": {"region": "us-east-1"}}
     assert config["rule_files"] == [str(gpu_cluster / "rules") + "/*.yml"]
     assert config["alerting"]["alertmanagers"][0]["static_configs"][0]["targets"] == ["localhost:9093"]
     jobs = {job["job_name"]: job for job in config["scrape_configs"]}
@@ -162,10 +167,13 @@ def test_prometheus_scrapes_every_host_but_power_saved_ones_and_the_gpu_hosts_dc
     assert jobs["prometheus"]["static_configs"] == [{"targets": ["localhost:9090"]}]
     hosts = ["cpu-0001", "ctl-0001", "gpu-0001", "gpu-0002"]
     assert jobs["node"]["honor_labels"] is True
+    where = {"cpu-0001": {"zone": "use1-az4", "placement_group": "c-cpu"}, "ctl-0001": {},
+             "gpu-0001": {"row": "a", "rack": "a01", "rack_position": "3"},
+             "gpu-0002": {"row": "a", "rack": "a02", "rack_position": "3"}}
     assert jobs["node"]["static_configs"] == [
-        {"targets": [f"{h}:9100"], "labels": {"instance": h, "node": h}} for h in hosts]
+        {"targets": [f"{h}:9100"], "labels": {"instance": h, "node": h, **where[h]}} for h in hosts]
     assert jobs["dcgm"]["static_configs"] == [
-        {"targets": [f"{h}:9400"], "labels": {"instance": h, "node": h}} for h in ("gpu-0001", "gpu-0002")]
+        {"targets": [f"{h}:9400"], "labels": {"instance": h, "node": h, **where[h]}} for h in ("gpu-0001", "gpu-0002")]
 
 
 def test_no_dcgm_job_without_nvidia_gpus(cpu_cluster: Path) -> None:

@@ -37,16 +37,14 @@ HOST_VARS: dict[str, Effect] = {
        for key in ("ansible_aws_ssm_instance_id", "ansible_aws_ssm_region", "ansible_aws_ssm_bucket_name")},
 }
 
-# The keys above that no role reads: facts for people and operators' own playbooks (docs/aws.md)
+# The keys above that no role reads: facts for people and operators' own playbooks (docs/aws.md). The region,
+# zone and placement group are read by the monitoring role (Prometheus's labels), which declares them.
 DESCRIPTIONS: dict[str, str] = {
-    "aws_region": "the AWS region",
     "slurm_controller_addr": "the controller's private address",
     "lustre_client_fsx_file_system_id": "the FSx file system's id",
     "clusterforge_checkpoint_bucket": "the S3 bucket for checkpoints",
     "ansible_aws_ssm_region": "the region of the SSM connection plugin",
     "ansible_aws_ssm_bucket_name": "the S3 bucket the SSM connection plugin stages files in",
-    "placement_group": "the pool's EC2 cluster placement group",
-    "availability_zone": "the pool's availability zone",
     "aws_instance_id": "the host's EC2 instance id",
     "aws_instance_type": "the host's EC2 instance type",
     "instance_type": "the instance type of a node only the stack knows",
