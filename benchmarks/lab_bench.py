@@ -63,7 +63,7 @@ def floor_seconds(name: str, limit: str | None) -> float:
     lab's hosts: what a check task costs at the least, the floor under a run with nothing to change."""
     import tempfile
 
-    from clusterforge.checkout import project_root
+    from clusterforge.files.checkout import project_root
     from clusterforge.lab.cluster import ansible_env
     from clusterforge.lab.paths import LabPaths
     from clusterforge.provision.runner import mitogen_env

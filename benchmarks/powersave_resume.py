@@ -23,7 +23,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from clusterforge import hostlist  # noqa: E402
+from clusterforge.core import hostlist  # noqa: E402
 from clusterforge.powersave.config import NodeGroup, PowerSaveConfig  # noqa: E402
 from clusterforge.powersave.resume import resume  # noqa: E402
 from clusterforge.powersave.slurm import NodeState  # noqa: E402

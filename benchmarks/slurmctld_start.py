@@ -49,8 +49,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
-from clusterforge.hostlist import expand  # noqa: E402
-from clusterforge.load import load_blueprint  # noqa: E402
+from clusterforge.blueprint.load import load_blueprint  # noqa: E402
+from clusterforge.core.hostlist import expand  # noqa: E402
 from clusterforge.plan import build_plan  # noqa: E402
 from clusterforge.plan.slurm import full_switches  # noqa: E402
 from clusterforge.render import RenderContext, topology_conf  # noqa: E402

@@ -1,3 +1,5 @@
 """clusterforge: one blueprint of a GPU training cluster drives policy checks, provisioning and a local lab."""
 
-__version__ = "0.1.0"
+from clusterforge.core.version import __version__ as __version__
+
+__all__ = ["__version__"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from clusterforge.errors import ClusterforgeError
-from clusterforge.load import load_text
+from clusterforge.blueprint.load import load_text
+from clusterforge.core.errors import ClusterforgeError
 
 
 def assert_located(base: str, old: str, new: str, needle: str, path: str, fragment: str) -> None:

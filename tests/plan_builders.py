@@ -6,7 +6,7 @@ from typing import Any
 
 import yaml
 
-from clusterforge.load import Loaded, load_text
+from clusterforge.blueprint.load import Loaded, load_text
 from clusterforge.plan import Plan, build_plan
 from clusterforge.policies.config import PolicyConfig
 from tests.policies.builders import feed, onprem, rack

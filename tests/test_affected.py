@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from clusterforge.affected import touched
 from clusterforge.cli.main import app
+from clusterforge.compose.affected import touched
 from tests.conftest import EXAMPLES
 
 SITE = (EXAMPLES / "shared-site" / "site-dc1.yaml").read_text()

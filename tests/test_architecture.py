@@ -109,7 +109,7 @@ def test_the_package_has_no_import_cycle() -> None:
 
 def test_day_two_imports_nothing_of_the_lab() -> None:
     """`day2` compares renders and rolls changes for every cluster; the lab is one of its callers, never its
-    dependency (where the checkout's roles live is `clusterforge.checkout`)."""
+    dependency (where the checkout's roles live is `clusterforge.files.checkout`)."""
     graph = import_graph(modules())
     into_lab = sorted((module, dep) for module, deps in graph.items() if module.startswith("clusterforge.day2")
                       for dep in deps if dep.startswith("clusterforge.lab"))
@@ -159,7 +159,7 @@ def layer_table(markdown: str, package: str = PACKAGE.name) -> Layers:
 
 def _covers(name: str, module: str) -> bool:
     """`name` is `module` or a package above it; the package's own name covers only its `__init__`, so a module
-    the table forgot is not silently a foundation. `pkg.*` covers everything inside `pkg` (each plug-in package
+    the table forgot is not silently placed in its row. `pkg.*` covers everything inside `pkg` (each plug-in package
     found there at run time, so a new one needs no row of its own)."""
     if name.endswith(".*"):
         return module.startswith(name[:-1])
@@ -239,6 +239,130 @@ def test_the_layer_check_finds_an_upward_import(tmp_path: Path) -> None:
         "no layer: pkg.extra", "named twice: pkg.low", "no such module: pkg.gone"]
 
 
+def folders(known: dict[str, Path]) -> dict[str, str]:
+    """Each module's top-level folder of the package; the modules at the package's root are the folder "root"."""
+    root = known[min(known, key=len)].parent  # the package's own name is the shortest: its `__init__.py`
+    return {module: parts[0] if len(parts := path.relative_to(root).parts) > 1 else "root"
+            for module, path in known.items()}
+
+
+def folder_floors(known: dict[str, Path], table: Layers) -> dict[str, dict[int, list[str]]]:
+    """Each top-level folder: the layer rows its modules lie in, each with those modules."""
+    out: dict[str, dict[int, list[str]]] = {}
+    for module, folder in folders(known).items():
+        row = layer_of(module, table)
+        if row is not None:
+            out.setdefault(folder, {}).setdefault(row, []).append(module)
+    return out
+
+
+def folder_arrows(graph: dict[str, set[str]], known: dict[str, Path], table: Layers) -> list[str]:
+    """Imports from a folder into a folder on a higher floor (a folder's floor: the highest layer among its modules),
+    each (importer's folder, imported folder) pair once, as `folder -> folder (its floor -> theirs): an example`."""
+    floor = {folder: max(rows) for folder, rows in folder_floors(known, table).items()}
+    folder = folders(known)
+    found: dict[tuple[str, str], str] = {}
+    for module, deps in sorted(graph.items()):
+        for dep in sorted(deps):
+            mine, theirs = folder[module], folder[dep]
+            if mine != theirs and floor[theirs] > floor[mine]:
+                found.setdefault((mine, theirs), f"{module} -> {dep}")
+    return [f"{mine} -> {theirs} ({table[floor[mine]][0]} -> {table[floor[theirs]][0]}): {example}"
+            for (mine, theirs), example in sorted(found.items())]
+
+
+def split_folders(known: dict[str, Path], table: Layers) -> list[str]:
+    """The folders whose modules lie in more than one layer row, each with its rows and their modules."""
+    return [f"{folder}: " + "; ".join(f"{table[row][0]}: {', '.join(sorted(modules))}"
+                                      for row, modules in sorted(rows.items()))
+            for folder, rows in sorted(folder_floors(known, table).items()) if len(rows) > 1]
+
+
+MAX_FOLDER_ARROWS = 0  # every folder sits on one floor (issue 46 asked at most 5; 28 before)
+
+
+def test_folders_import_down_the_floors() -> None:
+    """Read at the grain of folders, the package points one way too: a folder's floor is its highest layer, and an
+    import from a folder into a folder on a higher floor is an arrow up (each pair of folders counted once)."""
+    table = layer_table(CONTRIBUTING.read_text(encoding="utf-8"))
+    known = modules()
+    arrows = folder_arrows(import_graph(known), known, table)
+    assert len(arrows) <= MAX_FOLDER_ARROWS, f"{len(arrows)} folder arrows point up:\n" + "\n".join(arrows)
+
+
+def test_every_folder_sits_on_one_floor() -> None:
+    """Each top-level folder of the package holds modules of one layer row only (the root, `__init__` and
+    `__main__`, included), so a folder's name says its floor."""
+    table = layer_table(CONTRIBUTING.read_text(encoding="utf-8"))
+    assert split_folders(modules(), table) == []
+
+
+def test_the_folder_checks_find_an_arrow_up_and_a_split_folder(tmp_path: Path) -> None:
+    root = tmp_path / "pkg"
+    for folder in ("plug", "base", "top"):
+        (root / folder).mkdir(parents=True)
+        (root / folder / "__init__.py").write_text("")
+    (root / "__init__.py").write_text("")
+    (root / "loose.py").write_text("from pkg.top import T\n")  # root: layer low -> an arrow up into top
+    (root / "base" / "one.py").write_text("from pkg.plug.api import A\n")  # base (low) -> plug, on kernel for api
+    (root / "plug" / "api.py").write_text("from pkg.base import one\n")
+    (root / "top" / "cmd.py").write_text("from pkg.loose import x\nfrom pkg.plug import api\n")
+    doc = """## Layers
+
+| # | Layer | Modules | What |
+|---|---|---|---|
+| 1 | low | `pkg`, `loose`, `base`, `plug` | the bottom |
+| 2 | kernel | `plug.api` | the registry, in a folder of the bottom |
+| 3 | high | `top` | everything else |
+"""
+    table = layer_table(doc, "pkg")
+    known = modules(root)
+    assert folders(known)["pkg.loose"] == "root" and folders(known)["pkg.plug.api"] == "plug"
+    assert folder_arrows(import_graph(known), known, table) == [
+        "base -> plug (low -> kernel): pkg.base.one -> pkg.plug.api",
+        "root -> top (low -> high): pkg.loose -> pkg.top"]
+    assert split_folders(known, table) == ["plug: low: pkg.plug; kernel: pkg.plug.api"]
+
+
+# A feed's `amps` is read by the power rules through the physics and the rules' context: the files between the
+# blueprint's field and its finding, counted so that a new layer of indirection shows.
+MAX_AMPS_FILES = 8
+
+
+def test_a_feeds_amps_reaches_its_finding_through_at_most_8_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`check` of the on-prem example, with every read of `Feed.amps` recording the package's modules on the call
+    stack (the CLI's left out): the reads made under the power rules' module, plus the module declaring `Feed`, are
+    the files a reader follows from the field to a PWR finding."""
+    import sys
+
+    from click.testing import CliRunner
+
+    from clusterforge.cli.main import app
+    from clusterforge.model.site import Feed
+    from clusterforge.policies.registry import REGISTRY
+
+    stacks: set[tuple[str, ...]] = set()
+    original = Feed.__getattribute__
+
+    def recording(self: Feed, name: str) -> object:
+        if name == "amps":
+            frame, found = sys._getframe(1), []
+            while frame is not None:
+                module = str(frame.f_globals.get("__name__", ""))
+                if module.startswith("clusterforge.") and not module.startswith("clusterforge.cli"):
+                    found.append(module)
+                frame = frame.f_back
+            stacks.add(tuple(dict.fromkeys(found)))
+        return original(self, name)
+
+    monkeypatch.setattr(Feed, "__getattribute__", recording)
+    result = CliRunner().invoke(app, ["check", str(PACKAGE.parent / "examples" / "onprem-dgx-h100.yaml")])
+    assert result.exit_code == 0, result.output
+    power = REGISTRY["PWR-001"].check.__module__
+    files = {Feed.__module__, *(module for stack in stacks if power in stack for module in stack)}
+    assert power in files and len(files) <= MAX_AMPS_FILES, f"{len(files)} files: {', '.join(sorted(files))}"
+
+
 def test_no_module_passes_400_lines() -> None:
     long = {str(path.relative_to(PACKAGE)): n for path in modules().values()
             if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
@@ -269,7 +393,7 @@ def found_outside(own: str, lines_of: Callable[[Path], list[int]]) -> dict[str, 
 
 
 def test_only_targets_compare_a_target_name() -> None:
-    from clusterforge.targets import registered
+    from clusterforge.target_kernel import registered
 
     names = set(registered())
     assert {"aws", "onprem"} <= names
@@ -297,7 +421,7 @@ def test_only_accelerators_name_a_vendor() -> None:
     """What differs by GPU vendor is declared in clusterforge/accelerators; everything else asks the registry. A
     vendor name that is also a target's (`aws`) is left to the target check above."""
     from clusterforge.accelerators import registered
-    from clusterforge.targets import registered as targets
+    from clusterforge.target_kernel import registered as targets
 
     names = set(registered()) - set(targets())
     assert {"nvidia", "amd"} <= names

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from clusterforge.catalog import Instance, Server, Switch
-from clusterforge.errors import ClusterforgeError
-from clusterforge.targets import load_catalog
+from clusterforge.core.errors import ClusterforgeError
+from clusterforge.target_kernel import load_catalog
 
 REQUIRED = [
     "dgx-h100", "dgx-h200", "dgx-b200", "gb200-nvl72", "hgx-h100-8gpu", "p4d.24xlarge", "p4de.24xlarge",
@@ -144,13 +144,13 @@ def test_builtin_files_take_the_fast_parser_with_the_same_data() -> None:
     from importlib import resources
 
     from clusterforge.catalog.loader import _BUILTIN_FILES
-    from clusterforge.fastyaml import parse_fast
-    from clusterforge.yamlsource import parse_text
+    from clusterforge.files.fastyaml import parse_fast
+    from clusterforge.files.yamlsource import parse_text
 
     def refuse(text: str, file: str) -> None:
         raise AssertionError(f"{file} was declined by the fast path")
 
-    from clusterforge.targets import catalog_parts
+    from clusterforge.target_kernel import catalog_parts
 
     shared = [resources.files("clusterforge.catalog") / "data" / name for name in _BUILTIN_FILES]
     for path in [*shared, *(file for part in catalog_parts() for file in part.files)]:  # the targets' files too

@@ -106,12 +106,12 @@ def test_every_command_module_is_in_the_lazy_map() -> None:
 # The real entry point with the analysis replaced by one that raises what argv[1] names: how a bug looks.
 CRASHING_CHECK = """
 import sys
-import clusterforge.analysis
-from clusterforge.errors import ClusterforgeError
+import clusterforge.pipeline.analysis
+from clusterforge.core.errors import ClusterforgeError
 raised = sys.argv[1]
 def analyze(*args, **kwargs):
     raise eval(raised)
-clusterforge.analysis.analyze = analyze
+clusterforge.pipeline.analysis.analyze = analyze
 from clusterforge.cli.main import main
 sys.argv = ["clusterforge", "check", sys.argv[2]]
 main()

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from clusterforge.errors import ClusterforgeError
-from clusterforge.formats.paths import machine_path
-from clusterforge.load import load_blueprint
+from clusterforge.blueprint.load import load_blueprint
+from clusterforge.core.errors import ClusterforgeError
+from clusterforge.files.paths import machine_path
 from tests.conftest import EXAMPLES, line_of
 from tests.hostile.cases_verdicts import TEAMMATE
 
@@ -103,8 +103,8 @@ def test_a_teammate_never_lowers_the_facility_load(cli, hall: Path) -> None:
 
 def test_combined_plan_racks_every_teams_switches(cli, hall: Path) -> None:
     """The facility rules see each team's fabric switches in the racks, and RCK-007 points into the team's file."""
-    from clusterforge.analysis import load, read_policy
-    from clusterforge.compose import combine, combined_plan
+    from clusterforge.compose.shared_site import combine, combined_plan
+    from clusterforge.pipeline.analysis import load, read_policy
 
     policy = read_policy()
     group = [load(hall / "team-vision.yaml", policy), load(hall / "team-nlp.yaml", policy)]

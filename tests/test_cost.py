@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from clusterforge.analysis import analyze, read_policy
 from clusterforge.cost import CostEstimate, CostLine, estimate_cost
-from clusterforge.targets import load_catalog
+from clusterforge.pipeline.analysis import analyze, read_policy
+from clusterforge.target_kernel import load_catalog
 from tests.conftest import EXAMPLES
 
 AWS = EXAMPLES / "aws-p5.yaml"
@@ -19,7 +19,7 @@ ONPREM = EXAMPLES / "onprem-dgx-h100.yaml"
 
 
 def estimate(path: Path, *catalogs: Path) -> CostEstimate:
-    from clusterforge.analysis import PolicyInputs
+    from clusterforge.pipeline.analysis import PolicyInputs
 
     policy = read_policy(PolicyInputs(tuple(catalogs)))
     result = analyze(path, policy)
@@ -253,7 +253,7 @@ def test_the_price_file_in_docs_cost_md_loads_and_takes_effect(tmp_path: Path) -
 
 
 def test_text_fits_the_width_it_is_given() -> None:
-    from clusterforge.cost.views import text
+    from clusterforge.formats.cost import text
 
     found = estimate(ONPREM)
     wide = text("vision-h100", found, 4, 300).splitlines()

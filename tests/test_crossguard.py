@@ -22,7 +22,7 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UNKNOWN_ARRAY_VALUE, UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
-from clusterforge.load import load_text
+from clusterforge.blueprint.load import load_text
 from clusterforge.policies import evaluate
 from clusterforge.policies.discovery import load_rules
 from clusterforge.policies.registry import REGISTRY, coverage
@@ -90,7 +90,7 @@ def test_p5_with_32_interfaces_passes() -> None:
 
 def efa_instance_types() -> list[tuple[str, int]]:
     from clusterforge.catalog import Instance
-    from clusterforge.targets import load_catalog
+    from clusterforge.target_kernel import load_catalog
 
     return [(key, entry.efa_max_interfaces) for key, entry in load_catalog().items()
             if isinstance(entry, Instance) and entry.efa_max_interfaces]
@@ -99,7 +99,7 @@ def efa_instance_types() -> list[tuple[str, int]]:
 def stack_layout(instance_type: str, interfaces: int) -> list[dict[str, Any]]:
     """The layout the stack builds for `interfaces` EFA devices on this type, as launch template props."""
     from clusterforge.catalog import Instance
-    from clusterforge.targets import load_catalog
+    from clusterforge.target_kernel import load_catalog
     from clusterforge.targets.aws.layout import instance_layout
 
     instance = load_catalog().of(instance_type, Instance)
@@ -406,7 +406,7 @@ def test_a_crashing_check_is_reported_not_raised() -> None:
         raise ZeroDivisionError("division by zero")
 
     load_rules()
-    from clusterforge.targets import load_catalog
+    from clusterforge.target_kernel import load_catalog
 
     policy = resource_policy(REGISTRY["NET-005"], (LAUNCH_TEMPLATE,), broken, load_catalog())
     found: list[str] = []

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from clusterforge.analysis import PolicyInputs
-from clusterforge.checkout import project_root
 from clusterforge.day2.diff import Action, Diff, compare
 from clusterforge.day2.rendered import Rendered
+from clusterforge.files.checkout import project_root
+from clusterforge.pipeline.analysis import PolicyInputs
 from clusterforge.render.change_classes import UNCLASSIFIED, group_var_effects, read_slurm_role
 from tests.conftest import EXAMPLES
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import pytest
 
+from clusterforge.core.errors import ClusterforgeError
 from clusterforge.day2.rendered import HOSTS_FILE, Rendered, conf_entries
-from clusterforge.errors import ClusterforgeError
 
 
 def _joined_one_by_one(text: str) -> dict[str, str]:
     """The node texts as conf_entries made them before sharing: every node's lines joined for that node."""
-    from clusterforge.hostlist import expand
+    from clusterforge.core.hostlist import expand
 
     nodes: dict[str, str] = {}
     for raw in text.splitlines():

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
+from clusterforge.core.errors import ClusterforgeError
+from clusterforge.core.hostlist import compress, expand
 from clusterforge.day2.diff import Action, Change, Diff
 from clusterforge.day2.remote import Result
 from clusterforge.day2.rendered import Host, Rendered
 from clusterforge.day2.rolling import Progress
 from clusterforge.day2.update import Settings, Updater, requeue_allowed
-from clusterforge.errors import ClusterforgeError
-from clusterforge.hostlist import compress, expand
 from clusterforge.provision.runner import Outcome
 from clusterforge.provision.summary import RunSummary
 
@@ -242,8 +242,8 @@ def test_update_refuses_a_design_the_gate_rejects(cli, tmp_path: Path) -> None:
 
 
 def test_commands_reach_a_host_through_ansible_with_their_arguments_intact(tmp_path: Path) -> None:
-    from clusterforge.checkout import project_root
     from clusterforge.day2.remote import AnsibleRemote
+    from clusterforge.files.checkout import project_root
 
     inventory = tmp_path / "hosts.yml"
     inventory.write_text("all:\n  hosts:\n    here:\n      ansible_connection: local\n"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from clusterforge.errors import ClusterforgeError
-from clusterforge.load import load_text
+from clusterforge.blueprint.load import load_text
+from clusterforge.core.errors import ClusterforgeError
 from clusterforge.policies import evaluate
 from tests.test_fastyaml import generated
 

@@ -22,7 +22,7 @@ from clusterforge.plan.capacity import rack_limits, site_limits
 from clusterforge.plan.elevation import switch_positions
 from clusterforge.plan.model import PlacedSwitches
 from clusterforge.plan.switches import first_fit, level
-from clusterforge.targets import load_catalog
+from clusterforge.target_kernel import load_catalog
 from tests.conftest import EXAMPLES
 from tests.plan_builders import big_rack, feed, load, onprem, plan_of, rack, site
 from tests.policies.builders import config, design, evaluate_data, found

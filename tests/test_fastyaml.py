@@ -11,11 +11,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from clusterforge.errors import ClusterforgeError
-from clusterforge.fastyaml import RymlLines, parse_fast
-from clusterforge.load import from_source
+from clusterforge.blueprint.load import from_source
+from clusterforge.core.errors import ClusterforgeError
+from clusterforge.files.fastyaml import RymlLines, parse_fast
+from clusterforge.files.yamlsource import Source, parse_text
 from clusterforge.policies import evaluate
-from clusterforge.yamlsource import Source, parse_text
 from tests.conftest import ROOT, example_files
 
 

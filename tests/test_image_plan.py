@@ -10,7 +10,7 @@ import pytest
 
 from clusterforge.image.build import rendered
 from clusterforge.image.plan import NodeImage
-from clusterforge.policy_inputs import PolicyInputs
+from clusterforge.policies.policy_inputs import PolicyInputs
 from tests.conftest import ROOT
 
 SHARED = Path("/work/shared/examples")

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from clusterforge.errors import ClusterforgeError
+from clusterforge.core.errors import ClusterforgeError
 from clusterforge.lab import launched, nodes, podman, power_agent, selfboot
 from clusterforge.lab.nodes import NodeSpec
 from clusterforge.lab.paths import LabPaths
@@ -69,7 +69,7 @@ class FakePodman:
 
 
 def podman_problem() -> Any:
-    from clusterforge.errors import Problem
+    from clusterforge.core.errors import Problem
 
     return Problem("podman run failed: no space left on device", "podman")
 

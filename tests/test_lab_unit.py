@@ -7,14 +7,14 @@ import json
 
 import pytest
 
-from clusterforge.errors import ClusterforgeError
+from clusterforge.blueprint.load import load_blueprint
+from clusterforge.core.errors import ClusterforgeError
 from clusterforge.lab import host
 from clusterforge.lab.paths import LabPaths
 from clusterforge.lab.render import DEFAULT_BLUEPRINT, DEFAULT_CATALOG, data_file, inventory_hosts, render, resized
 from clusterforge.lab.repo import Pins
-from clusterforge.load import load_blueprint
 from clusterforge.render import yamlout
-from clusterforge.targets import load_catalog
+from clusterforge.target_kernel import load_catalog
 from tests.conftest import ROOT
 
 GOOD_INFO = {"host": {"ociRuntime": {"name": "runc"}, "networkBackend": "netavark"}}

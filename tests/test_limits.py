@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from clusterforge import limits
-from clusterforge.errors import ClusterforgeError
+from clusterforge.core import limits
+from clusterforge.core.errors import ClusterforgeError
 from tests.hostile.cases_limits import SITE_CATALOG
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "security.md"
@@ -53,7 +53,7 @@ slurm:
 
 @pytest.mark.parametrize("count", ['"100001"', "100001.0", "1.00001e+5"])
 def test_the_node_limit_counts_what_pydantic_reads(count: str) -> None:
-    from clusterforge.load import load_text
+    from clusterforge.blueprint.load import load_text
 
     with pytest.raises(ClusterforgeError, match="100,001 nodes") as exc:
         load_text(_BLUEPRINT.replace("HARDWARE", "dgx-h100").replace("COUNT", count))
@@ -61,7 +61,7 @@ def test_the_node_limit_counts_what_pydantic_reads(count: str) -> None:
 
 
 def test_the_node_limit_counts_the_hosts_of_rack_scale_systems(monkeypatch: pytest.MonkeyPatch) -> None:
-    from clusterforge.load import load_text
+    from clusterforge.blueprint.load import load_text
 
     text = _BLUEPRINT.replace("HARDWARE", "gb200-nvl72").replace("COUNT", "6")
     monkeypatch.setenv("CLUSTERFORGE_MAX_NODES", "108")
@@ -72,7 +72,7 @@ def test_the_node_limit_counts_the_hosts_of_rack_scale_systems(monkeypatch: pyte
 
 
 def test_catalog_figures_are_bounded_and_say_their_unit(tmp_path: Path) -> None:
-    from clusterforge.targets import load_catalog
+    from clusterforge.target_kernel import load_catalog
 
     site = tmp_path / "site.yaml"
     site.write_text(SITE_CATALOG)
@@ -83,7 +83,7 @@ def test_catalog_figures_are_bounded_and_say_their_unit(tmp_path: Path) -> None:
 def test_hints_name_a_few_candidates_and_search_each_name_once(monkeypatch: pytest.MonkeyPatch) -> None:
     import difflib
 
-    from clusterforge import hints
+    from clusterforge.core import hints
 
     known = [f"pool{i:04d}" for i in range(5000)]
     hint = hints.did_you_mean("zzzzzz", known)
@@ -97,7 +97,7 @@ def test_hints_name_a_few_candidates_and_search_each_name_once(monkeypatch: pyte
 
 
 def test_problem_lists_keep_a_few_of_each_kind_and_count_the_rest() -> None:
-    from clusterforge.hints import and_more, capped
+    from clusterforge.core.hints import and_more, capped
 
     items = [f"unknown pool 'p{i}'" for i in range(500)] + ["missing key 'a'"]
     kept = capped(items, str, lambda last, n: and_more(last, n), per_kind=3)
@@ -106,7 +106,7 @@ def test_problem_lists_keep_a_few_of_each_kind_and_count_the_rest() -> None:
 
 
 def test_an_included_file_is_read_once_per_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from clusterforge import yamlsource
+    from clusterforge.files import yamlsource
 
     (tmp_path / "pool.yaml").write_text("name: gpu\nhardware: dgx-h100\ncount: 1\n")
     (tmp_path / "c.yaml").write_text("pools:\n" + "  - !include pool.yaml\n" * 40 + "x: !include pool.yaml\n")

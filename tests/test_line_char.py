@@ -10,7 +10,7 @@ import unicodedata
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from clusterforge.model.text import LINE_CHAR, FreeText
+from clusterforge.core.text import LINE_CHAR, FreeText
 
 REFUSED = ("Cc", "Cf", "Zl", "Zp")
 INVISIBLE = [chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) in REFUSED]

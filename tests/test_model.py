@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from clusterforge.errors import ClusterforgeError
-from clusterforge.load import load_text
+from clusterforge.blueprint.load import load_text
+from clusterforge.core.errors import ClusterforgeError
 from tests.conftest import EXAMPLES, example_files
 
 ONPREM = (EXAMPLES / "onprem-dgx-h100.yaml").read_text()

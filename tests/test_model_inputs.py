@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 import yaml
 
-from clusterforge.errors import ClusterforgeError
-from clusterforge.load import load_text
+from clusterforge.blueprint.load import load_text
+from clusterforge.core.errors import ClusterforgeError
 from clusterforge.policies.config_file import load_policy_config
 from clusterforge.policies.discovery import load_rules
 from clusterforge.policies.waivers import load_waivers
-from clusterforge.targets import load_catalog
+from clusterforge.target_kernel import load_catalog
 from tests.conftest import EXAMPLES
 from tests.hostile.cases_model import SITE_CATALOG
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from clusterforge.errors import ClusterforgeError
-from clusterforge.load import load_text
+from clusterforge.blueprint.load import load_text
+from clusterforge.core.errors import ClusterforgeError
 from clusterforge.model import Slurm, Software
 from tests.located import assert_located
 
@@ -154,7 +154,7 @@ def _with(line: str) -> str:
 def _refusal(text: str, policy: str = "") -> str:
     import yaml
 
-    from clusterforge.errors import ClusterforgeError as Error
+    from clusterforge.core.errors import ClusterforgeError as Error
     from clusterforge.policies.config import PolicyConfig
     from clusterforge.policies.root_access import refuse_root_access
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from clusterforge.blueprint.templating import discover, pattern_words
 from clusterforge.cli.app import app
-from clusterforge.templating import discover, pattern_words
 
 TEMPLATES = sorted(discover())
 FSX = [name for name in TEMPLATES if "fsx_capacity_gib" in discover()[name].spec.params]
@@ -110,7 +110,7 @@ def test_an_fsx_size_aws_refuses_is_refused_at_set(tmp_path: Path, name: str, si
 def test_the_fsx_help_and_check_agree_with_the_storage_rule(name: str) -> None:
     """Every size the template takes is one the blueprint rule (targets/aws/fsx.py, AWS CreateFileSystem) takes,
     and the reverse; the help states the same rule."""
-    from clusterforge.errors import ClusterforgeError
+    from clusterforge.core.errors import ClusterforgeError
     from clusterforge.targets.aws.fsx import capacity_rule
 
     template = discover()[name]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from clusterforge.errors import ClusterforgeError
+from clusterforge.core.errors import ClusterforgeError
 from clusterforge.targets.aws import guard
 from clusterforge.targets.aws.crossguard.blueprint import blueprint_violations
 from clusterforge.targets.aws.settings import StackSettings

@@ -64,8 +64,8 @@ def test_identical_cause_on_100_racks_is_one_text_line_with_a_hostlist() -> None
 
 
 def test_a_hostlist_too_long_for_a_line_says_how_many_it_left_out() -> None:
+    from clusterforge.core.hostlist import count
     from clusterforge.formats.grouping import group
-    from clusterforge.hostlist import count
 
     g = group(_verdict(*_hall(4_000)))[0]
     targets = g.targets()

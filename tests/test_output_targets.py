@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from clusterforge import atomic
 from clusterforge.cli.main import app
+from clusterforge.files import atomic
 from tests.aws.test_inventory import outputs
 from tests.conftest import EXAMPLES
 

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from click.testing import Result
 
-from clusterforge.hostlist import expand
+from clusterforge.core.hostlist import expand
 from clusterforge.plan.fabric import size_fat_tree
 from clusterforge.plan.topology import wire
 from tests.plan_builders import plan_of

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from clusterforge.errors import ClusterforgeError
-from clusterforge.hostlist import compress, expand
+from clusterforge.core.errors import ClusterforgeError
+from clusterforge.core.hostlist import compress, expand
 
 
 @pytest.mark.parametrize(("names", "expected"), [

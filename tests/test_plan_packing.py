@@ -9,11 +9,11 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from clusterforge.load import load_text
+from clusterforge.blueprint.load import load_text
 from clusterforge.physics import Cooling, Electrical
 from clusterforge.plan import build_plan
 from clusterforge.policies.config import PolicyConfig
-from clusterforge.targets import load_catalog
+from clusterforge.target_kernel import load_catalog
 from tests.plan_builders import big_rack, feed, onprem, per_rack, plan_of, rack, site, unplaced_pool
 from tests.policies.builders import found
 

@@ -22,8 +22,8 @@ moto = pytest.importorskip("moto")
 from botocore.awsrequest import AWSResponse  # noqa: E402
 from moto.core.botocore_stubber import MockRawResponse  # noqa: E402
 
-from clusterforge import hostlist  # noqa: E402
-from clusterforge.errors import ClusterforgeError  # noqa: E402
+from clusterforge.core import hostlist  # noqa: E402
+from clusterforge.core.errors import ClusterforgeError  # noqa: E402
 from clusterforge.powersave import programs  # noqa: E402
 from clusterforge.powersave.config import NodeGroup, PowerSaveConfig, load  # noqa: E402
 from clusterforge.powersave.reconcile import reconcile  # noqa: E402

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from clusterforge.powersave import CONTROLLER_MODULES
-from clusterforge.targets import registered
+from clusterforge.target_kernel import registered
 from clusterforge.targets.aws.image_bundle import bundle_paths
 from tests.conftest import ROOT
 
@@ -90,3 +90,19 @@ def test_each_provider_imports_from_the_copy_as_a_namespace_package(tmp_path: Pa
     assert found["namespaces"] == [None, None]  # no __init__.py: PEP 420 namespace packages
     assert all(str(file).startswith(str(tmp_path)) for file in found["loaded"].values() if file), found["loaded"]
     assert not [name for name in found["loaded"] if name.startswith(HEAVY)]
+
+
+def test_the_role_installs_boto3_where_the_file_names_the_ec2_providers_target() -> None:
+    """The slurm role reads the power-save file's provider (a target's name) to decide whether the controller
+    needs boto3: the EC2 provider's target must be what it compares with, as render writes it."""
+    import jinja2
+
+    from clusterforge.targets.aws.powersave import Ec2Provider
+
+    tasks = yaml.safe_load((ROOT / "roles" / "slurm" / "tasks" / "power_save.yml").read_text())
+    found = [task["vars"]["slurm_power_save_on_ec2"] for task in tasks
+             if "slurm_power_save_on_ec2" in (task.get("vars") or {})]
+    [expression] = found
+    for target, wanted in ((name, t.power_provider is Ec2Provider) for name, t in registered().items()):
+        result = jinja2.Environment().from_string(expression).render(slurm_power_save_provider=target)
+        assert result == str(wanted), (target, expression)

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from clusterforge.errors import ClusterforgeError
-from clusterforge.load import load_text
+from clusterforge.blueprint.load import load_text
+from clusterforge.core.errors import ClusterforgeError
 from clusterforge.model import Slurm
 from clusterforge.model.slurm import POWER_UP_TIMEOUT_S, REBOOT_TIMEOUT_S, TREE_WIDTH_MAX
 from clusterforge.plan import build_plan
-from clusterforge.targets import slurm_launches_nodes
+from clusterforge.target_kernel import slurm_launches_nodes
 from tests.located import assert_located
 from tests.policies.builders import aws, feed, found, messages, onprem, rack
 
@@ -163,7 +163,7 @@ def test_a_power_saved_pool_costs_its_ceiling_all_month() -> None:
     """The budget holds what SLURM may power up: 12,500 nodes beyond 16 always on are priced, not 16."""
     from clusterforge.cost.cloud import instance_lines
     from clusterforge.cost.estimate import gpu_count
-    from clusterforge.targets import load_catalog
+    from clusterforge.target_kernel import load_catalog
 
     data = aws(pools=[{"name": "gpu", "hardware": "p5.48xlarge", "count": 16, "max_count": 12_500,
                        "partition": "train"}])

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from clusterforge.errors import ClusterforgeError
-from clusterforge.load import load_text
+from clusterforge.blueprint.load import load_text
+from clusterforge.core.errors import ClusterforgeError
 from clusterforge.plan import build_plan
 from clusterforge.powersave import config as powersave_config
 from clusterforge.render import RenderContext, render_files

@@ -115,7 +115,7 @@ def test_every_target_that_powers_nodes_has_a_provider_in_its_folder() -> None:
 
     from clusterforge.powersave import CONTROLLER_MODULES
     from clusterforge.powersave.config import PowerSaveConfig
-    from clusterforge.targets import registered
+    from clusterforge.target_kernel import registered
 
     powered = {t.name: t.power_provider for t in registered().values() if t.powers_nodes}
     assert set(powered) == {"aws", "lab"}

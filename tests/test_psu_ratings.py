@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from clusterforge.catalog import Server
-from clusterforge.errors import ClusterforgeError
-from clusterforge.targets import load_catalog
+from clusterforge.core.errors import ClusterforgeError
+from clusterforge.target_kernel import load_catalog
 from tests.policies.builders import evaluate_data, onprem, rack
 
 

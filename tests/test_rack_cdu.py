@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from clusterforge.errors import ClusterforgeError
-from clusterforge.load import load_text
+from clusterforge.blueprint.load import load_text
+from clusterforge.core.errors import ClusterforgeError
 from clusterforge.plan import build_plan
 from clusterforge.plan.model import Plan
 from tests.policies.builders import evaluate_data, feed, onprem, rack

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from clusterforge.catalog import Server
 from clusterforge.plan import fabric_endpoints
-from clusterforge.targets import load_catalog
+from clusterforge.target_kernel import load_catalog
 from tests.plan_builders import load, plan_of
 from tests.policies.builders import design
 

@@ -16,11 +16,11 @@ import pytest
 import yaml
 
 import tests.test_day2_diff as day2_tests
-from clusterforge.analysis import PolicyInputs
 from clusterforge.catalog import slurm_changes
-from clusterforge.checkout import project_root
 from clusterforge.day2.diff import Action, Diff, compare
 from clusterforge.day2.rendered import Rendered
+from clusterforge.files.checkout import project_root
+from clusterforge.pipeline.analysis import PolicyInputs
 from tests.conftest import EXAMPLES
 from tests.test_recipe_accelerator import code_block
 

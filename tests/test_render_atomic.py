@@ -173,7 +173,7 @@ def test_a_second_writer_waits_for_the_first_then_gives_up(cli, tmp_path, monkey
     import fcntl
     import os
 
-    from clusterforge import atomic
+    from clusterforge.files import atomic
 
     monkeypatch.setattr(atomic, "WRITER_WAIT_S", 0.3)
     fd = os.open(tmp_path / ".out.lock", os.O_RDONLY | os.O_CREAT, 0o600)

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from clusterforge.errors import ClusterforgeError
-from clusterforge.load import Loaded, load_blueprint
+from clusterforge.blueprint.load import Loaded, load_blueprint
+from clusterforge.core.errors import ClusterforgeError
 from clusterforge.plan import build_plan
 from clusterforge.policies.config_file import load_policy_config
 from clusterforge.render import OUTPUTS, RenderContext, gres_conf, slurm_conf, topology_conf
 from clusterforge.render.yamlout import load
-from clusterforge.targets import load_catalog
+from clusterforge.target_kernel import load_catalog
 from tests.conftest import EXAMPLES
 
 HOSTILE = ["1\nSlurmctldHost=evil", "1\rx", "1 Nodes=ALL", "1#x", "a=b", "x\\", "\x00", "t\tab", "q'", 'q"',

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from clusterforge.hostlist import expand
+from clusterforge.core.hostlist import expand
 from clusterforge.render import gres_conf
 from tests.conftest import EXAMPLES
 

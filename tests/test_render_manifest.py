@@ -122,7 +122,7 @@ def test_growing_an_elastic_pool_is_a_reconfigure_that_names_the_nodes(tmp_path:
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert data["largest"] in ("NONE", "RECONFIGURE") and not data["disruptive"]
-    from clusterforge.hostlist import compress
+    from clusterforge.core.hostlist import compress
 
     assert compress(data["powered_added"]) == added and data["added"] == []
     powersave = [c for c in data["changes"] if c["file"] == "clusterforge-powersave.json"]

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from clusterforge.catalog.slurm_parameters import for_version, releases
-from clusterforge.hostlist import expand
+from clusterforge.core.hostlist import expand
 from clusterforge.render.yamlout import load
 from tests.conftest import EXAMPLES
 from tests.policies.builders import design

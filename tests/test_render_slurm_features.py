@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
+from clusterforge.blueprint.load import load_text
 from clusterforge.catalog.slurm_parameters import for_version
-from clusterforge.errors import ClusterforgeError
-from clusterforge.load import load_text
+from clusterforge.core.errors import ClusterforgeError
 from clusterforge.plan import build_plan
 from clusterforge.render import RenderContext
 from clusterforge.render.conf_settings import merge

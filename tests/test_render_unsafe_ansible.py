@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from clusterforge.load import Loaded, load_blueprint
+from clusterforge.blueprint.load import Loaded, load_blueprint
 from clusterforge.plan import build_plan
 from clusterforge.policies.config_file import load_policy_config
 from clusterforge.render import RenderContext, write
-from clusterforge.targets import load_catalog
+from clusterforge.target_kernel import load_catalog
 from tests.conftest import EXAMPLES, ROOT
 
 BIN = Path(sys.executable).parent

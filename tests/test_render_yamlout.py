@@ -10,7 +10,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clusterforge.errors import ClusterforgeError
+from clusterforge.core.errors import ClusterforgeError
 from clusterforge.render.yamlout import Template, dump, dump_ansible, load
 
 words = st.sampled_from(["yes", "no", "on", "null", "~", "010", "0x1f", "1e3", "1.5", "12:30", "2026-01-01", "a: b",

@@ -78,7 +78,7 @@ def test_the_panel_renders_in_headless_chromium(cli, tmp_path: Path) -> None:
 
 
 def test_the_elevations_png_leaves_the_panel_out(cli, tmp_path: Path) -> None:
-    from clusterforge.analysis import analyze, read_policy
+    from clusterforge.pipeline.analysis import analyze, read_policy
     from clusterforge.report import build
 
     out = tmp_path / "report.html"

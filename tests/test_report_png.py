@@ -27,7 +27,7 @@ def png_size(path: Path) -> tuple[int, int]:
 
 
 def drawings_page(blueprint: Path, max_racks: int = 200) -> str:
-    from clusterforge.analysis import analyze, read_policy
+    from clusterforge.pipeline.analysis import analyze, read_policy
     from clusterforge.report import build
 
     return build(analyze(blueprint, read_policy()), max_racks, drawings_only=True)

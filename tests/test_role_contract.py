@@ -31,9 +31,9 @@ from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from click.testing import CliRunner
 from jinja2 import nodes
 
+from clusterforge.blueprint.templating import discover
 from clusterforge.cli.main import app
 from clusterforge.render.yamlout import load
-from clusterforge.templating import discover
 from tests.conftest import ROOT, example_files
 
 ROLES = sorted(p.name for p in (ROOT / "roles").iterdir() if (p / "tasks" / "main.yml").is_file())
@@ -46,7 +46,7 @@ def not_role_inputs() -> dict[str, str]:
     people and Ansible's connection vars (clusterforge/render/facts.yaml), and each target's own (its
     TargetEffects.descriptions: AWS's region, instance ids, ...)."""
     from clusterforge.render.declarations import facts
-    from clusterforge.targets import registered
+    from clusterforge.target_kernel import registered
 
     found = {key: declared.description or "" for key, declared in facts().items()}
     for target in registered().values():

@@ -21,7 +21,7 @@ from clusterforge.policies.reference import (
     setting_docs,
 )
 from clusterforge.policies.registry import REGISTRY
-from clusterforge.targets import blueprint_model, catalog_parts
+from clusterforge.target_kernel import blueprint_model, catalog_parts
 from clusterforge.targets.aws.crossguard.blueprint import CONFIG_KEYS
 from clusterforge.targets.aws.crossguard.reference import PACK_CONFIG_EXAMPLE
 from tests.conftest import ROOT

@@ -18,8 +18,8 @@ import jsonschema
 import pytest
 import yaml
 
+from clusterforge.blueprint.templating import discover
 from clusterforge.schema import blueprint_schema
-from clusterforge.templating import discover
 from tests.conftest import EXAMPLES, ROOT, example_files
 
 
@@ -156,8 +156,8 @@ def _bad(text: str) -> list[str]:
 
 
 def _loader_refuses(text: str, tmp_path: Path) -> None:
-    from clusterforge.errors import ClusterforgeError
-    from clusterforge.load import load_blueprint
+    from clusterforge.blueprint.load import load_blueprint
+    from clusterforge.core.errors import ClusterforgeError
 
     path = tmp_path / "bp.yaml"
     path.write_text(text)

@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 
 from clusterforge import accelerators
-from clusterforge.checkout import project_root
-from clusterforge.errors import ClusterforgeError
+from clusterforge.core.errors import ClusterforgeError
+from clusterforge.files.checkout import project_root
 from clusterforge.render import change_classes as effects
 from clusterforge.render.declarations import HOSTS, Declared, facts, read_bindings
-from clusterforge.targets import registered
+from clusterforge.target_kernel import registered
 from tests.conftest import ROOT
 from tests.test_role_contract import ROLES, SOURCES, Written, defaults, options, render_source
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from clusterforge.analysis import PolicyInputs
 from clusterforge.catalog.slurm_changes import PAGES, changes, load
+from clusterforge.core.errors import ClusterforgeError
 from clusterforge.day2.rendered import Rendered, conf_entries
-from clusterforge.errors import ClusterforgeError
+from clusterforge.pipeline.analysis import PolicyInputs
 from tests.conftest import EXAMPLES
 
 

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from clusterforge.catalog import Switch
-from clusterforge.targets import load_catalog
+from clusterforge.target_kernel import load_catalog
 from tests.conftest import EXAMPLES
 from tests.policies.builders import design, found, messages
 

@@ -198,7 +198,7 @@ import json, sys
 from pathlib import Path
 import clusterforge.targets as package
 package.__path__.append(sys.argv[1])
-from clusterforge import hostlist
+from clusterforge.core import hostlist
 from clusterforge.powersave.config import load
 from clusterforge.powersave.programs import provider_for
 from clusterforge.powersave.resume import resume

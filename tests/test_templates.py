@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from clusterforge.templating import discover
+from clusterforge.blueprint.templating import discover
 
 TEMPLATES = sorted(discover())
 
@@ -104,7 +104,7 @@ def test_defaults_fit_the_templates_own_schema(name: str) -> None:
 
 
 def _template(tmp_path, params: str, body: str):
-    from clusterforge.templating import Template
+    from clusterforge.blueprint.templating import Template
 
     folder = tmp_path / "t"
     folder.mkdir()
@@ -114,7 +114,7 @@ def _template(tmp_path, params: str, body: str):
 
 
 def test_a_default_outside_the_schema_is_refused_at_its_line(tmp_path) -> None:
-    from clusterforge.errors import ClusterforgeError
+    from clusterforge.core.errors import ClusterforgeError
 
     template = _template(tmp_path, "  n: {type: int, default: 0, ge: 1, le: 3, help: nodes}\n"
                                    "  s: {type: str, default: 'a b', pattern: '[a-z]+', help: word}\n", "{{ n }}\n")
@@ -126,7 +126,7 @@ def test_a_default_outside_the_schema_is_refused_at_its_line(tmp_path) -> None:
 
 
 def test_a_string_parameter_needs_a_pattern(tmp_path) -> None:
-    from clusterforge.errors import ClusterforgeError
+    from clusterforge.core.errors import ClusterforgeError
 
     template = _template(tmp_path, "  s: {type: str, default: a, help: word}\n", "{{ s }}\n")
     with pytest.raises(ClusterforgeError, match="a str parameter needs a pattern"):

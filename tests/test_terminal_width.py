@@ -13,9 +13,9 @@ import pytest
 from click.testing import CliRunner, Result
 from rich.cells import cell_len
 
+from clusterforge.blueprint.templating import discover
 from clusterforge.cli import terminal
 from clusterforge.cli.main import app
-from clusterforge.templating import discover
 from tests.conftest import EXAMPLES, ROOT
 
 WIDTHS = (60, 80, 120, 200)

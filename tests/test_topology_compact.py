@@ -19,7 +19,7 @@ from itertools import combinations
 
 import pytest
 
-from clusterforge.hostlist import expand
+from clusterforge.core.hostlist import expand
 from clusterforge.plan import Plan
 from clusterforge.plan.compact import Upper, compact
 from clusterforge.plan.model import SlurmSwitch, Topology

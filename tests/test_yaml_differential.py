@@ -14,9 +14,9 @@ import re
 
 import pytest
 
-from clusterforge.errors import ClusterforgeError
-from clusterforge.fastyaml import RymlLines, parse_fast
-from clusterforge.yamlsource import Source, parse_text
+from clusterforge.core.errors import ClusterforgeError
+from clusterforge.files.fastyaml import RymlLines, parse_fast
+from clusterforge.files.yamlsource import Source, parse_text
 
 DOCUMENTS = 2400
 SEED = 20260131

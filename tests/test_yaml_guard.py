@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from clusterforge.errors import ClusterforgeError
-from clusterforge.fastyaml import RymlLines, parse_fast
-from clusterforge.yamlsource import load_file, parse_text, read_text
+from clusterforge.core.errors import ClusterforgeError
+from clusterforge.files.fastyaml import RymlLines, parse_fast
+from clusterforge.files.yamlsource import load_file, parse_text, read_text
 
 
 def problem(call, *args):  # type: ignore[no-untyped-def]

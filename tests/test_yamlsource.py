@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from clusterforge.errors import ClusterforgeError
-from clusterforge.yamlsource import format_path, parse_text
+from clusterforge.core.errors import ClusterforgeError
+from clusterforge.files.yamlsource import format_path, parse_text
 
 
 def test_lines_recorded_for_keys_and_items() -> None:

@@ -12,7 +12,7 @@ import importlib
 import pkgutil
 
 from clusterforge.accelerators.accelerator import Accelerator, Devices, PinVar
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
 
 __all__ = ["Accelerator", "Devices", "PinVar", "accelerator", "default", "instance_default", "known", "registered",
            "running", "stack_pins"]

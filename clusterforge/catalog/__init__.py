@@ -1,7 +1,7 @@
 """The hardware catalog: built-in YAML data plus optional user files, looked up by key.
 
-`compose_catalog` reads it with the parts the targets add (`CatalogPart`); `clusterforge.targets.load_catalog` passes
-every registered target's.
+`compose_catalog` reads it with the parts the targets add (`CatalogPart`); `clusterforge.target_kernel.load_catalog`
+passes every registered target's.
 """
 
 from clusterforge.catalog.loader import Catalog, compose_catalog

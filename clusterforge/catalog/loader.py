@@ -1,7 +1,7 @@
 """Load the built-in catalog and user extensions into one frozen lookup.
 
 The built-in catalog is the shared files here (catalog/data) and each target's part (catalog/parts.py), which the
-targets' kernel collects: `clusterforge.targets.load_catalog` is what commands call.
+targets' kernel collects: `clusterforge.target_kernel.load_catalog` is what commands call.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from clusterforge.catalog.models import CatalogFile, Entry, Instance, Server, Sw
 from clusterforge.catalog.parts import CatalogPart, file_model
 from clusterforge.catalog.price_book import PriceBook
 from clusterforge.catalog.software import SoftwareCatalog
-from clusterforge.errors import ClusterforgeError, Problem, shown
-from clusterforge.fastyaml import parse_fast
-from clusterforge.hints import closest
-from clusterforge.validation import validate
-from clusterforge.yamlsource import Source, load_file, parse_text
+from clusterforge.core.errors import ClusterforgeError, Problem, shown
+from clusterforge.core.hints import closest
+from clusterforge.core.validation import validate
+from clusterforge.files.fastyaml import parse_fast
+from clusterforge.files.yamlsource import Source, load_file, parse_text
 
 E = TypeVar("E", bound=Server | Switch | Instance)
 _BUILTIN_FILES = ("servers.yaml", "switches.yaml", "software.yaml", "prices.yaml")

@@ -7,11 +7,11 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
-from clusterforge import accelerators
+import clusterforge.accelerators as accelerators
 from clusterforge.catalog.prices import PriceTable
 from clusterforge.catalog.software import SoftwareTables
-from clusterforge.model.text import LINE_CHAR, CatalogKey
-from clusterforge.validation import expected, figure
+from clusterforge.core.text import LINE_CHAR, CatalogKey
+from clusterforge.core.validation import expected, figure
 
 _BOOKKEEPING = {"kind", "form", "provider", "description", "sources", "notes"}
 

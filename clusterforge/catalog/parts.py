@@ -20,7 +20,7 @@ from pydantic import BaseModel, Discriminator, Field, Tag, create_model
 from clusterforge.catalog.models import CatalogFile, Instance, Server, Switch
 from clusterforge.catalog.prices import prices_model
 from clusterforge.catalog.software import Row, tables_model
-from clusterforge.model.text import CatalogKey
+from clusterforge.core.text import CatalogKey
 
 
 @dataclass(frozen=True)

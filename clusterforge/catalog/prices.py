@@ -15,9 +15,9 @@ from typing import Annotated, Any, get_origin
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, create_model
 
-from clusterforge.model.purchase import PURCHASES, Purchase
-from clusterforge.model.text import LINE_CHAR, CatalogKey
-from clusterforge.validation import expected, figure
+from clusterforge.core.purchase import PURCHASES, Purchase
+from clusterforge.core.text import LINE_CHAR, CatalogKey
+from clusterforge.core.validation import expected, figure
 
 __all__ = ["PURCHASES", "FacilityPrices", "Figure", "Price", "PriceTable", "Purchase", "prices_model"]
 

@@ -15,7 +15,7 @@ from typing import Annotated, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
 
 DATA = "slurm-changes.yaml"
 PAGES = ("slurm.conf(5)", "scontrol(1)")

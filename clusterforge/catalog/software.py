@@ -16,8 +16,8 @@ from typing import Annotated, Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_model
 
-from clusterforge.model.text import LINE_CHAR
-from clusterforge.validation import expected
+from clusterforge.core.text import LINE_CHAR
+from clusterforge.core.validation import expected
 
 # A site catalog is as untrusted as a blueprint: a source is one line of text, a release plain numbers.
 SOURCE = rf"^{LINE_CHAR}{{3,500}}$"

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from clusterforge.cli.app import app, say
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
 
 
 @app.command()
@@ -46,8 +46,8 @@ def affected(changed: tuple[Path, ...], changed_from: Path | None, among: tuple[
       git ls-files -z -- blueprints sites > candidates
       clusterforge affected -z --changed-from changed --among-from candidates
     """
-    from clusterforge.affected import touched
-    from clusterforge.yamlsource import INCLUDE_ROOT
+    from clusterforge.compose.affected import touched
+    from clusterforge.files.yamlsource import INCLUDE_ROOT
 
     paths = [*changed, *(_read_list(changed_from, null) if changed_from else [])]
     considered = [*among, *(_read_list(among_from, null) if among_from else [])]
@@ -69,7 +69,7 @@ def affected(changed: tuple[Path, ...], changed_from: Path | None, among: tuple[
 def _read_list(source: Path, null: bool) -> list[Path]:
     """The paths a list file holds, within the input size limit; a name is kept byte for byte (surrogate
     escapes), since git prints names as they are."""
-    from clusterforge import limits
+    from clusterforge.core import limits
 
     limit = limits.INPUT_BYTES.value
     if str(source) == "-":

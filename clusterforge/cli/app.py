@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from clusterforge import __version__
-from clusterforge.analysis import PolicyInputs
-from clusterforge.errors import ClusterforgeError
+from clusterforge.core.errors import ClusterforgeError
+from clusterforge.core.version import __version__
+from clusterforge.pipeline.analysis import PolicyInputs
 
 if TYPE_CHECKING:
-    from clusterforge.yamlsource import Source
+    from clusterforge.files.yamlsource import Source
 
 EXIT_OK, EXIT_POLICY, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command Ctrl-C stopped
@@ -109,7 +109,7 @@ def say(text: str) -> None:
 
 def print_problems(error: ClusterforgeError) -> None:
     """Each problem as `file:line: path: message`, the file relative to the working directory when below it."""
-    from clusterforge.formats.paths import report_path
+    from clusterforge.files.paths import report_path
 
     for problem in error.problems:
         say(dataclasses.replace(problem, file=report_path(problem.file)).render())

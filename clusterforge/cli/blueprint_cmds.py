@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from clusterforge.cli.app import EXIT_INPUT, app, catalog_option, format_option, print_problems, say
-from clusterforge.errors import ClusterforgeError
+from clusterforge.core.errors import ClusterforgeError
 from clusterforge.formats.escape import log_line
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ def validate(files: tuple[Path, ...], catalog: tuple[Path, ...], fmt: str) -> No
     each error {file, line, path, message, hint}.
     """
     from clusterforge.cli.validate_view import document
-    from clusterforge.targets import load_catalog
+    from clusterforge.target_kernel import load_catalog
 
     try:
         cat = load_catalog(catalog)
@@ -59,8 +59,8 @@ def _say(result: FileResult) -> None:
 
 def _validate_one(path: Path, catalog: Catalog) -> FileResult:
     """One blueprint's problems, or what it holds."""
+    from clusterforge.blueprint.load import load_blueprint
     from clusterforge.cli.validate_view import FileResult, Summary
-    from clusterforge.load import load_blueprint
     from clusterforge.plan.topology import hosts_per_device
 
     try:
@@ -97,7 +97,7 @@ def schema(output: Path | None) -> None:
     if output is None:
         click.echo(text, nl=False)
         return
-    from clusterforge.atomic import write_text
+    from clusterforge.files.atomic import write_text
 
     write_text(output, text)
     say(f"wrote {output}")

@@ -78,7 +78,7 @@ def _as_json(key: str, entry: Entry, catalog: Catalog) -> dict[str, Any]:
 @catalog_option
 def list_entries(fmt: str, kind: str | None, catalog: tuple[Path, ...]) -> None:
     """List every catalog key, one per row, with its headline figures."""
-    from clusterforge.targets import load_catalog
+    from clusterforge.target_kernel import load_catalog
 
     cat = load_catalog(catalog)
     items = [(k, e) for k, e in cat.items() if kind is None or e.kind == kind]
@@ -104,7 +104,7 @@ def list_entries(fmt: str, kind: str | None, catalog: tuple[Path, ...]) -> None:
 @catalog_option
 def show(key: str, fmt: str, catalog: tuple[Path, ...]) -> None:
     """Show every figure of the entry KEY (e.g. dgx-h100, p5.48xlarge) with its source."""
-    from clusterforge.targets import load_catalog
+    from clusterforge.target_kernel import load_catalog
 
     cat = load_catalog(catalog)
     entry = cat.get(key)
@@ -140,7 +140,7 @@ class _Tables(click.Choice[str]):
     @property
     def choices(self) -> tuple[str, ...]:
         from clusterforge.catalog.parts import file_model
-        from clusterforge.targets import catalog_parts
+        from clusterforge.target_kernel import catalog_parts
 
         tables: Any = file_model(catalog_parts()).model_fields["software"].annotation
         return tuple(tables.model_fields)
@@ -164,7 +164,7 @@ def software(fmt: str, only: str | None, catalog: tuple[Path, ...]) -> None:
     "Adding a qualified software set"):
       clusterforge catalog software --catalog site-software.yaml --table cuda
     """
-    from clusterforge.targets import load_catalog
+    from clusterforge.target_kernel import load_catalog
 
     tables = load_catalog(catalog).software
     rows = [(table, row, tables.origins[table, row.key]) for table, row in tables.rows()

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 import click
 
-from clusterforge.analysis import PolicyInputs
 from clusterforge.cli.app import EXIT_POLICY, app, input_files, policy_options, say
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.formats import FORMATS
+from clusterforge.pipeline.analysis import PolicyInputs
 
 if TYPE_CHECKING:
     from clusterforge.policies import Verdict
@@ -58,8 +58,8 @@ def check(files: tuple[Path, ...], fmt: str, inputs: PolicyInputs, fail_level: s
       clusterforge check sites/dc1.yaml        every team that includes it
       clusterforge check blueprints/
     """
-    from clusterforge.bulk import bulk_objects
     from clusterforge.cli.check_view import emit, emit_input_errors
+    from clusterforge.core.bulk import bulk_objects
 
     inputs = replace(inputs, fail_level=fail_level, today=today.date() if today else None)
     with bulk_objects(kept=True):  # the findings and the plan live to the end: the collector would only walk them
@@ -93,11 +93,11 @@ class _PartlyJudged(ClusterforgeError):
 
 
 def _judge(files: tuple[Path, ...], inputs: PolicyInputs, output: Path | None) -> tuple[Verdict, int]:
-    """The verdict over what FILES name (clusterforge.site_users), and how many blueprints it covers."""
-    from clusterforge.analysis import check_set, read_policy
+    """The verdict over what FILES name (clusterforge.compose.site_users), and how many blueprints it covers."""
     from clusterforge.cli.check_inputs import load_all
+    from clusterforge.compose.site_users import select
+    from clusterforge.pipeline.analysis import check_set, read_policy
     from clusterforge.policies import Verdict
-    from clusterforge.site_users import select
 
     policy = read_policy(inputs)
     chosen = select(files)
@@ -105,7 +105,7 @@ def _judge(files: tuple[Path, ...], inputs: PolicyInputs, output: Path | None) -
         say(note)
     loadeds, problems = load_all(chosen.blueprints, policy)
     if output is not None:
-        from clusterforge.atomic import refuse_inputs
+        from clusterforge.files.atomic import refuse_inputs
 
         try:
             refuse_inputs(output, input_files([loaded.source for loaded in loadeds], *files, *inputs.files()))

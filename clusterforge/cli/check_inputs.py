@@ -9,18 +9,18 @@ from typing import TYPE_CHECKING
 
 import click
 
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
 
 if TYPE_CHECKING:
-    from clusterforge.load import Loaded
-    from clusterforge.policy_inputs import Policy
+    from clusterforge.blueprint.load import Loaded
+    from clusterforge.policies.policy_inputs import Policy
 
 STDIN_NAME = "<stdin>"  # how messages name the blueprint read from `-`; its includes resolve against the cwd
 
 
 def read_stdin() -> str:
     """The blueprint on stdin, within the same size limit and encoding as a file."""
-    from clusterforge import limits
+    from clusterforge.core import limits
 
     limit = limits.INPUT_BYTES.value
     data = click.get_binary_stream("stdin").read(limit + 1)
@@ -36,17 +36,17 @@ def read_stdin() -> str:
 
 def load_all(blueprints: Sequence[Path], policy: Policy) -> tuple[list[Loaded], list[Problem]]:
     """Every blueprint that loads (`-` from stdin), and the problems of all that cannot, together."""
-    from clusterforge.analysis import load_set
+    from clusterforge.pipeline.analysis import load_set
 
     return load_set(blueprints, policy, _load_one)
 
 
 def _load_one(path: Path, policy: Policy) -> Loaded:
-    from clusterforge.analysis import load
-    from clusterforge.bulk import bulk_objects
-    from clusterforge.load import from_source
-    from clusterforge.site_users import STDIN
-    from clusterforge.yamlsource import parse_text
+    from clusterforge.blueprint.load import from_source
+    from clusterforge.compose.site_users import STDIN
+    from clusterforge.core.bulk import bulk_objects
+    from clusterforge.files.yamlsource import parse_text
+    from clusterforge.pipeline.analysis import load
 
     if path != STDIN:
         return load(path, policy)

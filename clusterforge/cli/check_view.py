@@ -36,7 +36,7 @@ def emit(verdict: object, fmt: str, output: Path | None, files: int, show_info: 
     if output is None:
         click.echo(text, nl=False)
     else:
-        from clusterforge.atomic import write_text
+        from clusterforge.files.atomic import write_text
 
         write_text(output, text)
         say(f"wrote {output}")
@@ -49,7 +49,7 @@ def emit_input_errors(error: object, fmt: str, output: Path | None, inputs: Sequ
     findings of the `files` blueprints that could be `judged` (a Verdict) in the same run. Text on stdout shows
     only those findings with the problems among them: the problems go to stderr as always. An output that is one
     of `inputs` is not written."""
-    from clusterforge.errors import ClusterforgeError
+    from clusterforge.core.errors import ClusterforgeError
     from clusterforge.formats.input_errors import verdict_of
     from clusterforge.policies import Verdict
 
@@ -58,7 +58,7 @@ def emit_input_errors(error: object, fmt: str, output: Path | None, inputs: Sequ
     if fmt == "text" and output is None and judged is None:
         return
     if output is not None:
-        from clusterforge.atomic import refuse_inputs
+        from clusterforge.files.atomic import refuse_inputs
 
         try:
             refuse_inputs(output, inputs)

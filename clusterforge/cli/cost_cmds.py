@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
-from clusterforge.analysis import PolicyInputs
 from clusterforge.cli.app import app, catalog_option, format_option, input_files, say
+from clusterforge.pipeline.analysis import PolicyInputs
 
 
 @app.command()
@@ -37,8 +37,8 @@ def cost(file: Path, catalog: tuple[Path, ...], fmt: str, output: Path | None) -
     \b
     Exit codes: 0 estimated, 2 unreadable or invalid input (blueprint or price file, with file:line).
     """
-    from clusterforge.analysis import analyze, read_policy
     from clusterforge.cost import estimate_cost
+    from clusterforge.pipeline.analysis import analyze, read_policy
 
     policy = read_policy(PolicyInputs(tuple(catalog)))
     result = analyze(file, policy)
@@ -50,17 +50,17 @@ def cost(file: Path, catalog: tuple[Path, ...], fmt: str, output: Path | None) -
 
         body = json.dumps(json_safe(estimate.as_json()), indent=2) + "\n"
     elif fmt == "markdown":
-        from clusterforge.cost.views import markdown
+        from clusterforge.formats.cost import markdown
 
         body = markdown(cluster.name, estimate, years)
     else:
-        from clusterforge.cost.views import text
+        from clusterforge.formats.cost import text
 
         body = text(cluster.name, estimate, years, shutil.get_terminal_size().columns)
     if output is None:
         click.echo(body, nl=False)
         return
-    from clusterforge.atomic import refuse_inputs, write_text
+    from clusterforge.files.atomic import refuse_inputs, write_text
 
     refuse_inputs(output, input_files([result.loaded.source], file, *catalog))
     write_text(output, body)

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 
 import click
 
-from clusterforge.analysis import PolicyInputs
 from clusterforge.cli.app import EXIT_POLICY, app, format_option, policy_options, say
-from clusterforge.errors import one_line
+from clusterforge.core.errors import one_line
 from clusterforge.formats.escape import log_line
+from clusterforge.pipeline.analysis import PolicyInputs
 
 if TYPE_CHECKING:
     from clusterforge.cost import CostEstimate
@@ -109,7 +109,7 @@ def elided(value: str | None, width: int = VALUE_WIDTH) -> str:
 
 
 def _hosts(hosts: tuple[str, ...], daemon: str | None) -> str:
-    from clusterforge.hostlist import compress
+    from clusterforge.core.hostlist import compress
 
     if not hosts:
         return f"  ({daemon})" if daemon else ""
@@ -136,7 +136,7 @@ def physical_line(delta: PhysicalDelta) -> str:
 
 
 def _nodes(label: str, hosts: tuple[str, ...]) -> str:
-    from clusterforge.hostlist import compress
+    from clusterforge.core.hostlist import compress
 
     return f"  {label:<8} {len(hosts)}" + (f": {elided(compress(hosts), 100)}" if hosts else "")
 

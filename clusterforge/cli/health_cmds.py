@@ -10,7 +10,7 @@ import time
 import click
 
 from clusterforge.cli.app import EXIT_POLICY, app, format_option
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
 
 
 @app.group("health")
@@ -43,7 +43,7 @@ def diag(level: int, nodes: str, partition: str | None, reservation: str | None,
     Exit status 0 when every node passed or had nothing to diagnose (no DCGM: `skipped`), 1 when one failed or
     gave no result, 2 on bad input. Nodes without DCGM installed, such as the lab's, report `skipped`.
     """
-    from clusterforge.hostlist import expand
+    from clusterforge.core.hostlist import expand
     from clusterforge.operations.diag import check_level, parse, srun_command
     from clusterforge.operations.transport import check_destination, raise_for_transport
 

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from clusterforge.cli.app import app, policy_options, say
-from clusterforge.policy_inputs import PolicyInputs
+from clusterforge.policies.policy_inputs import PolicyInputs
 
 
 @app.group("image")

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from clusterforge.cli.app import app
-from clusterforge.errors import ClusterforgeError, Problem, one_line
+from clusterforge.core.errors import ClusterforgeError, Problem, one_line
 
 
 @app.command("inventory")
@@ -50,7 +50,7 @@ def inventory(from_outputs: Path | None, target: str | None, connection: str, ad
         _write(text, output, [addresses], "")
         return
     assert from_outputs is not None
-    from clusterforge.targets import outputs_reader
+    from clusterforge.target_kernel import outputs_reader
 
     reader = outputs_reader(name=target)
     outputs = reader.stream(sys.stdin.buffer, "<stdin>") if str(from_outputs) == "-" else reader.file(from_outputs)
@@ -75,7 +75,7 @@ def _write(text: str, output: Path | None, inputs: list[Path], said: str) -> Non
     if output is None:
         click.echo(text, nl=False)
         return
-    from clusterforge.atomic import refuse_inputs, write_text
+    from clusterforge.files.atomic import refuse_inputs, write_text
 
     refuse_inputs(output, inputs)
     write_text(output, text)

@@ -12,7 +12,7 @@ import click
 from clusterforge.cli.app import EXIT_POLICY, app, format_option
 from clusterforge.cli.rolling_options import rolling_options, show_report
 from clusterforge.cli.run_view import console, with_progress
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.lab.paths import PREFIX, LabPaths
 from clusterforge.provision.runner import EventHandler, Outcome
 

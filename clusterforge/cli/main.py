@@ -60,7 +60,7 @@ from clusterforge.cli.app import (  # noqa: E402
     say_interrupted,
     silence,
 )
-from clusterforge.errors import ClusterforgeError  # noqa: E402
+from clusterforge.core.errors import ClusterforgeError  # noqa: E402
 
 DEBUG = "CLUSTERFORGE_DEBUG"  # set (to anything but 0 or empty): an internal error prints its traceback
 
@@ -221,9 +221,9 @@ def main() -> None:
     sys.unraisablehook = _reraise_dropped
     signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGHUP, _terminate)
-    import clusterforge.bulk
+    import clusterforge.core.bulk
 
-    clusterforge.bulk.PROCESS_ENDS_WITH_COMMAND = True  # the process leaves with the command (_leave)
+    clusterforge.core.bulk.PROCESS_ENDS_WITH_COMMAND = True  # the process leaves with the command (_leave)
     try:
         INTERRUPT.raising = True
         try:

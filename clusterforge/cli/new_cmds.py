@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from clusterforge.analysis import PolicyInputs
 from clusterforge.cli.app import EXIT_POLICY, app, format_option, policy_options
-from clusterforge.errors import ClusterforgeError, Problem, shown
+from clusterforge.core.errors import ClusterforgeError, Problem, shown
+from clusterforge.pipeline.analysis import PolicyInputs
 
 
 def _pairs(values: tuple[str, ...]) -> dict[str, str]:
@@ -68,7 +68,7 @@ def new(template: str | None, list_: bool, sets: tuple[str, ...], output: Path |
     with -i it is asked again). An existing -o file is kept unless --force. The blueprint is validated and
     checked: exit 1 when it fails the policy check (the file is still written, so you can adjust it).
     """
-    from clusterforge.templating import discover, get
+    from clusterforge.blueprint.templating import discover, get
 
     if fmt == "json" and not (list_ or show_params):
         raise click.UsageError("--format json is for --list and --params; the blueprint itself is YAML")
@@ -113,7 +113,7 @@ def _refuse_inputs(output: Path, folder: Path, templates_dir: Path | None, input
     write into the --templates folder, which a later `new` would read as templates."""
     import os
 
-    from clusterforge.atomic import refuse_inputs
+    from clusterforge.files.atomic import refuse_inputs
 
     refuse_inputs(output, [*inputs.files(), folder / "params.yaml", folder / "blueprint.yaml.j2"])
     for tree in (templates_dir, folder):
@@ -126,8 +126,8 @@ def _refuse_inputs(output: Path, folder: Path, templates_dir: Path | None, input
 
 
 def _write_checked(text: str, output: Path | None, template: str, inputs: PolicyInputs) -> None:
-    from clusterforge.analysis import analyze, read_policy
-    from clusterforge.load import load_text
+    from clusterforge.blueprint.load import load_text
+    from clusterforge.pipeline.analysis import analyze, read_policy
 
     policy = read_policy(inputs)
     file = str(output) if output else f"<{template}>"
@@ -139,7 +139,7 @@ def _write_checked(text: str, output: Path | None, template: str, inputs: Policy
     if output is None:
         click.echo(text, nl=False)
     else:
-        from clusterforge.atomic import write_text
+        from clusterforge.files.atomic import write_text
 
         write_text(output, text)
     verdict = analyze(loaded, policy, detail=False).verdict

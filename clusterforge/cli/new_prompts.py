@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import click
 
-from clusterforge.errors import ClusterforgeError
-from clusterforge.templating import ParamSpec, Template
+from clusterforge.blueprint.templating import ParamSpec, Template
+from clusterforge.core.errors import ClusterforgeError
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from clusterforge.formats.paths import machine_path
-from clusterforge.templating import ParamSpec, Template
+from clusterforge.blueprint.templating import ParamSpec, Template
+from clusterforge.files.paths import machine_path
 
 
 def _bound(spec: ParamSpec, value: float) -> int | float:

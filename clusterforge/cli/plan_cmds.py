@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 import click
 
-from clusterforge.analysis import PolicyInputs
 from clusterforge.cli.app import EXIT_POLICY, app, format_option, input_files, policy_options, say
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.formats.escape import plural
+from clusterforge.pipeline.analysis import PolicyInputs
 
 if TYPE_CHECKING:
     from clusterforge.policies.engine import Verdict
@@ -41,7 +41,7 @@ def plan(file: Path, fmt: str, inputs: PolicyInputs) -> None:
     1 it cannot: a fabric beyond its switches' capacity, or nodes that fit in no rack
     (the plan is still printed, with the reasons), 2 invalid input.
     """
-    from clusterforge.analysis import analyze, read_policy
+    from clusterforge.pipeline.analysis import analyze, read_policy
 
     result = analyze(file, read_policy(inputs))
     infeasible = result.plan.infeasible()
@@ -87,10 +87,10 @@ def render(file: Path, out: Path, force: bool, inputs: PolicyInputs, from_output
     Refuses (exit 1) while the policy check has unwaived errors, unless --force. OUT is replaced only when
     every file is written: a failed render leaves it as it was.
     """
-    from clusterforge.analysis import analyze, load, read_policy
-    from clusterforge.atomic import refuse_inputs
+    from clusterforge.files.atomic import refuse_inputs
+    from clusterforge.pipeline.analysis import analyze, load, read_policy
     from clusterforge.render import RenderContext, write
-    from clusterforge.targets import in_use, outputs_reader, project_dir
+    from clusterforge.target_kernel import in_use, outputs_reader, project_dir
 
     policy = read_policy(inputs)
     loaded = load(file, policy)
@@ -118,8 +118,8 @@ def show_policy_errors(file: Path, verdict: Verdict) -> None:
     """The unwaived errors that stop a render (or an update) from writing a design the gate rejects."""
     from dataclasses import replace
 
+    from clusterforge.files.paths import report_path
     from clusterforge.formats.escape import log_line
-    from clusterforge.formats.paths import report_path
 
     errors = verdict.errors
     say(f"{file}: the policy check has {len(errors)} unwaived error(s):")

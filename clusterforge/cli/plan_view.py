@@ -8,7 +8,7 @@ from clusterforge.cli import terminal
 from clusterforge.model import Cluster
 from clusterforge.plan.bom import fabric_bom
 from clusterforge.plan.model import FatTree, Plan
-from clusterforge.targets import target_of
+from clusterforge.target_kernel import target_of
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -9,7 +9,7 @@ import click
 
 from clusterforge.cli.app import EXIT_POLICY, app, say
 from clusterforge.cli.run_view import console, with_progress
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
 
 
 @app.command()
@@ -45,7 +45,7 @@ def provision(out: Path, limit: str | None, list_hosts: bool, addresses: Path | 
     that matches no host included), 130 when interrupted (Ctrl-C stops ansible-playbook and its tasks first).
     Hosts are reached at their inventory names, or at the addresses of `--addresses FILE` (docs/bare-metal.md).
     """
-    from clusterforge.checkout import cache_root, project_root
+    from clusterforge.files.checkout import cache_root, project_root
     from clusterforge.provision.limits import ansible_reasons, listed_hosts, unmatched_limit
     from clusterforge.provision.runner import Run, execute
 
@@ -89,7 +89,7 @@ def provision(out: Path, limit: str | None, list_hosts: bool, addresses: Path | 
 
 def _addresses_inventory(addresses: Path, inventory: Path, private_dir: Path) -> Path:
     """The addresses, checked against the rendered names, as an inventory Ansible merges after the rendered one."""
-    from clusterforge.atomic import write_text
+    from clusterforge.files.atomic import write_text
     from clusterforge.provision.addresses import check_names, load, rendered_hosts
     from clusterforge.provision.addresses import inventory as addresses_inventory
     from clusterforge.render.yamlout import dump_ansible

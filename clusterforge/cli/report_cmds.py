@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from clusterforge.analysis import PolicyInputs
 from clusterforge.cli.app import app, input_files, policy_options, say
 from clusterforge.formats.escape import plural
+from clusterforge.pipeline.analysis import PolicyInputs
 from clusterforge.report import MAX_RACKS
 
 
@@ -37,8 +37,8 @@ def report(file: Path, output: Path, fmt: str, max_racks: int, inputs: PolicyInp
       clusterforge report cluster.yaml -o report.html
       clusterforge report cluster.yaml -f png -o elevations.png
     """
-    from clusterforge.analysis import analyze, read_policy
-    from clusterforge.atomic import refuse_inputs, write_text
+    from clusterforge.files.atomic import refuse_inputs, write_text
+    from clusterforge.pipeline.analysis import analyze, read_policy
     from clusterforge.report import build
 
     result = analyze(file, read_policy(inputs))

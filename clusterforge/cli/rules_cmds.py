@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from clusterforge.cli.app import app
-from clusterforge.errors import shown
+from clusterforge.core.errors import shown
 from clusterforge.formats.escape import log_line
 
 if TYPE_CHECKING:
@@ -56,8 +56,8 @@ def rules_group(ctx: click.Context, fmt: str) -> None:
               show_default=True, help="Output format.")
 def show(rule_id: str, fmt: str) -> None:
     """Show rule ID: what it checks, its default level, source, and each policy-config setting with its default."""
+    from clusterforge.core.validation import closest
     from clusterforge.policies import reference
-    from clusterforge.validation import closest
 
     known = {r.id: r for r in reference.rules()}
     rule = known.get(rule_id.upper())

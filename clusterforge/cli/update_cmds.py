@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from clusterforge.analysis import PolicyInputs
 from clusterforge.cli.app import EXIT_POLICY, app, format_option, input_files, policy_options
 from clusterforge.cli.rolling_options import rolling_options, show_report
 from clusterforge.cli.run_view import console
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.formats.escape import log_line
+from clusterforge.pipeline.analysis import PolicyInputs
 
 if TYPE_CHECKING:
     from clusterforge.day2.rendered import Rendered
@@ -69,7 +69,6 @@ def update(old: str, new: Path, out: Path, inputs: PolicyInputs, settings: Setti
     clusterforge update main:cluster.yaml cluster.yaml -o out --batch rack --max-fraction 0.05
     clusterforge update main:cluster.yaml cluster.yaml -o out --dry-run --format json
     """
-    from clusterforge.checkout import cache_root, project_root
     from clusterforge.day2.diff import compare
     from clusterforge.day2.remote import AnsibleRemote, SiteApply
     from clusterforge.day2.rendered import Rendered
@@ -77,6 +76,7 @@ def update(old: str, new: Path, out: Path, inputs: PolicyInputs, settings: Setti
     from clusterforge.day2.rolling import Progress, digest
     from clusterforge.day2.update import Updater, headline, job_loss_refusal
     from clusterforge.day2.update_plan import DryRun
+    from clusterforge.files.checkout import cache_root, project_root
 
     if fmt == "json" and not dry_run:  # a real update's output is its progress, as it happens
         raise click.BadParameter("json describes a dry run: add --dry-run", param_hint="--format")
@@ -136,12 +136,12 @@ def _show(plan: DryRun, fmt: str, text: str, say: Callable[[str], None]) -> None
 def _render(new: Path, out: Path, inputs: PolicyInputs) -> Rendered:
     """NEW written into OUT as `render` writes it, and as data with its plan (so hardware and physical changes
     are seen); refused while its policy check fails (an update never deploys a design the gate rejects)."""
-    from clusterforge.analysis import analyze, read_policy
-    from clusterforge.atomic import refuse_inputs
     from clusterforge.cli.plan_cmds import show_policy_errors
     from clusterforge.day2.rendered import Rendered
+    from clusterforge.files.atomic import refuse_inputs
+    from clusterforge.pipeline.analysis import analyze, read_policy
     from clusterforge.render import RenderContext, write
-    from clusterforge.targets import project_dir
+    from clusterforge.target_kernel import project_dir
 
     result = analyze(new, read_policy(inputs))
     refuse_inputs(out, input_files([result.loaded.source], new, *inputs.files()), directory=True)

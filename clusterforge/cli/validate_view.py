@@ -8,7 +8,7 @@
                 "cluster": {"name": "vision", "target": "onprem", "nodes": 16, "pools": 1, "racks": 4}}]}
 
 Every key is always there. An error's `file` may be a file the blueprint includes; files are named as the other
-machine outputs name them (relative, formats.paths.machine_path).
+machine outputs name them (relative, files.paths.machine_path).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from clusterforge.errors import Problem
-from clusterforge.formats.paths import machine_path
+from clusterforge.core.errors import Problem
+from clusterforge.files.paths import machine_path
 
 
 @dataclass(frozen=True)

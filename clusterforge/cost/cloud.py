@@ -10,7 +10,7 @@ from clusterforge.catalog.prices import PURCHASES, Purchase
 from clusterforge.cost.lines import priced
 from clusterforge.cost.model import HOURS_PER_MONTH, CostLine
 from clusterforge.model import Cluster, Pool
-from clusterforge.targets import in_use, pool_target
+from clusterforge.target_kernel import in_use, pool_target
 
 
 def purchase_of(cluster: Cluster, pool: Pool) -> Purchase:

@@ -8,7 +8,7 @@ from clusterforge.cost.model import HOURS_PER_MONTH, CostEstimate, CostLine
 from clusterforge.cost.onprem import fabric_lines, facility_lines, power_line, server_lines
 from clusterforge.model import Cluster
 from clusterforge.plan.model import Plan
-from clusterforge.targets import target_of
+from clusterforge.target_kernel import target_of
 
 
 def gpu_count(cluster: Cluster, catalog: Catalog) -> int:

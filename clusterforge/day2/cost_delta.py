@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from clusterforge.analysis import PolicyInputs
     from clusterforge.cost import CostEstimate
     from clusterforge.day2.rendered import Rendered
+    from clusterforge.pipeline.analysis import PolicyInputs
 
 
 @dataclass(frozen=True)
@@ -65,11 +65,11 @@ def _percent(delta: float, old: float) -> str:
 def rendered_with_cost(blueprint: Path, inputs: PolicyInputs) -> tuple[Rendered, CostEstimate]:
     """Blueprint `blueprint` rendered in memory (as `Rendered.from_blueprint`) and its cost estimate, from one
     analysis: the estimate prices the cluster as its target builds it, with the catalog `inputs` name."""
-    from clusterforge import analysis
     from clusterforge.cost import estimate_cost
     from clusterforge.day2.rendered import Rendered
+    from clusterforge.pipeline import analysis
     from clusterforge.render import RenderContext
-    from clusterforge.targets import project_dir
+    from clusterforge.target_kernel import project_dir
 
     result = analysis.analyze(blueprint, analysis.read_policy(inputs))
     rendered = Rendered.from_context(RenderContext(result.loaded, result.plan, project_dir(result.loaded.cluster)))

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from clusterforge.core.hostlist import compress
 from clusterforge.day2.changes import Change, Diff, PhysicalDelta
 from clusterforge.day2.inventory_diff import group_vars_changes, host_differs, inventory_changes, pool_vars_changes
 from clusterforge.day2.rendered import GROUP_VARS_FILE, HOSTS_FILE, Rendered, conf_entries
 from clusterforge.day2.scope import Scope, keys, value_text
-from clusterforge.hostlist import compress
 from clusterforge.render.change_classes import NAMED_LINES, UNCLASSIFIED, Action, config_table
 from clusterforge.render.manifest import MANIFEST
 

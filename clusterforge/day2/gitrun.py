@@ -19,7 +19,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 
-from clusterforge.errors import ClusterforgeError, Problem, shown
+from clusterforge.core.errors import ClusterforgeError, Problem, shown
 
 TIMEOUT_S = 30
 _STDERR_MAX = 16 * 1024

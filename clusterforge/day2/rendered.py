@@ -22,15 +22,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clusterforge import limits
-from clusterforge.errors import ClusterforgeError, Problem, shown
+from clusterforge.core import limits
+from clusterforge.core.errors import ClusterforgeError, Problem, shown
 from clusterforge.render import MARKER
 from clusterforge.render.conf_parse import conf_entries as conf_entries  # re-exported: diff, rolling, update
 from clusterforge.render.manifest import MANIFEST, Manifest, VarKeys, from_json
 from clusterforge.render.yamlout import load
 
 if TYPE_CHECKING:
-    from clusterforge.analysis import PolicyInputs
+    from clusterforge.pipeline.analysis import PolicyInputs
     from clusterforge.plan import Plan
     from clusterforge.plan.model import RackLimits
     from clusterforge.render.context import RenderContext
@@ -95,9 +95,9 @@ class Rendered:
     @classmethod
     def from_blueprint(cls, file: Path, inputs: PolicyInputs) -> Rendered:
         """Render blueprint `file` into memory with the renderers `clusterforge render` runs."""
-        from clusterforge import analysis
+        from clusterforge.pipeline import analysis
         from clusterforge.render import RenderContext
-        from clusterforge.targets import project_dir
+        from clusterforge.target_kernel import project_dir
 
         result = analysis.analyze(file, analysis.read_policy(inputs))
         return cls.from_context(RenderContext(result.loaded, result.plan, project_dir(result.loaded.cluster)))
@@ -113,7 +113,7 @@ class Rendered:
     @classmethod
     def from_directory(cls, out: Path) -> Rendered:
         """The files a `clusterforge render -o OUT` wrote: regular files only, within the limits above."""
-        from clusterforge.yamlguard import read_text
+        from clusterforge.files.yamlguard import read_text
 
         paths = _regular_files(out)
         if MARKER not in paths or HOSTS_FILE not in paths:
@@ -204,7 +204,7 @@ def _yaml(text: str, name: str, group_lines: dict[str, int] | None = None) -> di
     problem found in the data later can still be said against its line."""
     import yaml
 
-    from clusterforge.yamlguard import check_graph, check_text
+    from clusterforge.files.yamlguard import check_graph, check_text
 
     try:
         if text:

@@ -27,11 +27,11 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
-from clusterforge import limits
+from clusterforge.core import limits
+from clusterforge.core.errors import ClusterforgeError, Problem, shown
 from clusterforge.day2.gitrun import Result, git
-from clusterforge.errors import ClusterforgeError, Problem, shown
-from clusterforge.yamlguard import check_graph, check_text
-from clusterforge.yamlsource import MAX_INCLUDE_DEPTH
+from clusterforge.files.yamlguard import check_graph, check_text
+from clusterforge.files.yamlsource import MAX_INCLUDE_DEPTH
 
 try:  # the loader's parser, so the same tags are found
     from yaml import CSafeLoader as _Loader

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from clusterforge.atomic import write_text
+from clusterforge.core.hostlist import compress, expand
 from clusterforge.day2.rendered import conf_entries
-from clusterforge.hostlist import compress, expand
+from clusterforge.files.atomic import write_text
 from clusterforge.render.change_classes import NAMED_LINES
 
 Unit = Literal["node", "rack"]

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from clusterforge.core.errors import ClusterforgeError, Problem
+from clusterforge.core.hostlist import compress, expand
 from clusterforge.day2.remote import Remote
-from clusterforge.errors import ClusterforgeError, Problem
-from clusterforge.hostlist import compress, expand
 
 REASON = "clusterforge-update:"  # every reason this tool sets starts so; others' drains are left as they are
 ACTIVE_JOB_STATES = "RUNNING,COMPLETING,CONFIGURING,SUSPENDED,STOPPED"

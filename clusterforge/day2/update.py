@@ -24,13 +24,13 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from clusterforge.core.errors import ClusterforgeError, Problem
+from clusterforge.core.hostlist import compress
 from clusterforge.day2.diff import Action, Diff
 from clusterforge.day2.remote import Apply, Remote
 from clusterforge.day2.rendered import Rendered, conf_entries
 from clusterforge.day2.rolling import Batch, Progress, Unit, partitions, plan
 from clusterforge.day2.slurmctl import Slurm
-from clusterforge.errors import ClusterforgeError, Problem
-from clusterforge.hostlist import compress
 from clusterforge.render.change_classes import NAMED_LINES
 
 Say = Callable[[str], None]

@@ -11,12 +11,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from clusterforge.core.hostlist import compress
 from clusterforge.day2.diff import Diff
 from clusterforge.day2.rolling import Batch
 from clusterforge.day2.update import ACCEPT_JOB_LOSS, Settings
+from clusterforge.files.paths import machine_path
 from clusterforge.formats.numbers import tidy
-from clusterforge.formats.paths import machine_path
-from clusterforge.hostlist import compress
 
 FORMAT = "clusterforge-update-dry-run/1"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from clusterforge.errors import one_line
+from clusterforge.core.errors import one_line
 
 
 def plural(n: int, word: str) -> str:

@@ -8,10 +8,10 @@ where the full table is (the job's step summary, formats.step_summary, when $GIT
 
 from __future__ import annotations
 
-from clusterforge.errors import one_line
+from clusterforge.core.errors import one_line
+from clusterforge.files.paths import report_path
 from clusterforge.formats.escape import plural
 from clusterforge.formats.grouping import Group, group
-from clusterforge.formats.paths import report_path
 from clusterforge.policies import Verdict
 
 _COMMAND = {"error": "error", "warning": "warning", "info": "notice"}

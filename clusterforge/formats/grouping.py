@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from clusterforge.hostlist import compress_parts
+from clusterforge.core.hostlist import compress_parts
 from clusterforge.policies.findings import PoolRef, RackRef, RowRef
 
 if TYPE_CHECKING:
@@ -179,7 +179,7 @@ def counted(g: Group) -> str:
 
 def location(g: Group) -> str:
     """Where the group's first finding is (`hall.yaml:25`), with `, …` when its findings are in more places."""
-    from clusterforge.formats.paths import report_path
+    from clusterforge.files.paths import report_path
 
     first = g.first
     here = f"{report_path(first.file)}:{first.line}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from clusterforge.errors import Problem
+from clusterforge.core.errors import Problem
 from clusterforge.policies import Finding, Verdict
 from clusterforge.policies.waivers import UNUSED_ID
 

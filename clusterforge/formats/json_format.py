@@ -1,15 +1,15 @@
 """`{"verdict": "pass"|"fail", "findings": [...], "waived": [...]}`.
 
-Files are named relative to the working directory, never absolutely (formats.paths.machine_path), and numbers
+Files are named relative to the working directory, never absolutely (files.paths.machine_path), and numbers
 are rounded, in the figures and in the text (formats.numbers)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from clusterforge.files.paths import machine_path
 from clusterforge.formats.json_text import dumps
 from clusterforge.formats.numbers import tidy_all, tidy_text
-from clusterforge.formats.paths import machine_path
 from clusterforge.policies import Finding, Verdict
 
 

@@ -1,17 +1,17 @@
 """JUnit XML: one testcase per rule and target, so CI test reports list every check that ran.
 
 Files are named relative to the working directory, never absolutely, and numbers in the text are rounded, as in
-the JSON formats (formats.paths.machine_path, formats.numbers)."""
+the JSON formats (files.paths.machine_path, formats.numbers)."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from xml.etree import ElementTree as ET
 
+from clusterforge.files.paths import machine_path
 from clusterforge.formats.escape import xml_safe
 from clusterforge.formats.input_errors import RULE_ID as INPUT_RULE
 from clusterforge.formats.numbers import tidy_text
-from clusterforge.formats.paths import machine_path
 from clusterforge.policies import Finding, Verdict
 from clusterforge.policies.config import LEVEL_RANK
 from clusterforge.policies.registry import REGISTRY

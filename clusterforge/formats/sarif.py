@@ -1,7 +1,7 @@
 """SARIF 2.1.0 for GitHub code scanning: ruleId = rule id, partialFingerprints so alerts do not duplicate.
 
 Locations are relative to %SRCROOT%, the directory clusterforge ran in (the repository's root in CI), whose
-absolute path the log leaves out (formats.paths.machine_path); numbers are rounded (formats.numbers); each rule
+absolute path the log leaves out (files.paths.machine_path); numbers are rounded (formats.numbers); each rule
 links its section of docs/policies.md where the project names its repository (formats.rule_links)."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import quote
 
-from clusterforge import __version__
+from clusterforge.core.version import __version__
+from clusterforge.files.paths import machine_path
 from clusterforge.formats.json_text import dumps
 from clusterforge.formats.numbers import tidy, tidy_text
-from clusterforge.formats.paths import machine_path
 from clusterforge.formats.rule_links import help_uri
 from clusterforge.policies import Finding, Verdict
 

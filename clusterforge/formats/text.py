@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from clusterforge.errors import one_line
+from clusterforge.core.errors import one_line
 from clusterforge.formats.escape import log_line, plural
 from clusterforge.formats.grouping import Group, counted, group, location, use
 

@@ -12,7 +12,7 @@ import shlex
 from collections.abc import Callable
 from pathlib import Path
 
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.lab import podman
 
 SAVE_TIMEOUT_S = 1800  # a baked image is about 1.7 GB

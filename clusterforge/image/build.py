@@ -20,12 +20,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.image import bootable
 from clusterforge.image.plan import LAB_GAPS, LAB_SOURCES, NodeImage, images, lab_serves
 from clusterforge.lab import bake, host, image, labvars, nodes, podman, repo
 from clusterforge.lab.paths import LabPaths
-from clusterforge.policy_inputs import PolicyInputs
+from clusterforge.policies.policy_inputs import PolicyInputs
 from clusterforge.provision.runner import EventHandler
 
 Say = Callable[[str], None]
@@ -56,9 +56,9 @@ def rendered(blueprint: Path, inputs: PolicyInputs, sources: str,
              boot: bool = True) -> Iterator[tuple[Path, list[NodeImage]]]:
     """The design checked (refused on unwaived errors) and rendered into a temporary folder, with the images it
     needs; the folder is removed afterwards."""
-    from clusterforge import analysis
+    from clusterforge.pipeline import analysis
     from clusterforge.render import RenderContext, write
-    from clusterforge.targets import project_dir
+    from clusterforge.target_kernel import project_dir
 
     policy = analysis.read_policy(with_lab_catalog(inputs, sources))
     result = analysis.analyze(analysis.load(blueprint, policy), policy)

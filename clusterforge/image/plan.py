@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from clusterforge.accelerators import accelerator, default
-from clusterforge.checkout import project_root
+from clusterforge.files.checkout import project_root
 from clusterforge.image import bootable as boot
 from clusterforge.lab import bake, image, repo
 from clusterforge.lab.render import group_vars, inventory_groups

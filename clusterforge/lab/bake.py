@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from clusterforge.checkout import project_root
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
+from clusterforge.files.checkout import project_root
 from clusterforge.lab import durations, image, nodes, podman, repo, selfboot
 from clusterforge.lab.paths import LabPaths
 from clusterforge.lab.state import Node

@@ -14,8 +14,8 @@ from typing import Any
 
 import yaml
 
-from clusterforge.checkout import project_root
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
+from clusterforge.files.checkout import project_root
 from clusterforge.lab import bake, host, image, labvars, launched, nodes, podman, power_agent, repo, selfboot, state
 from clusterforge.lab.paths import LABEL, LabPaths, shared_cache
 from clusterforge.lab.render import group_vars, inventory_hosts, render

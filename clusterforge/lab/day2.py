@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.day2.diff import Diff, compare
 from clusterforge.day2.remote import Result
 from clusterforge.day2.rendered import Host, Rendered
 from clusterforge.day2.rolling import Progress, digest
 from clusterforge.day2.update import Report, Settings, Updater, headline
-from clusterforge.errors import ClusterforgeError, Problem
 from clusterforge.lab import cluster, host, labvars, nodes, podman, repo, state
 from clusterforge.lab.paths import LabPaths
 from clusterforge.lab.render import render

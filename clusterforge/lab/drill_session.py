@@ -16,7 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.lab import cluster, nodes, state
 from clusterforge.lab.paths import LabPaths
 from clusterforge.lab.render import group_vars

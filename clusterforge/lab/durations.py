@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from clusterforge.atomic import write_text
+from clusterforge.files.atomic import write_text
 from clusterforge.lab.paths import shared_cache
 
 Say = Callable[[str], None]

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
 
 SETUP = "scripts/lab-host-setup"
 CONF_FILES = (Path("/usr/share/containers/containers.conf"), Path("/etc/containers/containers.conf"))

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.lab import durations, podman
 from clusterforge.lab.paths import shared_cache
 

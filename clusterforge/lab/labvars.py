@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from clusterforge.atomic import write_text
+from clusterforge.files.atomic import write_text
 from clusterforge.lab.paths import LabPaths
 from clusterforge.lab.repo import APT_LINE, Repo
 

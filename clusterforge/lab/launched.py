@@ -14,7 +14,7 @@ import ipaddress
 from pathlib import Path
 from typing import Any
 
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.lab.nodes import FIRST_HOST, NodeSpec
 from clusterforge.lab.paths import LabPaths
 from clusterforge.lab.render import inventory_groups

@@ -15,8 +15,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from clusterforge.atomic import write_text
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
+from clusterforge.files.atomic import write_text
 from clusterforge.lab import podman
 from clusterforge.lab.paths import LABEL, LabPaths
 from clusterforge.lab.repo import MOUNT

@@ -6,8 +6,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from clusterforge.checkout import cache_root
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
+from clusterforge.files.checkout import cache_root
 
 PREFIX = "cf-lab"
 LABEL = "io.clusterforge.lab"

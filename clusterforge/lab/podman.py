@@ -7,7 +7,7 @@ import subprocess
 from collections.abc import Sequence
 from typing import Any
 
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
 
 
 def run(args: Sequence[str], *, check: bool = True, input_bytes: bytes | None = None,

@@ -37,8 +37,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from clusterforge import hostlist
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core import hostlist
+from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.lab import launched, nodes, podman, repo, selfboot, state
 from clusterforge.lab.paths import LABEL, LabPaths
 from clusterforge.powersave import agent as protocol

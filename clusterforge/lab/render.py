@@ -9,7 +9,7 @@ from typing import Any
 
 from clusterforge.catalog.loader import Catalog
 from clusterforge.catalog.models import Cpus, Server
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.model import Cluster, Pool
 from clusterforge.render.yamlout import load
 
@@ -92,10 +92,10 @@ def with_host_cpus(catalog: Catalog) -> Catalog:
 def render(blueprint: Path, catalogs: Sequence[Path], nodes: int | None, out: Path, ha: bool = False) -> None:
     """Write inventory/, group_vars and slurm/ for the lab into `out` (replaced as a whole); `ha` adds the
     backup controller."""
-    from clusterforge import analysis
-    from clusterforge.load import Loaded
+    from clusterforge.blueprint.load import Loaded
+    from clusterforge.pipeline import analysis
     from clusterforge.render import RenderContext, write
-    from clusterforge.targets import project_dir
+    from clusterforge.target_kernel import project_dir
 
     policy = analysis.read_policy(analysis.PolicyInputs(catalogs=tuple(catalogs)))
     loaded = analysis.load(blueprint, policy)

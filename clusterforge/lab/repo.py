@@ -28,8 +28,8 @@ from typing import Any
 
 import yaml
 
-from clusterforge.checkout import project_root
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
+from clusterforge.files.checkout import project_root
 from clusterforge.lab.paths import shared_cache
 
 MOUNT = "/srv/clusterforge-repo"
@@ -86,7 +86,7 @@ class StandIns:
 
 def standins() -> list[StandIns]:
     """Every registered target's stand-ins, in the registry's order."""
-    from clusterforge.targets import registered
+    from clusterforge.target_kernel import registered
 
     return [made() for target in registered().values() if (made := target.lab_standins) is not None]
 

@@ -38,9 +38,9 @@ from typing import Any
 
 import yaml
 
-from clusterforge.atomic import write_text
-from clusterforge.checkout import project_root
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
+from clusterforge.files.atomic import write_text
+from clusterforge.files.checkout import project_root
 from clusterforge.lab import podman
 from clusterforge.lab.nodes import SHARED_MOUNT, NodeSpec
 from clusterforge.lab.paths import LabPaths

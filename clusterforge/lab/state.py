@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
-from clusterforge.atomic import write_text
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
+from clusterforge.files.atomic import write_text
 from clusterforge.lab.paths import LabPaths
 
 

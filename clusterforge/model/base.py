@@ -7,8 +7,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from clusterforge.model.text import Name, ObjectName
-from clusterforge.validation import figure
+from clusterforge.core.text import Name, ObjectName
+from clusterforge.core.validation import figure
 
 __all__ = ["Celsius", "Count", "Kg", "Kw", "Name", "NodeCount", "NonNegKw", "ObjectName", "SetsSlurm", "Strict"]
 

@@ -6,13 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Discriminator, Field, StringConstraints, Tag
 
-from clusterforge.model.base import Count, Kw, Name, NodeCount, ObjectName, SetsSlurm, Strict
-from clusterforge.model.cost import Budget, CostSettings
-from clusterforge.model.operations import Operations
-from clusterforge.model.purchase import Purchase
-from clusterforge.model.site import Site
-from clusterforge.model.slurm import Slurm
-from clusterforge.model.text import (
+from clusterforge.core.purchase import Purchase
+from clusterforge.core.text import (
     CatalogKey,
     FreeText,
     Fsname,
@@ -23,7 +18,12 @@ from clusterforge.model.text import (
     NfsSource,
     VersionPin,
 )
-from clusterforge.validation import expected
+from clusterforge.core.validation import expected
+from clusterforge.model.base import Count, Kw, Name, NodeCount, ObjectName, SetsSlurm, Strict
+from clusterforge.model.cost import Budget, CostSettings
+from clusterforge.model.operations import Operations
+from clusterforge.model.site import Site
+from clusterforge.model.slurm import Slurm
 
 Role = Literal["compute", "login", "controller", "storage"]
 
@@ -66,7 +66,7 @@ class Pool(Strict):
     """A group of identical nodes, owned by the cluster's target or the one its `target` names (a cloud pool of an
     on-prem cluster). Each target adds fields of its own, such as `efa_interfaces` on AWS."""
 
-    # the targets' own fields are added by clusterforge.targets.blueprint_model, which composes this model
+    # the targets' own fields are added by clusterforge.target_kernel.blueprint_model, which composes this model
 
     name: Name
     hardware: CatalogKey
@@ -147,7 +147,7 @@ class SwitchedFabric(Strict):
 class TargetFabric(Strict):
     """A fabric kind only a target offers, such as AWS's EFA: no switches to size. The target's own model (a
     subclass whose `kind` is a literal, `Target.fabrics`) is added when the blueprint model is composed
-    (clusterforge.targets.blueprint_model), told apart from the switched kinds by `kind`."""
+    (clusterforge.target_kernel.blueprint_model), told apart from the switched kinds by `kind`."""
 
     kind: str
 
@@ -231,14 +231,14 @@ class Cluster(Strict):
     """A GPU training cluster. Field names are a public contract: add freely, rename with deprecation. Each target
     adds a section of its own, such as `aws:`."""
 
-    # the targets' sections are added by clusterforge.targets.blueprint_model (a new target is a new folder)
+    # the targets' sections are added by clusterforge.target_kernel.blueprint_model (a new target is a new folder)
 
     apiVersion: Literal["clusterforge/v1"]
     kind: Literal["Cluster"]
     name: Name
     team: Name | None = None
     description: FreeText | None = None  # for people (the login banner); reaches nodes only as data
-    target: TargetName  # a package under clusterforge/targets (targets/checks.py checks it is one)
+    target: TargetName  # a package under clusterforge/targets (target_kernel/checks.py checks it is one)
     pools: Annotated[list[Pool], Field(min_length=1)]
     site: Site | None = None
     fabric: Annotated[Fabric | None, SetsSlurm("TopologyPlugin", note="topology.conf is rendered from it")] = None

@@ -7,8 +7,8 @@ from typing import Annotated
 
 from pydantic import Field
 
+from clusterforge.core.purchase import Purchase
 from clusterforge.model.base import Strict
-from clusterforge.model.purchase import Purchase
 
 DEFAULT_AMORTISE_YEARS = 4
 """Servers bought are spread over four years: the useful life commonly planned for a GPU generation (the

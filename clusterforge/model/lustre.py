@@ -6,9 +6,9 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
+from clusterforge.core.text import MountPath
+from clusterforge.core.validation import expected
 from clusterforge.model.base import Strict
-from clusterforge.model.text import MountPath
-from clusterforge.validation import expected
 
 # S3 bucket names (S3 User Guide, "General purpose bucket naming rules"): 3 to 63 of lowercase letters,
 # digits, '.' and '-', starting and ending with a letter or digit; key prefixes of the "safe characters"

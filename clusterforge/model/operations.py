@@ -12,8 +12,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
+from clusterforge.core.validation import expected
 from clusterforge.model.base import Name, SetsSlurm, Strict
-from clusterforge.validation import expected
 
 WEBHOOK = r"^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~%/+=&?-]*)?$"
 Webhook = Annotated[str, StringConstraints(pattern=WEBHOOK, max_length=2000), Field(description=expected(

@@ -1,5 +1,5 @@
 """Cross-field shape checks: names that must exist or be unique. No physics here; what the targets require is
-clusterforge/targets/checks.py."""
+clusterforge/target_kernel/checks.py."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 
-from clusterforge.errors import Problem, shown
-from clusterforge.hints import Kinds, and_more, did_you_mean
+from clusterforge.core.errors import Problem, shown
+from clusterforge.core.hints import Kinds, and_more, did_you_mean
+from clusterforge.files.yamlsource import PathKey, Source
 from clusterforge.model.blueprint import Cluster
 from clusterforge.model.slurm_references import slurm_problems
-from clusterforge.yamlsource import PathKey, Source
 
 
 def _duplicates(names: list[str], paths: Callable[[], Iterable[PathKey]], what: str, source: Source, kinds: Kinds

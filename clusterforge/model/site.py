@@ -6,8 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
+from clusterforge.core.validation import figure
 from clusterforge.model.base import Celsius, Count, Kg, Kw, Name, ObjectName, Strict
-from clusterforge.validation import figure
 
 InletClass = Literal["A1", "A2", "A3", "A4"]
 WaterClass = Literal["W17", "W27", "W32", "W40", "W45", "W+"]

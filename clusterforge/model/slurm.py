@@ -11,8 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, StringConstraints
 
-from clusterforge.model.base import Name, SetsSlurm, Strict
-from clusterforge.model.text import (
+from clusterforge.core.text import (
     MountPath,
     SacctText,
     SlurmKey,
@@ -22,7 +21,8 @@ from clusterforge.model.text import (
     Tres,
     UnixUser,
 )
-from clusterforge.validation import expected
+from clusterforge.core.validation import expected
+from clusterforge.model.base import Name, SetsSlurm, Strict
 
 STATE_SAVE_LOCATION = "/var/spool/slurmctld"  # slurmctld's state without HA (Debian's packages create it)
 DATABASE = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"

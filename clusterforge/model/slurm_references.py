@@ -16,11 +16,11 @@ from typing import Annotated, Any, get_args, get_origin
 
 from pydantic import BaseModel
 
-from clusterforge.errors import Problem, shown
-from clusterforge.hints import did_you_mean
+from clusterforge.core.errors import Problem, shown
+from clusterforge.core.hints import did_you_mean
+from clusterforge.files.yamlsource import PathKey, Source
 from clusterforge.model.base import SetsSlurm
 from clusterforge.model.blueprint import Cluster
-from clusterforge.yamlsource import PathKey, Source
 
 _LINES = "clusterforge writes these lines from the pools and partitions"
 _HOSTS = "the controllers are the nodes of the controller pool (two nodes: HA)"

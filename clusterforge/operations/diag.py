@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
 
 HEALTH_SCRIPT = "/usr/local/sbin/clusterforge-health"  # health_script in roles/health/defaults/main.yml
 TIME_LIMIT_MIN = {1: 10, 2: 30, 3: 90, 4: 240}  # generous: DCGM's durations plus the node's own variance

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
 
 SSH_FAILED = 255
 NOT_FOUND = 127

@@ -21,6 +21,7 @@ from clusterforge.plan.model import (
 )
 from clusterforge.plan.nodes import pool_nodes
 from clusterforge.plan.packing import auto_place, explicit_racks, pools_to_place, racked_pools
+from clusterforge.plan.power_save import power_save_plan
 from clusterforge.plan.slurm import slurm_plan
 from clusterforge.plan.switches import place_switches
 from clusterforge.plan.topology import fabric_nics, hosts_per_device, wire
@@ -104,4 +105,5 @@ def build_plan(
     if fabric is not None and isinstance(cluster.fabric, SwitchedFabric):
         topology = wire(fabric, nodes, cluster.fabric.rail_optimized)
     slurm = slurm_plan(cluster, catalog, nodes, topology)
-    return Plan(racks, loads, unplaced, fabric, limits, report, nodes, topology, slurm, switches, fabrics)
+    return Plan(racks, loads, unplaced, fabric, limits, report, nodes, topology, slurm, switches, fabrics,
+                power_save_plan(cluster, nodes, slurm))

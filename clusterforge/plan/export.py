@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from clusterforge.hostlist import compress
+from clusterforge.core.hostlist import compress
+from clusterforge.files.yamlsource import format_path
 from clusterforge.plan.bom import fabric_bom
 from clusterforge.plan.model import Plan, PoolNodes, RackLimits, RackLoad
-from clusterforge.yamlsource import format_path
 
 
 def rack_dict(load: RackLoad, limit: RackLimits | None) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clusterforge.catalog import Server, Switch
-from clusterforge.yamlsource import PathKey
+from clusterforge.files.yamlsource import PathKey
 
 
 @dataclass(frozen=True)
@@ -168,7 +168,7 @@ class SwitchPlacement:
 class RackedFabric:
     """One switched fabric racked into the site: the facility rules count its switches (PWR-007) and report
     those that fit in no rack (RCK-007) at `path`, where the blueprint names the switch. A plan holds one per
-    blueprint; the plan of teams sharing a site (compose.py) one per team."""
+    blueprint; the plan of teams sharing a site (compose/shared_site.py) one per team."""
 
     path: PathKey
     switch: str  # the catalog key
@@ -332,6 +332,27 @@ class SlurmPlan:
 
 
 @dataclass(frozen=True)
+class PowerSavePlan:
+    """slurmctld's power saving, decided once here (plan/power_save.py) for render to write: which pools' nodes the
+    programs launch (`State=CLOUD`), the always-on part of each, what is never powered down, and what follows."""
+
+    launched: tuple[str, ...] = ()  # pools the power-save programs launch; none: a cluster that is always on
+    static: tuple[tuple[str, str], ...] = ()  # (launched pool, hostlist of its first `count` nodes; '' for none)
+    excluded_nodes: tuple[tuple[int, str], ...] = ()  # SuspendExcNodes: (the pool's index, hostlist)
+    excluded_partitions: tuple[str, ...] = ()  # SuspendExcParts
+    idle_controller: tuple[int, str] | None = None  # (pool's index, host): slurmctld on a node powered down when idle
+    tcp_timeout_s: int | None = None  # TCPTimeout for nodes on several sites
+    no_addr_cache: bool = False  # CommunicationParameters=NoAddrCache: the pinned SLURM caches addresses
+    tree_width: int | None = None  # TreeWidth; None: SLURM's default
+    slurmctld_parameters: tuple[str, ...] = ()  # what power saving adds to SlurmctldParameters
+    private_data: tuple[str, ...] = ()  # PrivateData: the blueprint's, with `cloud` under power saving
+
+    def static_of(self, pool: str) -> str:
+        """The always-on nodes of a launched pool, as a hostlist ('' for none)."""
+        return dict(self.static).get(pool, "")
+
+
+@dataclass(frozen=True)
 class Plan:
     racks: tuple[RackPlan, ...] = ()
     loads: tuple[RackLoad, ...] = ()
@@ -344,6 +365,7 @@ class Plan:
     slurm: SlurmPlan | None = None
     switches: SwitchPlacement | None = None  # None without a site or without a switched fabric
     fabrics: tuple[RackedFabric, ...] = ()  # every fabric racked into the site (see RackedFabric)
+    power_save: PowerSavePlan | None = None  # with `slurm`: what slurmctld powers up and down
 
     @property
     def unplaced_switches(self) -> dict[str, int]:

@@ -7,7 +7,7 @@ from clusterforge.catalog import Catalog, Instance, Server
 from clusterforge.model import Cluster
 from clusterforge.plan.model import NodeRun, PoolNodes, RackPlan
 from clusterforge.plan.topology import fabric_nic_gbps, fabric_nics, hosts_per_device
-from clusterforge.targets import pool_target
+from clusterforge.target_kernel import pool_target
 
 MIN_WIDTH = 4
 

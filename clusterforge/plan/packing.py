@@ -26,7 +26,7 @@ from clusterforge.plan.capacity import (
 )
 from clusterforge.plan.elevation import free_runs
 from clusterforge.plan.model import PlacedDevices, PlacementReport, RackLimits, RackLoad, RackPlan
-from clusterforge.targets import pool_target
+from clusterforge.target_kernel import pool_target
 
 _EPS = 1e-9
 _DIMENSIONS = ("u", "kw", "kg", "air_kw", "liquid_kw")  # U first: it is packed by gaps, the rest by amount

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from clusterforge.catalog import Catalog, Server
-from clusterforge.hostlist import compress
+from clusterforge.core.hostlist import compress
 from clusterforge.model import Cluster, SwitchedFabric
 from clusterforge.plan.compact import Upper, compact
 from clusterforge.plan.model import (

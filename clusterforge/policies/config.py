@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
-from clusterforge.model.text import MountPath, SlurmKey, SlurmValue
+from clusterforge.core.text import MountPath, SlurmKey, SlurmValue
 from clusterforge.physics.assumptions import FINITE, Assumptions
 
 Level = Literal["error", "warning", "info"]

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from clusterforge.errors import ClusterforgeError
+from clusterforge.core.errors import ClusterforgeError
+from clusterforge.core.validation import validate
+from clusterforge.files.yamlsource import load_file
 from clusterforge.policies.config import PolicyConfig
 from clusterforge.policies.discovery import load_rules
 from clusterforge.policies.registry import REGISTRY, settings_problems
-from clusterforge.validation import validate
-from clusterforge.yamlsource import load_file
 
 
 def load_policy_config(path: Path | None) -> PolicyConfig:

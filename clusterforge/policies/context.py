@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from clusterforge.blueprint.load import Loaded
 from clusterforge.catalog import Catalog, Instance, Server
-from clusterforge.load import Loaded
 from clusterforge.model import Cluster, Pool, Rack, Site
 from clusterforge.physics.electrical import derated_kw
 from clusterforge.physics.electrical import side_kw as capacity_side_kw
@@ -14,7 +14,7 @@ from clusterforge.plan import Plan, RackLoad
 from clusterforge.plan.loads import device_power_kw
 from clusterforge.policies.config import PolicyConfig
 from clusterforge.policies.findings import RackRef
-from clusterforge.targets import Target, in_use, target_of
+from clusterforge.target_kernel import Target, in_use, target_of
 
 
 @dataclass

@@ -11,7 +11,7 @@ import importlib
 import pkgutil
 
 from clusterforge.policies.registry import Rule, ordered
-from clusterforge.targets import rule_packages as target_rule_packages
+from clusterforge.target_kernel import rule_packages as target_rule_packages
 
 SHARED_RULES = "clusterforge.policies.domains"
 _found: list[str] = []

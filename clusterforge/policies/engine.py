@@ -6,8 +6,8 @@ import datetime as dt
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from clusterforge.hints import FINDINGS_PER_KIND, and_more, capped
-from clusterforge.load import Loaded
+from clusterforge.blueprint.load import Loaded
+from clusterforge.core.hints import FINDINGS_PER_KIND, and_more, capped
 from clusterforge.plan import Plan
 from clusterforge.policies.config import LEVEL_RANK, PolicyConfig
 from clusterforge.policies.context import Context, from_loaded

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from clusterforge.errors import one_line
-from clusterforge.yamlsource import PathKey, format_path
+from clusterforge.core.errors import one_line
+from clusterforge.files.yamlsource import PathKey, format_path
 
 
 @dataclass(frozen=True)
@@ -101,8 +101,8 @@ class Finding:
         return self.measured / self.limit
 
     def to_json(self) -> dict[str, Any]:
-        """The finding as plain data; its file named as every report names it (formats.paths.report_path)."""
-        from clusterforge.formats.paths import report_path
+        """The finding as plain data; its file named as every report names it (files.paths.report_path)."""
+        from clusterforge.files.paths import report_path
 
         data: dict[str, Any] = {key: getattr(self, key) for key in _JSON_KEYS}
         data["file"] = report_path(self.file)

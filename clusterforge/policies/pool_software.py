@@ -13,10 +13,10 @@ from dataclasses import dataclass, replace
 
 from clusterforge.accelerators import accelerator, default, instance_default
 from clusterforge.catalog import Gpus, Instance, Server
+from clusterforge.files.yamlsource import PathKey
 from clusterforge.model import Cluster, Pool, Software
 from clusterforge.policies.context import Context
 from clusterforge.policies.findings import Draft
-from clusterforge.yamlsource import PathKey
 
 NAMED = 4  # pools named in a message before "and N more"
 

@@ -295,7 +295,7 @@ def _formats() -> list[str]:
 
 def _targets() -> list[str]:
     """Each registered target's sections: where its rules also run (target aws: the CrossGuard pack)."""
-    from clusterforge.targets import registered
+    from clusterforge.target_kernel import registered
 
     return [line for target in registered().values() for line in target.rules_reference()]
 

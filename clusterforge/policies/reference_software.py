@@ -51,7 +51,7 @@ def tables() -> list[tuple[str, str, str]]:
     """(table, row keys, what the rules check) of every software table the docs describe, in the catalog's order:
     the shared ones and the registered targets' (SW-003's `slurm` table has a section of its own)."""
     from clusterforge.catalog.parts import file_model
-    from clusterforge.targets import catalog_parts
+    from clusterforge.target_kernel import catalog_parts
 
     composed: Any = file_model(catalog_parts()).model_fields["software"].annotation
     out = []

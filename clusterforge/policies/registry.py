@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
 
-from clusterforge.errors import Problem, shown
-from clusterforge.hints import Kinds, and_more
+from clusterforge.core.errors import Problem, shown
+from clusterforge.core.hints import Kinds, and_more
+from clusterforge.core.validation import closest, problems_from
+from clusterforge.files.yamlsource import Source
 from clusterforge.policies.config import PolicyConfig, Settings
 from clusterforge.policies.findings import Draft
 from clusterforge.policies.inputs import Inputs, Preview
-from clusterforge.validation import closest, problems_from
-from clusterforge.yamlsource import Source
 
 if TYPE_CHECKING:
     from clusterforge.policies.context import Context

@@ -24,10 +24,10 @@ from collections.abc import Iterator, Mapping
 from typing import Literal
 
 from clusterforge.catalog.slurm_parameters import releases, restricted
-from clusterforge.errors import ClusterforgeError, Problem, shown
+from clusterforge.core.errors import ClusterforgeError, Problem, shown
+from clusterforge.files.yamlsource import PathKey, Source
 from clusterforge.model.blueprint import Cluster
 from clusterforge.policies.config import PolicyConfig
-from clusterforge.yamlsource import PathKey, Source
 
 MOUNT_PREFIXES = ("/data", "/datasets", "/gpfs", "/home", "/local", "/lustre", "/mnt", "/nfs", "/projects", "/scratch",
                   "/shared", "/srv", "/work")
@@ -36,7 +36,7 @@ MOUNT_PREFIXES = ("/data", "/datasets", "/gpfs", "/home", "/local", "/lustre", "
 
 def default_prefixes() -> tuple[str, ...]:
     """MOUNT_PREFIXES and every registered target's own (where its managed file system mounts by default), sorted."""
-    from clusterforge.targets import registered
+    from clusterforge.target_kernel import registered
 
     return tuple(sorted({*MOUNT_PREFIXES, *(p for target in registered().values() for p in target.mount_prefixes)}))
 

@@ -30,7 +30,7 @@ from clusterforge.catalog.software import (
     SoftwareCatalog,
     version_tuple,
 )
-from clusterforge.hints import known as known_names
+from clusterforge.core.hints import known as known_names
 from clusterforge.model import Software
 from clusterforge.policies.findings import Draft
 from clusterforge.policies.pool_software import PoolSet

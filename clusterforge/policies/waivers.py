@@ -11,10 +11,10 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from clusterforge.errors import ClusterforgeError
-from clusterforge.model.text import LINE_CHAR
-from clusterforge.validation import expected, validate
-from clusterforge.yamlsource import Source, load_file
+from clusterforge.core.errors import ClusterforgeError
+from clusterforge.core.text import LINE_CHAR
+from clusterforge.core.validation import expected, validate
+from clusterforge.files.yamlsource import Source, load_file
 
 EXPIRED_ID = "WVR-001"
 UNUSED_ID = "WVR-002"
@@ -27,7 +27,7 @@ TARGET = r"^[A-Za-z0-9_.*\[\]-]{1,300}$"
 ONE_LINE = rf"^{LINE_CHAR}*$"
 expected(ONE_LINE, "one line of text (no control, format or invisible characters, no line breaks)")
 # The cluster a waiver is for: the blueprint's `name:`, or `site:<site name>` for the facility findings of
-# blueprints that share one site and are checked together (clusterforge/compose.py).
+# blueprints that share one site and are checked together (clusterforge/compose/shared_site.py).
 CLUSTER = r"^([a-z][a-z0-9-]{0,39}|site:[A-Za-z0-9][A-Za-z0-9._-]{0,62})$"
 CLUSTER_HINT = ("add `cluster: <name>` with the `name:` of the blueprint it is for (or `cluster: site:<site name>` "
                 "for the facility findings of teams checked together): a waiver applies to that cluster only")
@@ -87,7 +87,7 @@ class Waiver:
 
     def summary(self) -> dict[str, str]:
         """The waiver as reports show it next to the finding it waives: its file named as reports name files."""
-        from clusterforge.formats.paths import report_path
+        from clusterforge.files.paths import report_path
 
         e = self.entry
         return {"rule": e.rule, "cluster": e.cluster, "target": e.target, "reason": e.reason,

@@ -19,8 +19,9 @@ _PACKAGE = Path(__file__).resolve().parent.parent
 # Each target's provider is the module `powersave.py` of its folder, found here: it is copied without its package's
 # __init__.py (nor clusterforge/targets' own), so on the controller `clusterforge.targets.<name>` is a namespace
 # package (PEP 420) and importing the provider runs nothing else of the target.
-PROGRAM_MODULES = ("clusterforge/__init__.py", "clusterforge/errors.py", "clusterforge/hostlist.py",
-                   "clusterforge/limits.py", "clusterforge/powersave/__init__.py", "clusterforge/powersave/agent.py",
+PROGRAM_MODULES = ("clusterforge/__init__.py", "clusterforge/core/__init__.py", "clusterforge/core/errors.py",
+                   "clusterforge/core/hostlist.py", "clusterforge/core/limits.py", "clusterforge/core/version.py",
+                   "clusterforge/powersave/__init__.py", "clusterforge/powersave/agent.py",
                    "clusterforge/powersave/config.py", "clusterforge/powersave/programs.py",
                    "clusterforge/powersave/provider.py", "clusterforge/powersave/reconcile.py",
                    "clusterforge/powersave/resume.py", "clusterforge/powersave/slurm.py",

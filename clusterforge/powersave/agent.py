@@ -14,7 +14,7 @@ import json
 import socket
 from typing import Any
 
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.powersave.provider import Instance
 
 MOUNT = "/var/lib/clusterforge/lab-power"  # where the agent's folder is mounted into the controller

@@ -15,8 +15,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
-from clusterforge import hostlist
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core import hostlist
+from clusterforge.core.errors import ClusterforgeError, Problem
 
 Capacity = Literal["on-demand", "capacity-reservation", "capacity-block"]
 Scaling = Literal["all-or-nothing", "best-effort"]

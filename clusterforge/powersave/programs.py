@@ -17,8 +17,8 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from clusterforge import hostlist
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core import hostlist
+from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.powersave import config as powersave_config
 from clusterforge.powersave.provider import Provider
 from clusterforge.powersave.reconcile import reconcile

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from clusterforge import hostlist
+from clusterforge.core import hostlist
 from clusterforge.powersave.config import PowerSaveConfig
 from clusterforge.powersave.provider import Instance, Provider
 from clusterforge.powersave.slurm import RECONCILE_PREFIX, REMEDIATION_GAVE_UP, RESUME_PREFIX, Slurm

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from clusterforge import hostlist
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core import hostlist
+from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.powersave.config import NodeGroup, PowerSaveConfig
 from clusterforge.powersave.provider import Instance, Provider
 from clusterforge.powersave.slurm import RESUME_PREFIX, Slurm

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from clusterforge import hostlist
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core import hostlist
+from clusterforge.core.errors import ClusterforgeError, Problem
 
 RESUME_PREFIX = "clusterforge-resume:"
 RECONCILE_PREFIX = "clusterforge-reconcile:"

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
 
 _NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?\Z")
 
@@ -77,7 +77,7 @@ def parse(text: str, file: str) -> dict[str, Address]:
 
 
 def load(path: Path) -> dict[str, Address]:
-    from clusterforge.yamlguard import read_text
+    from clusterforge.files.yamlguard import read_text
 
     return parse(read_text(path), str(path))
 
@@ -90,8 +90,8 @@ def _hosts(group: Mapping[str, Any]) -> Iterator[str]:
 
 def rendered_hosts(inventory: Path) -> set[str]:
     """The host names of a rendered inventory/hosts.yml."""
+    from clusterforge.files.yamlguard import read_text
     from clusterforge.render.yamlout import load as load_inventory
-    from clusterforge.yamlguard import read_text
 
     data = load_inventory(read_text(inventory))
     return set(_hosts((data or {}).get("all") or {}))

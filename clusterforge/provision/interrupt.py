@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from clusterforge.atomic import write_text
+from clusterforge.files.atomic import write_text
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 POLL_S = 1  # how often ansible-runner asks the cancel callback

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
 
 # ansible-core's messages for a pattern or limit that matched nothing, old and new wordings.
 _NOTHING = re.compile(r"Could not match supplied host pattern|no hosts to target|does not match any hosts|"

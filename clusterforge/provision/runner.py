@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clusterforge.atomic import write_text
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
+from clusterforge.files.atomic import write_text
 from clusterforge.provision.interrupt import poll_often, stopped_by_signals
 from clusterforge.provision.summary import RunSummary
 

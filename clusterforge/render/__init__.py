@@ -11,8 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-from clusterforge.atomic import replace_directory, stage_text, write_error
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
+from clusterforge.files.atomic import replace_directory, stage_text, write_error
 from clusterforge.render import (
     cgroup_conf,
     gres_conf,
@@ -26,7 +26,7 @@ from clusterforge.render import (
 )
 from clusterforge.render.context import RenderContext
 from clusterforge.render.manifest import MANIFEST
-from clusterforge.targets import in_use
+from clusterforge.target_kernel import in_use
 
 __all__ = ["MANIFEST", "OUTPUTS", "RenderContext", "render_files", "write"]
 

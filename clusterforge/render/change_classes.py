@@ -26,9 +26,9 @@ from typing import Any
 
 import yaml
 
-from clusterforge import accelerators
+import clusterforge.accelerators as accelerators
 from clusterforge.catalog.slurm_changes import Daemon, changes
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.render.change_effects import Action as Action
 from clusterforge.render.change_effects import Effect as Effect
 from clusterforge.render.change_effects import Hosts as Hosts
@@ -77,7 +77,7 @@ class TargetEffects:
 @lru_cache(maxsize=1)
 def target_effects() -> tuple[TargetEffects, ...]:
     """Every registered target's table (read once, when a diff is first made)."""
-    from clusterforge.targets import registered
+    from clusterforge.target_kernel import registered
 
     return tuple(target.effects() for target in registered().values() if target.effects is not None)
 
@@ -128,14 +128,14 @@ def declarations_of(key: str) -> tuple[Declared, ...]:
     (roles/<role>/meta/clusterforge.yml), the facts render writes for people (clusterforge/render/facts.yaml),
     the accelerator vendors' pin vars and the targets' own keys. A rendered key has exactly one
     (tests/test_setting_declarations.py); a key with none, from a render of a newer version, is UNCLASSIFIED."""
-    from clusterforge.checkout import project_root
+    from clusterforge.files.checkout import project_root
 
     return _index(project_root()).get(key, ())
 
 
 @lru_cache(maxsize=4)
 def _index(root: Path) -> dict[str, tuple[Declared, ...]]:
-    from clusterforge.targets import registered
+    from clusterforge.target_kernel import registered
 
     index: dict[str, tuple[Declared, ...]] = {}
     sources: list[dict[str, Declared]] = [read_bindings(root).settings, facts()]
@@ -242,7 +242,7 @@ def read_slurm_role(root: Path) -> SlurmRole:
 
 
 def slurm_role() -> SlurmRole:
-    """The slurm role of this checkout (clusterforge.checkout.project_root)."""
-    from clusterforge.checkout import project_root
+    """The slurm role of this checkout (clusterforge.files.checkout.project_root)."""
+    from clusterforge.files.checkout import project_root
 
     return read_slurm_role(project_root())

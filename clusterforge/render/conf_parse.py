@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from clusterforge import limits
-from clusterforge.errors import ClusterforgeError, Problem
-from clusterforge.hostlist import count, expand
+from clusterforge.core import limits
+from clusterforge.core.errors import ClusterforgeError, Problem
+from clusterforge.core.hostlist import count, expand
 
 
 def total_named_nodes() -> int:

@@ -14,14 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from clusterforge.errors import ClusterforgeError, Problem, one_line, shown
-from clusterforge.load import Loaded
+from clusterforge.blueprint.load import Loaded
+from clusterforge.core.errors import ClusterforgeError, Problem, one_line, shown
+from clusterforge.files.yamlsource import format_path
 from clusterforge.model import Cluster
 from clusterforge.plan import Plan
-from clusterforge.yamlsource import format_path
 
 if TYPE_CHECKING:
-    from clusterforge.targets.protocol import Outputs
+    from clusterforge.target_kernel.protocol import Outputs
 
 # whitespace (SLURM splits there), line breaks and other control characters, comment, pair and quote syntax
 _BREAKS_CONF = re.compile(r"[\s#=\"'\\\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -34,7 +34,7 @@ _BREAKS_SETTING = re.compile(r"[\s#\"'\\\x00-\x1f\x7f-\x9f\u2028\u2029]")
 class RenderContext:
     loaded: Loaded
     plan: Plan
-    stack_dir: Path  # the target's deployment project (targets.project_dir): its config names the blueprint from it
+    stack_dir: Path  # the target's deployment project (target_kernel.project_dir): its config names the blueprint
     outputs: Outputs | None = None  # what the deployment reports (`--from-outputs`): the hosts' addresses
 
     @property

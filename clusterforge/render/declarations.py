@@ -2,7 +2,7 @@
 
 Two kinds of file hold the declarations, in one form:
 
-- `roles/<role>/meta/clusterforge.yml` of this checkout (`clusterforge.checkout.project_root`), beside the role's
+- `roles/<role>/meta/clusterforge.yml` of this checkout (`clusterforge.files.checkout.project_root`), beside the role's
   `meta/argument_specs.yml`: for each variable the role reads and `clusterforge render` writes, what a change of
   it takes; the slurm role's also says what each handler its rendered files notify takes (`slurm_notify`).
 - `clusterforge/render/facts.yaml`, shipped with the package: the keys render writes that no role reads (facts
@@ -25,7 +25,7 @@ from typing import Any, get_args
 
 import yaml
 
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.render.change_effects import Action, Effect, Hosts
 
 BINDING = Path("meta") / "clusterforge.yml"
@@ -155,7 +155,7 @@ def facts() -> dict[str, Declared]:
 
 
 def bindings() -> Bindings:
-    """The bindings of this checkout (clusterforge.checkout.project_root)."""
-    from clusterforge.checkout import project_root
+    """The bindings of this checkout (clusterforge.files.checkout.project_root)."""
+    from clusterforge.files.checkout import project_root
 
     return read_bindings(project_root())

@@ -22,7 +22,7 @@ from clusterforge.render.inventory import pool_group
 from clusterforge.render.manifest import ByKey, VarKeys
 from clusterforge.render.slurm_conf import prolog_epilog
 from clusterforge.render.yamlout import Template, dump_ansible
-from clusterforge.targets import in_use
+from clusterforge.target_kernel import in_use
 
 # What changing it takes on day two (clusterforge.render.manifest): each var as the role that reads it declares.
 DAY_TWO = {"inventory/group_vars/all.yml": ByKey("vars"), "inventory/group_vars/pool_*.yml": ByKey("vars")}

@@ -4,9 +4,9 @@ Groups: `slurm_controller` (the SlurmctldHosts, primary first), `slurm_compute` 
 as children), and `pool_<name>` (dashes become underscores, which Ansible group names require). Facts shared by
 a pool (GPU count and model, GRES, EFA, IMEX) are the pool group's vars; rack, position, rails and the NVLink
 domain of a rack-scale system's tray are per host.
-A pool slurmctld launches (`targets.slurm_launched`) keeps its group and vars (with `power_saved: true`) but lists
-no host: its nodes exist only while powered up, configure themselves at boot and have no address until then, so
-nothing here could reach them. With a deployment's outputs (`render --from-outputs`), the target overlays each
+A pool slurmctld launches (the plan's `PowerSavePlan.launched`) keeps its group and vars (with `power_saved: true`)
+but lists no host: its nodes exist only while powered up, configure themselves at boot and have no address until
+then, so nothing here could reach them. With a deployment's outputs (`render --from-outputs`), the target overlays each
 host's address and the facts its deployment reports. Every string is written `!unsafe` (yamlout.dump_ansible):
 catalog and deployed values reach Ansible as data, never as templates.
 """
@@ -19,8 +19,8 @@ from clusterforge.plan.model import Plan, PoolNodes
 from clusterforge.render.change_effects import Action, Effect
 from clusterforge.render.context import RenderContext
 from clusterforge.render.manifest import ByKey, VarKeys
+from clusterforge.render.power_save import plan_of
 from clusterforge.render.yamlout import dump_ansible
-from clusterforge.targets import slurm_launched
 
 HOSTS_FILE = "inventory/hosts.yml"
 # What changing it takes on day two (clusterforge.render.manifest): each var as the role that reads it declares,
@@ -103,8 +103,7 @@ def inventory(plan: Plan, self_joining: frozenset[str] = frozenset()) -> dict[st
 
 
 def _data(ctx: RenderContext) -> dict[str, Any]:
-    cluster = ctx.loaded.cluster
-    hosts = inventory(ctx.plan, frozenset(p.name for p in cluster.pools if slurm_launched(cluster, p)))
+    hosts = inventory(ctx.plan, frozenset(plan_of(ctx).launched))
     return ctx.outputs.overlay(hosts) if ctx.outputs is not None else hosts
 
 

@@ -2,7 +2,7 @@
 programs (clusterforge/powersave, which read it as `PowerSaveConfig`; the slurm role installs it as
 /etc/slurm/clusterforge-powersave.json).
 
-One group per pool the programs launch (`targets.slurm_launched`), the grain of the launch templates the stack
+One group per pool the programs launch (the plan's `PowerSavePlan`), the grain of the launch templates the stack
 owns: a pool has one instance type, one zone and one capacity reservation or block, so (pool, type, zone,
 reservation) is the pool. Written only for pools whose target has a power-save provider (`aws`); on-prem pools
 have none yet, and a cluster the programs launch no node of gets no file. The file is built as the model the
@@ -14,14 +14,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from clusterforge.errors import ClusterforgeError
+from clusterforge.core.errors import ClusterforgeError
 from clusterforge.model import Cluster, Pool
 from clusterforge.powersave.config import FLEET_MAX, NodeGroup, PowerSaveConfig
 from clusterforge.render.change_effects import Action, Effect
 from clusterforge.render.context import RenderContext
 from clusterforge.render.manifest import WholeFile
-from clusterforge.render.power_save import static_nodes
-from clusterforge.targets import pool_target, slurm_launched
+from clusterforge.render.power_save import plan_of
+from clusterforge.target_kernel import pool_target
 
 FILE = "slurm/clusterforge-powersave.json"
 # What changing it takes on day two (clusterforge.render.manifest): nothing on running nodes. The programs read it
@@ -52,7 +52,7 @@ def group(ctx: RenderContext, pool: Pool) -> NodeGroup:
     purchase = CAPACITY.get(pool_target(cluster, pool).purchase(cluster, pool) or "on-demand", "on-demand")
     capacity = getattr(_section(cluster, pool), "capacity", None)
     reservation = getattr(capacity, "reservation_id", "") if purchase != "on-demand" else ""
-    return NodeGroup(name=pool.name, nodes=nodes.hostlist, static=static_nodes(nodes, pool.count),
+    return NodeGroup(name=pool.name, nodes=nodes.hostlist, static=plan_of(ctx).static_of(pool.name),
                      launch_template=launch_template_name(cluster, pool), instance_type=pool.hardware,
                      capacity=purchase, reservation=reservation or "", scaling=pool.scaling)
 
@@ -60,7 +60,8 @@ def group(ctx: RenderContext, pool: Pool) -> NodeGroup:
 def config(ctx: RenderContext) -> PowerSaveConfig | None:
     """The file's content, or None when no pool the programs launch has a provider."""
     cluster = ctx.loaded.cluster
-    pools = [p for p in cluster.pools if slurm_launched(cluster, p) and pool_target(cluster, p).powers_nodes]
+    launched = plan_of(ctx).launched
+    pools = [p for p in cluster.pools if p.name in launched and pool_target(cluster, p).powers_nodes]
     if not pools:
         return None
     providers = {pool_target(cluster, p).name for p in pools}  # the programs make its powersave.PROVIDER

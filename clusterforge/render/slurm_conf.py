@@ -16,8 +16,7 @@ from clusterforge.render.conf_settings import Pairs, lines, merge
 from clusterforge.render.context import RenderContext, conf_lines
 from clusterforge.render.manifest import ByKey
 from clusterforge.render.power_save import pairs as power_save_pairs
-from clusterforge.render.power_save import private_data, slurmctld_parameters
-from clusterforge.targets import slurm_launched, slurm_launches_nodes
+from clusterforge.render.power_save import plan_of
 
 # What changing it takes on day two (clusterforge.render.manifest): each key as slurm.conf(5) classes it.
 DAY_TWO = {"slurm/slurm.conf": ByKey("slurm.conf")}
@@ -115,7 +114,7 @@ def recovery(ctx: RenderContext) -> Pairs:
         ("ReturnToService", str(spec.return_to_service)),
         ("AuthInfo", f"cred_expire={spec.cred_expire_s}"),
         ("SchedulerParameters", f"nohold_on_prolog_fail,sched_interval={spec.sched_interval_s}"),
-        ("ResumeTimeout", str(spec.resume_timeout(slurm_launches_nodes(cluster)))),
+        ("ResumeTimeout", str(spec.resume_timeout(bool(plan_of(ctx).launched)))),
         ("HealthCheckInterval", str(cluster.operations.health.interval_s)),
     ]
     if spec.requeue_exit:
@@ -147,7 +146,7 @@ def settings(ctx: RenderContext, slurm: SlurmPlan) -> list[str]:
     pairs += [("SlurmctldHost", ctx.conf(host, ("pools",))) for host in hosts]
     pairs.append(("StateSaveLocation", ctx.conf(spec.state_save_location, ("slurm", "state_save_location"))))
     options = ["enable_configless"] if spec.configless else []
-    options += slurmctld_parameters(ctx.loaded.cluster)
+    options += plan_of(ctx).slurmctld_parameters
     if options:
         pairs.append(("SlurmctldParameters", ",".join(options)))
     pairs += _FIXED
@@ -162,10 +161,10 @@ def settings(ctx: RenderContext, slurm: SlurmPlan) -> list[str]:
         pairs.append(("TopologyPlugin", slurm.topology_plugin))
     if spec.slurmd_timeout_s is not None:
         pairs.append(("SlurmdTimeout", str(spec.slurmd_timeout_s)))
-    private = private_data(ctx.loaded.cluster)
+    private = plan_of(ctx).private_data
     if private:
         pairs.append(("PrivateData", ",".join(private)))
-    pairs += power_save_pairs(ctx, slurm)
+    pairs += power_save_pairs(ctx)
     return lines(merge(ctx, pairs, spec.settings, "settings"))
 
 
@@ -175,14 +174,14 @@ def memory_known(slurm: SlurmPlan) -> bool:
 
 def node_lines(ctx: RenderContext, slurm: SlurmPlan) -> list[str]:
     """One NodeName line per compute pool; the nodes of a pool the power-save programs launch are `State=CLOUD`
-    (powered down until slurmctld or the reconcile timer powers them up: power_save.py)."""
+    (powered down until slurmctld or the reconcile timer powers them up: plan/power_save.py)."""
     out = []
-    cluster = ctx.loaded.cluster
+    launched = plan_of(ctx).launched
     for n in slurm.nodes:
         line = f"NodeName={ctx.conf(n.hostlist, pool_path(ctx, n.pool, 'name'))}{n.hardware_fields}"
         if n.gres:
             line += f" Gres=gpu:{gpu_type(ctx, n)}:{n.gpu_count}"
-        out.append(line + (" State=CLOUD" if slurm_launched(cluster, cluster.pool(n.pool)) else " State=UNKNOWN"))
+        out.append(line + (" State=CLOUD" if n.pool in launched else " State=UNKNOWN"))
     return out
 
 

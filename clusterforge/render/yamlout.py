@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from clusterforge.errors import ClusterforgeError, Problem, shown
+from clusterforge.core.errors import ClusterforgeError, Problem, shown
 
 try:  # libyaml's emitter and parser are much faster than the pure-Python ones
     from yaml import CSafeDumper as _Base

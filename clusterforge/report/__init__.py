@@ -13,10 +13,10 @@ from typing import Any
 
 from markupsafe import Markup
 
-from clusterforge.analysis import Analysis
+from clusterforge.blueprint.load import Loaded
 from clusterforge.catalog import Instance, Server
-from clusterforge.load import Loaded
 from clusterforge.model import Cluster, LiquidCooling, Rack
+from clusterforge.pipeline.analysis import Analysis
 from clusterforge.plan import Plan, RackLoad
 from clusterforge.plan.capacity import liquid_capacity_kw, n_plus_one_kw, own_cdus, room_heat_kw
 from clusterforge.policies.context import Context
@@ -27,7 +27,7 @@ from clusterforge.report.fabric import fabric_svg
 from clusterforge.report.findings import LISTED, summarise
 from clusterforge.report.pools import pool_facts, pool_svg
 from clusterforge.report.rows import Row, group_rows, racks_to_draw
-from clusterforge.targets import in_use, target_of
+from clusterforge.target_kernel import in_use, target_of
 
 MAX_RACKS = 200  # racks drawn by default: about 25,000 px of page; the rows table sums them all
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clusterforge.errors import ClusterforgeError
+from clusterforge.core.errors import ClusterforgeError
 
 if TYPE_CHECKING:
     from playwright.sync_api import FloatRect
@@ -73,7 +73,7 @@ class Shot:
 
     def write(self, out: Path) -> tuple[Path, ...]:
         """Each part to its file (atomically): `out`, then NAME-2.png, ..."""
-        from clusterforge.atomic import write_bytes
+        from clusterforge.files.atomic import write_bytes
 
         files = self.files(out)
         for path, data in zip(files, self.pngs, strict=True):

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from clusterforge.analysis import Analysis
 from clusterforge.cost import HOURS_PER_MONTH, CostEstimate, estimate_cost
-from clusterforge.cost.views import PERIOD, quantity, usd
+from clusterforge.formats.cost import PERIOD, quantity, usd
+from clusterforge.pipeline.analysis import Analysis
 
 PERIOD_TITLE = {"month": "per month", "once": "once (capex)"}
 

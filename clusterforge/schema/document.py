@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic.json_schema import models_json_schema
 
-from clusterforge import __version__
+from clusterforge.core.version import __version__
 from clusterforge.schema.kinds import kind_models, kind_optional
 from clusterforge.schema.written import as_written
 
@@ -19,7 +19,7 @@ SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 def _targets(defs: dict[str, Any], cluster: str) -> None:
     """`target:` names a registered target package (found at run time, so not in the model's type)."""
-    from clusterforge.targets import registered
+    from clusterforge.target_kernel import registered
 
     names = sorted(registered())
     defs[cluster]["properties"]["target"]["enum"] = names

@@ -1,6 +1,6 @@
-"""The model each kind of file is loaded with, as the loader reads it (clusterforge/load.py, compose.py,
-policies/config_file.py, policies/waivers.py, catalog/loader.py; the blueprint and the catalog with every
-registered target's parts).
+"""The model each kind of file is loaded with, as the loader reads it (clusterforge/blueprint/load.py,
+compose/shared_site.py, policies/config_file.py, policies/waivers.py, catalog/loader.py; the blueprint and the
+catalog with every registered target's parts).
 
 A Site file is the `site:` section of a blueprint, written once and included (`site: !include site-dc1.yaml`):
 the include drops its `apiVersion` and `kind`, so its model is the Site's plus those two. A policy config's
@@ -47,7 +47,7 @@ def kind_models() -> dict[str, type[BaseModel]]:
     """Each kind (the value of `kind:`) and the model of a file of that kind, Cluster first."""
     from clusterforge.catalog.parts import file_model
     from clusterforge.policies.waivers import WaiverFile
-    from clusterforge.targets import blueprint_model, catalog_parts
+    from clusterforge.target_kernel import blueprint_model, catalog_parts
 
     return {"Cluster": blueprint_model(), "Site": _site_file(), "PolicyConfig": _policy_config(),
             "Waivers": WaiverFile, "Catalog": file_model(catalog_parts())}

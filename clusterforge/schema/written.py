@@ -1,11 +1,11 @@
 """A kind's model schema widened to the file as written, before the loader expands it.
 
 The models describe data after loading; a user writes less. The loader reads, before any model sees the data:
-- rows and racks written as groups (clusterforge/expand.py): a name range (`su[01-08]`, `r[000-172]`), or
+- rows and racks written as groups (clusterforge/blueprint/expand.py): a name range (`su[01-08]`, `r[000-172]`), or
   `count: N` beside a plain name, and `{row}` in a rack's name for the row it stands in;
 - feeds without `name` (the rack names them, model/site.py);
 - a catalog server's `psus:` without `required` when it gives `watts` (the server derives it, catalog/models.py);
-- `!include FILE` wherever a mapping or a list goes (clusterforge/yamlsource.py: an included file holds one or
+- `!include FILE` wherever a mapping or a list goes (clusterforge/files/yamlsource.py: an included file holds one or
   the other).
 Everything else stays as strict as the model: unknown keys, wrong types and values out of range are refused.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from clusterforge.expand import MAX_GROUP
+from clusterforge.blueprint.expand import MAX_GROUP
 
 INCLUDE = "Include"
 _CHAR = r"[A-Za-z0-9._-]"

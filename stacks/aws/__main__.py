@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pulumi
 
-from clusterforge.errors import ClusterforgeError
+from clusterforge.core.errors import ClusterforgeError
 from clusterforge.targets.aws import guard
 from clusterforge.targets.aws.program import build
 from clusterforge.targets.aws.settings import PROJECT, StackSettings

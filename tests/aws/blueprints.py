@@ -46,7 +46,7 @@ def with_errors() -> dict[str, Any]:
 
 def from_template(tmp: Path, name: str, **params: str) -> Path:
     """The blueprint `clusterforge new <name> --set k=v ...` writes (the template's defaults otherwise)."""
-    from clusterforge.templating import get
+    from clusterforge.blueprint.templating import get
 
     path = tmp / f"{name}.yaml"
     path.write_text(get(name).render(dict(params)))

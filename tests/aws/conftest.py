@@ -25,7 +25,7 @@ import pytest
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime.rpc import deserialize_properties
 
-from clusterforge.load import load_blueprint
+from clusterforge.blueprint.load import load_blueprint
 from clusterforge.targets.aws.settings import PROJECT, StackSettings
 
 ROOT = Path(__file__).resolve().parents[2]

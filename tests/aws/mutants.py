@@ -295,7 +295,7 @@ MUTANTS = (
     ),
     Mutant(
         "refusal without lines",
-        "clusterforge/analysis.py",
+        "clusterforge/pipeline/analysis.py",
         'f"{f.id}: {f.message}", f.file, f.line, f.path',
         'f"{f.id}: {f.message}", f.file, 0, f.path',
         (f"{T}/test_program.py::test_policy_errors_register_nothing_and_name_the_rules",),
@@ -351,7 +351,7 @@ MUTANTS = (
     ),
     Mutant(
         "render borrows a GPU node as controller",
-        "clusterforge/analysis.py",
+        "clusterforge/pipeline/analysis.py",
         "if target.with_controller is not None:",
         "if False:",
         (f"{T}/test_render_from_stack.py",),

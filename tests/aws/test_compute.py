@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from clusterforge.catalog import Instance
-from clusterforge.targets import load_catalog
+from clusterforge.target_kernel import load_catalog
 from tests.aws.blueprints import example, from_template, lowered_p5, p4d, p6_b300, write
 from tests.aws.conftest import (
     DLAMI,

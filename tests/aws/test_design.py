@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from clusterforge.blueprint.load import load_blueprint, load_text
 from clusterforge.catalog import Instance
-from clusterforge.errors import ClusterforgeError
-from clusterforge.load import load_blueprint, load_text
-from clusterforge.targets import load_catalog
+from clusterforge.core.errors import ClusterforgeError
+from clusterforge.target_kernel import load_catalog
 from clusterforge.targets.aws.addressing import RESERVED_ADDRESSES, check_room, plan_subnets
 from clusterforge.targets.aws.design import data_repository, design
 from clusterforge.targets.aws.efa import Interface

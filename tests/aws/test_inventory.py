@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from click.testing import Result
 
-from clusterforge.errors import ClusterforgeError
+from clusterforge.core.errors import ClusterforgeError
 from clusterforge.render import yamlout
 from clusterforge.targets.aws.inventory import inventory, overlay, parse_outputs
 

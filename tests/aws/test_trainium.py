@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 import yaml
 
+from clusterforge.blueprint.load import load_blueprint
 from clusterforge.catalog import Instance
-from clusterforge.load import load_blueprint
 from clusterforge.plan import build_plan
-from clusterforge.targets import load_catalog
+from clusterforge.target_kernel import load_catalog
 from tests.aws.blueprints import example, write
 from tests.aws.conftest import Run, build_blueprint
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import yaml
 
+from clusterforge.blueprint.load import load_text
 from clusterforge.catalog import Catalog
-from clusterforge.load import load_text
 from clusterforge.policies import Verdict, evaluate
 from clusterforge.policies.config import PolicyConfig
 

@@ -15,7 +15,7 @@ import pytest
 
 from clusterforge.catalog import Catalog
 from clusterforge.policies.config import PolicyConfig
-from clusterforge.targets import load_catalog
+from clusterforge.target_kernel import load_catalog
 from tests.policies.builders import config, evaluate_data, feed, onprem, rack
 
 SITE_CATALOG = """\

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from clusterforge.errors import ClusterforgeError
+from clusterforge.core.errors import ClusterforgeError
 from clusterforge.policies import load_policy_config, load_waivers
 from clusterforge.policies.registry import REGISTRY, Rule
 from clusterforge.policies.waivers import Waiver, WaiverEntry

@@ -8,14 +8,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from clusterforge.load import Loaded, load_blueprint, load_text
+from clusterforge.blueprint.load import Loaded, load_blueprint, load_text
+from clusterforge.blueprint.templating import discover
 from clusterforge.plan import build_plan
 from clusterforge.policies import evaluate
 from clusterforge.policies.discovery import load_rules
 from clusterforge.policies.findings import Finding
 from clusterforge.policies.registry import REGISTRY
 from clusterforge.policies.waivers import Waiver, WaiverEntry
-from clusterforge.templating import discover
 from tests.conftest import example_files
 from tests.policies.builders import aws, design, feed, onprem, rack
 from tests.policies.test_cooling import gb200

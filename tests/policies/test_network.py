@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from clusterforge.targets import load_catalog
+from clusterforge.target_kernel import load_catalog
 from tests.policies.builders import aws, config, design, found
 
 

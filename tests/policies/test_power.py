@@ -187,14 +187,14 @@ def test_pwr008_leaves_a_site_file_shared_by_teams_alone(tmp_path: Path) -> None
     """A team of 2 DGX on a site file that several teams include: the contract is the whole facility's."""
     import yaml
 
-    from clusterforge.load import load_blueprint
+    from clusterforge.blueprint.load import load_blueprint
 
     design = onprem([rack(count=2)], contracted_it_kw=23_000)
     site = {"apiVersion": design["apiVersion"], "kind": "Site", **design.pop("site")}
     (tmp_path / "site.yaml").write_text(yaml.safe_dump(site, sort_keys=False))
     (tmp_path / "team.yaml").write_text(yaml.safe_dump(design, sort_keys=False) + "site: !include site.yaml\n")
     from clusterforge.policies import evaluate
-    from clusterforge.targets import load_catalog
+    from clusterforge.target_kernel import load_catalog
 
     verdict = evaluate(load_blueprint(tmp_path / "team.yaml", load_catalog(())))
     assert [f.id for f in verdict.findings if f.id == "PWR-008"] == []

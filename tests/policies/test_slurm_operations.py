@@ -127,7 +127,7 @@ def test_slm007_hints() -> None:
 
 
 def test_slm007_a_release_without_a_list_is_not_checked(tmp_path) -> None:
-    from clusterforge.targets import load_catalog
+    from clusterforge.target_kernel import load_catalog
 
     site = tmp_path / "site.yaml"
     site.write_text("apiVersion: clusterforge/v1\nkind: Catalog\nsoftware:\n  slurm:\n"

@@ -131,7 +131,7 @@ def test_a_pool_override_is_honored() -> None:
 
 
 def test_a_pool_override_takes_only_version_pins() -> None:
-    from clusterforge.errors import ClusterforgeError
+    from clusterforge.core.errors import ClusterforgeError
 
     pools = [{**MIXED[1], "software": {"stack": "rocm", **ROCM}}]
     with pytest.raises(ClusterforgeError, match=r"pools\[0\]\.software\.stack"):

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from clusterforge.catalog.software import CudaRow
-from clusterforge.targets import load_catalog
+from clusterforge.target_kernel import load_catalog
 from tests.policies.builders import aws, design, found
 
 # AWS Deep Learning Base OSS AMI (Ubuntu 24.04) major packages; NCCL is the framework's (not in the AMI notes).

@@ -12,7 +12,7 @@ from clusterforge.policies.context import Context
 from clusterforge.policies.findings import Draft
 from clusterforge.policies.inputs import Inputs
 from clusterforge.policies.registry import domain, rule
-from clusterforge.targets import pool_target, registered
+from clusterforge.target_kernel import pool_target, registered
 
 DOMAIN = domain("slurm", "SLURM", 70)
 

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 from clusterforge.catalog import Server
 from clusterforge.catalog.slurm_parameters import File, release_of, releases
-from clusterforge.hints import closest, did_you_mean
-from clusterforge.hints import known as known_names
+from clusterforge.core.hints import closest, did_you_mean
+from clusterforge.core.hints import known as known_names
 from clusterforge.policies.config import Settings
 from clusterforge.policies.context import Context
 from clusterforge.policies.findings import Draft

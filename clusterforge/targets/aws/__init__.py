@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from clusterforge.catalog import Catalog, CatalogPart
 from clusterforge.model import FsxLustre
+from clusterforge.target_kernel.protocol import RenderInput, Target
 from clusterforge.targets.aws.blueprint import blueprint_problems
 from clusterforge.targets.aws.deployed import READER
 from clusterforge.targets.aws.efa import node_facts
@@ -26,7 +27,6 @@ from clusterforge.targets.aws.prices import AwsPrices
 from clusterforge.targets.aws.section import Aws, AwsPool, aws_section
 from clusterforge.targets.aws.settings import DEFAULT_CONTROLLER_TYPE
 from clusterforge.targets.aws.software import TABLES
-from clusterforge.targets.protocol import RenderInput, Target
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
 
 SMALLEST_SUBNET = 28  # AWS: a subnet is /16 to /28
 PUBLIC_PREFIX = 24

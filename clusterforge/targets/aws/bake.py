@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from clusterforge.load import Loaded
+from clusterforge.blueprint.load import Loaded
 from clusterforge.plan import Plan, build_plan
 from clusterforge.render import render_files
 from clusterforge.render.context import RenderContext

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from clusterforge.errors import Problem
+from clusterforge.core.errors import Problem
+from clusterforge.core.source import Source
 from clusterforge.model import Cluster, OnPremLustre
-from clusterforge.source import Source
 from clusterforge.targets.aws.section import aws_section
 
 

@@ -1,4 +1,4 @@
-"""The stack's outputs as the rest of clusterforge sees deployed facts (`targets.protocol.Outputs`): render
+"""The stack's outputs as the rest of clusterforge sees deployed facts (`target_kernel.protocol.Outputs`): render
 overlays them on its inventory, `inventory` builds one from them alone. The form is checked where they are read
 (`inventory.parse_outputs`)."""
 
@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from clusterforge.target_kernel.protocol import OutputsReader
 from clusterforge.targets.aws.inventory import inventory, overlay, read_outputs, read_stream
 from clusterforge.targets.aws.outputs import StackOutputs
-from clusterforge.targets.protocol import OutputsReader
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from clusterforge.errors import ClusterforgeError, Problem
-from clusterforge.load import Loaded
+from clusterforge.blueprint.load import Loaded
+from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.model import Cluster, FsxLustre, Pool
 from clusterforge.plan import Plan, build_plan
 from clusterforge.render.powersave_file import launch_template_name
-from clusterforge.targets import pool_model, slurm_launched, slurm_launches_nodes
+from clusterforge.target_kernel import pool_model, slurm_launched, slurm_launches_nodes
 from clusterforge.targets.aws.addressing import Addressing, check_room, plan_subnets
 from clusterforge.targets.aws.efa import (
     RESERVED_ROLE,
@@ -51,7 +51,7 @@ class PoolDesign:
     zone: str  # AZ id
     capacity: CapacityTarget
     placement_opt_out: bool = False  # the blueprint said `placement: none` (NET-006 warns; preview lets it pass)
-    launched_by_slurm: bool = False  # `targets.slurm_launched`: a launch template only, no instance (pool.py)
+    launched_by_slurm: bool = False  # `target_kernel.slurm_launched`: a launch template only, no instance (pool.py)
     template_name: str | None = None  # the launch template's EC2 name, which the resume program asks for
 
     @property

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 from clusterforge.catalog import Instance, Server, Switch
 from clusterforge.model import Cluster, Pool
+from clusterforge.target_kernel.protocol import NodeFacts
 from clusterforge.targets.aws.instance import Ec2Instance
 from clusterforge.targets.aws.section import Aws, CapacityBlock, Odcr, aws_pool, aws_section
-from clusterforge.targets.protocol import NodeFacts
 
 RESERVED_ROLE = "compute"  # reservations and Capacity Blocks hold the training instance type
 

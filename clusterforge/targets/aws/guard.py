@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from clusterforge.analysis import Analysis, PolicyInputs, analyze, read_policy
-from clusterforge.load import Loaded
+from clusterforge.blueprint.load import Loaded
+from clusterforge.pipeline.analysis import Analysis, PolicyInputs, analyze, read_policy
 from clusterforge.policies import Finding
 from clusterforge.targets.aws.settings import StackSettings
 

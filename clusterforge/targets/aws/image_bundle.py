@@ -19,7 +19,7 @@ import tarfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from clusterforge.checkout import project_root
+from clusterforge.files.checkout import project_root
 from clusterforge.powersave import CONTROLLER_MODULES
 
 BUNDLE_FILES = ("site.yml", "ansible.cfg", *CONTROLLER_MODULES)
@@ -59,7 +59,7 @@ def tar_gz(files: Iterable[tuple[str, bytes, bool]]) -> bytes:
 
 
 def roles_bundle(root: Path | None = None) -> bytes:
-    """The roles bundle of the checkout (`clusterforge.checkout.project_root` unless `root` is given)."""
+    """The roles bundle of the checkout (`clusterforge.files.checkout.project_root` unless `root` is given)."""
     base = root if root is not None else project_root()
     return tar_gz((p.relative_to(base).as_posix(), p.read_bytes(), bool(p.stat().st_mode & 0o100))
                   for p in bundle_paths(base))

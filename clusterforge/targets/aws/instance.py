@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 from pydantic import model_validator
 
 from clusterforge.catalog import Cpus, Instance
-from clusterforge.validation import figure
+from clusterforge.core.validation import figure
 
 
 class Ec2Instance(Instance):

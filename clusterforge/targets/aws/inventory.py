@@ -14,11 +14,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from clusterforge import limits
-from clusterforge.errors import ClusterforgeError, Problem, shown
+from clusterforge.core import limits
+from clusterforge.core.errors import ClusterforgeError, Problem, shown
+from clusterforge.core.validation import validate
+from clusterforge.files.yamlsource import Source, parse_text, read_text
 from clusterforge.targets.aws.outputs import OUTPUTS_VERSION, NodeOutput, StackOutputs
-from clusterforge.validation import validate
-from clusterforge.yamlsource import Source, parse_text, read_text
 
 SSM = "community.aws.aws_ssm"
 ROLE_GROUPS = {"compute": "slurm_compute", "login": "slurm_login"}

@@ -12,7 +12,7 @@ aws/aws-parallelcluster issue 7143).
 
 from __future__ import annotations
 
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.targets.aws.efa import Interface, efa_layout_problems
 from clusterforge.targets.aws.instance import Ec2Instance
 

@@ -8,7 +8,7 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
-from clusterforge.load import Loaded
+from clusterforge.blueprint.load import Loaded
 from clusterforge.plan import Plan
 from clusterforge.targets.aws.bake import NodeConfig, cluster_plan, node_config
 from clusterforge.targets.aws.components.compute import Compute, ComputeArgs

@@ -1,6 +1,6 @@
 """Target aws's part of a blueprint: its `aws:` section (region, zones, capacity, security) and the fields its pools
 add (EFA interfaces, placement, zone, root volume). The kernel composes them into the blueprint model
-(`clusterforge.targets.blueprint_model`); code of this package reads them through `aws_section` and `aws_pool`."""
+(`clusterforge.target_kernel.blueprint_model`); code of this package reads them through `aws_section` and `aws_pool`."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
 
+from clusterforge.core.validation import expected
 from clusterforge.model.base import Strict
 from clusterforge.model.lustre import BUCKET, PREFIX
-from clusterforge.validation import expected
 
 RESERVATION_ID = r"^cr-[0-9a-f]{8,17}$"
 ReservationId = Annotated[str, StringConstraints(pattern=RESERVATION_ID), Field(description=expected(

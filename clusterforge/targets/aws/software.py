@@ -10,7 +10,7 @@ from typing import Annotated
 from pydantic import Field, StringConstraints
 
 from clusterforge.catalog.software import Release, Row
-from clusterforge.validation import expected
+from clusterforge.core.validation import expected
 
 
 class AwsOfiNcclRow(Row):

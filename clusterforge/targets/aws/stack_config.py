@@ -11,8 +11,8 @@ import os
 from pathlib import Path
 
 from clusterforge.render.yamlout import dump
+from clusterforge.target_kernel.protocol import RenderInput
 from clusterforge.targets.aws.section import aws_section
-from clusterforge.targets.protocol import RenderInput
 
 PROJECT = "clusterforge-aws"
 

@@ -1,6 +1,6 @@
 """How a node the resume program launched learns its SLURM name at first boot (pure: text for the user data).
 
-A pool slurmctld launches (`targets.slurm_launched`) shares one launch template, so its user data cannot name the
+A pool slurmctld launches (`target_kernel.slurm_launched`) shares one launch template, so its user data cannot name the
 node. The resume program tags each instance `clusterforge:node=<name>` right after CreateFleet, and the launch
 template lets the instance read its own tags from the metadata service (`instance_metadata_tags`). The script
 waits for that tag, checks it is a node name (it becomes a hostname, an env line and an inventory host, so a

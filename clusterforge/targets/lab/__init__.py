@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from clusterforge.catalog import Server
-from clusterforge.errors import Problem
+from clusterforge.core.errors import Problem
+from clusterforge.core.source import Source
 from clusterforge.model import Cluster
-from clusterforge.source import Source
+from clusterforge.target_kernel.protocol import Target
 from clusterforge.targets.lab.powersave import LabProvider
-from clusterforge.targets.protocol import Target
 
 
 def blueprint_problems(cluster: Cluster, source: Source) -> Iterator[Problem]:

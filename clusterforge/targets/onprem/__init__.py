@@ -4,8 +4,8 @@ inventory drives the Ansible roles; storage is an existing Lustre file system.""
 from __future__ import annotations
 
 from clusterforge.catalog import Server
+from clusterforge.target_kernel.protocol import Target
 from clusterforge.targets.onprem.blueprint import blueprint_problems
-from clusterforge.targets.protocol import Target
 
 TARGET = Target(name="onprem", title="on-prem", hardware=Server, facility=True,
                 blueprint_problems=blueprint_problems)

@@ -1,13 +1,13 @@
 """What target onprem requires of a blueprint beyond the schema: an existing Lustre (a cloud pool's own fields on an
-on-prem pool are refused by the kernel, clusterforge/targets/checks.py)."""
+on-prem pool are refused by the kernel, clusterforge/target_kernel/checks.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from clusterforge.errors import Problem
+from clusterforge.core.errors import Problem
+from clusterforge.core.source import Source
 from clusterforge.model import Cluster, FsxLustre
-from clusterforge.source import Source
 
 
 def blueprint_problems(cluster: Cluster, source: Source) -> Iterator[Problem]:

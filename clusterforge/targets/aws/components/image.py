@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.targets.aws.bake import ImageDesign, NodeConfig, bake_hash, component_document, vars_key, vars_text
 from clusterforge.targets.aws.boot_access import (
     CONFIG_KEY,

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from clusterforge.analysis import PolicyInputs, analyze, read_policy
-from clusterforge.errors import ClusterforgeError
+from clusterforge.core.errors import ClusterforgeError
+from clusterforge.pipeline.analysis import PolicyInputs, analyze, read_policy
 
 CONFIG_KEYS: dict[str, str] = {
     "blueprint": "Blueprint YAML the stack is built from (relative paths: from the policy pack directory).",

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from clusterforge.catalog import Catalog
-from clusterforge.targets import load_catalog
+from clusterforge.target_kernel import load_catalog
 from clusterforge.targets.aws.crossguard.props import UNKNOWN, as_int, as_text, elements, read
 from clusterforge.targets.aws.efa import Interface, efa_layout_problems
 from clusterforge.targets.aws.instance import Ec2Instance

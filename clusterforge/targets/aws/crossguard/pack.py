@@ -26,7 +26,7 @@ from pulumi_policy.proxy import UnknownValueError
 from clusterforge.catalog import Catalog
 from clusterforge.policies.discovery import load_rules
 from clusterforge.policies.registry import REGISTRY, Rule
-from clusterforge.targets import load_catalog
+from clusterforge.target_kernel import load_catalog
 from clusterforge.targets.aws.crossguard.blueprint import CONFIG_KEYS, blueprint_violations
 from clusterforge.targets.aws.crossguard.stack import Violation
 from clusterforge.targets.aws.crossguard.tokens import BLUEPRINT_POLICY

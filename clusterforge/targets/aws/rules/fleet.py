@@ -19,7 +19,7 @@ from clusterforge.policies.findings import Draft
 from clusterforge.policies.inputs import Inputs
 from clusterforge.policies.registry import domain, rule
 from clusterforge.powersave.config import FLEET_MAX
-from clusterforge.targets import pool_target, slurm_launched, slurm_launches_nodes
+from clusterforge.target_kernel import pool_target, slurm_launched, slurm_launches_nodes
 from clusterforge.targets.aws.efa import reservation
 from clusterforge.targets.aws.section import CapacityBlock, aws_section
 

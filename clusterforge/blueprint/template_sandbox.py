@@ -29,8 +29,8 @@ from jinja2.runtime import Context
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 from jinja2.utils import Namespace
 
-from clusterforge import limits
-from clusterforge.errors import ClusterforgeError, Problem, one_line, shown
+from clusterforge.core import limits
+from clusterforge.core.errors import ClusterforgeError, Problem, one_line, shown
 
 MAX_ITEMS = 100_000  # items of one range(), list or tuple a template builds
 MAX_NUMBER = 1_000_000  # any number handed to a call or filter (a width, a count, a repeat)

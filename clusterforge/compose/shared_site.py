@@ -16,18 +16,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from clusterforge.blueprint.load import Loaded, from_source
 from clusterforge.catalog import Server, Switch
-from clusterforge.load import Loaded, from_source
+from clusterforge.files.yamlsource import PathKey, Source
 from clusterforge.model import SwitchedFabric
 from clusterforge.physics import Assumptions
 from clusterforge.plan import Plan, build_plan
 from clusterforge.plan.capacity import site_limits
 from clusterforge.plan.packing import racked_pools
-from clusterforge.yamlsource import PathKey, Source
 
 if TYPE_CHECKING:
     from clusterforge.policies.engine import Verdict
-    from clusterforge.policy_inputs import Policy
+    from clusterforge.policies.policy_inputs import Policy
 
 SITE_SCOPE = "site:"  # the `cluster` of a combined facility finding (and of its waivers): `site:<site name>`
 
@@ -112,7 +112,7 @@ def combined_plan(group: Sequence[Loaded], combined: Loaded, assumptions: Assump
 def check_together(group: Sequence[Loaded], policy: Policy) -> tuple[Loaded, Verdict]:
     """The facility rules (those that need a site) once over the combined load of the teams of one site; the
     findings belong to the site (`cluster: site:<name>` in a waiver), not to any one team."""
-    from clusterforge.bulk import bulk_objects
+    from clusterforge.core.bulk import bulk_objects
     from clusterforge.policies import evaluate
     from clusterforge.policies.registry import REGISTRY
 

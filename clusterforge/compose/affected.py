@@ -22,11 +22,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from clusterforge.errors import ClusterforgeError, Problem, shown
-from clusterforge.formats.paths import report_path
-from clusterforge.site_users import MAX_SCANNED, SUFFIXES, includes, yaml_below
-from clusterforge.source import Source
-from clusterforge.yamlsource import load_file
+from clusterforge.compose.site_users import MAX_SCANNED, SUFFIXES, includes, yaml_below
+from clusterforge.core.errors import ClusterforgeError, Problem, shown
+from clusterforge.core.source import Source
+from clusterforge.files.paths import report_path
+from clusterforge.files.yamlsource import load_file
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,7 @@ def _own_kind(path: Path) -> str | None:
     and aliases are not expanded. UNKNOWN when the text does not parse or a merge key (`<<`) could supply it."""
     import yaml
 
-    from clusterforge.yamlguard import read_text
+    from clusterforge.files.yamlguard import read_text
 
     try:
         root = yaml.compose(read_text(path), Loader=yaml.SafeLoader)

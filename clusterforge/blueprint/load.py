@@ -5,17 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from clusterforge.blueprint.expand import apply_placements, expand
 from clusterforge.catalog import Catalog, Server
-from clusterforge.errors import ClusterforgeError
-from clusterforge.expand import apply_placements, expand
-from clusterforge.hints import and_more, capped
-from clusterforge.limits import NODES, POOLS
+from clusterforge.core.errors import ClusterforgeError
+from clusterforge.core.hints import and_more, capped
+from clusterforge.core.limits import NODES, POOLS
+from clusterforge.core.validation import validate
+from clusterforge.files.yamlsource import Source, load_file, parse_text
 from clusterforge.model import Cluster
 from clusterforge.model.references import reference_problems
-from clusterforge.targets import blueprint_model, load_catalog, registered
-from clusterforge.targets.checks import catalog_problems, target_problems
-from clusterforge.validation import validate
-from clusterforge.yamlsource import Source, load_file, parse_text
+from clusterforge.target_kernel import blueprint_model, load_catalog, registered
+from clusterforge.target_kernel.checks import catalog_problems, target_problems
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from clusterforge.bulk import bulk_objects
-from clusterforge.policy_inputs import Policy as Policy  # re-exported: commands name them from here
-from clusterforge.policy_inputs import PolicyInputs as PolicyInputs
+from clusterforge.core.bulk import bulk_objects
+from clusterforge.policies.policy_inputs import Policy as Policy  # re-exported: commands name them from here
+from clusterforge.policies.policy_inputs import PolicyInputs as PolicyInputs
 
 if TYPE_CHECKING:
-    from clusterforge.errors import Problem
-    from clusterforge.load import Loaded
+    from clusterforge.blueprint.load import Loaded
+    from clusterforge.core.errors import Problem
     from clusterforge.model import Cluster
     from clusterforge.plan import Plan
     from clusterforge.policies.engine import Verdict
@@ -42,7 +42,7 @@ class Analysis:
     def refuse_on_errors(self, what: str) -> None:
         """Raise an input error, one problem per unwaived error finding led by its rule id, when the verdict
         fails: for the commands that would build from a design the check rejects (the stack, the lab)."""
-        from clusterforge.errors import ClusterforgeError, Problem
+        from clusterforge.core.errors import ClusterforgeError, Problem
 
         errors = self.verdict.errors
         if self.verdict.failed and errors:
@@ -53,12 +53,12 @@ class Analysis:
 
 def read_policy(inputs: PolicyInputs = DEFAULT_INPUTS) -> Policy:
     """The catalog, policy config and waivers of `inputs`; unknown `skip` ids are input errors."""
-    from clusterforge.errors import ClusterforgeError, Problem
+    from clusterforge.core.errors import ClusterforgeError, Problem
+    from clusterforge.core.validation import closest
     from clusterforge.policies import load_policy_config, load_waivers
     from clusterforge.policies.discovery import load_rules
     from clusterforge.policies.registry import REGISTRY
-    from clusterforge.targets import load_catalog
-    from clusterforge.validation import closest
+    from clusterforge.target_kernel import load_catalog
 
     load_rules()  # a config's `rules:` and `--skip` are checked against them
     unknown = [Problem(f"unknown rule {rule_id!r}", "command line", path="--skip", hint=f"did you mean {near}?" if (
@@ -73,7 +73,7 @@ def read_policy(inputs: PolicyInputs = DEFAULT_INPUTS) -> Policy:
 
 def load(blueprint: Path, policy: Policy) -> Loaded:
     """Read, parse and validate one blueprint against the policy's catalog."""
-    from clusterforge.load import load_blueprint
+    from clusterforge.blueprint.load import load_blueprint
 
     with bulk_objects():
         return load_blueprint(blueprint, policy.catalog)
@@ -89,11 +89,11 @@ def analyze(
     instance an AWS cluster without a controller pool gets, as the stack builds it (default: the stack's).
     `also_skip`: rules a caller runs elsewhere (facility rules of a shared site run once on the combined load).
     """
-    from clusterforge.load import Loaded
+    from clusterforge.blueprint.load import Loaded
     from clusterforge.plan import build_plan
     from clusterforge.policies import evaluate
     from clusterforge.policies.root_access import refuse_root_access
-    from clusterforge.targets import target_of
+    from clusterforge.target_kernel import target_of
 
     loaded = blueprint if isinstance(blueprint, Loaded) else load(blueprint, policy)
     refuse_root_access(loaded.cluster, loaded.source, policy.config)  # before any rule runs or file is written
@@ -114,7 +114,7 @@ def load_set(files: Sequence[Path], policy: Policy,
     """Every blueprint of a set, each read by `read` (default: `load`), and the problems of all that cannot be
     read, together: one unreadable file must not hide what the others hold (the caller checks those and reports
     both)."""
-    from clusterforge.errors import ClusterforgeError
+    from clusterforge.core.errors import ClusterforgeError
 
     loadeds, problems = [], []
     for path in files:
@@ -142,9 +142,9 @@ def check_set(loadeds: Sequence[Loaded], policy: Policy) -> SetVerdict:
     the set. One blueprint's verdict is the set's (decided with these waivers already). A blueprint whose
     settings the root-access gate refuses is left out of the verdict and its problems returned, so the others are
     still judged."""
-    from clusterforge.compose import check_together, groups
-    from clusterforge.errors import ClusterforgeError
-    from clusterforge.formats.paths import report_path
+    from clusterforge.compose.shared_site import check_together, groups
+    from clusterforge.core.errors import ClusterforgeError
+    from clusterforge.files.paths import report_path
     from clusterforge.policies.engine import Verdict, merge
     from clusterforge.policies.registry import REGISTRY
     from clusterforge.policies.root_access import refuse_root_access

@@ -15,9 +15,9 @@ from pydantic import BaseModel
 from clusterforge.catalog import Catalog, CatalogPart, Instance, Server, Switch
 
 if TYPE_CHECKING:
-    from clusterforge.errors import Problem
+    from clusterforge.core.errors import Problem
+    from clusterforge.core.source import Source
     from clusterforge.model import Cluster, Pool, TargetFabric
-    from clusterforge.source import Source
 
 
 @dataclass(frozen=True)

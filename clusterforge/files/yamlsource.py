@@ -5,7 +5,7 @@ YAML 1.1 merge keys (`<<:`) and anchors keep working, duplicate keys become erro
 last-one-wins, and each path's line is remembered.
 
 Input is untrusted: the file must be a regular file within limits.INPUT_BYTES, its nesting and its size once
-aliases are expanded are bounded (clusterforge.yamlguard) before anything is built, only YAML's standard scalar
+aliases are expanded are bounded (clusterforge.files.yamlguard) before anything is built, only YAML's standard scalar
 tags are read, and `!include` reads only .yaml/.yml files inside the include root (the folder of the file the
 user named, or CLUSTERFORGE_INCLUDE_ROOT), never echoing an included file's text in a message.
 """
@@ -20,13 +20,13 @@ from typing import Any
 
 import yaml
 
-from clusterforge import limits
-from clusterforge.errors import ClusterforgeError, Problem, shown
-from clusterforge.source import PathKey as PathKey
-from clusterforge.source import Source as Source
-from clusterforge.source import format_path as format_path
-from clusterforge.yamlguard import FORBIDDEN, check_graph, check_text, describe
-from clusterforge.yamlguard import read_text as read_text
+from clusterforge.core import limits
+from clusterforge.core.errors import ClusterforgeError, Problem, shown
+from clusterforge.core.source import PathKey as PathKey
+from clusterforge.core.source import Source as Source
+from clusterforge.core.source import format_path as format_path
+from clusterforge.files.yamlguard import FORBIDDEN, check_graph, check_text, describe
+from clusterforge.files.yamlguard import read_text as read_text
 
 try:  # the C loader is ~10x faster; fall back when libyaml is missing
     from yaml import CSafeLoader as _Loader
@@ -293,7 +293,7 @@ def load_file(path: Path, fast: bool = False) -> Source:
     """Read and parse a YAML file; `fast` tries the rapidyaml path first (same result, large files quicker)."""
     text = read_text(path)
     if fast:
-        from clusterforge.fastyaml import parse_fast
+        from clusterforge.files.fastyaml import parse_fast
 
         return parse_fast(text, str(path), parse_text)
     return parse_text(text, str(path))

@@ -18,7 +18,7 @@ def bulk_objects(kept: bool = False) -> Iterator[None]:
     """Pause the cycle collector while a blueprint is parsed, validated, planned and evaluated.
 
     That work builds hundreds of thousands of acyclic objects that live to the end, and the collector would walk
-    them again on every pass (a fifth of a 100,000-GPU check). Inputs are bounded by `clusterforge.limits`, so
+    them again on every pass (a fifth of a 100,000-GPU check). Inputs are bounded by `clusterforge.core.limits`, so
     memory stays bounded with it paused; reference counting still frees everything that is not a cycle.
     `kept`: the objects stay until the command's end (a whole `check`); where the process ends with it
     (PROCESS_ENDS_WITH_COMMAND) they are moved out of the collector's sight instead of walked once more when it

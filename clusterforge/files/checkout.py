@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core.errors import ClusterforgeError, Problem
 
 
 def cache_root() -> Path:
@@ -22,9 +22,9 @@ def cache_root() -> Path:
 
 
 def project_root() -> Path:
-    """The checkout holding `site.yml` and `roles/` (the package lives one level below it)."""
+    """The checkout holding `site.yml` and `roles/` (the package lives one level below it, this file two)."""
     explicit = os.environ.get("CLUSTERFORGE_ANSIBLE_DIR")
-    root = Path(explicit) if explicit else Path(__file__).resolve().parents[1]
+    root = Path(explicit) if explicit else Path(__file__).resolve().parents[2]  # clusterforge/files/ -> the checkout
     if not (root / "site.yml").is_file() or not (root / "roles").is_dir():
         raise ClusterforgeError(Problem(
             "site.yml and roles/ not found", str(root),

@@ -22,10 +22,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
-from clusterforge.errors import ClusterforgeError, Problem, one_line, shown
-from clusterforge.hints import did_you_mean, known
-from clusterforge.validation import closest, validate
-from clusterforge.yamlsource import Source, load_file
+from clusterforge.core.errors import ClusterforgeError, Problem, one_line, shown
+from clusterforge.core.hints import did_you_mean, known
+from clusterforge.core.validation import closest, validate
+from clusterforge.files.yamlsource import Source, load_file
 
 ENV_VAR = "CLUSTERFORGE_TEMPLATES"
 
@@ -257,8 +257,8 @@ class Template:
     def render(self, given: dict[str, str]) -> str:
         """The blueprint text; the template is read like any input (a regular file within the size limit)
         and rendered in a bounded sandbox (see template_sandbox)."""
-        from clusterforge.template_sandbox import render
-        from clusterforge.yamlguard import read_text
+        from clusterforge.blueprint.template_sandbox import render
+        from clusterforge.files.yamlguard import read_text
 
         path = self.folder / "blueprint.yaml.j2"
         text = read_text(path, follow=False)
@@ -301,7 +301,7 @@ def template_dirs(extra: Path | None = None) -> list[Path]:
     candidates = [extra] if extra else []
     if os.environ.get(ENV_VAR):
         candidates.append(Path(os.environ[ENV_VAR]))
-    candidates.append(Path(__file__).resolve().parent.parent / "templates")
+    candidates.append(Path(__file__).resolve().parents[2] / "templates")  # clusterforge/blueprint/ -> the checkout
     candidates.append(Path(sys.prefix) / "share" / "clusterforge" / "templates")
     return [c for c in candidates if c.is_dir()]
 

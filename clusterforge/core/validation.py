@@ -10,9 +10,9 @@ from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
-from clusterforge.errors import ClusterforgeError, Problem, one_line, shown
-from clusterforge.hints import PER_KIND, and_more, closest
-from clusterforge.yamlsource import Source, format_path
+from clusterforge.core.errors import ClusterforgeError, Problem, one_line, shown
+from clusterforge.core.hints import PER_KIND, and_more, closest
+from clusterforge.core.source import Source, format_path
 
 T = TypeVar("T")
 
@@ -112,7 +112,7 @@ def _kind_of(value: Any) -> str:
     return shown(value)
 
 
-__all__ = ["closest", "expected", "figure", "problems_from", "validate"]  # `closest` lives in clusterforge.hints
+__all__ = ["closest", "expected", "figure", "problems_from", "validate"]  # `closest` lives in clusterforge.core.hints
 
 
 def _child(node: Any, part: str | int) -> tuple[bool, Any]:

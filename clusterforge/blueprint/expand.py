@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from clusterforge.errors import ClusterforgeError, shown
-from clusterforge.hints import closest
-from clusterforge.limits import RACKS
-from clusterforge.yamlsource import PathKey, Source, format_path
+from clusterforge.core.errors import ClusterforgeError, shown
+from clusterforge.core.hints import closest
+from clusterforge.core.limits import RACKS
+from clusterforge.files.yamlsource import PathKey, Source, format_path
 
 _RANGE = re.compile(r"^(?P<pre>[^\[\]]*)\[(?P<lo>\d+)-(?P<hi>\d+)\](?P<post>[^\[\]]*)$")
 MAX_GROUP = 100_000

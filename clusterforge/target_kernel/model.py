@@ -4,7 +4,7 @@ registered target's section (`aws:`), pool fields (`efa_interfaces`), fabric kin
 A target brings its part of the blueprint in its own package (`Target.section_model`, `Target.pool_fields`), so a
 new target adds keys to the schema, the editor's completion and the loader without an edit to clusterforge/model.
 The composed classes are subclasses of `Cluster` and `Pool`: everything typed against those reads them unchanged.
-`clusterforge.targets.blueprint_model()` composes them once from the registered targets.
+`clusterforge.target_kernel.blueprint_model()` composes them once from the registered targets.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Annotated, Any, Union
 from pydantic import BaseModel, Discriminator, Field, Tag, create_model
 
 from clusterforge.model import Cluster, OnPremLustre, Pool, Storage, SwitchedFabric
-from clusterforge.targets.protocol import Target
+from clusterforge.target_kernel.protocol import Target
 
 EXISTING = "onprem"  # the tag of the form every target shares: an existing Lustre the nodes mount
 

@@ -17,8 +17,8 @@ from typing import Any
 
 import yaml
 
-from clusterforge import limits
-from clusterforge.errors import ClusterforgeError, Problem
+from clusterforge.core import limits
+from clusterforge.core.errors import ClusterforgeError, Problem
 
 try:  # the C parser is ~10x faster; fall back when libyaml is missing
     from yaml import CSafeLoader as _Loader

@@ -21,8 +21,8 @@ from typing import Any
 
 import yaml
 
-from clusterforge.source import PathKey, Source
-from clusterforge.yamlguard import check_text
+from clusterforge.core.source import PathKey, Source
+from clusterforge.files.yamlguard import check_text
 
 try:
     import ryml

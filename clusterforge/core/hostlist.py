@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from clusterforge import limits
-from clusterforge.errors import ClusterforgeError, Problem, shown
+from clusterforge.core import limits
+from clusterforge.core.errors import ClusterforgeError, Problem, shown
 
 _TRAILING_DIGITS = re.compile(r"^(.*?)(\d+)$")
 _DIGITS_MAX = 18  # a node number is far shorter; longer ones would be slow to convert

@@ -12,7 +12,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, StringConstraints
 
-from clusterforge.validation import expected
+from clusterforge.core.validation import expected
 
 NAME = r"^[a-z][a-z0-9-]{0,39}$"
 Name = Annotated[str, StringConstraints(pattern=NAME), Field(description=expected(

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from clusterforge.errors import Problem
+from clusterforge.core.errors import Problem
 
 PathKey = tuple[str | int, ...]
 

@@ -16,10 +16,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from clusterforge.errors import ClusterforgeError, shown
-from clusterforge.formats.paths import report_path
-from clusterforge.yamlguard import read_text
-from clusterforge.yamlsource import INCLUDE_ROOT, MAX_INCLUDE_DEPTH
+from clusterforge.core.errors import ClusterforgeError, shown
+from clusterforge.files.paths import report_path
+from clusterforge.files.yamlguard import read_text
+from clusterforge.files.yamlsource import INCLUDE_ROOT, MAX_INCLUDE_DEPTH
 
 STDIN = Path("-")
 SUFFIXES = (".yaml", ".yml")

@@ -8,12 +8,12 @@ from collections.abc import Iterable, Iterator
 from typing import get_args
 
 from clusterforge.catalog import Catalog, Switch
-from clusterforge.errors import Problem, shown
-from clusterforge.hints import closest, did_you_mean
+from clusterforge.core.errors import Problem, shown
+from clusterforge.core.hints import closest, did_you_mean
+from clusterforge.files.yamlsource import PathKey, Source
 from clusterforge.model import Cluster, Pool, SwitchedFabric, TargetFabric
-from clusterforge.targets.model import owned_pool_fields
-from clusterforge.targets.protocol import Target
-from clusterforge.yamlsource import PathKey, Source
+from clusterforge.target_kernel.model import owned_pool_fields
+from clusterforge.target_kernel.protocol import Target
 
 
 def _unknown(path: PathKey, name: str, known: Iterable[str], source: Source) -> Problem:

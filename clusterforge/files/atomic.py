@@ -25,7 +25,7 @@ import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from clusterforge.errors import ClusterforgeError, Problem, shown
+from clusterforge.core.errors import ClusterforgeError, Problem, shown
 
 _HINTS = {
     errno.ENOSPC: "free some space on that file system, or write elsewhere",
