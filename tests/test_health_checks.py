@@ -87,8 +87,8 @@ class Node:
             "NVIDIA_VERSION_FILE": self.smi / "version.txt", "CHECK_XID": 1, "KERNEL_LOG_FILE": self.kmsg,
             "CHECK_ECC": 1, "CHECK_REMAP": 1, "CHECK_FABRIC": 0, "CHECK_NVLINK": 0, "CHECK_NCCL": 0,
             "NCCL_VERSION": "2.26.2", "CHECK_INFINIBAND": 0, "IB_PORTS": 0, "IB_RATE_GBPS": 0,
-            "IB_LINK_LAYER": "InfiniBand", "IB_DEVICES": "", "IB_SYSFS": tmp / "sys-infiniband", "CHECK_EFA": 0,
-            "EFA_INTERFACES": 0, "CHECK_LUSTRE": 0, "LUSTRE_MOUNT": "/lustre", "CHECK_SHARED": 0,
+            "IB_LINK_LAYER": "InfiniBand", "IB_DEVICES": "", "IB_LEAVES": "", "IB_SYSFS": tmp / "sys-infiniband",
+            "CHECK_EFA": 0, "EFA_INTERFACES": 0, "CHECK_LUSTRE": 0, "LUSTRE_MOUNT": "/lustre", "CHECK_SHARED": 0,
             "SHARED_MOUNT": "/shared", "CHECK_DISK": 0, "DISK_PATHS": str(tmp), "DISK_MIN_FREE_PCT": 1,
             "DCGM_DIAG_LEVEL": 0, "REASON_PREFIX": "clusterforge-health:", "TEXTFILE_DIR": self.prom}
 
@@ -359,6 +359,18 @@ def test_an_infiniband_port_down_or_slow_drains_for_a_person(node: Node, port: d
     ib_port(node, "mlx5_1", **port)
     node.run()
     assert node.drains() == [reason("ib-port", "person", detail)]
+
+
+def test_a_bad_port_names_its_rail_and_leaf_switch_in_nic_order(node: Node) -> None:
+    """Rail i is the i-th fabric port in the NICs' order (mlx5_2 before mlx5_10), cabled to leaf i of the plan."""
+    leaves = " ".join(f"leaf-{rail:03}" for rail in range(1, 12))
+    node.set(CHECK_INFINIBAND=1, IB_PORTS=11, IB_RATE_GBPS=400, IB_LEAVES=leaves)
+    for index in range(11):
+        ib_port(node, f"mlx5_{index}", **({"state": "1: DOWN", "phys": "3: Disabled"} if index in (1, 10) else {}))
+    node.run()
+    assert node.drains() == [reason("ib-port", "person", "9 of 11 ports ACTIVE/LinkUp at 400 Gb/s: "
+                                    "mlx5_1/1 DOWN/Disabled (rail 2, leaf-002), "
+                                    "mlx5_10/1 DOWN/Disabled (rail 11, leaf-011)")]
 
 
 def test_infiniband_ports_of_another_link_layer_do_not_count(node: Node) -> None:

@@ -55,10 +55,12 @@ def not_role_inputs() -> dict[str, str]:
     return found
 
 
-# What Ansible itself provides to a role: facts and magic variables, loop and lookup names.
+# What Ansible itself provides to a role: facts and magic variables, loop and lookup names, and Jinja's own
+# globals (range, dict, namespace, ...).
 _ANSIBLE_NAMES = frozenset({
     "inventory_hostname", "inventory_hostname_short", "inventory_dir", "inventory_file", "groups", "group_names",
-    "hostvars", "play_hosts", "playbook_dir", "role_path", "item", "omit", "lookup", "query", "q"})
+    "hostvars", "play_hosts", "playbook_dir", "role_path", "item", "omit", "lookup", "query", "q",
+    *jinja2.defaults.DEFAULT_NAMESPACE})
 # Task keys whose value is a bare Jinja expression, not a template.
 _CONDITIONALS = frozenset({"when", "changed_when", "failed_when", "until", "that"})
 _JINJA = jinja2.Environment()
