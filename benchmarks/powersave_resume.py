@@ -3,11 +3,11 @@ in-process (its request interception: boto3 serialises every request and parses 
 process).
 
 `python benchmarks/powersave_resume.py [sizes ...]` prints a Markdown table: per size the seconds the resume took,
-the CreateFleet and DescribeInstances requests it made, the instances running with their node's tag, the addresses
-it handed slurmctld, and the requests per 1,000 nodes. slurmctld is a recorder (what `scontrol update` would have
-been told): the figures are the program's and moto's, not SLURM's. moto launches instantly and enforces no API
-limits, so the seconds are the program's own work plus moto's; EC2's RunInstances bucket (FLT-001) is the real
-bound on a launch day.
+the CreateFleet, DescribeInstances, CreateTags and S3 PutObject (a batch's instance -> node map) requests it made,
+the instances a batch map names, and the addresses it handed slurmctld. slurmctld is a recorder (what
+`scontrol update` would have been told): the figures are the program's and moto's, not SLURM's. moto launches
+instantly and enforces no API limits, so the seconds are the program's own work plus moto's; EC2's RunInstances
+bucket (FLT-001) is the real bound on a launch day.
 """
 
 from __future__ import annotations
@@ -28,9 +28,10 @@ from clusterforge.powersave.config import NodeGroup, PowerSaveConfig  # noqa: E4
 from clusterforge.powersave.resume import resume  # noqa: E402
 from clusterforge.powersave.slurm import NodeState  # noqa: E402
 from clusterforge.targets.aws import powersave as aws  # noqa: E402
-from clusterforge.targets.aws.powersave import NODE_TAG, Ec2Provider  # noqa: E402
+from clusterforge.targets.aws.powersave import BATCH_TAG, Ec2Provider, NodeMap  # noqa: E402
 
 REGION = "us-east-1"
+BUCKET = "c1-boot-bench"
 
 
 class Recorder:
@@ -56,9 +57,9 @@ class Recorder:
         return {}
 
 
-def counter(client: Any, operation: str) -> list[int]:
+def counter(client: Any, operation: str, service: str = "ec2") -> list[int]:
     seen: list[int] = []
-    client.meta.events.register(f"before-call.ec2.{operation}", lambda **_: seen.append(1))
+    client.meta.events.register(f"before-call.{service}.{operation}", lambda **_: seen.append(1))
     return seen
 
 
@@ -76,23 +77,27 @@ def run(size: int) -> dict[str, Any]:
         nodes = hostlist.expand(f"gpu-[00001-{size:05d}]")
         group = NodeGroup(name="gpu", nodes=hostlist.compress(nodes), launch_template="c1-gpu",
                           instance_type="p5.48xlarge", subnet=subnet)
-        config = PowerSaveConfig(cluster="c1", provider=f"{Ec2Provider.__module__}:Ec2Provider", region=REGION,
-                                 groups=(group,))
+        config = PowerSaveConfig(cluster="c1", provider="aws", region=REGION, groups=(group,))
+        s3 = aws.client(REGION, "s3")
+        s3.create_bucket(Bucket=BUCKET)
         fleets, describes = counter(client, "CreateFleet"), counter(client, "DescribeInstances")
+        tags, maps = counter(client, "CreateTags"), counter(s3, "PutObject", "s3")
         slurm = Recorder()
         start = time.perf_counter()
-        done = resume(config, Ec2Provider(config, client), slurm, nodes, sleep=lambda _: None)
+        done = resume(config, Ec2Provider(config, client, NodeMap(s3, BUCKET)), slurm, nodes, sleep=lambda _: None)
         seconds = time.perf_counter() - start
-        calls = len(fleets), len(describes)
-        tagged = set()
+        calls = len(fleets), len(describes), len(tags), len(maps)
+        named: set[str] = set()
+        fresh = NodeMap(s3, BUCKET)  # read back as a node and the next program run would
         for page in client.get_paginator("describe_instances").paginate(
                 Filters=[{"Name": "instance-state-name", "Values": ["pending", "running"]}]):
             for reservation in page["Reservations"]:
                 for raw in reservation["Instances"]:
-                    tagged |= {t["Value"] for t in raw.get("Tags", []) if t["Key"] == NODE_TAG}
-        return {"nodes": size, "seconds": seconds, "fleets": calls[0], "describes": calls[1],
-                "tagged": len(tagged & set(nodes)), "addresses": len(slurm.addresses), "down": len(slurm.down),
-                "failed": len(done.failed)}
+                    batch = {t["Key"]: t["Value"] for t in raw.get("Tags", [])}.get(BATCH_TAG, "")
+                    named.add(fresh.nodes_of(batch).get(raw["InstanceId"], "") if batch else "")
+        return {"nodes": size, "seconds": seconds, "fleets": calls[0], "describes": calls[1], "tags": calls[2],
+                "maps": calls[3], "named": len(named & set(nodes)), "addresses": len(slurm.addresses),
+                "down": len(slurm.down), "failed": len(done.failed)}
 
 
 def main() -> None:
@@ -102,12 +107,12 @@ def main() -> None:
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
     rows = [run(size) for size in sizes]
-    print("| nodes | resume (s) | s per 1,000 nodes | CreateFleet | DescribeInstances | tagged | addresses set | "
-          "down |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| nodes | resume (s) | s per 1,000 nodes | CreateFleet | DescribeInstances | CreateTags | map PutObject | "
+          "named by a map | addresses set | down |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['nodes']:,} | {r['seconds']:.1f} | {r['seconds'] / r['nodes'] * 1000:.2f} | {r['fleets']} | "
-              f"{r['describes']} | {r['tagged']:,} | {r['addresses']:,} | {r['down']} |")
+              f"{r['describes']} | {r['tags']} | {r['maps']} | {r['named']:,} | {r['addresses']:,} | {r['down']} |")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """The power-save programs against moto's EC2 (in-process, no traffic leaves the machine) and a recording
-slurmctld: batched CreateFleet, a tag per node, addresses set, throttling retried, insufficient capacity marking
+slurmctld: batched CreateFleet, one instance -> node map per batch (S3, moto's too), addresses set, throttling
+retried, insufficient capacity marking
 exactly the unlaunched nodes down, resume idempotent, suspend terminating, reconcile replacing what failed.
 
 Throttling is injected as EC2's own 503 `RequestLimitExceeded` before moto answers, so botocore's real retry
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -31,9 +32,10 @@ from clusterforge.powersave.resume import job_nodes, resume  # noqa: E402
 from clusterforge.powersave.slurm import RESUME_PREFIX, NodeState, Scontrol, parse_sinfo  # noqa: E402
 from clusterforge.powersave.suspend import suspend  # noqa: E402
 from clusterforge.targets.aws import powersave as aws  # noqa: E402
-from clusterforge.targets.aws.powersave import NODE_TAG, Ec2Provider  # noqa: E402
+from clusterforge.targets.aws.powersave import BATCH_TAG, Ec2Provider, NodeMap  # noqa: E402
 
 REGION = "us-east-1"
+BOOT_BUCKET = "c1-boot-test"
 EC2 = "aws"  # the file's provider: the target whose powersave.PROVIDER (Ec2Provider) the programs make
 
 
@@ -90,9 +92,11 @@ class ShortOfCapacity:
 
 
 @pytest.fixture()
-def ec2() -> Iterator[Any]:
+def ec2(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    monkeypatch.setenv("CLUSTERFORGE_BOOT_BUCKET", BOOT_BUCKET)  # the controller's node.env has it
     with moto.mock_aws():
         client = aws.client(REGION)  # the programs' client: their retry policy is what is tested
+        aws.client(REGION, "s3").create_bucket(Bucket=BOOT_BUCKET)
         vpc = client.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
         subnet = client.create_subnet(VpcId=vpc, CidrBlock="10.0.0.0/18")["Subnet"]["SubnetId"]
         image = client.describe_images(Owners=["amazon"])["Images"][0]["ImageId"]
@@ -115,26 +119,33 @@ def calls_to(ec2: Any, operation: str) -> list[int]:
 
 
 def tagged(ec2: Any) -> dict[str, dict[str, Any]]:
+    """The live instances by the node their batch's map (read afresh from S3) names; an unnamed one by its id."""
     found = {}
+    maps = NodeMap(aws.client(REGION, "s3"), BOOT_BUCKET)
     for page in ec2.get_paginator("describe_instances").paginate(
             Filters=[{"Name": "instance-state-name", "Values": ["pending", "running"]}]):
         for reservation in page["Reservations"]:
             for raw in reservation["Instances"]:
                 tags = {t["Key"]: t["Value"] for t in raw.get("Tags", [])}
-                found[tags.get(NODE_TAG, raw["InstanceId"])] = {"tags": tags, "ip": raw.get("PrivateIpAddress")}
+                node = maps.nodes_of(tags[BATCH_TAG]).get(raw["InstanceId"]) if BATCH_TAG in tags else None
+                found[node or raw["InstanceId"]] = {"tags": tags, "ip": raw.get("PrivateIpAddress")}
     return found
 
 
-def test_resume_launches_in_batched_fleets_tags_every_instance_and_sets_its_address(ec2) -> None:
+def test_resume_launches_in_batched_fleets_names_every_instance_by_batch_and_sets_its_address(ec2) -> None:
     config = config_for(ec2)
-    fleets = calls_to(ec2, "CreateFleet")
+    fleets, tags = calls_to(ec2, "CreateFleet"), calls_to(ec2, "CreateTags")
+    provider = Ec2Provider(config, ec2)
+    maps: list[int] = []
+    provider.node_map.s3.meta.events.register("before-call.s3.PutObject", lambda **_: maps.append(1))
     slurm = RecordingSlurm()
     nodes = hostlist.expand("gpu-[0001-1200]")
-    done = resume(config, Ec2Provider(config, ec2), slurm, nodes, sleep=lambda _: None)
-    assert len(fleets) == 3  # 500 + 500 + 200
+    done = resume(config, provider, slurm, nodes, sleep=lambda _: None)
+    assert len(fleets) == 3 and len(maps) == 3 and not tags  # 500 + 500 + 200: a map per batch, no tag per node
     live = tagged(ec2)
     assert sorted(live) == nodes
     assert {v["tags"]["clusterforge:cluster"] for v in live.values()} == {"c1"}
+    assert len({v["tags"][BATCH_TAG] for v in live.values()}) == 3
     assert {n: v["ip"] for n, v in live.items()} == slurm.addresses
     assert not slurm.down and not done.failed and len(done.launched) == 1200
 
@@ -241,6 +252,34 @@ def test_reconcile_with_nothing_wrong_does_nothing(ec2) -> None:
     assert sorted(tagged(ec2)) == ["gpu-0001", "gpu-0002"]
 
 
+def test_an_instance_whose_batch_was_never_named_is_an_orphan_after_the_grace(ec2) -> None:
+    """The program died between CreateFleet and writing the map: after UNNAMED_GRACE_S reconcile ends it; before,
+    it may be a launch a moment old and is left alone."""
+    config = config_for(ec2, nodes="gpu-[0001-0002]")
+    provider = Ec2Provider(config, ec2)
+    request = provider._request(config.groups[0], 1, 0, "00000000000000ff")
+    [stray] = [i for f in ec2.create_fleet(**request)["Instances"] for i in f["InstanceIds"]]
+    slurm = RecordingSlurm({"gpu-0001": NodeState("idle~"), "gpu-0002": NodeState("idle~")})
+    assert reconcile(config, provider, slurm, datetime(2026, 11, 24)).orphans == []
+    later = datetime.now(UTC) + timedelta(seconds=aws.UNNAMED_GRACE_S + 1)
+    provider = Ec2Provider(config, ec2)
+    provider.now = lambda: later  # type: ignore[method-assign]
+    assert [i.id for i in reconcile(config, provider, slurm, datetime(2026, 11, 24)).orphans] == [stray]
+    assert tagged(ec2) == {}
+
+
+def test_a_map_that_cannot_be_written_gives_the_batch_back(ec2) -> None:
+    """Instances nobody can name would idle at full price: the batch is terminated and its nodes go down with
+    the reason."""
+    config = config_for(ec2, nodes="gpu-[0001-0004]")
+    provider = Ec2Provider(config, ec2, NodeMap(aws.client(REGION, "s3"), "no-such-bucket"))
+    slurm = RecordingSlurm()
+    done = resume(config, provider, slurm, hostlist.expand("gpu-[0001-0004]"), sleep=lambda _: None)
+    assert not done.launched and sorted(slurm.down) == hostlist.expand("gpu-[0001-0004]")
+    assert all("NoSuchBucket: the batch's node map was not written" in r for r in slurm.down.values())
+    assert tagged(ec2) == {}
+
+
 def test_scontrol_gets_hostlists_in_chunks_and_one_line_reasons() -> None:
     ran: list[list[str]] = []
     slurm = Scontrol(lambda argv: ran.append(argv) or "")
@@ -295,3 +334,13 @@ def test_a_provider_this_copy_lacks_is_exit_2(tmp_path, caplog) -> None:
                                             "instance_type": "p5.48xlarge"}]}))
     assert programs.resume_main(["gpu-0001", "--config", str(path)]) == 2
     assert "provider 'nowhere' is not available here" in caplog.text
+
+
+def test_the_maps_bucket_comes_from_the_controllers_node_env(tmp_path) -> None:
+    """slurmctld starts the programs with its own environment: the bucket is read from node.env, else exit 2."""
+    env = tmp_path / "node.env"
+    env.write_text("CLUSTERFORGE_REGION=us-east-1\nCLUSTERFORGE_BOOT_BUCKET=c1-boot-x\n")
+    assert aws.bucket_from_env({}, env) == "c1-boot-x"
+    assert aws.bucket_from_env({"CLUSTERFORGE_BOOT_BUCKET": "other"}, env) == "other"
+    with pytest.raises(ClusterforgeError, match="CLUSTERFORGE_BOOT_BUCKET is neither set nor in"):
+        aws.bucket_from_env({}, tmp_path / "missing.env")

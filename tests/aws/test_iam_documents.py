@@ -73,8 +73,10 @@ def tags(**values: str) -> dict[str, Any]:
      True),
     (Request("ec2:CreateTags", INSTANCE, {"ec2:CreateAction": "CreateFleet", **tags(clusterforge__cluster="vision")}),
      False),
-    (Request("ec2:CreateTags", INSTANCE, {"aws:ResourceTag/clusterforge:cluster": CLUSTER,
-                                          **tags(clusterforge__node="gpu-0001", Name="gpu-0001")}), True),
+    (Request("ec2:CreateTags", INSTANCE, {"aws:ResourceTag/clusterforge:cluster": CLUSTER,  # no tag after launch
+                                          **tags(clusterforge__node="gpu-0001", Name="gpu-0001")}), False),
+    (Request("s3:PutObject", "arn:aws:s3:::boot/node-map/0123456789abcdef.json"), True),  # a batch's names
+    (Request("s3:PutObject", "arn:aws:s3:::boot/node-config.tar.gz"), False),  # what every node runs at boot
     (Request("ec2:CreateTags", INSTANCE, {"aws:ResourceTag/clusterforge:cluster": CLUSTER,  # re-label its own
                                           **tags(clusterforge__cluster="vision")}), False),
     (Request("ec2:CreateTags", INSTANCE, {"aws:ResourceTag/clusterforge:cluster": "vision",  # name another's
@@ -98,3 +100,7 @@ def test_a_node_reads_the_key_and_makes_nothing(stack: Callable[..., Run]) -> No
     assert allowed(node, Request("ssm:GetParameter", MUNGE))
     assert not allowed(node, Request("ssm:PutParameter", MUNGE, {"ssm:Overwrite": "false"}))
     assert not allowed(node, Request("ec2:RunInstances", INSTANCE, tags(clusterforge__cluster=CLUSTER)))
+    [boot] = [s for d in node for s in d["Statement"] if s.get("Sid") == "NodeConfig"]
+    bucket = boot["Resource"][0].rsplit("/", 1)[0]
+    assert allowed(node, Request("s3:GetObject", f"{bucket}/node-map/0123456789abcdef.json"))  # its name
+    assert not allowed(node, Request("s3:PutObject", f"{bucket}/node-map/0123456789abcdef.json"))

@@ -244,14 +244,18 @@ MUNGE_ARN = "arn:aws:ssm:us-east-1:*:parameter/clusterforge/nlp-p5/munge-key"
 def test_nodes_read_the_config_and_the_key_and_change_neither(stack: Stack) -> None:
     rec = stack(build_example("aws-p5")).recorder
     assert [(s["Action"], s["Resource"]) for s in _policy(rec, "compute-nodes-boot")] == [
-        ("s3:GetObject", "arn:aws:s3:::nlp-p5-boot-20261121/node-config.tar.gz"), ("ssm:GetParameter", MUNGE_ARN)]
+        ("s3:GetObject", ["arn:aws:s3:::nlp-p5-boot-20261121/node-config.tar.gz",
+                          "arn:aws:s3:::nlp-p5-boot-20261121/node-map/*"]),  # its name: its batch's map
+        ("ssm:GetParameter", MUNGE_ARN)]
 
 
 def test_only_the_controllers_may_make_the_key_and_never_replace_it(stack: Stack, tmp_path: Path) -> None:
     rec = stack(build_example("aws-p5")).recorder
     made = _policy(rec, "compute-controller-boot")
     assert made[:2] == _policy(rec, "compute-nodes-boot")
-    assert made[2:] == [{"Sid": "MakeMungeKeyOnce", "Effect": "Allow", "Action": "ssm:PutParameter",
+    assert made[2:] == [{"Sid": "WriteNodeMaps", "Effect": "Allow", "Action": "s3:PutObject",
+                         "Resource": "arn:aws:s3:::nlp-p5-boot-20261121/node-map/*"},
+                        {"Sid": "MakeMungeKeyOnce", "Effect": "Allow", "Action": "ssm:PutParameter",
                          "Resource": MUNGE_ARN, "Condition": {"StringEquals": {"ssm:Overwrite": "false"}}}]
     profile = rec.one(LT, "compute-controller-lt").inputs["iamInstanceProfile"]["arn"]
     assert profile == arn("aws:iam/instanceProfile:InstanceProfile", "compute-controller-profile")

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from clusterforge.targets.aws.arn import bucket_arn, partition
+from clusterforge.targets.aws.powersave import PREFIX as NODE_MAP_PREFIX  # each batch's instance -> node map
 
 ROLES_PREFIX = "roles/"  # the roles bundles, one object per digest
 VARS_PREFIX = "bake-vars/"  # each image's build vars, one object per digest (bake.vars_key)
@@ -37,19 +38,24 @@ def munge_parameter_arn(region: str, cluster: str) -> str:
 
 
 def boot_read(region: str, bucket: str, cluster: str) -> dict[str, Any]:
-    """A node at first boot: the node config object and the munge key parameter (decrypted with the AWS-managed
-    aws/ssm key, or the stack's key, which the node role may already use)."""
+    """A node at first boot: the node config object, its launch batch's node map (its name, userdata_identify),
+    and the munge key parameter (decrypted with the AWS-managed aws/ssm key, or the stack's key, which the node
+    role may already use)."""
     arn = bucket_arn(region, bucket)
     return {"Version": "2012-10-17", "Statement": [
-        {"Sid": "NodeConfig", "Effect": "Allow", "Action": "s3:GetObject", "Resource": f"{arn}/{CONFIG_KEY}"},
+        {"Sid": "NodeConfig", "Effect": "Allow", "Action": "s3:GetObject",
+         "Resource": [f"{arn}/{CONFIG_KEY}", f"{arn}/{NODE_MAP_PREFIX}*"]},
         {"Sid": "MungeKey", "Effect": "Allow", "Action": "ssm:GetParameter",
          "Resource": munge_parameter_arn(region, cluster)}]}
 
 
 def controller_boot(region: str, bucket: str, cluster: str, kms_key_arn: str | None) -> dict[str, Any]:
-    """A controller at first boot: what every node reads, and creating the munge key parameter once (never
-    overwriting it), encrypted with the stack's key when it has one."""
+    """A controller: what every node reads, writing the node maps of the batches its resume program launches,
+    and creating the munge key parameter once (never overwriting it), encrypted with the stack's key when it has
+    one."""
     document = boot_read(region, bucket, cluster)
+    document["Statement"].append({"Sid": "WriteNodeMaps", "Effect": "Allow", "Action": "s3:PutObject",
+                                  "Resource": f"{bucket_arn(region, bucket)}/{NODE_MAP_PREFIX}*"})
     document["Statement"].append(
         {"Sid": "MakeMungeKeyOnce", "Effect": "Allow", "Action": "ssm:PutParameter",
          "Resource": munge_parameter_arn(region, cluster), "Condition": {"StringEquals": {"ssm:Overwrite": "false"}}})

@@ -6,7 +6,7 @@ from typing import Any
 
 from clusterforge.targets.aws.arn import bucket_arn, ec2_principal, partition
 from clusterforge.targets.aws.design import DataRepository
-from clusterforge.targets.aws.powersave import CLUSTER_TAG, NODE_TAG
+from clusterforge.targets.aws.powersave import CLUSTER_TAG
 
 CHECKPOINT_OBJECT_ACTIONS = ["s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload",
                              "s3:ListMultipartUploadParts"]
@@ -55,19 +55,19 @@ DESCRIBE_ACTIONS = ["ec2:DescribeInstances", "ec2:DescribeInstanceStatus", "ec2:
                     "ec2:DescribeLaunchTemplateVersions", "ec2:DescribeCapacityReservations"]
 TAGGED_AT_LAUNCH = ["instance", "volume", "network-interface", "fleet"]
 CREATE_ACTIONS = ["CreateFleet", "RunInstances"]  # ec2:CreateAction holds the API action's name, without `ec2:`
-NAMING_TAGS = [NODE_TAG, "Name"]  # what the resume program sets on an instance it launched
 
 
 def power_save_access(region: str, cluster: str, node_role_arn: str) -> dict[str, Any]:
     """What the controller's power-save programs (clusterforge/powersave) call: launch from the pools' templates,
-    tag at launch and name the instances they launched, terminate and describe this cluster's instances, and pass
-    the nodes' role to them. Describe* takes no resource-level permissions (EC2's Actions, resources and
-    condition keys page).
+    tag at launch, terminate and describe this cluster's instances, and pass the nodes' role to them. Naming the
+    instances takes no EC2 request: each batch's instance -> node map is an object in the boot bucket
+    (boot_access.controller_boot lets the controller write it). Describe* takes no resource-level permissions
+    (EC2's Actions, resources and condition keys page).
 
     Every instance this role makes carries this cluster's tag, and it can give no instance another cluster's:
     an instance is launched (RunInstances, which an `instant` CreateFleet is authorized as) only with
-    `clusterforge:cluster` = this cluster in the request, tags at launch only with that value, and after launch
-    only the naming tags on this cluster's own instances (never the cluster tag itself). Otherwise one cluster's
+    `clusterforge:cluster` = this cluster in the request, tags at launch only with that value, and never tags an
+    instance after launch. Otherwise one cluster's
     controller could plant an instance tagged as another cluster's node, which that cluster's resume would take
     for its own (its real node never started, its slurmctld talking to a stranger's machine). Terminating is
     limited to this cluster's instances too."""
@@ -81,9 +81,6 @@ def power_save_access(region: str, cluster: str, node_role_arn: str) -> dict[str
         {"Sid": "TagAtLaunch", "Effect": "Allow", "Action": "ec2:CreateTags",
          "Resource": [f"{ec2}:{kind}/*" for kind in TAGGED_AT_LAUNCH],
          "Condition": {"StringEquals": {"ec2:CreateAction": CREATE_ACTIONS, **asked}}},
-        {"Sid": "NameOwnInstances", "Effect": "Allow", "Action": "ec2:CreateTags",
-         "Resource": f"{ec2}:instance/*",
-         "Condition": {"StringEquals": own, "ForAllValues:StringEquals": {"aws:TagKeys": NAMING_TAGS}}},
         {"Sid": "TerminateOwnInstances", "Effect": "Allow", "Action": "ec2:TerminateInstances",
          "Resource": f"{ec2}:instance/*", "Condition": {"StringEquals": own}},
         {"Sid": "Describe", "Effect": "Allow", "Action": DESCRIBE_ACTIONS, "Resource": "*"},

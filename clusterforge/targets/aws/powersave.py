@@ -1,4 +1,4 @@
-"""EC2 as a power-save provider: CreateFleet `instant` against the group's launch template, one tag per node.
+"""EC2 as a power-save provider: CreateFleet `instant` against the group's launch template, one map per batch.
 
 What ParallelCluster's node plugin learned at thousands of nodes, kept here (scale.md):
 - `CreateFleet Type=instant` with `MinTargetCapacity` makes all-or-nothing EC2's job, not ours; instances come
@@ -7,32 +7,51 @@ What ParallelCluster's node plugin learned at thousands of nodes, kept here (sca
   taken for a lack of capacity (PR #734: 2,000 of 3,000 nodes unusable for 600 s).
 - `DescribeInstances` is eventually consistent: an instance just launched may have no private address or may not
   be found at all; that is "not known yet", never a failed node (aws-parallelcluster #7265).
+- Names cost no request per node. Naming each instance with a tag of its own is a CreateTags request per instance
+  (the names differ, so a batch cannot share one), 12,500 on a launch day at EC2's mutating-request rate: the
+  slowest part of that day. As the node plugin writes its instance -> node table in batches, a batch is named once
+  (NodeMap): what is the same for the batch is tagged inside the CreateFleet request (cluster, group, batch id);
+  right after CreateFleet answers the program writes the batch's instance -> node map as one object,
+  `node-map/<batch>.json` in the cluster's boot bucket, before any instance has booted far enough to need it; a
+  booting node reads its batch id from its own tags (the metadata service) and its name from that object
+  (userdata_identify); the programs read the maps of the batches they see (resume's look-up before launching,
+  suspend, reconcile), one GetObject per batch. Only the controller's role may write the maps (boot_access).
+
+The map lives in this module because this module is what a controller gets of this target (CONTROLLER_MODULES).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import json
+import os
+import re
+import secrets
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
+from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.powersave.config import NodeGroup, PowerSaveConfig
 from clusterforge.powersave.provider import INSUFFICIENT_CAPACITY, Instance, Launch
 
 CLUSTER_TAG = "clusterforge:cluster"
 GROUP_TAG = "clusterforge:group"
-NODE_TAG = "clusterforge:node"
 LIVE = ("pending", "running")
 FILTER_VALUES = 200  # EC2's limit on values in one filter
 DESCRIBE_IDS = 1000
 TERMINATE_BATCH = 1000  # ParallelCluster's terminate_max_batch_size
 RETRIES = {"mode": "standard", "max_attempts": 10}
+UNNAMED_GRACE_S = 600  # a batch's map is written seconds after CreateFleet answers; 10 minutes means never
 
 
-def client(region: str) -> Any:
-    """An EC2 client that retries throttling with backoff (botocore's standard mode covers RequestLimitExceeded)."""
+def client(region: str, service: str = "ec2") -> Any:
+    """A client that retries throttling with backoff (botocore's standard mode covers RequestLimitExceeded and
+    S3's SlowDown)."""
     import boto3
     from botocore.config import Config
 
-    return boto3.client("ec2", region_name=region or None, config=Config(retries=RETRIES))
+    return boto3.client(service, region_name=region or None, config=Config(retries=RETRIES))
 
 
 def _chunks(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
@@ -44,10 +63,87 @@ def _tags(raw: dict[str, Any]) -> dict[str, str]:
     return {t["Key"]: t["Value"] for t in raw.get("Tags", [])}
 
 
+BATCH_TAG = "clusterforge:batch"
+PREFIX = "node-map/"
+BATCH_ID = re.compile(r"[a-z0-9]{16}")  # what new_batch_id makes; anything else names no object
+BUCKET_VARIABLE = "CLUSTERFORGE_BOOT_BUCKET"  # in the controller's node.env (userdata_boot.boot_env)
+NODE_ENV = Path("/etc/clusterforge/node.env")  # userdata.ENV_FILE, where the stack's user data writes it
+
+
+def new_batch_id() -> str:
+    """A batch id no other launch of this cluster has: 64 random bits, lower-case hex."""
+    return secrets.token_hex(8)
+
+
+def key(batch: str) -> str:
+    if not BATCH_ID.fullmatch(batch):
+        raise ValueError(f"not a batch id: {batch!r}")
+    return f"{PREFIX}{batch}.json"
+
+
+def bucket_from_env(environ: Mapping[str, str] = os.environ, node_env: Path = NODE_ENV) -> str:
+    """The boot bucket the maps live in: `CLUSTERFORGE_BOOT_BUCKET` from the environment, else from the
+    controller's node.env (slurmctld starts the programs with its own environment, which does not have it)."""
+    bucket = environ.get(BUCKET_VARIABLE, "")
+    if not bucket:
+        try:
+            lines = node_env.read_text(encoding="utf-8").splitlines()
+        except OSError:
+            lines = []
+        bucket = next((line.partition("=")[2].strip() for line in lines
+                       if line.startswith(f"{BUCKET_VARIABLE}=")), "")
+    if not bucket:
+        raise ClusterforgeError(Problem(f"no bucket for the instance -> node maps: {BUCKET_VARIABLE} is neither "
+                                        f"set nor in {node_env}", str(node_env),
+                                        hint="the stack's user data writes it on a controller it launches; an "
+                                             "on-prem controller sets it (docs/hybrid.md)"))
+    return bucket
+
+
+class NodeMap:
+    """The maps of one cluster's batches in its boot bucket, each read at most once per program run."""
+
+    def __init__(self, s3: Any, bucket: str) -> None:
+        self.s3, self.bucket = s3, bucket
+        self._read: dict[str, dict[str, str]] = {}
+
+    def publish(self, batch: str, group: str, nodes: Mapping[str, str]) -> None:
+        """Write the batch's instance id -> node map (one PutObject), before its instances need it."""
+        body = json.dumps({"batch": batch, "group": group, "nodes": dict(nodes)}, sort_keys=True)
+        self.s3.put_object(Bucket=self.bucket, Key=key(batch), Body=body.encode(), ContentType="application/json")
+        self._read[batch] = dict(nodes)
+
+    def nodes_of(self, batch: str) -> dict[str, str]:
+        """The batch's instance id -> node map; empty when it is not written (yet): an instance launched a moment
+        ago is nobody's node until its batch's map is there (as one was until its name tag, before)."""
+        if batch in self._read:
+            return self._read[batch]
+        try:
+            answer = self.s3.get_object(Bucket=self.bucket, Key=key(batch))
+        except ValueError:
+            return {}
+        except Exception as exc:  # botocore's ClientError, without importing botocore for the lab's programs
+            if getattr(exc, "response", {}).get("Error", {}).get("Code") in ("NoSuchKey", "404"):
+                return {}
+            raise
+        nodes = json.loads(answer["Body"].read()).get("nodes", {})
+        self._read[batch] = {str(k): str(v) for k, v in nodes.items()}
+        return self._read[batch]
+
+
 class Ec2Provider:
-    def __init__(self, config: PowerSaveConfig, ec2: Any | None = None) -> None:
+    def __init__(self, config: PowerSaveConfig, ec2: Any | None = None, node_map: NodeMap | None = None) -> None:
         self.config = config
         self.ec2 = ec2 if ec2 is not None else client(config.region)
+        self._node_map = node_map
+
+    @property
+    def node_map(self) -> NodeMap:
+        """The boot bucket's maps, found when first needed: a controller without the bucket fails the call that
+        needs a name (exit 2, saying where the bucket comes from), not one that needs none."""
+        if self._node_map is None:
+            self._node_map = NodeMap(client(self.config.region, "s3"), bucket_from_env())
+        return self._node_map
 
     def _describe(self, filters: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         pages = self.ec2.get_paginator("describe_instances").paginate(Filters=[
@@ -58,25 +154,46 @@ class Ec2Provider:
                 yield from reservation.get("Instances", [])
 
     @staticmethod
-    def _instance(raw: dict[str, Any]) -> Instance | None:
-        node = _tags(raw).get(NODE_TAG)
+    def now() -> datetime:
+        return datetime.now(UTC)
+
+    def _instance(self, raw: dict[str, Any]) -> Instance | None:
+        batch = _tags(raw).get(BATCH_TAG, "")
+        node = self.node_map.nodes_of(batch).get(raw["InstanceId"]) if batch else None
         if node is None:
-            return None  # launched, not yet named: reconcile names or removes it
+            return None  # launched a moment ago (its batch's map is written right after) or not by these programs
         return Instance(raw["InstanceId"], node, raw.get("PrivateIpAddress"), raw.get("State", {}).get("Name", ""))
 
     def find(self, nodes: Sequence[str]) -> dict[str, Instance]:
+        """The live instances of these nodes: the live instances of their groups, named by their batches' maps
+        (a page of DescribeInstances per 1,000 instances and a GetObject per batch, never a request per node)."""
+        wanted = set(nodes)
+        groups = sorted({g.name for n in wanted if (g := self.config.group_of(n)) is not None})
         found: dict[str, Instance] = {}
-        for chunk in _chunks(list(nodes), FILTER_VALUES):
-            for raw in self._describe([{"Name": f"tag:{NODE_TAG}", "Values": list(chunk)}]):
+        for chunk in _chunks(groups, FILTER_VALUES):
+            for raw in self._describe([{"Name": f"tag:{GROUP_TAG}", "Values": list(chunk)}]):
                 instance = self._instance(raw)
-                if instance is not None:
+                if instance is not None and instance.node in wanted:
                     found.setdefault(instance.node, instance)
         return found
 
     def everything(self) -> list[Instance]:
-        return [i for raw in self._describe([]) if (i := self._instance(raw)) is not None]
+        """This cluster's live instances. One whose batch has no map UNNAMED_GRACE_S after its launch (the program
+        that launched it died before writing it) is returned as nobody's node, an orphan for reconcile to end."""
+        now = self.now()
+        found = []
+        for raw in self._describe([]):
+            instance = self._instance(raw)
+            launched = raw.get("LaunchTime")
+            if instance is None and isinstance(launched, datetime) and (
+                    now - launched).total_seconds() > UNNAMED_GRACE_S:
+                instance = Instance(raw["InstanceId"], "", raw.get("PrivateIpAddress"),
+                                    raw.get("State", {}).get("Name", ""))
+            if instance is not None:
+                found.append(instance)
+        return found
 
-    def _request(self, group: NodeGroup, count: int, minimum: int) -> dict[str, Any]:
+    def _request(self, group: NodeGroup, count: int, minimum: int, batch: str) -> dict[str, Any]:
         override: dict[str, Any] = {"InstanceType": group.instance_type}
         if group.subnet:
             override["SubnetId"] = group.subnet
@@ -96,21 +213,23 @@ class Ec2Provider:
                 "DefaultTargetCapacityType": "capacity-block" if group.capacity == "capacity-block" else "on-demand"},
             "OnDemandOptions": on_demand,
             "TagSpecifications": [{"ResourceType": "instance", "Tags": [
-                {"Key": CLUSTER_TAG, "Value": self.config.cluster}, {"Key": GROUP_TAG, "Value": group.name}]}],
+                {"Key": CLUSTER_TAG, "Value": self.config.cluster}, {"Key": GROUP_TAG, "Value": group.name},
+                {"Key": BATCH_TAG, "Value": batch}]}],
         }
 
     def launch(self, group: NodeGroup, nodes: Sequence[str], minimum: int) -> Launch:
         from botocore.exceptions import ClientError
 
         result = Launch()
+        batch = new_batch_id()
         try:
-            answer = self.ec2.create_fleet(**self._request(group, len(nodes), minimum))
+            answer = self.ec2.create_fleet(**self._request(group, len(nodes), minimum, batch))
         except ClientError as exc:
             error = exc.response.get("Error", {})
             reason = f"{error.get('Code', 'Unknown')}: {error.get('Message', '')}".strip()
             result.failed = dict.fromkeys(nodes, reason)
             return result
-        ids = [i for batch in answer.get("Instances", []) for i in batch.get("InstanceIds", [])]
+        ids = [i for fleet in answer.get("Instances", []) for i in fleet.get("InstanceIds", [])]
         errors = answer.get("Errors", [])
         reason = (f"{errors[0].get('ErrorCode', INSUFFICIENT_CAPACITY)}: {errors[0].get('ErrorMessage', '')}"
                   if errors else f"{INSUFFICIENT_CAPACITY}: EC2 launched {len(ids)} of {len(nodes)}")
@@ -119,10 +238,17 @@ class Ec2Provider:
                 self.ec2.terminate_instances(InstanceIds=ids)
             result.failed = dict.fromkeys(nodes, reason)
             return result
-        for node, instance_id in zip(nodes, ids, strict=False):
-            self.ec2.create_tags(Resources=[instance_id], Tags=[{"Key": NODE_TAG, "Value": node},
-                                                                {"Key": "Name", "Value": node}])
-            result.instances[node] = Instance(instance_id, node, None, "pending")
+        named = dict(zip(ids, nodes, strict=False))
+        try:
+            self.node_map.publish(batch, group.name, named)  # one object for the batch, before any of it boots
+        except ClientError as exc:  # instances nobody can name would idle at full price: give them back
+            self.ec2.terminate_instances(InstanceIds=ids)
+            error = exc.response.get("Error", {})
+            result.failed = dict.fromkeys(nodes, f"{error.get('Code', 'Unknown')}: the batch's node map was not "
+                                                 f"written: {error.get('Message', '')}".strip())
+            return result
+        result.instances.update({node: Instance(instance_id, node, None, "pending")
+                                 for instance_id, node in named.items()})
         for node in nodes[len(ids):]:
             result.failed[node] = reason
         for surplus in ids[len(nodes):]:  # never expected; an unnamed instance would be an orphan
