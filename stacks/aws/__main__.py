@@ -36,7 +36,8 @@ settings = StackSettings(
     controller_instance_type=config.get("controllerInstanceType") or StackSettings.controller_instance_type,
     ami_parameter=config.get("amiParameter") or StackSettings.ami_parameter,
     protect_data=config.get_bool("protectData") is not False,
-    image_instance_type=config.get("imageInstanceType") or StackSettings.image_instance_type)
+    image_instance_type=config.get("imageInstanceType") or StackSettings.image_instance_type,
+    controller_address=config.get("controllerAddress") or None)
 try:
     checked = guard.check(settings)
     built = build(checked.loaded, settings, checked.analysis.plan)

@@ -177,7 +177,10 @@ def test_outputs_carry_the_inventory(stack: Stack) -> None:
     groups = inventory(parse_outputs(json.dumps(out)))["all"]["children"]
     hosts = groups["pool_controller"]["hosts"]
     assert hosts["controller-0001"]["ansible_host"] == by_name["controller-0001"]["private_ip"]
-    assert "pool_gpu" not in groups
+    # the launched pool keeps its group with no host, as render's inventory has it
+    assert groups["pool_gpu"] == {"vars": {"pool": "gpu", "role": "compute", "instance_type": "p5.48xlarge",
+                                           "power_saved": True}, "hosts": {}}
+    assert groups["slurm_compute"] == {"children": {"pool_gpu": {}}}
 
 
 def test_policy_warnings_are_logged_not_fatal(stack: Stack, tmp_path: Path,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ from clusterforge.render.inventory import pool_group
 from clusterforge.render.inventory import pool_vars as pool_group_vars
 from clusterforge.render.yamlout import dump_ansible
 from clusterforge.targets.aws.boot_access import VARS_PREFIX
-from clusterforge.targets.aws.design import with_controller
+from clusterforge.targets.aws.design import TARGET, with_controller
 from clusterforge.targets.aws.settings import StackSettings
 from clusterforge.targets.aws.userdata_boot import ANSIBLE_DIR, BASE, VENV
 
@@ -80,23 +81,29 @@ class NodeConfig:
 
 
 def cluster_plan(loaded: Loaded, settings: StackSettings, planned: Plan | None) -> Plan:
-    """The plan `design.design` builds from (the policy check's when given), with the stack's controller."""
+    """The plan `design.design` builds from (the policy check's when given), with the stack's controller (a
+    hybrid's stays on premises: its plan is the blueprint's, as `render` makes it)."""
     if planned is not None and planned.slurm is not None:
         return planned
-    cluster, _ = with_controller(loaded.cluster, settings.controller_instance_type)
+    cluster = loaded.cluster
+    if cluster.target == TARGET:
+        cluster, _ = with_controller(cluster, settings.controller_instance_type)
     return build_plan(cluster, loaded.catalog)
 
 
-def _images(ctx: RenderContext, everything: dict[str, Any]) -> tuple[ImageDesign, ...]:
+def _images(ctx: RenderContext, everything: dict[str, Any], cloud: Collection[str] | None) -> tuple[ImageDesign, ...]:
     """Pools grouped by install profile: (GPU vendor, the pool's own pins). A pool without accelerators has the
     cluster's vendor and joins that vendor's image; the build gets the vars of the profile's first GPU pool, so
-    it installs the driver those GPUs need (a profile of no GPU pool is a `cpu` image, built from all.yml)."""
+    it installs the driver those GPUs need (a profile of no GPU pool is a `cpu` image, built from all.yml).
+    `cloud`: the pools the stack builds (a hybrid's on-prem pools boot no AMI); None, every pool."""
     plan = ctx.plan
     own = pool_vars(ctx)
     main = cluster_vendor(plan)
     profiles: dict[tuple[str, str], list[str]] = {}
     gpu_vars: dict[tuple[str, str], dict[str, Any]] = {}
     for pool in plan.nodes:
+        if cloud is not None and pool.pool not in cloud:
+            continue
         mine = own.get(pool_group(pool.pool), {})
         pins = json.dumps({k: v for k, v in mine.items() if k != "gpu_vendor"}, sort_keys=True, default=str)
         vendor = pool.gpu_vendor if pool.gpu_count and pool.gpu_vendor else None
@@ -114,9 +121,10 @@ def _images(ctx: RenderContext, everything: dict[str, Any]) -> tuple[ImageDesign
     return tuple(out)
 
 
-def node_config(loaded: Loaded, plan: Plan, stack_dir: Path) -> NodeConfig:
-    """The images and the boot-phase files (group vars, each pool's vars, the SLURM files), from the renderers
-    `clusterforge render` uses; no file header (it names the blueprint's path, which is not the cluster)."""
+def node_config(loaded: Loaded, plan: Plan, stack_dir: Path, cloud: Collection[str] | None = None) -> NodeConfig:
+    """The images of the pools in `cloud` (None: every pool) and the boot-phase files (group vars, each pool's
+    vars, the SLURM files), from the renderers `clusterforge render` uses; no file header (it names the
+    blueprint's path, which is not the cluster)."""
     ctx = RenderContext(loaded, plan, stack_dir)
     everything = group_vars(ctx)
     files = {"inventory/group_vars/all.yml": dump_ansible(everything)}
@@ -125,7 +133,7 @@ def node_config(loaded: Loaded, plan: Plan, stack_dir: Path) -> NodeConfig:
         group = pool_group(pool.pool)
         files[f"inventory/group_vars/{group}.yml"] = dump_ansible(pool_group_vars(pool, plan) | own.get(group, {}))
     files |= {name: text for name, text in render_files(ctx).items() if name.startswith(CONFIG_DIRS)}
-    return NodeConfig(_images(ctx, everything), files)
+    return NodeConfig(_images(ctx, everything, cloud), files)
 
 
 def bake_inventory() -> str:

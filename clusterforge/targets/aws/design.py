@@ -13,7 +13,7 @@ from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.model import Cluster, FsxLustre, Pool
 from clusterforge.plan import Plan, build_plan
 from clusterforge.render.powersave_file import launch_template_name
-from clusterforge.target_kernel import pool_model, slurm_launched, slurm_launches_nodes
+from clusterforge.target_kernel import pool_model, pool_target, slurm_launched, slurm_launches_nodes
 from clusterforge.targets.aws.addressing import Addressing, check_room, plan_subnets
 from clusterforge.targets.aws.efa import (
     RESERVED_ROLE,
@@ -29,6 +29,7 @@ from clusterforge.targets.aws.section import Aws, AwsSecurity, aws_pool, aws_sec
 from clusterforge.targets.aws.settings import DEFAULT_CONTROLLER_POOL, StackSettings
 
 CONTROLLER_ROLE = "controller"
+TARGET = "aws"
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,14 @@ class ClusterDesign:
     ami: str | None
     security: AwsSecurity = field(default_factory=AwsSecurity)
     resume_timeout_s: int = 1800  # slurm.conf's ResumeTimeout: how long a launched node may take to join
+    # A hybrid (`target: onprem` with cloud pools): `pools` holds only the cloud pools; the controller and the
+    # other pools stay on premises, named here so that outputs and the inventory keep the render's names.
+    onprem_pools: tuple[str, ...] = ()
+
+    @property
+    def hybrid(self) -> bool:
+        """The controller is on premises: the stack builds no controller, only the cloud pools."""
+        return self.onprem_pools != ()
 
     @property
     def zones(self) -> tuple[str, ...]:
@@ -101,11 +110,19 @@ class ClusterDesign:
         return tags | ({"clusterforge:team": self.team} if self.team else {})
 
 
+def cloud_pools(cluster: Cluster) -> list[Pool]:
+    """The pools whose nodes run on AWS: every pool of a `target: aws` cluster, the `target: aws` pools of a
+    hybrid (an on-prem cluster bursting into a Region, docs/hybrid.md)."""
+    return [p for p in cluster.pools if pool_target(cluster, p).name == TARGET]
+
+
 def _aws(cluster: Cluster) -> Aws:
     aws = aws_section(cluster)
-    if cluster.target != "aws" or aws is None:
-        raise ClusterforgeError(Problem("the AWS stack needs a blueprint with target: aws and an aws: section",
-                                        path="target", hint="set target: aws and aws.region/availability_zones"))
+    if aws is None or not cloud_pools(cluster):
+        raise ClusterforgeError(Problem(
+            "the AWS stack needs a blueprint with an aws: section and pools on AWS (target: aws, or a pool's "
+            "target: aws in a hybrid)", path="target" if aws is not None else "aws",
+            hint="set target: aws and aws.region/availability_zones, or give the cloud pools target: aws"))
     return aws
 
 
@@ -167,12 +184,17 @@ def _pool(cluster: Cluster, aws: Aws, loaded: Loaded, pool: Pool, nodes: tuple[s
 
 def design(loaded: Loaded, settings: StackSettings, planned: Plan | None = None) -> ClusterDesign:
     """Everything the components need, or a ClusterforgeError naming what cannot be built. `planned`: the plan
-    the policy check ran on (`analysis.analyze`), when the caller has it."""
+    the policy check ran on (`analysis.analyze`), when the caller has it.
+
+    A hybrid keeps its controller on premises: no controller is added, and only the cloud pools are built (the
+    plan, and so every node name, is the whole cluster's, as `render` plans it)."""
     aws = _aws(loaded.cluster)
-    cluster, implicit = with_controller(loaded.cluster, settings.controller_instance_type)
+    hybrid = loaded.cluster.target != TARGET
+    cluster, implicit = (loaded.cluster, False) if hybrid else with_controller(
+        loaded.cluster, settings.controller_instance_type)
     plan = planned if planned is not None and planned.slurm is not None else build_plan(cluster, loaded.catalog)
-    assert plan.slurm is not None and plan.slurm.controller is not None  # with_controller added one
-    ordered = sorted(cluster.pools, key=lambda p: p.role != CONTROLLER_ROLE)
+    assert plan.slurm is not None and plan.slurm.controller is not None  # with_controller added one, or the model
+    ordered = sorted(cloud_pools(cluster), key=lambda p: p.role != CONTROLLER_ROLE)
     pools = tuple(_pool(cluster, aws, loaded, p, tuple(plan.pool_nodes(p.name).names())) for p in ordered)
     zones = tuple(z for z in aws.availability_zones if any(p.zone == z for p in pools))
     addressing = plan_subnets(aws.vpc_cidr, zones)
@@ -185,4 +207,5 @@ def design(loaded: Loaded, settings: StackSettings, planned: Plan | None = None)
         controller=plan.slurm.controller, implicit_controller=implicit,
         lustre=lustre if isinstance(lustre, FsxLustre) else None, lustre_zone=main.zone,
         data=data_repository(cluster, aws), ami=aws.ami, security=aws.security,
-        resume_timeout_s=cluster.slurm.recovery.resume_timeout(slurm_launches_nodes(cluster)))
+        resume_timeout_s=cluster.slurm.recovery.resume_timeout(slurm_launches_nodes(cluster)),
+        onprem_pools=tuple(p.name for p in cluster.pools if p.name not in {c.name for c in pools}) if hybrid else ())

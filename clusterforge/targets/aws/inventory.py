@@ -66,6 +66,8 @@ _FORMS: dict[str, tuple[Callable[[str], bool], str]] = {
     "data_path": (_pattern(_PATH), "an absolute path without '.' or '..' components"),
     "checkpoint_path": (_pattern(_PATH), "an absolute path without '.' or '..' components"),
     "checkpoint_bucket": (_pattern(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]"), "an S3 bucket name"),
+    "onprem_pools": (_pattern(r"[a-z][a-z0-9-]{0,39}"), "a pool name (lowercase letters, digits, '-')"),
+    "iam_user": (_pattern(r"[A-Za-z0-9+=,.@_-]{1,64}"), "an IAM user name"),
 }
 
 
@@ -138,8 +140,9 @@ def host_vars(node: NodeOutput, connection: str) -> dict[str, Any]:
 def cluster_vars(outputs: StackOutputs, connection: str) -> dict[str, Any]:
     """Facts only the stack knows: the controller's address and where FSx is."""
     out: dict[str, Any] = {"clusterforge_cluster": outputs.cluster, "aws_region": outputs.region,
-                           "slurm_controller_host": outputs.controller.name,
-                           "slurm_controller_addr": outputs.controller.private_ip}
+                           "slurm_controller_host": outputs.controller.name}
+    if outputs.controller.private_ip is not None:  # a hybrid's on-prem controller may have none in the outputs
+        out["slurm_controller_addr"] = outputs.controller.private_ip
     if outputs.lustre is not None:
         fsx = outputs.lustre
         out |= {"lustre_client_enabled": True, "lustre_client_kind": "fsx", "lustre_client_mount": fsx.mount,
@@ -155,7 +158,9 @@ def cluster_vars(outputs: StackOutputs, connection: str) -> dict[str, Any]:
 
 
 def inventory(outputs: StackOutputs, connection: str = "ssh") -> dict[str, Any]:
-    """A complete inventory from the outputs alone (pool facts the plan adds are not there)."""
+    """A complete inventory from the outputs alone (pool facts the plan adds are not there). A pool slurmctld
+    launches keeps its group with no host, as the render's (`power_saved: true`); a hybrid's on-prem pools are
+    not in the outputs: render with `--from-outputs` for an inventory of the whole cluster."""
     children: dict[str, Any] = {"slurm_controller": {"hosts": {outputs.controller.name: {}}}}
     pools: dict[str, dict[str, Any]] = {}
     for node in outputs.nodes:
@@ -165,6 +170,11 @@ def inventory(outputs: StackOutputs, connection: str = "ssh") -> dict[str, Any]:
         role_group = ROLE_GROUPS.get(node.role)
         if role_group is not None:
             children.setdefault(role_group, {"children": {}})["children"][pool_group(node.pool)] = {}
+    for template in outputs.launch_templates:
+        pools.setdefault(pool_group(template.pool), {"vars": {
+            "pool": template.pool, "role": "compute", "instance_type": template.instance_type,
+            "power_saved": True}, "hosts": {}})
+        children.setdefault("slurm_compute", {"children": {}})["children"][pool_group(template.pool)] = {}
     return {"all": {"vars": cluster_vars(outputs, connection), "children": children | pools}}
 
 
@@ -180,18 +190,29 @@ def _hosts(tree: dict[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
+def _onprem_hosts(groups: dict[str, Any], pools: list[str]) -> set[str]:
+    """The hosts of a hybrid's on-prem pools in the render's inventory: the stack knows nothing of them."""
+    return {name for pool in pools for name in (groups.get(pool_group(pool), {}).get("hosts") or {})}
+
+
 def overlay(rendered: dict[str, Any], outputs: StackOutputs, connection: str = "ssh") -> dict[str, Any]:
     """The renderer's inventory (from the blueprint) with each host's stack address and the stack's facts.
 
     The stack's controller replaces the planner's (a blueprint without a controller pool gets one of its own
-    on AWS). Refuses when the two disagree on any other node: the stack was built from another blueprint.
+    on AWS); a hybrid's on-prem controller and on-prem hosts stay as the render wrote them. Refuses when the two
+    disagree on any other node: the stack was built from another blueprint.
     """
     by_name = {n.name: n for n in outputs.nodes}
     groups = rendered.setdefault("all", {}).setdefault("children", {})
-    groups["slurm_controller"] = {"hosts": {}}  # the planner's choice gives way to the stack's
+    local = _onprem_hosts(groups, outputs.onprem_pools)
+    onprem_controller = outputs.controller.on_premises
+    if not onprem_controller:
+        groups["slurm_controller"] = {"hosts": {}}  # the planner's choice gives way to the stack's
     seen: set[str] = set()
     for hosts in _hosts(rendered):
         for name in hosts:
+            if name in local:
+                continue
             node = by_name.get(name)
             if node is None:
                 raise ClusterforgeError(Problem(f"host {name} is in the blueprint but not in the stack outputs",
@@ -199,7 +220,7 @@ def overlay(rendered: dict[str, Any], outputs: StackOutputs, connection: str = "
             hosts[name] = {**(hosts[name] or {}), **host_vars(node, connection)}
             seen.add(name)
     extra = [n for n in outputs.nodes if n.name not in seen]
-    strangers = sorted(n.name for n in extra if n.role != "controller")
+    strangers = sorted(n.name for n in extra if n.role != "controller" or onprem_controller)
     if strangers:
         raise ClusterforgeError(Problem(f"the stack has nodes the blueprint does not: {', '.join(strangers)}",
                                         hint="render from the blueprint the stack was built from"))
@@ -207,9 +228,10 @@ def overlay(rendered: dict[str, Any], outputs: StackOutputs, connection: str = "
         group = groups.setdefault(pool_group(node.pool), {
             "vars": {"pool": node.pool, "role": node.role, "instance_type": node.instance_type}, "hosts": {}})
         group["hosts"][node.name] = host_vars(node, connection)
-    controller = by_name.get(outputs.controller.name)
-    groups["slurm_controller"]["hosts"][outputs.controller.name] = (
-        host_vars(controller, connection) if controller else {})
+    if not onprem_controller:
+        controller = by_name.get(outputs.controller.name)
+        groups["slurm_controller"]["hosts"][outputs.controller.name] = (
+            host_vars(controller, connection) if controller else {})
     top = rendered["all"]
     top["vars"] = {**top.get("vars", {}), **cluster_vars(outputs, connection)}
     return rendered

@@ -32,8 +32,13 @@ class LaunchTemplateOutput(_Output):
 
 
 class ControllerOutput(_Output):
+    """The controller the stack built; or a hybrid's on-prem controller (`on_premises`), whose address is the
+    stack config's `controllerAddress` (None: not given) and whose AWS identity is the IAM user `iam_user`."""
+
     name: str
-    private_ip: str
+    private_ip: str | None = None
+    on_premises: bool = False
+    iam_user: str | None = None
 
 
 class LustreOutput(_Output):
@@ -54,6 +59,7 @@ class StackOutputs(_Output):
     launch_templates: list[LaunchTemplateOutput] = []  # stacks before these were made gave every node an instance
     lustre: LustreOutput | None = None
     checkpoint_bucket: str | None = None
+    onprem_pools: list[str] = []  # a hybrid's pools the stack does not build: their hosts are the render's
 
     @property
     def controller_type(self) -> str | None:

@@ -32,3 +32,6 @@ class StackSettings:
     ami_parameter: str = DLAMI_PARAMETER
     protect_data: bool = True  # `protect` the file system and the checkpoint bucket against `pulumi destroy`
     image_instance_type: str = DEFAULT_IMAGE_INSTANCE_TYPE  # bakes the node image when the blueprint pins no AMI
+    # A hybrid only (docs/hybrid.md): the on-prem controller's address as the cloud nodes reach it over the link;
+    # their user data puts it in /etc/hosts. Unset, they look the controller's name up in DNS.
+    controller_address: str | None = None
