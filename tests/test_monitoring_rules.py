@@ -96,9 +96,9 @@ def inventory(cluster: dict[str, dict[str, dict[str, Any]]], gpus: int) -> dict[
     return {"all": {"children": children}}
 
 
-def render_role(out: Path, gpus: int, webhooks: list[str]) -> Path:
+def render_role(out: Path, gpus: int, webhooks: list[str], extra: dict[str, Any] | None = None) -> Path:
     """The role's templates rendered for a cluster (ctl-0001, two GPU nodes with `gpus` GPUs each, a CPU node) into
-    `out`: prometheus.yml, alertmanager.yml and rules/clusterforge-*.yml."""
+    `out`: prometheus.yml, alertmanager.yml and rules/clusterforge-*.yml; `extra`: more rendered vars."""
     inv = out / "inventory"
     (inv / "group_vars").mkdir(parents=True)
     (out / "rules").mkdir()
@@ -109,7 +109,7 @@ def render_role(out: Path, gpus: int, webhooks: list[str]) -> Path:
               "monitoring_enabled": True, "monitoring_host": Unsafe("ctl-0001"),
               "monitoring_alert_webhooks": [Unsafe(url) for url in webhooks],
               "monitoring_rules_dir": str(out / "rules"), "slurm_controller_host": Unsafe("ctl-0001"),
-              **({"aws_region": Unsafe("us-east-1")} if gpus else {})}
+              **({"aws_region": Unsafe("us-east-1")} if gpus else {}), **(extra or {})}
     (inv / "group_vars" / "all.yml").write_text(yaml.dump(values, Dumper=InventoryDumper, sort_keys=False, width=1000))
     templates = ROLE / "templates"
     rules = yaml.safe_load((ROLE / "vars" / "main.yml").read_text())["monitoring_rule_files"]

@@ -5,6 +5,11 @@ They start fresh on every call, so they import only what they use (no click, no 
 power-save file render wrote (`$CLUSTERFORGE_POWERSAVE`, default /etc/slurm/clusterforge-powersave.json) and log
 one line per group of nodes to stderr, which the slurm role sends to the journal. A bad file or hostlist is
 exit 2 with its location; nothing is launched then.
+
+Each then rewrites Prometheus's file of powered-up nodes (`$CLUSTERFORGE_TARGETS`, clusterforge.powersave.targets)
+from SLURM's view: suspend before it terminates, so a node given back stops being scraped before it stops answering.
+A failure there is logged as an error and does not change the exit status: the nodes were launched or given back,
+and slurmctld must not act on a monitoring fault; the next program call or reconcile pass writes the file again.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from clusterforge.powersave.reconcile import reconcile
 from clusterforge.powersave.resume import job_nodes, resume
 from clusterforge.powersave.slurm import Scontrol
 from clusterforge.powersave.suspend import suspend
+from clusterforge.powersave.targets import DEFAULT_FILE as DEFAULT_TARGETS
+from clusterforge.powersave.targets import refresh
 
 DEFAULT_FILE = "/etc/slurm/clusterforge-powersave.json"
 log = logging.getLogger("clusterforge.powersave")
@@ -61,7 +68,20 @@ def _parser(prog: str, takes_nodes: bool) -> argparse.ArgumentParser:
         parser.add_argument("nodes", help="SLURM hostlist, as slurmctld passes it (gpu-[0001-0016])")
     parser.add_argument("--config", type=Path, default=Path(os.environ.get("CLUSTERFORGE_POWERSAVE", DEFAULT_FILE)),
                         help="the power-save file render writes (default: %(default)s)")
+    parser.add_argument("--targets", type=Path,
+                        default=Path(os.environ.get("CLUSTERFORGE_TARGETS", DEFAULT_TARGETS)),
+                        help="Prometheus's file of powered-up nodes this program rewrites (default: %(default)s)")
     return parser
+
+
+def _targets(cfg: powersave_config.PowerSaveConfig, slurm: Scontrol, path: Path, leaving: list[str]) -> str | None:
+    """Rewrite Prometheus's file of powered-up nodes; its log line, or None after logging why it failed."""
+    try:
+        return refresh(cfg, slurm, path, leaving)
+    except ClusterforgeError as exc:
+        for problem in exc.problems:
+            log.error("targets: %s", problem.render())
+        return None
 
 
 def _run(prog: str, takes_nodes: bool, argv: list[str] | None) -> int:
@@ -70,22 +90,27 @@ def _run(prog: str, takes_nodes: bool, argv: list[str] | None) -> int:
     try:
         cfg = powersave_config.load(args.config)
         provider = provider_for(cfg)
+        slurm = Scontrol()
         if prog == "clusterforge-resume":
             resume_file = os.environ.get("SLURM_RESUME_FILE")
-            done = resume(cfg, provider, Scontrol(), hostlist.expand(args.nodes),
+            done = resume(cfg, provider, slurm, hostlist.expand(args.nodes),
                           job_nodes(Path(resume_file) if resume_file else None))
-            lines = done.summary()
+            lines = [*done.summary(), _targets(cfg, slurm, args.targets, list(done.failed))]
         elif prog == "clusterforge-suspend":
-            gone = suspend(provider, hostlist.expand(args.nodes))
-            lines = [f"suspend: terminated {len(gone)} instances for {args.nodes}"]
+            nodes = hostlist.expand(args.nodes)
+            written = _targets(cfg, slurm, args.targets, nodes)  # unscraped before its instance goes
+            gone = suspend(provider, nodes)
+            lines = [f"suspend: terminated {len(gone)} instances for {args.nodes}", written]
         else:
-            lines = reconcile(cfg, provider, Scontrol(), datetime.now()).summary()
+            done_reconcile = reconcile(cfg, provider, slurm, datetime.now())
+            lines = [*done_reconcile.summary(), _targets(cfg, slurm, args.targets, list(done_reconcile.replaced))]
     except ClusterforgeError as exc:
         for problem in exc.problems:
             log.error(problem.render())
         return 2
     for line in lines:
-        log.info(line)
+        if line is not None:
+            log.info(line)
     return 0
 
 

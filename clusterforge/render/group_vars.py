@@ -19,7 +19,9 @@ from clusterforge.model import Account, Cluster, FsxLustre, OnPremLustre, Qos
 from clusterforge.plan.model import Plan, SlurmPlan
 from clusterforge.render.context import RenderContext
 from clusterforge.render.inventory import pool_group
+from clusterforge.render.inventory import pool_vars as inventory_pool_vars
 from clusterforge.render.manifest import ByKey, VarKeys
+from clusterforge.render.powersave_file import config as powersave_config
 from clusterforge.render.slurm_conf import prolog_epilog
 from clusterforge.render.yamlout import Template, dump_ansible
 from clusterforge.target_kernel import in_use
@@ -143,6 +145,28 @@ def operations_vars(cluster: Cluster, plan: Plan, slurm: SlurmPlan) -> dict[str,
     }
 
 
+# What Prometheus labels an elastic node's targets with, and whether it has a DCGM exporter: the pool vars the
+# monitoring role reads for a static host (rack and row are per host, and a pool SLURM powers lists no host).
+MONITORED_POOL_VARS = ("gpu_count", "gpu_vendor", "availability_zone", "placement_group")
+
+
+def power_saved_pool_vars(ctx: RenderContext) -> dict[str, Any]:
+    """`monitoring_power_saved_pools`, written when the power-save programs launch some pool: by group of the
+    power-save file (the pool's name), the pool vars Prometheus's targets of its powered-up nodes are built from
+    (roles/monitoring relabels the programs' file of powered-up nodes with them). O(pools), like that file."""
+    made = powersave_config(ctx)
+    if made is None:
+        return {}
+    names = {group.name for group in made.groups}
+    pools: dict[str, Any] = {}
+    for nodes in ctx.plan.nodes:
+        if nodes.pool in names:
+            own = inventory_pool_vars(nodes, ctx.plan) | ({"gpu_vendor": nodes.gpu_vendor} if nodes.gpu_count
+                                                          and nodes.gpu_vendor else {})
+            pools[nodes.pool] = {key: own[key] for key in MONITORED_POOL_VARS if own.get(key) is not None}
+    return {"monitoring_power_saved_pools": pools}
+
+
 def common_shared_vars(cluster: Cluster) -> dict[str, Any]:
     """The shared file system the common role mounts ("" for a source that something else provides)."""
     shared = cluster.storage.shared
@@ -173,7 +197,7 @@ def group_vars(ctx: RenderContext) -> dict[str, Any]:
         out |= target.group_vars(cluster)
     return (out | fabric_vars(cluster) | software_vars(cluster) | accelerator_vars(cluster, ctx.plan)
             | slurm_vars(cluster, slurm) | lustre_vars(cluster) | common_shared_vars(cluster)
-            | operations_vars(cluster, ctx.plan, slurm))
+            | operations_vars(cluster, ctx.plan, slurm) | power_saved_pool_vars(ctx))
 
 
 def pool_vars(ctx: RenderContext) -> dict[str, dict[str, Any]]:
