@@ -32,12 +32,15 @@ def paths(key: str) -> tuple[Path, ...]:
 settings = StackSettings(
     blueprint=BLUEPRINTS / config.require("blueprint"), catalogs=paths("catalogs"), policy_config=path("policyConfig"),
     waivers=path("waivers"),
-    nat_gateway=config.get_bool("natGateway") or False, kms_key_arn=config.get("kmsKeyArn") or None,
+    nat_gateway=config.get_bool("natGateway") or False, package_mirror=config.get_bool("packageMirror") or False,
+    kms_key_arn=config.get("kmsKeyArn") or None,
     controller_instance_type=config.get("controllerInstanceType") or StackSettings.controller_instance_type,
     ami_parameter=config.get("amiParameter") or StackSettings.ami_parameter,
     protect_data=config.get_bool("protectData") is not False,
     image_instance_type=config.get("imageInstanceType") or StackSettings.image_instance_type,
-    controller_address=config.get("controllerAddress") or None)
+    controller_address=config.get("controllerAddress") or None,
+    ami_parameter_arm64=config.get("amiParameterArm64") or None,
+    image_instance_type_arm64=config.get("imageInstanceTypeArm64") or StackSettings.image_instance_type_arm64)
 try:
     checked = guard.check(settings)
     built = build(checked.loaded, settings, checked.analysis.plan)

@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 MAIN = ROOT / "stacks" / "aws" / "__main__.py"
 DLAMI = "ami-0dlami0000000000a"
+DLAMI_ARM64 = "ami-0dlami00000arm64a"  # what the mock's SSM gives for an arm64 parameter
 PINNED = "ami-0123456789abcdef0"
 ROOT_DEVICE = "/dev/sda1"
 
@@ -87,7 +88,8 @@ class Recorder(pulumi.runtime.Mocks):
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
         self.calls.append((args.token, dict(args.args)))
         if args.token == "aws:ssm/getParameter:getParameter":
-            return {"name": args.args["name"], "value": DLAMI, "type": "String"}
+            arm64 = "arm64" in args.args["name"].split("/") or args.args["name"].endswith("-arm64")
+            return {"name": args.args["name"], "value": DLAMI_ARM64 if arm64 else DLAMI, "type": "String"}
         if args.token == "aws:ec2/getAmi:getAmi":
             return {"id": args.args["filters"][0]["values"][0], "rootDeviceName": ROOT_DEVICE}
         raise AssertionError(f"unexpected invoke {args.token}")
@@ -166,7 +168,9 @@ def stack() -> Iterator[Callable[..., Run]]:
 
 
 def settings_for(blueprint: Path, **overrides: Any) -> StackSettings:
-    return StackSettings(blueprint=blueprint, **overrides)
+    """The stack's settings, with a route to package repositories unless a test says otherwise (the bake is
+    refused without one: test_bake_route)."""
+    return StackSettings(blueprint=blueprint, **({"package_mirror": True} | overrides))
 
 
 def build_example(name: str, **overrides: Any) -> Callable[[], Any]:
@@ -185,10 +189,11 @@ def build_blueprint(path: Path, **overrides: Any) -> Callable[[], Any]:
 
 
 def run_main(config: dict[str, str]) -> Callable[[], Any]:
-    """The real `stacks/aws/__main__.py`, with its stack config."""
+    """The real `stacks/aws/__main__.py`, with its stack config (`packageMirror: true` unless it says)."""
 
     def program() -> None:
-        pulumi.runtime.set_all_config({f"{PROJECT}:{k}": v for k, v in config.items()})
+        given = {"packageMirror": "true"} | config  # a route for the bake unless the test says otherwise
+        pulumi.runtime.set_all_config({f"{PROJECT}:{k}": v for k, v in given.items()})
         runpy.run_path(str(MAIN), run_name="__main__")
 
     return program

@@ -7,8 +7,13 @@ which each node runs on itself at first boot (`userdata.boot_script`).
 
 One image per install profile: the GPU vendor of its pools (NVIDIA, AMD, Trainium), split again where a pool
 pins its own software. Pools without accelerators (controller, login) share the image of the cluster's vendor,
-whose driver they leave unused. Every pool is x86_64 (the catalog has no arm64 instance type, and the base AMI
-parameter is x86_64's): an arm64 pool would need an image of its own on an arm64 parent.
+whose driver they leave unused. The profile splits by CPU architecture too (the catalog's `architecture` of the
+pool's instance type): an arm64 pool gets an image of its own (`<key>-arm64`), baked on an arm64 build instance
+from the arm64 twin of the base AMI parameter (`StackSettings.parent_parameter`), as x86_64 pools get theirs.
+
+A bake installs packages from the internet, so the build needs a route there: a NAT gateway (`natGateway`), or
+a mirror or route of the user's own (`packageMirror`). Without one `check_route` refuses the preview: the build
+would fail after up to BAKE_TIMEOUT of `pulumi up`, with the rest of the stack already created.
 
 An image is named by a hash of what it is made from (the roles bundle's digest, the vars the build writes, the
 parent AMI, the build steps), so `pulumi up` bakes again only when one of those changes, never for a change in
@@ -21,12 +26,12 @@ import hashlib
 import json
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import yaml
 
 from clusterforge.blueprint.load import Loaded
+from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.plan import Plan, build_plan
 from clusterforge.render import render_files
 from clusterforge.render.context import RenderContext
@@ -36,7 +41,8 @@ from clusterforge.render.inventory import pool_vars as pool_group_vars
 from clusterforge.render.yamlout import dump_ansible
 from clusterforge.targets.aws.boot_access import VARS_PREFIX
 from clusterforge.targets.aws.design import TARGET, with_controller
-from clusterforge.targets.aws.settings import StackSettings
+from clusterforge.targets.aws.instance import Ec2Instance
+from clusterforge.targets.aws.settings import DEFAULT_ARCHITECTURE, STACK_CONFIG, StackSettings
 from clusterforge.targets.aws.userdata_boot import ANSIBLE_DIR, BASE, VENV
 
 BAKE_DIR = f"{BASE}/bake"  # the build's inventory and vars; removed before the image is taken
@@ -67,17 +73,49 @@ class ImageDesign:
     key: str
     pools: tuple[str, ...]
     bake_vars: dict[str, Any] = field(hash=False)
+    architecture: str = DEFAULT_ARCHITECTURE
+
+
+@dataclass(frozen=True)
+class ParentImage:
+    """Where an image of another architecture than x86_64 starts: the SSM parameter of its base AMI, and the
+    instance type that builds it (a build runs the image's own binaries)."""
+
+    parameter: str
+    build_instance_type: str
 
 
 @dataclass(frozen=True)
 class NodeConfig:
-    """The images to bake and the rendered files every node reads at boot (`image_bundle.config_bundle`)."""
+    """The images to bake and the rendered files every node reads at boot (`image_bundle.config_bundle`); the
+    parent of each architecture but x86_64's, whose parent is the stack's base image (compute.image)."""
 
     images: tuple[ImageDesign, ...]
     files: dict[str, str] = field(hash=False)
+    parents: dict[str, ParentImage] = field(default_factory=dict, hash=False)
 
     def image_of(self, pool: str) -> str:
         return next(image.key for image in self.images if pool in image.pools)
+
+
+def check_route(settings: StackSettings) -> None:
+    """Refuse a bake that cannot reach its packages (apt, pip, the GPU vendors' repositories): the private
+    subnets have only the S3 and SSM endpoints unless the stack adds a NAT gateway or the user says they reach
+    a mirror (`packageMirror`)."""
+    if settings.nat_gateway or settings.package_mirror:
+        return
+    raise ClusterforgeError(Problem(
+        "the node image is baked in the stack's private subnets, which have no route to package repositories "
+        "(natGateway is false): the build would fail after up to three hours of pulumi up", STACK_CONFIG,
+        path="natGateway",
+        hint="set natGateway: true; or packageMirror: true where the VPC reaches a mirror or proxy of its own; or "
+             "pin aws.ami to an image baked elsewhere"))
+
+
+def architecture(loaded: Loaded, hardware: str) -> str:
+    """The CPU architecture of a pool's instance type (the catalog's; x86_64 for anything but an EC2 type)."""
+    entry = loaded.catalog.get(hardware)
+    return entry.architecture if isinstance(entry, Ec2Instance) else DEFAULT_ARCHITECTURE
 
 
 def cluster_plan(loaded: Loaded, settings: StackSettings, planned: Plan | None) -> Plan:
@@ -99,33 +137,36 @@ def _images(ctx: RenderContext, everything: dict[str, Any], cloud: Collection[st
     plan = ctx.plan
     own = pool_vars(ctx)
     main = cluster_vendor(plan)
-    profiles: dict[tuple[str, str], list[str]] = {}
-    gpu_vars: dict[tuple[str, str], dict[str, Any]] = {}
+    profiles: dict[tuple[str, str, str], list[str]] = {}
+    gpu_vars: dict[tuple[str, str, str], dict[str, Any]] = {}
     for pool in plan.nodes:
         if cloud is not None and pool.pool not in cloud:
             continue
         mine = own.get(pool_group(pool.pool), {})
         pins = json.dumps({k: v for k, v in mine.items() if k != "gpu_vendor"}, sort_keys=True, default=str)
         vendor = pool.gpu_vendor if pool.gpu_count and pool.gpu_vendor else None
-        profile = (vendor or main, pins)
+        profile = (vendor or main, architecture(ctx.loaded, pool.hardware), pins)
         profiles.setdefault(profile, []).append(pool.pool)
         if vendor is not None and profile not in gpu_vars:
             gpu_vars[profile] = pool_group_vars(pool, plan) | mine
     out: list[ImageDesign] = []
     for profile, pools in profiles.items():
-        key = profile[0] if profile in gpu_vars else "cpu"
+        arch = profile[1]
+        key = (profile[0] if profile in gpu_vars else "cpu") + ("" if arch == DEFAULT_ARCHITECTURE else f"-{arch}")
         if any(image.key == key for image in out):
             key = f"{key}-{pools[0]}"
         out.append(ImageDesign(key, tuple(pools), everything | gpu_vars.get(profile, {})
-                               | {"slurm_dbd_host": BAKE_HOST, "monitoring_host": BAKE_HOST}))
+                               | {"slurm_dbd_host": BAKE_HOST, "monitoring_host": BAKE_HOST}, arch))
     return tuple(out)
 
 
-def node_config(loaded: Loaded, plan: Plan, stack_dir: Path, cloud: Collection[str] | None = None) -> NodeConfig:
+def node_config(loaded: Loaded, plan: Plan, settings: StackSettings,
+                cloud: Collection[str] | None = None) -> NodeConfig:
     """The images of the pools in `cloud` (None: every pool) and the boot-phase files (group vars, each pool's
     vars, the SLURM files), from the renderers `clusterforge render` uses; no file header (it names the
-    blueprint's path, which is not the cluster)."""
-    ctx = RenderContext(loaded, plan, stack_dir)
+    blueprint's path, which is not the cluster). `settings`: the Pulumi project's directory (the blueprint's
+    folder) and the parents of the other architectures."""
+    ctx = RenderContext(loaded, plan, settings.blueprint.parent)
     everything = group_vars(ctx)
     files = {"inventory/group_vars/all.yml": dump_ansible(everything)}
     own = pool_vars(ctx)
@@ -133,7 +174,11 @@ def node_config(loaded: Loaded, plan: Plan, stack_dir: Path, cloud: Collection[s
         group = pool_group(pool.pool)
         files[f"inventory/group_vars/{group}.yml"] = dump_ansible(pool_group_vars(pool, plan) | own.get(group, {}))
     files |= {name: text for name, text in render_files(ctx).items() if name.startswith(CONFIG_DIRS)}
-    return NodeConfig(_images(ctx, everything, cloud), files)
+    images = _images(ctx, everything, cloud)
+    others = sorted({image.architecture for image in images} - {DEFAULT_ARCHITECTURE})
+    parents = {arch: ParentImage(settings.parent_parameter(arch), settings.build_instance_type(arch))
+               for arch in others}
+    return NodeConfig(images, files, parents)
 
 
 def bake_inventory() -> str:

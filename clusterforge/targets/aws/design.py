@@ -54,6 +54,7 @@ class PoolDesign:
     placement_opt_out: bool = False  # the blueprint said `placement: none` (NET-006 warns; preview lets it pass)
     launched_by_slurm: bool = False  # `target_kernel.slurm_launched`: a launch template only, no instance (pool.py)
     template_name: str | None = None  # the launch template's EC2 name, which the resume program asks for
+    architecture: str = "x86_64"  # the instance type's CPU (catalog): which parent image its node image has
 
     @property
     def efa(self) -> bool:
@@ -179,7 +180,20 @@ def _pool(cluster: Cluster, aws: Aws, loaded: Loaded, pool: Pool, nodes: tuple[s
         root_volume_gib=aws_pool(pool).root_volume_gib or instance.root_volume_gib,
         placement_group=placement_group(cluster, pool, instance), zone=zone, capacity=capacity_for(aws, pool),
         placement_opt_out=aws_pool(pool).placement == "none", launched_by_slurm=slurm_launched(cluster, pool),
-        template_name=launch_template_name(cluster, pool))
+        template_name=launch_template_name(cluster, pool), architecture=instance.architecture)
+
+
+def check_pinned_image(aws: Aws, pools: tuple[PoolDesign, ...]) -> None:
+    """A pinned `aws.ami` is one image of one architecture: it cannot boot pools of two (the stack bakes one
+    image per architecture only when no AMI is pinned)."""
+    architectures = sorted({p.architecture for p in pools})
+    if aws.ami is not None and len(architectures) > 1:
+        named = "; ".join(f"{arch}: {', '.join(p.name for p in pools if p.architecture == arch)}"
+                          for arch in architectures)
+        raise ClusterforgeError(Problem(f"aws.ami is one image, but the pools run on {len(architectures)} CPU "
+                                        f"architectures ({named})", path="aws.ami",
+                                        hint="remove aws.ami (the stack bakes an image per architecture), or give "
+                                             "every pool, and controllerInstanceType, one architecture"))
 
 
 def design(loaded: Loaded, settings: StackSettings, planned: Plan | None = None) -> ClusterDesign:
@@ -196,6 +210,7 @@ def design(loaded: Loaded, settings: StackSettings, planned: Plan | None = None)
     assert plan.slurm is not None and plan.slurm.controller is not None  # with_controller added one, or the model
     ordered = sorted(cloud_pools(cluster), key=lambda p: p.role != CONTROLLER_ROLE)
     pools = tuple(_pool(cluster, aws, loaded, p, tuple(plan.pool_nodes(p.name).names())) for p in ordered)
+    check_pinned_image(aws, pools)
     zones = tuple(z for z in aws.availability_zones if any(p.zone == z for p in pools))
     addressing = plan_subnets(aws.vpc_cidr, zones)
     for zone, cidr in addressing.private.items():

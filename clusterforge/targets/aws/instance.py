@@ -16,9 +16,11 @@ class Ec2Instance(Instance):
     """A cloud instance type: no rack figures, but network cards and EFA limits matter.
 
     `primary_card_efa: false` is a type whose network card 0 carries only ENA (p6-b300): its EFA interfaces sit
-    on cards 1..n and card 0 keeps just the primary interface."""
+    on cards 1..n and card 0 keeps just the primary interface. `architecture` is the CPU's, as EC2 names it
+    (ProcessorInfo.SupportedArchitectures): it picks the parent image a pool's node image is baked from."""
 
     provider: Literal["aws"] = "aws"
+    architecture: Literal["x86_64", "arm64"] = "x86_64"
     efa_max_interfaces: Annotated[int, figure("EFA interfaces", 64, inclusive=True)]
     network_cards: Annotated[int, figure("network cards", 64)]
     primary_card_efa: bool = True

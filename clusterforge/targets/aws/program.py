@@ -12,14 +12,14 @@ import pulumi_aws as aws
 from clusterforge.blueprint.load import Loaded
 from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.plan import Plan
-from clusterforge.targets.aws.bake import NodeConfig, cluster_plan, node_config
+from clusterforge.targets.aws.bake import NodeConfig, check_route, cluster_plan, node_config
 from clusterforge.targets.aws.components.cloud_pools import CloudPools
 from clusterforge.targets.aws.components.compute import Compute, ComputeArgs
 from clusterforge.targets.aws.components.network import Network, NetworkArgs
 from clusterforge.targets.aws.components.storage import Storage, StorageArgs
 from clusterforge.targets.aws.design import ClusterDesign, design
 from clusterforge.targets.aws.outputs import OUTPUTS_VERSION
-from clusterforge.targets.aws.settings import StackSettings
+from clusterforge.targets.aws.settings import STACK_CONFIG, StackSettings
 
 
 @dataclass(frozen=True)
@@ -69,11 +69,12 @@ def outputs(plan: ClusterDesign, storage: Storage, compute: Compute | CloudPools
 
 
 def baked(loaded: Loaded, settings: StackSettings, plan: ClusterDesign, planned: Plan | None) -> NodeConfig | None:
-    """What the node image bakes and the nodes read at boot; None where the blueprint pins `aws.ami`."""
+    """What the node image bakes and the nodes read at boot; None where the blueprint pins `aws.ami`. Refuses a
+    bake without a route to its packages (`bake.check_route`)."""
     if plan.ami is not None:
         return None
-    return node_config(loaded, cluster_plan(loaded, settings, planned), settings.blueprint.parent,
-                       {p.name for p in plan.pools})
+    check_route(settings)
+    return node_config(loaded, cluster_plan(loaded, settings, planned), settings, {p.name for p in plan.pools})
 
 
 def controller_address(plan: ClusterDesign, settings: StackSettings) -> str | None:
@@ -83,13 +84,14 @@ def controller_address(plan: ClusterDesign, settings: StackSettings) -> str | No
         return None
     if not plan.hybrid:
         raise ClusterforgeError(Problem("controllerAddress is for a hybrid blueprint (its controller on premises)",
-                                        path="controllerAddress", hint="remove it: this stack builds the controller"))
+                                        STACK_CONFIG, path="controllerAddress",
+                                        hint="remove it: this stack builds the controller"))
     try:
         canonical = str(ipaddress.ip_address(address)) == address
     except ValueError:
         canonical = False
     if not canonical:
-        raise ClusterforgeError(Problem(f"controllerAddress {address!r} is not an IP address",
+        raise ClusterforgeError(Problem(f"controllerAddress {address!r} is not an IP address", STACK_CONFIG,
                                         path="controllerAddress",
                                         hint="the on-prem controller's address as the cloud nodes reach it, "
                                              "e.g. 10.1.0.5"))
@@ -101,6 +103,7 @@ def build(loaded: Loaded, settings: StackSettings, planned: Plan | None = None) 
     policies (`guard.check`), whose plan it passes as `planned`."""
     plan = design(loaded, settings, planned)
     address = controller_address(plan, settings)
+    config = baked(loaded, settings, plan, planned)  # refuses before any resource is declared
     opts = pulumi.ResourceOptions(providers=[provider(plan)])
     network = Network("network", NetworkArgs(plan.name, plan.region, plan.addressing, settings.nat_gateway,
                                              tuple(plan.security.ingress)), opts)
@@ -108,7 +111,7 @@ def build(loaded: Loaded, settings: StackSettings, planned: Plan | None = None) 
                                              network.lustre_security_group_id, settings.kms_key_arn,
                                              settings.protect_data), opts)
     args = ComputeArgs(plan, network.subnet_ids, network.cluster_security_group_id, settings.ami_parameter,
-                       storage.checkpoints.bucket, settings.kms_key_arn, baked(loaded, settings, plan, planned),
+                       storage.checkpoints.bucket, settings.kms_key_arn, config,
                        settings.image_instance_type, settings.nat_gateway)
     compute = CloudPools("compute", args, address, opts) if plan.hybrid else Compute("compute", args, opts)
     return Built(plan, network, storage, compute, outputs(plan, storage, compute, address))

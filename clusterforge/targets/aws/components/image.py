@@ -1,9 +1,10 @@
 """The node image: EC2 Image Builder bakes the roles' `install` steps into an AMI during `pulumi up`.
 
 Resources: a private bucket with the roles bundle (one object per digest) and the node config; the build
-instance's role; one infrastructure configuration (the stack's
-subnet and cluster security group); and per image (`bake.ImageDesign`) a component, a recipe on the stack's base
-AMI, and an `imagebuilder.Image`, whose AMI the pools' launch templates use.
+instance's role; one infrastructure configuration per CPU architecture of the images (the stack's subnet and
+cluster security group, a build instance of that architecture); and per image (`bake.ImageDesign`) a component, a
+recipe on its architecture's base AMI (x86_64: the stack's; arm64: `NodeConfig.parents`), and an
+`imagebuilder.Image`, whose AMI the pools' launch templates use.
 
 Component and recipe names carry `bake.bake_hash` (Image Builder versions are immutable, so a changed document
 must be a new name): a role's install step, a pin or the parent AMI bakes again; a node count does not.
@@ -37,6 +38,7 @@ from clusterforge.targets.aws.components.bucket import PREFIX_CHARS, keep_privat
 from clusterforge.targets.aws.components.identity import BuildRole, BuildRoleArgs
 from clusterforge.targets.aws.design import ClusterDesign
 from clusterforge.targets.aws.image_bundle import config_bundle, digest, roles_bundle
+from clusterforge.targets.aws.settings import DEFAULT_ARCHITECTURE
 from clusterforge.targets.aws.userdata_boot import BootSource
 
 RECIPE_VERSION = "1.0.0"  # the hash in the name tells bakes apart; Image Builder wants a semantic version too
@@ -52,7 +54,7 @@ class NodeImageArgs:
     security_group_id: pulumi.Input[str]
     instance_type: str
     kms_key_arn: str | None = None
-    egress: bool = False  # the stack has a NAT gateway: the build reaches package repositories
+    egress: bool = False  # the stack has a NAT gateway (a bake without a route is refused: bake.check_route)
     roles: bytes | None = None  # the roles bundle (image_bundle.roles_bundle() of this checkout unless given)
 
 
@@ -79,10 +81,6 @@ class NodeImage(pulumi.ComponentResource):
         self.config = args.config
         tags = design.tags()
         child = pulumi.ResourceOptions(parent=self)
-        if not args.egress:
-            pulumi.log.warn("the node image is baked in the stack's private subnets without a NAT gateway: the "
-                            "build reaches package repositories only through a mirror in the VPC (set natGateway: "
-                            "true, or pin aws.ami to an image baked elsewhere)", self)
         bucket = aws.s3.Bucket(f"{name}-bucket", bucket_prefix=f"{design.name[:PREFIX_CHARS]}-boot-",
                                force_destroy=True, tags=tags | {"Name": f"{design.name}-boot"}, opts=child)
         keep_private(name, bucket, design.region, self)
@@ -97,19 +95,11 @@ class NodeImage(pulumi.ComponentResource):
         builder = BuildRole(f"{name}-build", BuildRoleArgs(
             design.name, design.region, bucket.bucket.apply(lambda b: json.dumps(build_read(design.region, b)))),
             child)
-        infrastructure = aws.imagebuilder.InfrastructureConfiguration(
-            f"{name}-infrastructure", name=f"{design.name}-bake",
-            description=f"clusterforge {design.name}: builds the node image",
-            instance_profile_name=builder.instance_profile_name, instance_types=[args.instance_type],
-            subnet_id=args.subnet_id, security_group_ids=[args.security_group_id],
-            terminate_instance_on_failure=True,
-            instance_metadata_options=aws.imagebuilder.InfrastructureConfigurationInstanceMetadataOptionsArgs(
-                http_tokens="required", http_put_response_hop_limit=1),
-            resource_tags=tags, tags=tags, opts=child)
-        parent = pulumi.Output.from_input(args.parent_image)
+        infrastructures = {arch: self._infrastructure(name, arch, args, builder.instance_profile_name)
+                           for arch in dict.fromkeys(image.architecture for image in args.config.images)}
         url = bucket.bucket.apply(lambda b: f"s3://{b}/{roles_key}")
-        self.image_ids = {image.key: self._image(name, image, design, url, parent, infrastructure.arn, bundle,
-                                                 bucket)
+        self.image_ids = {image.key: self._image(name, image, design, url, self._parent(image, args),
+                                                 infrastructures[image.architecture], bundle, bucket)
                           for image in args.config.images}
         region, cluster, key = design.region, design.name, args.kms_key_arn
         self.boot = bucket.bucket.apply(
@@ -117,6 +107,33 @@ class NodeImage(pulumi.ComponentResource):
         self.node_policy = bucket.bucket.apply(lambda b: json.dumps(boot_read(region, b, cluster)))
         self.controller_policy = bucket.bucket.apply(lambda b: json.dumps(controller_boot(region, b, cluster, key)))
         self.register_outputs({"image_ids": self.image_ids})
+
+    def _infrastructure(self, name: str, arch: str, args: NodeImageArgs,
+                        profile: pulumi.Output[str]) -> pulumi.Output[str]:
+        """Where an architecture's images are built: the stack's subnet, a build instance of that architecture
+        (x86_64 keeps the names it had before there were others)."""
+        design = args.design
+        tags = design.tags()
+        default = arch == DEFAULT_ARCHITECTURE
+        instance_type = args.instance_type if default else args.config.parents[arch].build_instance_type
+        infrastructure = aws.imagebuilder.InfrastructureConfiguration(
+            f"{name}-infrastructure" if default else f"{name}-infrastructure-{arch}",
+            name=f"{design.name}-bake" if default else f"{design.name}-bake-{arch}",
+            description=f"clusterforge {design.name}: builds the node image" + ("" if default else f" ({arch})"),
+            instance_profile_name=profile, instance_types=[instance_type],
+            subnet_id=args.subnet_id, security_group_ids=[args.security_group_id],
+            terminate_instance_on_failure=True,
+            instance_metadata_options=aws.imagebuilder.InfrastructureConfigurationInstanceMetadataOptionsArgs(
+                http_tokens="required", http_put_response_hop_limit=1),
+            resource_tags=tags, tags=tags, opts=pulumi.ResourceOptions(parent=self))
+        return infrastructure.arn
+
+    def _parent(self, image: ImageDesign, args: NodeImageArgs) -> pulumi.Output[str]:
+        """The image's parent AMI: the stack's base image for x86_64, else its architecture's SSM parameter."""
+        if image.architecture == DEFAULT_ARCHITECTURE:
+            return pulumi.Output.from_input(args.parent_image)
+        parameter = args.config.parents[image.architecture].parameter
+        return aws.ssm.get_parameter_output(name=parameter, opts=pulumi.InvokeOutputOptions(parent=self)).value
 
     def _image(self, name: str, image: ImageDesign, design: ClusterDesign, url: pulumi.Output[str],
                parent: pulumi.Output[str], infrastructure: pulumi.Output[str],
