@@ -68,7 +68,9 @@ def test_the_stack_builds_the_cloud_pool_and_nothing_of_the_hall(stack: Stack) -
 def test_outputs_inventory_and_render_agree(stack: Stack, cli: Callable[..., Result], tmp_path: Path) -> None:
     exports = deploy(stack, controllerAddress="192.168.10.5").exports
     assert exports["controller"] == {"name": "ctl-0001", "private_ip": "192.168.10.5", "on_premises": True,
-                                     "iam_user": "vision-hybrid-controller"}
+                                     "iam_user": "vision-hybrid-controller",
+                                     "boot_bucket": exports["controller"]["boot_bucket"]}
+    assert exports["controller"]["boot_bucket"].startswith("vision-hybrid-boot-")  # the node maps' bucket
     assert exports["onprem_pools"] == ["ctl", "gpu"] and exports["nodes"] == []
     [template] = exports["launch_templates"]
     power_save = rendered(cli, tmp_path / "plain")

@@ -68,6 +68,7 @@ _FORMS: dict[str, tuple[Callable[[str], bool], str]] = {
     "checkpoint_bucket": (_pattern(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]"), "an S3 bucket name"),
     "onprem_pools": (_pattern(r"[a-z][a-z0-9-]{0,39}"), "a pool name (lowercase letters, digits, '-')"),
     "iam_user": (_pattern(r"[A-Za-z0-9+=,.@_-]{1,64}"), "an IAM user name"),
+    "boot_bucket": (_pattern(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]"), "an S3 bucket name"),
 }
 
 

@@ -39,6 +39,7 @@ class ControllerOutput(_Output):
     private_ip: str | None = None
     on_premises: bool = False
     iam_user: str | None = None
+    boot_bucket: str | None = None  # where its resume program writes the launch batches' node maps
 
 
 class LustreOutput(_Output):

@@ -41,7 +41,7 @@ def controller(plan: ClusterDesign, compute: Compute | CloudPools, address: str 
     stack config gives (none: the nodes resolve its name) and the IAM user its power-save programs call as."""
     if isinstance(compute, CloudPools):
         return {"name": plan.controller, "private_ip": address, "on_premises": True,
-                "iam_user": compute.controller_user.user_name}
+                "iam_user": compute.controller_user.user_name, "boot_bucket": compute.boot_bucket}
     return {"name": compute.controller.name, "private_ip": compute.controller.instance.private_ip}
 
 

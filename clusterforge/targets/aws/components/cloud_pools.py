@@ -44,6 +44,9 @@ class CloudPools(pulumi.ComponentResource):
         power_save = role.role_arn.apply(lambda arn: json.dumps(power_save_access(design.region, design.name, arn)))
         self.controller_user = ControllerUser(f"{name}-controller", ControllerUserArgs(
             design.name, power_save, baked.controller_policy if baked is not None else None), child)
+        # where the launch batches' instance -> node maps go (targets/aws/powersave.NodeMap): the controller's
+        # resume program is told it through CLUSTERFORGE_BOOT_BUCKET, as the stack's user data tells an AWS one
+        self.boot_bucket = baked.boot.apply(lambda b: b.bucket) if baked is not None else None
         images = {pool.name: baked.ami_for(pool.name) if baked is not None else base for pool in design.pools}
         main = next((p for p in design.pools if p.role == "compute"), design.pools[0])
         self.image_id = images[main.name]
