@@ -47,6 +47,7 @@ SKIPPED: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"^health\b.*--ssh\b"), "runs through SSH on a real cluster"),
     (re.compile(r"^update\b(?!.*--dry-run)"), "drains and reboots nodes of a running cluster over SSH"),
     (re.compile(r"--from-outputs\b"), "reads `pulumi stack output` of a deployed AWS stack"),
+    (re.compile(r"^power\b(?!.*--help)"), "drives real BMCs (tests/test_bmc_power.py runs it on the Redfish emulator)"),
 )
 SHELL_LANGS = {"sh", "bash", "shell", "console", ""}
 COMMAND = re.compile(r"^\s*(?:\$\s+)?clusterforge\s+(.*)$")
@@ -225,5 +226,6 @@ def test_skips_are_the_listed_kinds() -> None:
 
     assert reason("lab up") and reason("provision out/") and reason("image build c.yaml")
     assert reason("update a b -o out/") and reason("render c.yaml --from-outputs o.json")
+    assert reason("power on gpu-0001 --bmcs bmcs.yaml") and not reason("power --help")
     assert not reason("image build c.yaml --dry-run") and not reason("update a b -o out/ --dry-run")
     assert not reason("check c.yaml") and not reason("health diag --help")

@@ -1,0 +1,111 @@
+"""One action on many nodes' BMCs: bounded concurrency, retries with backoff, an answer per node.
+
+At 12,500 nodes the work is the BMCs' (hundreds of ms to seconds a request, minutes to power a server on), not
+this process's, so requests run in threads, `concurrency` at once, and no thread waits for a server to change
+state: the resets are sent, then the changing nodes are read in rounds (64 by default: enough to keep 12,500 BMCs
+busy, few enough for one management network and one controller). A node whose BMC does not answer or answers
+5xx is asked again after a growing pause (1, 2, 4 s ...), `attempts` times in all; a refused login or an unknown
+system is not asked again. One node failing never stops the others: every node gets an `Outcome` or a reason.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TypeVar
+
+from clusterforge.bmc.credentials import Credentials
+from clusterforge.bmc.hosts import Target
+from clusterforge.bmc.redfish import BmcFailure, Outcome, Pending, begin, settle, state_of
+
+DEFAULT_CONCURRENCY = 64
+DEFAULT_ATTEMPTS = 3
+POLL_S = 2.0  # between rounds of reading the nodes still changing (the emulator applies a change in 1-11 s)
+T = TypeVar("T")
+
+
+@dataclass
+class FleetResult:
+    done: dict[str, Outcome] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)  # node -> reason
+    requests_s: float = 0.0  # wall time of the whole run
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+
+def _retried(call: Callable[[], T], attempts: int, sleep: Callable[[float], None]) -> T:
+    for attempt in range(attempts):
+        try:
+            return call()
+        except BmcFailure as failure:
+            if failure.final or attempt == attempts - 1:
+                raise
+            sleep(2.0 ** attempt)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _round(pool: ThreadPoolExecutor, work: dict[str, Callable[[], T]], attempts: int,
+           sleep: Callable[[float], None]) -> Iterator[tuple[str, T | BmcFailure]]:
+    """Each node's call, retried, `pool`'s workers at once; (node, answer or failure) as each ends."""
+    futures = {pool.submit(_retried, call, attempts, sleep): node for node, call in work.items()}
+    for future in as_completed(futures):
+        try:
+            yield futures[future], future.result()
+        except BmcFailure as failure:
+            yield futures[future], failure
+
+
+def run(targets: Sequence[Target], credentials: Credentials, action: str, pxe_once: bool = False,
+        concurrency: int = DEFAULT_CONCURRENCY, attempts: int = DEFAULT_ATTEMPTS, timeout_s: float = 20.0,
+        settle_s: float = 300.0, progress: Callable[[str], None] | None = None,
+        sleep: Callable[[float], None] = time.sleep, poll_s: float = POLL_S) -> FleetResult:
+    """`action` on every target's system; `progress(node)` as each node ends.
+
+    Two phases, so time grows with requests, not with how long a server takes to change: every node is asked
+    (the reset sent), then the nodes still changing are read in rounds, `poll_s` apart, until each reaches the
+    state asked for or `settle_s` has passed since the asking ended."""
+    result = FleetResult()
+    started = time.monotonic()
+    by_node = {t.node: t for t in targets}
+    pending: dict[str, Pending] = {}
+
+    def ended(node: str, answer: Outcome | Pending | BmcFailure | None) -> None:
+        """Record a node's answer: a Pending (or None, not settled yet) keeps it in the next round."""
+        if isinstance(answer, Pending):
+            pending[node] = answer
+        if answer is None or isinstance(answer, Pending):
+            return
+        if isinstance(answer, BmcFailure):
+            result.failed[node] = answer.reason
+        else:
+            result.done[node] = answer
+        pending.pop(node, None)
+        if progress is not None:
+            progress(node)
+
+    pool = ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(targets) or 1)))
+    try:
+        asks: dict[str, Callable[[], Outcome | Pending]] = {
+            t.node: partial(begin, t, credentials, action, pxe_once, timeout_s) for t in targets}
+        for node, answer in _round(pool, asks, attempts, sleep):
+            ended(node, answer)
+        deadline = time.monotonic() + settle_s
+        while pending:
+            sleep(poll_s)
+            looks: dict[str, Callable[[], Outcome | None]] = {
+                node: partial(settle, by_node[node], p) for node, p in pending.items()}
+            for node, seen in _round(pool, looks, attempts, sleep):
+                ended(node, seen)
+            if pending and time.monotonic() >= deadline:
+                for node, p in list(pending.items()):
+                    ended(node, BmcFailure(f"still {state_of(p)} {settle_s:.0f} s after the request "
+                                           f"(wanted {p.wanted})"))
+    finally:  # Ctrl-C: the nodes not started are not started; the requests in flight end on their own
+        pool.shutdown(wait=False, cancel_futures=True)
+    result.requests_s = time.monotonic() - started
+    return result

@@ -1,0 +1,93 @@
+"""The BMC document: where each node's BMC answers, and how its certificate is checked.
+
+A blueprint describes racks and nodes, never a site's management network, so the BMCs are a document of their own
+(`bmcs.yaml`), kept beside the addresses file `clusterforge inventory --addresses` reads. It is untrusted input like
+every other file a pull request can touch: read bounded, every key known, every URL an http(s) URL with a host and
+no user or password in it (credentials come from the environment or a 0600 file, never from a document a
+repository holds), every mistake reported as `file:line: path: message`.
+
+    defaults: {ca_file: /etc/clusterforge/bmc-ca.pem}   # TLS is verified; verify_tls: false only by name
+    bmcs:
+      gpu-0001: {url: "https://10.2.0.11"}              # the BMC's only system
+      gpu-0002: {url: "https://10.2.0.20", system: "2"} # a BMC (a chassis manager) holding several
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+from urllib.parse import urlsplit
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from clusterforge.core.errors import ClusterforgeError, Problem
+from clusterforge.core.validation import validate
+from clusterforge.files.yamlsource import load_file
+
+NODE = r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62})$"
+SYSTEM = r"^[A-Za-z0-9._:-]{1,128}$"  # a Redfish member id: a path segment, nothing to escape
+MAX_BMCS = 200_000  # twice the largest cluster the project plans for; a bigger document is a mistake or a bomb
+
+
+def _url(value: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in ("https", "http") or not parts.hostname:
+        raise ValueError("a BMC's URL is https://HOST[:PORT] (http:// only for an emulator)")
+    if parts.username or parts.password:
+        raise ValueError("a BMC's URL carries no user or password: give them in CLUSTERFORGE_BMC_USERNAME and "
+                         "CLUSTERFORGE_BMC_PASSWORD or a --credentials file")
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ValueError("a BMC's URL is its root, https://HOST[:PORT]: the Redfish paths are the client's")
+    return value.rstrip("/")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Bmc(_Strict):
+    url: Annotated[str, Field(max_length=2048), AfterValidator(_url)]
+    system: str | None = Field(None, pattern=SYSTEM, description="the system's id on a BMC that holds several")
+
+
+class Defaults(_Strict):
+    ca_file: Path | None = Field(None, description="the CA bundle BMC certificates are checked against")
+    verify_tls: bool = Field(True, description="false turns certificate checks off (an emulator, a lab)")
+
+
+class BmcDocument(_Strict):
+    defaults: Defaults = Defaults()
+    bmcs: dict[Annotated[str, Field(pattern=NODE)], Bmc] = Field(max_length=MAX_BMCS)
+
+
+@dataclass(frozen=True)
+class Target:
+    """One node's BMC as the client takes it."""
+
+    node: str
+    url: str
+    system: str | None
+    verify: bool | str  # requests' `verify`: True, False, or a CA bundle's path
+
+
+def load(path: Path) -> dict[str, Target]:
+    """Every node's BMC, by node name; exit 2 with the location of every mistake."""
+    source = load_file(path)
+    document = validate(BmcDocument, source)
+    defaults = document.defaults
+    if defaults.ca_file is not None and not defaults.ca_file.is_file():
+        raise ClusterforgeError(source.problem(("defaults", "ca_file"), f"no such file: {defaults.ca_file}"))
+    verify: bool | str = str(defaults.ca_file) if defaults.ca_file is not None else defaults.verify_tls
+    return {node: Target(node, bmc.url, bmc.system, verify) for node, bmc in document.bmcs.items()}
+
+
+def pick(targets: dict[str, Target], nodes: list[str], file: str) -> list[Target]:
+    """The BMCs of `nodes`, in their order; all the nodes the document lacks named at once."""
+    missing = [n for n in nodes if n not in targets]
+    if missing:
+        from clusterforge.core.hostlist import compress
+
+        raise ClusterforgeError(Problem(f"{len(missing)} node(s) have no BMC in the document: {compress(missing)}",
+                                        file, hint="add them under bmcs:, or name only nodes it has"))
+    return [targets[n] for n in nodes]

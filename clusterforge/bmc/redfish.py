@@ -1,0 +1,178 @@
+"""One node's power and boot through its BMC's Redfish service, on OpenStack's `sushy` (the client Ironic and
+Metal3 use: typed resources, sessions, the standard's action bodies and allowed values).
+
+Why sushy over DMTF's thinner `redfish` library: it reads a system's allowed `ResetType`s and its boot override
+fields as the schema defines them, so a BMC without `PowerCycle` gets the nearest equivalent rather than a 400, and
+a PXE override is checked by reading the target back. Actions are not instant on real BMCs (nor on the emulator):
+after a reset the state is read again (`settle`, which `fleet` calls in rounds for every node still changing, so a
+slow server holds no worker while it boots). Errors become one line per node for `fleet`, which decides what to
+retry: a refused login or an unknown system is final; no answer or a 5xx is not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from clusterforge.bmc.credentials import Credentials
+from clusterforge.bmc.hosts import Target
+
+ACTIONS = ("status", "on", "off", "cycle")
+
+
+class BmcFailure(Exception):
+    """One node's BMC could not do what was asked; `final` when asking again cannot help (credentials, no system)."""
+
+    def __init__(self, reason: str, final: bool = False) -> None:
+        super().__init__(reason)
+        self.reason, self.final = reason, final
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one node's BMC did: its power state after, its boot override, and what was changed."""
+
+    node: str
+    power: str  # On, Off, PoweringOn, PoweringOff
+    boot: str  # the one-time override, e.g. "Pxe (Once)", or "" when none
+    did: str  # "powered on", "already off", "cycled", "read", ...
+
+
+def _session(target: Target, credentials: Credentials, timeout_s: float) -> Any:
+    import sushy
+
+    return sushy.Sushy(target.url, username=credentials.username, password=credentials.password,
+                       verify=target.verify, read_timeout=timeout_s, connect_timeout=min(timeout_s, 10.0),
+                       server_side_retries=0)  # fleet retries, with backoff across the whole fleet
+
+
+def _system(root: Any, target: Target) -> Any:
+    if target.system is not None:
+        return root.get_system(f"{root.get_system_collection().path}/{target.system}")
+    members = root.get_system_collection().members_identities
+    if len(members) != 1:
+        raise BmcFailure(f"the BMC holds {len(members)} systems: give this node's `system:` in the BMC document",
+                         final=True)
+    return root.get_system(members[0])
+
+
+def _value(enum_or_str: Any) -> str:
+    return str(getattr(enum_or_str, "value", enum_or_str) or "")
+
+
+def _boot(system: Any) -> str:
+    enabled = _value(system.boot.enabled)
+    return f"{_value(system.boot.target)} ({enabled})" if enabled in ("Once", "Continuous") else ""
+
+
+def _reset(system: Any, choices: tuple[str, ...]) -> str:
+    """The first of `choices` the system allows (the standard's order of preference), sent."""
+    import sushy
+
+    allowed = {_value(v) for v in system.get_allowed_reset_system_values()}
+    for choice in choices:
+        if choice in allowed or not allowed:
+            system.reset_system(sushy.ResetType(choice))
+            return choice
+    raise BmcFailure(f"the BMC allows none of {', '.join(choices)} (it allows {', '.join(sorted(allowed))})",
+                     final=True)
+
+
+@dataclass
+class Pending:
+    """A node whose BMC took the request and whose power state has not reached `wanted` yet."""
+
+    node: str
+    system: Any
+    wanted: str
+    did: str
+
+
+def _close(system: Any) -> None:
+    """Give the BMC's connection back between requests: 12,500 open sockets would pass any descriptor limit;
+    the session (and its login) stays, and the next request opens a connection again."""
+    connector = getattr(system, "_conn", None)
+    session = getattr(connector, "_session", None)
+    if session is not None:
+        session.close()
+
+
+def _translated(target: Target, call: Callable[[], Any]) -> Any:
+    """`call()`, with sushy's errors as one-line BmcFailures (final where asking again cannot help)."""
+    from sushy import exceptions
+
+    try:
+        return call()
+    except BmcFailure:
+        raise
+    except exceptions.AccessError as exc:
+        raise BmcFailure(f"credentials refused (HTTP {exc.status_code})", final=True) from None
+    except exceptions.ResourceNotFoundError:
+        raise BmcFailure(f"no system {target.system or ''} on this BMC".replace("  ", " "), final=True) from None
+    except exceptions.HTTPError as exc:
+        raise BmcFailure(f"the BMC answered HTTP {exc.status_code}") from None
+    except exceptions.ConnectionError as exc:
+        raise BmcFailure(f"no answer from {target.url}: {_cause(exc)}") from None
+    except exceptions.SushyError as exc:
+        raise BmcFailure(f"Redfish error: {str(exc).splitlines()[0][:200]}") from None
+
+
+def begin(target: Target, credentials: Credentials, action: str, pxe_once: bool = False,
+          timeout_s: float = 20.0) -> Outcome | Pending:
+    """Ask one node's BMC for `action` (after a one-time PXE override when `pxe_once`): an Outcome when nothing
+    is left to wait for, else a Pending for `settle`. Raises BmcFailure with a one-line reason."""
+    import sushy
+
+    def ask() -> Outcome | Pending:
+        system = _system(_session(target, credentials, timeout_s), target)
+        if pxe_once:
+            system.set_system_boot_options(sushy.BootSource.PXE, enabled=sushy.BootSourceOverrideEnabled.ONCE)
+            system.refresh()
+            if _value(system.boot.target) != "Pxe":  # test the target, not only the flag (some BMCs keep it)
+                raise BmcFailure(f"the BMC kept boot target {_value(system.boot.target)} after the PXE override")
+        state = _value(system.power_state)
+        wanted, did = "", "read"
+        if action == "on" and state != "On":
+            wanted, did = "On", f"powered on ({_reset(system, ('On', 'ForceOn'))})"
+        elif action == "off" and state != "Off":
+            wanted, did = "Off", f"powered off ({_reset(system, ('ForceOff',))})"
+        elif action == "cycle":
+            sent = _reset(system, ("PowerCycle", "ForceRestart") if state == "On" else ("On", "ForceOn"))
+            wanted = "On"
+            did = f"cycled ({sent})" if state == "On" else f"powered on ({sent}; it was {state or 'unknown'})"
+        elif action in ("on", "off"):
+            did = f"already {action}"
+        _close(system)
+        if wanted:
+            return Pending(target.node, system, wanted, did)
+        return Outcome(target.node, state, _boot(system), did)
+
+    result: Outcome | Pending = _translated(target, ask)
+    return result
+
+
+def settle(target: Target, pending: Pending) -> Outcome | None:
+    """One look at a pending node: its Outcome once its power state is the one asked for, else None."""
+
+    def look() -> Outcome | None:
+        pending.system.refresh()
+        _close(pending.system)
+        state = _value(pending.system.power_state)
+        return Outcome(pending.node, state, _boot(pending.system), pending.did) if state == pending.wanted else None
+
+    result: Outcome | None = _translated(target, look)
+    return result
+
+
+def state_of(pending: Pending) -> str:
+    return _value(pending.system.power_state) or "unknown"
+
+
+def _cause(exc: Exception) -> str:
+    text = str(exc)
+    for word in ("timed out", "Read timed out", "Connection refused", "Name or service not known",
+                 "certificate verify failed"):
+        if word.lower() in text.lower():
+            return word.lower()
+    return text.splitlines()[0][:160] if text else type(exc).__name__

@@ -1,0 +1,29 @@
+"""What `clusterforge power` prints: what repeats grouped, a line per outcome or reason with its hostlist.
+
+12,500 nodes answer in a dozen lines, not 12,500: nodes that ended alike (the same power state, boot override and
+what was done, or the same reason for failing) share one line and one compressed hostlist.
+"""
+
+from __future__ import annotations
+
+from clusterforge.bmc.fleet import FleetResult
+from clusterforge.core.hostlist import compress
+
+
+def lines(result: FleetResult, action: str, asked: int) -> list[str]:
+    alike: dict[tuple[str, str, str], list[str]] = {}
+    for node, outcome in result.done.items():
+        alike.setdefault((outcome.power, outcome.boot, outcome.did), []).append(node)
+    reasons: dict[str, list[str]] = {}
+    for node, reason in result.failed.items():
+        reasons.setdefault(reason, []).append(node)
+    out = []
+    for (power, boot, did), nodes in sorted(alike.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        boot_note = f", boot {boot}" if boot else ""
+        out.append(f"{power:<11} {len(nodes):>6}  {compress(sorted(nodes))}  ({did}{boot_note})")
+    for reason, nodes in sorted(reasons.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        out.append(f"{'FAILED':<11} {len(nodes):>6}  {compress(sorted(nodes))}  ({reason})")
+    rate = asked / result.requests_s if result.requests_s else 0.0
+    out.append(f"power {action}: {len(result.done)} of {asked} nodes done, {len(result.failed)} failed, "
+               f"{result.requests_s:.1f} s ({rate:.1f} nodes/s)")
+    return out
