@@ -19,6 +19,7 @@ from clusterforge.bmc.credentials import Credentials
 from clusterforge.bmc.hosts import Target
 
 ACTIONS = ("status", "on", "off", "cycle")
+ROOT_PATH = "/redfish/v1/"  # the service root every Redfish service serves (DSP0266)
 
 
 class BmcFailure(Exception):
@@ -40,16 +41,20 @@ class Outcome:
 
 
 def _session(target: Target, credentials: Credentials, timeout_s: float) -> Any:
+    """The service root, logged in with basic auth: every Redfish service must take it (DSP0266), and unlike a
+    session it leaves nothing open on a BMC that holds only a handful of sessions (12,500 commands a day would
+    leak them until they time out)."""
     import sushy
+    from sushy import auth
 
-    return sushy.Sushy(target.url, username=credentials.username, password=credentials.password,
+    return sushy.Sushy(target.url, auth=auth.BasicAuth(credentials.username, credentials.password),
                        verify=target.verify, read_timeout=timeout_s, connect_timeout=min(timeout_s, 10.0),
                        server_side_retries=0)  # fleet retries, with backoff across the whole fleet
 
 
 def _system(root: Any, target: Target) -> Any:
-    if target.system is not None:
-        return root.get_system(f"{root.get_system_collection().path}/{target.system}")
+    if target.system is not None:  # the standard's path: no request for the collection
+        return root.get_system(f"{ROOT_PATH}Systems/{target.system}")
     members = root.get_system_collection().members_identities
     if len(members) != 1:
         raise BmcFailure(f"the BMC holds {len(members)} systems: give this node's `system:` in the BMC document",
