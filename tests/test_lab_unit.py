@@ -351,3 +351,20 @@ def test_the_repository_serves_each_targets_stand_ins_at_its_pins(tmp_path) -> N
     served = repo.Repo(tmp_path, {"efa_installer": (name, "ab" * 32)}).variables()
     assert served == {"health_check_efa": False, "nccl_aws_ofi_nccl_apt_repository": repo.APT_LINE,
                       "efa_installer_url": f"file://{repo.MOUNT}/{name}", "efa_installer_sha256": "ab" * 32}
+
+
+def test_the_smoke_job_runs_on_power_saved_nodes_when_no_compute_node_is_always_on() -> None:
+    """A lab whose only compute pool is elastic: `srun -N0` was refused ("Node count specification invalid");
+    the job asks one node, which SLURM powers up, and waits as long as a power-up takes."""
+    from clusterforge.lab.cluster import POWER_UP_S, smoke_job
+    from clusterforge.lab.state import LabState, Node
+
+    ctl = Node("ctl-0001", "c-ctl", "10.89.0.2", ("slurm_controller",))
+    gpu = [Node(f"gpu-000{i}", f"c-gpu{i}", f"10.89.0.{i + 2}", ("slurm_compute",)) for i in (1, 2)]
+    burst = [Node(f"burst-000{i}", f"c-b{i}", "", ("slurm_compute",)) for i in (1, 2, 3)]
+    lab = LabState("t", "b.yaml", (), "img", "net", "ctl-0001", nodes=(ctl, *gpu), launched=tuple(burst))
+    assert smoke_job(lab) == (["srun", "-N2", "--time=1", "hostname"], 60)
+    elastic = LabState("t", "b.yaml", (), "img", "net", "ctl-0001", nodes=(ctl,), launched=tuple(burst))
+    assert smoke_job(elastic) == (["srun", "-N1", "--time=1", "hostname"], POWER_UP_S)
+    with pytest.raises(ClusterforgeError, match="no compute node"):
+        smoke_job(LabState("t", "b.yaml", (), "img", "net", "ctl-0001", nodes=(ctl,)))

@@ -25,6 +25,7 @@ from clusterforge.provision.runner import EventHandler, Outcome, Run, execute
 Say = Callable[[str], None]
 CONTROLLER = "slurm_controller"
 COMPUTE = "slurm_compute"
+POWER_UP_S = 600  # a power-saved lab node: a container start and its boot phase (about 45 s measured), loaded
 
 
 @dataclass
@@ -182,16 +183,29 @@ def provision(paths: LabPaths, on_event: EventHandler | None, check: bool = Fals
                 limit=limit, fast=fast, extra_vars=extra_vars, vars_files=vars_files)
 
 
-def smoke(paths: LabPaths, lab: LabState, timeout: float = 60) -> str:
-    """Run `srun -N<computes> hostname` on the controller once every compute node is idle; its output."""
+def smoke_job(lab: LabState, timeout: float = 60) -> tuple[list[str], float]:
+    """The smoke job's command and how long it may take: every always-on compute node, or, where every compute
+    node is power-saved (a pool `count: 0`-or-more with `max_count`, its nodes started by SLURM), one of them,
+    with the time SLURM takes to power it up (`srun` waits for it, as a user's job would)."""
     computes = len(lab.in_group(COMPUTE))
+    if computes:
+        return ["srun", f"-N{computes}", "--time=1", "hostname"], timeout
+    if not lab.launched:
+        raise ClusterforgeError(Problem("the lab has no compute node to run its smoke job on", lab.controller,
+                                        hint="give the blueprint a compute pool"))
+    return ["srun", "-N1", "--time=1", "hostname"], max(timeout, POWER_UP_S)
+
+
+def smoke(paths: LabPaths, lab: LabState, timeout: float = 60) -> str:
+    """Run the smoke job (`smoke_job`) on the controller once every compute node is idle; its output."""
+    command, timeout = smoke_job(lab, timeout)
     deadline = time.monotonic() + timeout
     while True:
-        proc = nodes.ssh(paths, lab.controller, ["srun", f"-N{computes}", "--time=1", "hostname"], timeout=timeout)
+        proc = nodes.ssh(paths, lab.controller, command, timeout=timeout)
         if proc.returncode == 0:
             return proc.stdout
         if time.monotonic() > deadline:
-            raise ClusterforgeError(Problem(f"srun -N{computes} hostname failed: {proc.stderr.strip()[-300:]}",
+            raise ClusterforgeError(Problem(f"{shlex.join(command)} failed: {proc.stderr.strip()[-300:]}",
                                             lab.controller, hint=f"clusterforge lab exec {lab.controller} -- sinfo"))
         time.sleep(1)
 
