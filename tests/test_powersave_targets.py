@@ -87,7 +87,7 @@ def test_the_file_lists_each_pools_powered_up_nodes_under_its_pool_label(tmp_pat
     path = tmp_path / "targets" / "powered-nodes.json"
     path.parent.mkdir()
     slurm = Sinfo()
-    line = targets.refresh(CONFIG, slurm, path)
+    line = targets.refresh(CONFIG, slurm, path).line
     assert json.loads(path.read_text()) == [
         {"targets": ["gpu-0001", "gpu-0002", "gpu-0003", "gpu-0007", "gpu-0008"],
          "labels": {"__clusterforge_pool": "gpu"}},
@@ -125,7 +125,7 @@ def test_the_file_is_replaced_whole_readable_by_prometheus_and_only_when_it_chan
     assert replaced.st_ino != first  # renamed over, not rewritten in place: no reader sees half a file
     assert stat.S_IMODE(replaced.st_mode) & 0o044 == 0o044
     assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
-    line = targets.refresh(CONFIG, Sinfo(), path)
+    line = targets.refresh(CONFIG, Sinfo(), path).line
     assert path.stat().st_ino == replaced.st_ino and "(changed)" not in line  # same content: left alone
 
 
@@ -250,6 +250,7 @@ def program(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Reco
     provider = Recorded(path, {n: Instance(f"i-{n}", n, "10.0.0.9") for n in ("gpu-0001", "gpu-0002", "burst-0001")})
     monkeypatch.setattr(programs, "provider_for", lambda cfg: provider)
     monkeypatch.setattr(programs, "Scontrol", Sinfo)
+    monkeypatch.setattr(programs.time, "sleep", lambda s: None)  # suspend's grace, tested on its own
     monkeypatch.setenv("CLUSTERFORGE_POWERSAVE", str(config))
     monkeypatch.setenv("CLUSTERFORGE_TARGETS", str(path))
     monkeypatch.delenv("SLURM_RESUME_FILE", raising=False)
@@ -260,6 +261,24 @@ def test_suspend_takes_its_nodes_out_of_the_file_before_it_terminates_them(progr
     _, provider = program
     assert programs.suspend_main(["gpu-[0001-0002]"]) == 0
     assert provider.file_at_terminate == {"gpu": ["gpu-0003", "gpu-0007", "gpu-0008"], "burst": ["burst-0001"]}
+
+
+def test_suspend_waits_for_prometheus_to_drop_its_nodes_only_when_the_file_listed_them(
+        program: tuple[Path, Recorded], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prometheus applies a changed file within seconds, not at once: suspend terminates after DROP_GRACE_S, so an
+    instance is not gone while its target is still scraped (up == 0 would start NodeDown's clock)."""
+    path, provider = program
+    events: list[str] = []
+    monkeypatch.setattr(programs.time, "sleep", lambda s: events.append(f"sleep {s}"))
+    terminate = provider.terminate
+    monkeypatch.setattr(provider, "terminate", lambda found: (events.append("terminate"), terminate(found)))
+    targets.refresh(CONFIG, Sinfo(), path)  # gpu-0001 is listed
+    assert programs.suspend_main(["gpu-0001"]) == 0
+    assert events == [f"sleep {targets.DROP_GRACE_S}", "terminate"]
+    events.clear()
+    assert programs.suspend_main(["gpu-0001"]) == 0  # no longer listed: nothing to wait for
+    assert events == ["terminate"]
+    assert 0 < targets.DROP_GRACE_S < 10  # below the smallest SuspendTimeout the blueprint allows
 
 
 def test_resume_and_reconcile_write_the_file_too(program: tuple[Path, Recorded]) -> None:

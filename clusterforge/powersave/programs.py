@@ -7,7 +7,8 @@ one line per group of nodes to stderr, which the slurm role sends to the journal
 exit 2 with its location; nothing is launched then.
 
 Each then rewrites Prometheus's file of powered-up nodes (`$CLUSTERFORGE_TARGETS`, clusterforge.powersave.targets)
-from SLURM's view: suspend before it terminates, so a node given back stops being scraped before it stops answering.
+from SLURM's view: suspend before it terminates, and then it waits targets.DROP_GRACE_S, so a node given back stops
+being scraped before it stops answering.
 A failure there is logged as an error and does not change the exit status: the nodes were launched or given back,
 and slurmctld must not act on a monitoring fault; the next program call or reconcile pass writes the file again.
 """
@@ -19,6 +20,7 @@ import importlib
 import logging
 import os
 import sys
+import time
 from datetime import datetime
 from pathlib import Path
 
@@ -31,7 +33,7 @@ from clusterforge.powersave.resume import job_nodes, resume
 from clusterforge.powersave.slurm import Scontrol
 from clusterforge.powersave.suspend import suspend
 from clusterforge.powersave.targets import DEFAULT_FILE as DEFAULT_TARGETS
-from clusterforge.powersave.targets import refresh
+from clusterforge.powersave.targets import DROP_GRACE_S, Refreshed, refresh
 
 DEFAULT_FILE = "/etc/slurm/clusterforge-powersave.json"
 log = logging.getLogger("clusterforge.powersave")
@@ -74,14 +76,19 @@ def _parser(prog: str, takes_nodes: bool) -> argparse.ArgumentParser:
     return parser
 
 
-def _targets(cfg: powersave_config.PowerSaveConfig, slurm: Scontrol, path: Path, leaving: list[str]) -> str | None:
-    """Rewrite Prometheus's file of powered-up nodes; its log line, or None after logging why it failed."""
+def _targets(cfg: powersave_config.PowerSaveConfig, slurm: Scontrol, path: Path,
+             leaving: list[str]) -> Refreshed | None:
+    """Rewrite Prometheus's file of powered-up nodes; what it did, or None after logging why it failed."""
     try:
         return refresh(cfg, slurm, path, leaving)
     except ClusterforgeError as exc:
         for problem in exc.problems:
             log.error("targets: %s", problem.render())
         return None
+
+
+def _line(done: Refreshed | None) -> str | None:
+    return None if done is None else done.line
 
 
 def _run(prog: str, takes_nodes: bool, argv: list[str] | None) -> int:
@@ -95,15 +102,18 @@ def _run(prog: str, takes_nodes: bool, argv: list[str] | None) -> int:
             resume_file = os.environ.get("SLURM_RESUME_FILE")
             done = resume(cfg, provider, slurm, hostlist.expand(args.nodes),
                           job_nodes(Path(resume_file) if resume_file else None))
-            lines = [*done.summary(), _targets(cfg, slurm, args.targets, list(done.failed))]
+            lines = [*done.summary(), _line(_targets(cfg, slurm, args.targets, list(done.failed)))]
         elif prog == "clusterforge-suspend":
             nodes = hostlist.expand(args.nodes)
             written = _targets(cfg, slurm, args.targets, nodes)  # unscraped before its instance goes
+            if written is not None and written.dropped:
+                time.sleep(DROP_GRACE_S)  # Prometheus stops their targets first (targets.DROP_GRACE_S)
             gone = suspend(provider, nodes)
-            lines = [f"suspend: terminated {len(gone)} instances for {args.nodes}", written]
+            lines = [f"suspend: terminated {len(gone)} instances for {args.nodes}", _line(written)]
         else:
             done_reconcile = reconcile(cfg, provider, slurm, datetime.now())
-            lines = [*done_reconcile.summary(), _targets(cfg, slurm, args.targets, list(done_reconcile.replaced))]
+            lines = [*done_reconcile.summary(),
+                     _line(_targets(cfg, slurm, args.targets, list(done_reconcile.replaced)))]
     except ClusterforgeError as exc:
         for problem in exc.problems:
             log.error(problem.render())

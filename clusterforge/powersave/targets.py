@@ -22,6 +22,13 @@ elastic node's series carry the labels a static node's do and the alert rules an
 Writers take turns (a lock beside the file) and each reads sinfo after taking it, so the last file written is the
 freshest view: a reconcile pass that read sinfo before a suspend cannot put the suspended nodes back. The file is
 replaced atomically (clusterforge.files.atomic) and only when its content changes.
+
+Suspend waits `DROP_GRACE_S` between taking its nodes out and terminating them. Prometheus applies a changed file
+after up to two 5 s tickers (its discovery manager's and its scrape manager's reload), and a target it stops keeps
+its last `up` for about two scrape intervals more (its staleness markers): an instance gone before its target is
+stopped shows `up == 0` for as long as that, which in the lab (NodeDown `for: 15s`, scrapes every 5 s) came within
+a few seconds of paging. 6 s leaves it under 15 s, and stays below SuspendTimeout (at least 10 s), before which
+slurmctld never resumes the node, so a resume cannot find the instance suspend is about to terminate.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ import fcntl
 import json
 import os
 from collections.abc import Collection, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +50,15 @@ from clusterforge.powersave.slurm import RESUME_PREFIX, NodeState, Slurm
 DEFAULT_FILE = "/var/lib/clusterforge/targets/powered-nodes.json"  # roles/slurm and roles/monitoring: the same
 POOL_LABEL = "__clusterforge_pool"  # dropped by Prometheus after relabelling: the series carry no pool label
 POWER_FLAGS = ("~", "%", "#")  # powered down, powering down, powering up (sinfo's %T suffixes)
+DROP_GRACE_S = 6.0
+
+
+@dataclass(frozen=True)
+class Refreshed:
+    """What one write did: its log line, and how many of the `leaving` nodes it took out of the file."""
+
+    line: str
+    dropped: int
 
 
 def is_target(state: NodeState) -> bool:
@@ -67,6 +84,14 @@ def text(found: list[dict[str, Any]]) -> str:
     return json.dumps(found, indent=1, sort_keys=True) + "\n"
 
 
+def _listed(old: str | None) -> set[str] | None:
+    """The nodes a previous file lists; None when there was none or it is unreadable (then any may be listed)."""
+    try:
+        return {str(n) for group in json.loads(old or "") for n in group["targets"]}
+    except (ValueError, TypeError, KeyError):
+        return None
+
+
 @contextlib.contextmanager
 def _turn(path: Path) -> Iterator[None]:
     """One writer at a time: a lock file beside the file, held while sinfo is read and the file written."""
@@ -82,15 +107,19 @@ def _turn(path: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def refresh(config: PowerSaveConfig, slurm: Slurm, path: Path, leaving: Collection[str] = ()) -> str:
+def refresh(config: PowerSaveConfig, slurm: Slurm, path: Path, leaving: Collection[str] = ()) -> Refreshed:
     """Write the file from SLURM's view now, less `leaving`; the line the program logs."""
+    gone = frozenset(leaving)
     with _turn(path):
-        found = groups(config, slurm.nodes(), frozenset(leaving))
+        found = groups(config, slurm.nodes(), gone)
         content = text(found)
         try:
-            same = path.read_text(encoding="utf-8") == content
+            previous: str | None = path.read_text(encoding="utf-8")
         except OSError:
-            same = False
+            previous = None
+        same = previous == content
+        before = _listed(previous)
+        dropped = 0 if same else len(gone if before is None else gone & before)
         if not same:
             old = os.umask(0o022)  # Prometheus (another user) reads it: 0644 whatever the caller's umask
             try:
@@ -98,4 +127,5 @@ def refresh(config: PowerSaveConfig, slurm: Slurm, path: Path, leaving: Collecti
             finally:
                 os.umask(old)
     count = sum(len(g["targets"]) for g in found)
-    return f"targets: {count} powered-up nodes in {len(found)} groups{'' if same else ' (changed)'}: {path}"
+    return Refreshed(f"targets: {count} powered-up nodes in {len(found)} groups{'' if same else ' (changed)'}: "
+                     f"{path}", dropped)

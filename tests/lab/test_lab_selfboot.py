@@ -2,12 +2,18 @@
 runs no Ansible against the nodes. A node whose boot phase fails is DRAIN with the failed step as its reason,
 and its next good boot lifts that DRAIN. The lab's blueprint here adds pool `burst` on target lab (count 1,
 max_count 3, clusterforge/lab/data/burst.yaml): SLURM's own power saving starts and removes its containers through
-the power-save programs and the lab's power agent, as it does EC2 instances."""
+the power-save programs and the lab's power agent, as it does EC2 instances, and Prometheus scrapes exactly the
+burst nodes SLURM holds powered up (the programs' file service discovery file)."""
 
 from __future__ import annotations
 
+import functools
+import json
 import subprocess
-from collections.abc import Iterator
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 import yaml
@@ -112,28 +118,102 @@ def _containers() -> set[str]:
     return {name.removeprefix(f"{NAME}-") for name in out.split() if "burst" in name}
 
 
+@functools.cache
+def _controller_ip(name: str) -> str:
+    """ctl-0001's address, read once: `lab status` fails while a burst container is being removed."""
+    return str(next(n["ip"] for n in Lab(name, "").status()["nodes"] if n["name"] == "ctl-0001"))
+
+
+def _prometheus(lab: Lab, path: str) -> Any:
+    """An answer of Prometheus's API on ctl-0001 (the lab's monitoring host), as data."""
+    with urllib.request.urlopen(f"http://{_controller_ip(lab.name)}:9090/api/v1/{path}", timeout=10) as answer:
+        return json.load(answer)["data"]
+
+
+def _burst_targets(lab: Lab) -> dict[str, str]:
+    """The burst nodes Prometheus scrapes with the node exporter job, and each one's health (up, down, unknown)."""
+    active = _prometheus(lab, "targets?state=active")["activeTargets"]
+    return {t["labels"]["instance"]: t["health"] for t in active
+            if t["labels"]["job"] == "node" and t["labels"]["instance"].startswith("burst-")}
+
+
+def _node_down(lab: Lab) -> dict[str, str]:
+    """NodeDown alerts by node: pending or firing."""
+    return {a["labels"]["node"]: a["state"] for a in _prometheus(lab, "alerts")["alerts"]
+            if a["labels"]["alertname"] == "NodeDown"}
+
+
+def _reconcile_passes(lab: Lab) -> int:
+    """How many passes the reconcile timer has made (each ends with its `targets:` line)."""
+    log = lab.sh("ctl-0001", "journalctl -u clusterforge-reconcile --no-pager -o cat")
+    return sum(1 for line in log.splitlines() if ": targets: " in line)
+
+
+def _after(lab: Lab, what: str, predicate: Callable[[], bool], timeout: float) -> float:
+    """Seconds until `predicate` holds, polled every second (Lab.wait polls every 2 s)."""
+    started = time.monotonic()
+    while not predicate():
+        if time.monotonic() - started > timeout:
+            raise AssertionError(f"{what}: not within {timeout:.0f} s")
+        time.sleep(1)
+    return time.monotonic() - started
+
+
 def test_slurm_powers_burst_nodes_up_for_a_job_replaces_a_killed_one_and_powers_them_down(lab: Lab) -> None:
     # the always-on node of the pool: the reconcile timer powers it up, as it would an instance
     lab.wait("burst-0001 up", lambda: _burst(lab).get("burst-0001") == "idle", timeout=420)
     assert _burst(lab)["burst-0002"] == "idle~" and _containers() == {"burst-0001"}
-    # a powered-down node is no node down: Prometheus does not scrape the pool (NodeDown would page for it)
+    # a powered-down node is no node down: the pool is no static target (NodeDown would page for an idle one) ...
     scraped = lab.sh("ctl-0001", "cat /etc/prometheus/prometheus.yml")
     assert "node-0001:9100" in scraped and "burst-" not in scraped
+    # ... Prometheus learns the powered-up ones from the power-save programs' file, written from SLURM's view
+    took = _after(lab, "burst-0001 an up target", lambda: _burst_targets(lab) == {"burst-0001": "up"}, 150)
+    print(f"burst-0001 idle -> an up target in {took:.0f} s")
     # the first run outlives the kill below until slurmctld finds the node dead (SlurmdTimeout 30 s); the rerun ends
     job = lab.sh("ctl-0001", "sbatch --parsable -p burst -N3 --time=10 --wrap 'run=${SLURM_RESTART_COUNT:-0}; "
-                             "srun hostname | sort > /shared/burst.$run; if [ $run = 0 ]; then sleep 120; fi'")
+                             "srun hostname | sort > /shared/burst.$run; if [ $run = 0 ]; then sleep 300; fi'")
     lab.wait("the job running on three burst nodes", lambda: lab.job(job).get("JobState") == "RUNNING", timeout=420)
     assert _containers() == {"burst-0001", "burst-0002", "burst-0003"}  # two containers started for it
+    # while the job runs, each of its nodes is an up target (a node joins once SLURM has it up: the next program
+    # call or reconcile pass, within a minute)
+    everyone = {"burst-0001": "up", "burst-0002": "up", "burst-0003": "up"}
+    took = _after(lab, "the job's three nodes up targets", lambda: _burst_targets(lab) == everyone, 150)
+    print(f"job RUNNING -> its three nodes up targets in {took:.0f} s")
+    assert lab.job(job).get("JobState") == "RUNNING"
     lab.wait("its first run's output", lambda: lab.run("ctl-0001", "test -s /shared/burst.0").returncode == 0, 60)
     assert lab.sh("ctl-0001", "cat /shared/burst.0").split() == ["burst-0001", "burst-0002", "burst-0003"]
-    # a powered-up node dies with the job on it: reconcile replaces its container and the job runs again
+    # a powered-up node dies with the job on it: SLURM still believes it up, so NodeDown fires; reconcile then
+    # replaces its container and the job runs again. Killed just after a reconcile pass, so the lab's agent (which
+    # sees a dead container at once, where EC2's status check takes minutes) does not replace it first.
+    passes = _reconcile_passes(lab)
+    _after(lab, "a reconcile pass", lambda: _reconcile_passes(lab) > passes, 90)
     subprocess.run(["podman", "kill", f"{NAME}-burst-0003"], check=True, capture_output=True, timeout=60)
+    took = _after(lab, "NodeDown firing for the killed burst-0003",
+                  lambda: _node_down(lab).get("burst-0003") == "firing", 50)
+    print(f"burst-0003 killed -> NodeDown firing in {took:.0f} s")
+    assert not _node_down(lab).keys() & {"burst-0001", "burst-0002"}
     lab.wait("the requeued job done", lambda: lab.job(job).get("JobState") == "COMPLETED", timeout=600)
     assert int(lab.job(job)["Restarts"]) >= 1
     assert lab.sh("ctl-0001", "cat /shared/burst.1").split() == ["burst-0001", "burst-0002", "burst-0003"]
     log = lab.sh("ctl-0001", "journalctl -u clusterforge-reconcile --no-pager -o cat")
     assert "replacing 1 (failed its status check): burst-0003" in log, log
-    # idle for SuspendTime (60 s): slurmctld powers the two down and suspend removes their containers
+    # idle for SuspendTime (60 s): slurmctld powers the two down and suspend removes their containers, taking
+    # them out of Prometheus's targets first
+    done = time.monotonic()
+    gone = _after(lab, "burst-0002 and burst-0003 no targets",
+                  lambda: _burst_targets(lab) == {"burst-0001": "up"}, 300)
     lab.wait("burst-0002 and burst-0003 powered down", lambda: _burst(lab) == {
         "burst-0001": "idle", "burst-0002": "idle~", "burst-0003": "idle~"}, timeout=300)
+    print(f"job COMPLETED -> burst-0002/0003 no targets in {gone:.0f} s, powered down (idle~) in "
+          f"{time.monotonic() - done:.0f} s")
     assert _containers() == {"burst-0001"}
+    # powered down, they never page: no NodeDown fires for them over its for: (15 s) and two scrapes after (suspend
+    # waits for Prometheus to stop their targets before it removes the containers: not even pending)
+    seen: set[tuple[str, str]] = set()
+    until = time.monotonic() + 30
+    while time.monotonic() < until:
+        seen |= {(node, state) for node, state in _node_down(lab).items() if node in ("burst-0002", "burst-0003")}
+        time.sleep(1)
+    print(f"NodeDown for the powered-down burst nodes over 30 s: {sorted(seen) or 'none'}")
+    assert not [state for _, state in seen if state == "firing"], seen
+    assert _burst_targets(lab) == {"burst-0001": "up"}
