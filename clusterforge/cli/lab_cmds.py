@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -121,7 +122,7 @@ def up(count: int | None, blueprint: Path | None, catalogs: tuple[Path, ...], ba
         _finish(with_progress(view, lambda handler: _bring_up(paths, bp, all_catalogs, count, bare, view, handler,
                                                               ha, result)), "provisioning", name)
     lab, timings = result[0]
-    view.print(f"== srun on {len(lab.in_group(cluster.COMPUTE))} compute nodes, from {lab.controller}")
+    view.print(f"== {shlex.join(cluster.smoke_job(lab)[0])}, from {lab.controller}")
     output = cluster.smoke(paths, lab)
     timings.mark("first srun")
     view.print(output.rstrip())
