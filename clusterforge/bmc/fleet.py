@@ -31,7 +31,7 @@ T = TypeVar("T")
 class FleetResult:
     done: dict[str, Outcome] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)  # node -> reason
-    requests_s: float = 0.0  # wall time of the whole run
+    seconds: float = 0.0  # wall time of the whole run
 
     @property
     def ok(self) -> bool:
@@ -107,5 +107,5 @@ def run(targets: Sequence[Target], credentials: Credentials, action: str, pxe_on
                                            f"(wanted {p.wanted})"))
     finally:  # Ctrl-C: the nodes not started are not started; the requests in flight end on their own
         pool.shutdown(wait=False, cancel_futures=True)
-    result.requests_s = time.monotonic() - started
+    result.seconds = time.monotonic() - started
     return result

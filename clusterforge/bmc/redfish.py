@@ -18,7 +18,6 @@ from typing import Any
 from clusterforge.bmc.credentials import Credentials
 from clusterforge.bmc.hosts import Target
 
-ACTIONS = ("status", "on", "off", "cycle")
 ROOT_PATH = "/redfish/v1/"  # the service root every Redfish service serves (DSP0266)
 
 
@@ -176,7 +175,7 @@ def state_of(pending: Pending) -> str:
 
 def _cause(exc: Exception) -> str:
     text = str(exc)
-    for word in ("timed out", "Read timed out", "Connection refused", "Name or service not known",
+    for word in ("timed out", "Connection refused", "Name or service not known",
                  "certificate verify failed"):
         if word.lower() in text.lower():
             return word.lower()

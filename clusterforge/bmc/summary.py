@@ -10,7 +10,7 @@ from clusterforge.bmc.fleet import FleetResult
 from clusterforge.core.hostlist import compress
 
 
-def lines(result: FleetResult, action: str, asked: int) -> list[str]:
+def lines(result: FleetResult, action: str) -> list[str]:
     alike: dict[tuple[str, str, str], list[str]] = {}
     for node, outcome in result.done.items():
         alike.setdefault((outcome.power, outcome.boot, outcome.did), []).append(node)
@@ -23,7 +23,8 @@ def lines(result: FleetResult, action: str, asked: int) -> list[str]:
         out.append(f"{power:<11} {len(nodes):>6}  {compress(sorted(nodes))}  ({did}{boot_note})")
     for reason, nodes in sorted(reasons.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         out.append(f"{'FAILED':<11} {len(nodes):>6}  {compress(sorted(nodes))}  ({reason})")
-    rate = asked / result.requests_s if result.requests_s else 0.0
+    asked = len(result.done) + len(result.failed)
+    rate = asked / result.seconds if result.seconds else 0.0
     out.append(f"power {action}: {len(result.done)} of {asked} nodes done, {len(result.failed)} failed, "
-               f"{result.requests_s:.1f} s ({rate:.1f} nodes/s)")
+               f"{result.seconds:.1f} s ({rate:.1f} nodes/s)")
     return out

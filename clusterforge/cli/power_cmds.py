@@ -68,12 +68,12 @@ def power(action: str, nodes: str, bmcs_file: Path, credentials: Path | None, bo
         result = fleet.run(targets, login, action, pxe_once=boot == "pxe", concurrency=concurrency,
                            attempts=attempts, timeout_s=timeout_s, settle_s=settle_s, progress=bar.advance)
     if fmt == "json":
-        click.echo(json.dumps({"action": action, "boot": boot, "seconds": round(result.requests_s, 2),
+        click.echo(json.dumps({"action": action, "boot": boot, "seconds": round(result.seconds, 2),
                                "nodes": {n: {"power": o.power, "boot": o.boot, "did": o.did}
                                          for n, o in sorted(result.done.items())},
                                "failed": dict(sorted(result.failed.items())), "ok": result.ok}, indent=2))
     else:
-        for line in summary.lines(result, action, len(targets)):
+        for line in summary.lines(result, action):
             click.echo(line)
     if not result.ok:
         raise click.exceptions.Exit(EXIT_POLICY)

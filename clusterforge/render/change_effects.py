@@ -23,6 +23,9 @@ class Action(enum.IntEnum):
     LOSE_JOBS = 6  # queued or running jobs are lost (SelectType, SwitchType): drain the whole cluster first
 
 
+ACTION_NAMES = {action.name.lower(): action for action in Action}  # as declarations and manifests write them
+
+
 @dataclass(frozen=True)
 class VendorGpus:
     """The hosts with GPUs of one accelerator vendor (clusterforge/accelerators): where its driver changes apply."""

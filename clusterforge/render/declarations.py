@@ -26,11 +26,10 @@ from typing import Any, get_args
 import yaml
 
 from clusterforge.core.errors import ClusterforgeError, Problem
-from clusterforge.render.change_effects import Action, Effect, Hosts
+from clusterforge.render.change_effects import ACTION_NAMES, Effect, Hosts
 
 BINDING = Path("meta") / "clusterforge.yml"
 FACTS = "facts.yaml"  # in the package clusterforge.render
-ACTIONS = {action.name.lower(): action for action in Action}
 HOSTS: tuple[str, ...] = get_args(get_args(Hosts)[0])  # the named selectors; VendorGpus is for accelerator pins
 _EFFECT_KEYS = frozenset({"action", "hosts", "why", "daemon"})
 
@@ -66,8 +65,8 @@ def _effect(data: Any, file: str, where: str, group: bool) -> Effect:
     if unknown:
         raise _fail(f"unknown field(s) {', '.join(unknown)} (known: {', '.join(sorted(_EFFECT_KEYS))})", file, where)
     action, hosts, why, daemon = data.get("action"), data.get("hosts"), data.get("why"), data.get("daemon")
-    if action not in ACTIONS:
-        raise _fail(f"action {action!r} is none of {', '.join(ACTIONS)}", file, where)
+    if action not in ACTION_NAMES:
+        raise _fail(f"action {action!r} is none of {', '.join(ACTION_NAMES)}", file, where)
     if hosts not in HOSTS:
         raise _fail(f"hosts {hosts!r} is none of {', '.join(HOSTS)}", file, where)
     if group and hosts == "changed":
@@ -76,7 +75,7 @@ def _effect(data: Any, file: str, where: str, group: bool) -> Effect:
         raise _fail("why: the sentence saying what the change does is missing", file, where)
     if daemon is not None and not isinstance(daemon, str):
         raise _fail("daemon is the name of the daemon it restarts", file, where)
-    return Effect(ACTIONS[action], hosts, why, daemon)
+    return Effect(ACTION_NAMES[action], hosts, why, daemon)
 
 
 def _effects(data: Any, file: str, where: str) -> tuple[Effect, ...]:

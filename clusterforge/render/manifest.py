@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from clusterforge.core.errors import ClusterforgeError, Problem
-from clusterforge.render.change_effects import Action, Effect, Hosts, VendorGpus
+from clusterforge.render.change_effects import ACTION_NAMES, Effect, Hosts, VendorGpus
 
 MANIFEST = "manifest.json"
 KIND = "RenderManifest"
@@ -166,7 +166,6 @@ def _entry_json(entry: FileEntry) -> dict[str, Any]:
     return out
 
 
-_ACTIONS = {action.name.lower(): action for action in Action}
 _SELECTORS = frozenset({"none", "all", "controllers", "compute", "dbd", "gpu", "efa", "changed"})
 _DAEMONS = frozenset({"slurmctld", "slurmd", "slurmdbd"})
 MAX_TEXT = 2000  # characters of a `why` or `declared_by`: the shipped ones are a sentence or two
@@ -181,7 +180,7 @@ def _text(value: Any, where: str, file: str) -> str:
 def _effect(raw: Any, where: str, file: str) -> Effect:
     if not isinstance(raw, dict) or raw.keys() - {"action", "hosts", "why", "daemon"}:
         raise ClusterforgeError(Problem("not an effect {action, hosts, why[, daemon]}", file, path=where))
-    action = _ACTIONS.get(str(raw.get("action")))
+    action = ACTION_NAMES.get(str(raw.get("action")))
     hosts = raw.get("hosts")
     selector: Hosts
     if isinstance(hosts, dict) and set(hosts) == {"gpus_of"} and isinstance(hosts["gpus_of"], str):
