@@ -19,13 +19,16 @@ TARGETS = [Target(f"gpu-{i:04d}", "https://127.0.0.1:1", None, True) for i in ra
 
 
 def test_no_more_than_the_concurrency_is_in_flight(monkeypatch: pytest.MonkeyPatch) -> None:
-    lock, now, most = threading.Lock(), [0], [0]
+    lock, now, most, full = threading.Lock(), [0], [0], threading.Event()
 
     def begin(target: Target, *_: Any) -> Outcome:
         with lock:
             now[0] += 1
             most[0] = max(most[0], now[0])
-        time.sleep(0.02)
+            if now[0] >= 5:
+                full.set()
+        full.wait(10)  # the first calls hold their workers until five are in flight, however slow threads start
+        time.sleep(0.01)  # and a sixth would have time to come in
         with lock:
             now[0] -= 1
         return Outcome(target.node, "On", "", "read")

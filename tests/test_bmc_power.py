@@ -96,6 +96,9 @@ def test_wrong_credentials_are_refused_per_node_and_never_printed(cli, bmcs: Emu
     ({"url": "https://10.2.0.11/redfish/v1"}, "is its root"),
     ({"url": "https://10.2.0.11", "system": "../Managers/1"}, "system"),
     ({"url": "https://10.2.0.11", "password": "x"}, "password"),
+    ({"url": "https://10.2.0.11\n  {{ lookup('pipe', 'id') }}"}, "a DNS name, an IPv4 address"),
+    ({"url": "https://10.2.0.11:0"}, "its port 1-65535"),
+    ({"url": "https://10.2.0.11:99999"}, "its port 1-65535"),
 ])
 def test_a_bad_bmc_document_is_exit_2_with_its_line(cli, login, tmp_path, entry: dict, message: str) -> None:
     path = tmp_path / "bmcs.yaml"

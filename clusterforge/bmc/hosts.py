@@ -14,6 +14,7 @@ repository holds), every mistake reported as `file:line: path: message`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
@@ -27,6 +28,8 @@ from clusterforge.files.yamlsource import load_file
 
 NODE = r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62})$"
 SYSTEM = r"^[A-Za-z0-9._:-]{1,128}$"  # a Redfish member id: a path segment, nothing to escape
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_ROOT = re.compile(rf"https?://(?:{_LABEL}(?:\.{_LABEL})*|\[[0-9A-Fa-f:.]{{2,45}}\])(?::[0-9]{{1,5}})?/?")
 MAX_BMCS = 200_000  # twice the largest cluster the project plans for; a bigger document is a mistake or a bomb
 
 
@@ -39,7 +42,19 @@ def _url(value: str) -> str:
                          "CLUSTERFORGE_BMC_PASSWORD or a --credentials file")
     if parts.path not in ("", "/") or parts.query or parts.fragment:
         raise ValueError("a BMC's URL is its root, https://HOST[:PORT]: the Redfish paths are the client's")
+    if not _ROOT.fullmatch(value) or not _port_ok(value):
+        # urlsplit takes spaces, newlines and braces in a host; the URL reaches requests and every per-node line
+        raise ValueError("a BMC's host is a DNS name, an IPv4 address or a bracketed IPv6 address, and its port "
+                         "1-65535")
     return value.rstrip("/")
+
+
+def _port_ok(value: str) -> bool:
+    try:
+        port = urlsplit(value).port
+    except ValueError:
+        return False
+    return port is None or port > 0
 
 
 class _Strict(BaseModel):

@@ -125,4 +125,26 @@ STACK_CASES = [
                         "mount_name": "abcdefgh", "mount": "/lustre"}),
 ]
 
-CASES = [*TEMPLATE_CASES, *OUTPUT_CASES, *STACK_CASES]
+def _bmc_case(name: str, problem: str, document: str) -> Case:
+    """`clusterforge power` reads the BMC document before it asks any BMC or reads credentials: refused at its
+    line, with no request sent (the URLs below would reach nowhere on loopback either way)."""
+    return Case(name, problem, {"bmcs.yaml": document},
+                argv=[["power", "status", "gpu-0001", "--bmcs", "{tree}/bmcs.yaml"]],
+                exits=REFUSED, says={"power#0": "bmcs.yaml:"}, seconds=8, rss_mib=256)
+
+
+BMC_CASES = [
+    _bmc_case("input-bmc-url-newline", "a BMC URL whose host carries a newline and a jinja expression",
+              'bmcs:\n  gpu-0001: {url: "https://127.0.0.1\\n  {{ lookup(\'pipe\', \'id\') }}"}\n'),
+    _bmc_case("input-bmc-url-credentials", "a BMC URL with the password in it",
+              'bmcs:\n  gpu-0001: {url: "https://root:calvin@127.0.0.1"}\n'),
+    _bmc_case("input-bmc-system-path", "a system id that walks to another Redfish resource",
+              'bmcs:\n  gpu-0001: {url: "https://127.0.0.1", system: "../../Managers/1"}\n'),
+    _bmc_case("input-bmc-include-outside", "the BMC document includes a file outside its folder",
+              "bmcs:\n  gpu-0001: !include /etc/passwd\n"),
+    _bmc_case("input-bmc-alias-bomb", "nested aliases in the BMC document",
+              "bmcs: {}\n" + "".join(f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9) if i else ', '.join(['x'] * 9)}]\n"
+                                      for i in range(9))),
+]
+
+CASES = [*TEMPLATE_CASES, *OUTPUT_CASES, *STACK_CASES, *BMC_CASES]
