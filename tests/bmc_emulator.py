@@ -58,9 +58,13 @@ def emulator(folder: Path, systems: int = 64) -> Iterator[Emulator]:
         deadline = time.monotonic() + 30
         while True:
             try:
-                if requests.get(f"{url}/redfish/v1/", timeout=2).ok:
+                # The Systems list, not the service root: the emulator builds its fake driver on first use, and
+                # concurrent first requests each build one, the last re-inserting a system (Off, nothing pending)
+                # over a reset another request already took. One request builds it here, alone.
+                listed = requests.get(f"{url}/redfish/v1/Systems", auth=(USER, PASSWORD), timeout=5)
+                if listed.ok and listed.json().get("Members@odata.count") == systems:
                     break
-            except requests.ConnectionError:
+            except (requests.ConnectionError, requests.Timeout):
                 pass
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"sushy-emulator did not start: {(folder / 'emulator.log').read_text()[-2000:]}")
