@@ -203,7 +203,9 @@ def test_json_is_the_contract(cli) -> None:
     result = cli("cost", AWS, "-f", "json")
     assert result.exit_code == 0
     data = json.loads(result.stdout)
-    assert set(data) == {"currency", "monthly_usd", "capex_usd", "usd_per_gpu_hour", "gpus", "lines"}
+    assert set(data) == {"currency", "monthly_usd", "capex_usd", "usd_per_gpu_hour", "gpus", "lines",
+                         "saved_monthly_usd", "idle_share", "savings"}
+    assert (data["savings"], data["saved_monthly_usd"], data["idle_share"]) == ([], 0, None)  # nothing power-saved
     assert data["currency"] == "USD" and data["gpus"] == 512
     assert data["monthly_usd"] == pytest.approx(64 * 730 * 39.33 + 730 * 0.8064 + 50400 * 0.21)
     assert set(data["lines"][0]) == {"item", "quantity", "unit", "unit_usd", "total_usd", "period", "category",

@@ -171,6 +171,9 @@ class Server(_Physical):
     cpus: Cpus | None = None
     memory_gib: Annotated[float, figure("GiB", 65_536)] | None = None
     hosts: Hosts | None = None
+    # What one device draws powered up and idle, where a source states it: what powering an idle node down saves
+    # (clusterforge/cost). Without it the cost uses the catalog's `idle_power_fraction` of `max_power_kw`.
+    idle_power_kw: Annotated[float, figure("kW", 5_000)] | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -197,6 +200,13 @@ class Server(_Physical):
                 f"psus: {self.psus.required} required x {self.psus.watts:,} W = {carried:,} W cannot carry "
                 f"max_power_kw {self.max_power_kw:g} kW; required must be at least "
                 f"{-(-round(self.max_power_kw * 1000) // (self.psus.watts or 1))} (or leave it out to derive it)")
+        return self
+
+    @model_validator(mode="after")
+    def _idle_within_the_maximum(self) -> Server:
+        if self.idle_power_kw is not None and self.idle_power_kw > self.max_power_kw:
+            raise ValueError(f"idle_power_kw {self.idle_power_kw:g} kW exceeds max_power_kw {self.max_power_kw:g} kW "
+                             "(idle is the least a powered-up server draws)")
         return self
 
     @model_validator(mode="after")

@@ -47,6 +47,7 @@ class PriceBook:
     facility: dict[str, Quoted] = field(default_factory=dict)
     energy_usd_per_kwh: Quoted | None = None
     pue: QuotedFigure | None = None
+    idle_power_fraction: QuotedFigure | None = None
     tables: dict[str, dict[str, Quoted]] = field(default_factory=dict)  # the targets' own tables, by name
 
     def add(self, table: PriceTable, origin: str | None) -> None:
@@ -64,13 +65,16 @@ class PriceBook:
             self.energy_usd_per_kwh = Quoted(table.energy_usd_per_kwh, origin)
         if table.pue is not None:
             self.pue = QuotedFigure(table.pue, origin)
+        if table.idle_power_fraction is not None:
+            self.idle_power_fraction = QuotedFigure(table.idle_power_fraction, origin)
         for name in type(table).model_fields.keys() - PriceTable.model_fields.keys():
             own: dict[str, Price] = getattr(table, name)
             self.tables.setdefault(name, {}).update({key: Quoted(price, origin) for key, price in own.items()})
 
     def copy(self) -> PriceBook:
         return PriceBook(dict(self.instances), dict(self.hardware), dict(self.links), dict(self.facility),
-                         self.energy_usd_per_kwh, self.pue, {name: dict(rows) for name, rows in self.tables.items()})
+                         self.energy_usd_per_kwh, self.pue, self.idle_power_fraction,
+                         {name: dict(rows) for name, rows in self.tables.items()})
 
     def table(self, name: str) -> dict[str, Quoted]:
         """A target's own price table (empty when no catalog file has it)."""

@@ -71,6 +71,12 @@ class Figure(_Strict):
     estimate: bool = False
 
 
+class Share(Figure):
+    """A planning default that is a share of a whole (0 to 1), with its provenance."""
+
+    value: Annotated[float, figure("", 1, inclusive=True)]
+
+
 class FacilityPrices(_Strict):
     """One-off purchase prices of what a rack needs beyond its servers and switches."""
 
@@ -91,6 +97,9 @@ class PriceTable(_Strict):
     facility: FacilityPrices = FacilityPrices()
     energy_usd_per_kwh: Price | None = None  # the default where a site gives no `energy_usd_per_kwh`
     pue: Figure | None = None  # the default where a site gives no `pue`
+    # The share of its max_power_kw a powered-up idle server draws, where its catalog entry has no idle_power_kw:
+    # what the cost counts as saved per node-hour a power-saved on-prem pool's node is powered down.
+    idle_power_fraction: Share | None = None
 
 
 def prices_model(tables: Sequence[type[BaseModel]]) -> type[PriceTable]:

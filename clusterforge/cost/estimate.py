@@ -6,6 +6,7 @@ from clusterforge.catalog import Catalog
 from clusterforge.cost.cloud import instance_lines, storage_lines
 from clusterforge.cost.model import HOURS_PER_MONTH, CostEstimate, CostLine
 from clusterforge.cost.onprem import fabric_lines, facility_lines, power_line, server_lines
+from clusterforge.cost.power_saving import DEFAULT_IDLE_SHARE, power_saved_lines
 from clusterforge.model import Cluster
 from clusterforge.plan.model import Plan
 from clusterforge.target_kernel import target_of
@@ -16,22 +17,30 @@ def gpu_count(cluster: Cluster, catalog: Catalog) -> int:
     return sum(pool.ceiling * getattr(catalog.get(pool.hardware), "gpu_count", 0) for pool in cluster.pools)
 
 
-def totals(lines: tuple[CostLine, ...], gpus: int, amortise_years: float) -> CostEstimate:
-    """monthly = Σ monthly lines + Σ one-off lines / (12 × amortise_years); $/GPU-hour = monthly / (GPUs × 730)."""
+def totals(lines: tuple[CostLine, ...], gpus: int, amortise_years: float, savings: tuple[CostLine, ...] = (),
+           idle_share: float | None = None) -> CostEstimate:
+    """monthly = Σ monthly lines + Σ one-off lines / (12 × amortise_years); $/GPU-hour = monthly / (GPUs × 730).
+    The savings ride along untouched: none of them enters a total."""
     capex = sum(line.total_usd for line in lines if line.period == "once")
     monthly = sum(line.total_usd for line in lines if line.period == "month") + capex / (12 * amortise_years)
     per_gpu_hour = monthly / (gpus * HOURS_PER_MONTH) if gpus else None
-    return CostEstimate("USD", monthly, capex, per_gpu_hour, gpus, lines)
+    return CostEstimate("USD", monthly, capex, per_gpu_hour, gpus, lines, savings, idle_share)
 
 
-def estimate_cost(cluster: Cluster, plan: Plan, catalog: Catalog) -> CostEstimate:
+def estimate_cost(cluster: Cluster, plan: Plan, catalog: Catalog, idle_share: float | None = None) -> CostEstimate:
     """What `cluster` costs with `catalog`'s prices, as the target builds it: on AWS with the controller the stack
     adds when the blueprint has none (a no-op for `Analysis.cluster`, which has it), so `cost` and the COST rules,
-    which see the blueprint as written, price the same pools."""
+    which see the blueprint as written, price the same pools.
+
+    `idle_share` (0 to 1; None: DEFAULT_IDLE_SHARE) is the part of the month a power-saved on-prem pool's nodes
+    above `count` are powered down: it sizes the savings only, never a total (the budget's worst case)."""
     target = target_of(cluster)
     if target.with_controller is not None:
         cluster, _ = target.with_controller(cluster, None)
     lines = (*instance_lines(cluster, catalog), *storage_lines(cluster, catalog), *server_lines(cluster, catalog),
              *fabric_lines(plan, catalog), *facility_lines(cluster, plan, catalog),
              *power_line(cluster, plan, catalog))
-    return totals(tuple(lines), gpu_count(cluster, catalog), cluster.cost.amortise_years)
+    savings = tuple(power_saved_lines(cluster, catalog, idle_share))
+    share = DEFAULT_IDLE_SHARE if idle_share is None else idle_share
+    return totals(tuple(lines), gpu_count(cluster, catalog), cluster.cost.amortise_years, savings,
+                  share if savings else None)

@@ -33,7 +33,10 @@ class CostLine:
 @dataclass(frozen=True)
 class CostEstimate:
     """The totals of a cluster's lines. `monthly_usd` is what recurs each month: cloud pools and storage, and
-    on-prem power plus the purchase amortised per month; `capex_usd` is the one-off on-prem purchase."""
+    on-prem power plus the purchase amortised per month; `capex_usd` is the one-off on-prem purchase.
+
+    `savings` are what powering idle on-prem nodes down saves each month at `idle_share` (cost/power_saving.py):
+    shown beside the totals, never subtracted from them, since a budget holds every node powered up all month."""
 
     currency: str
     monthly_usd: float
@@ -41,8 +44,17 @@ class CostEstimate:
     usd_per_gpu_hour: float | None  # monthly_usd / (gpus × 730); None without GPUs
     gpus: int
     lines: tuple[CostLine, ...]
+    savings: tuple[CostLine, ...] = ()
+    idle_share: float | None = None  # the share of the month a power-saved pool's nodes above count are down
+
+    @property
+    def saved_monthly_usd(self) -> float:
+        """Σ of the saving lines: what the powered-down node-hours save per month, not in `monthly_usd`."""
+        return sum(line.total_usd for line in self.savings)
 
     def as_json(self) -> dict[str, object]:
         return {"currency": self.currency, "monthly_usd": self.monthly_usd, "capex_usd": self.capex_usd,
                 "usd_per_gpu_hour": self.usd_per_gpu_hour, "gpus": self.gpus,
-                "lines": [line.as_json() for line in self.lines]}
+                "lines": [line.as_json() for line in self.lines],
+                "saved_monthly_usd": self.saved_monthly_usd, "idle_share": self.idle_share,
+                "savings": [line.as_json() for line in self.savings]}

@@ -4,24 +4,28 @@ power it draws every month."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from clusterforge.catalog import Catalog, Server
-from clusterforge.catalog.price_book import Quoted
+from clusterforge.catalog.price_book import PriceBook, Quoted
 from clusterforge.cost.lines import priced
 from clusterforge.cost.model import HOURS_PER_MONTH, CostLine
-from clusterforge.model import Cluster
+from clusterforge.model import Cluster, Site
 from clusterforge.plan.bom import fabric_bom
 from clusterforge.plan.it_load import site_it_kw
 from clusterforge.plan.model import Plan
 
 
 def server_lines(cluster: Cluster, catalog: Catalog) -> Iterator[CostLine]:
-    """One line per server pool: devices × the price of one."""
+    """One line per server pool: devices × the price of one. A power-saved pool buys its ceiling: every node
+    SLURM may power up (`max_count`) stands in a rack, `count` of them always on, the rest powered down idle."""
     for pool in cluster.pools:
         entry = catalog.get(pool.hardware)
         if isinstance(entry, Server):
-            yield priced(f"{pool.hardware} ({entry.description}), pool {pool.name}", "compute", float(pool.count),
-                         "server", "once", catalog.prices.hardware.get(pool.hardware))
+            ceiling = (f", all {pool.ceiling:,} bought (max_count), {pool.count:,} always on"
+                       if pool.power_saved else "")
+            yield priced(f"{pool.hardware} ({entry.description}), pool {pool.name}{ceiling}", "compute",
+                         float(pool.ceiling), "server", "once", catalog.prices.hardware.get(pool.hardware))
 
 
 def fabric_lines(plan: Plan, catalog: Catalog) -> Iterator[CostLine]:
@@ -64,14 +68,22 @@ def facility_lines(cluster: Cluster, plan: Plan, catalog: Catalog) -> Iterator[C
         yield priced("coolant distribution (CDU share)", "facility", float(loops), "rack", "once", facility.get("cdu"))
 
 
-def power_line(cluster: Cluster, plan: Plan, catalog: Catalog) -> Iterator[CostLine]:
-    """IT kW (the design load PWR-007 holds to the contract) × PUE × $/kWh × 730 h, with the site's tariff and
-    PUE where it gives them, else the catalog's defaults, which the line then names."""
-    site = cluster.site
-    it_kw = site_it_kw(cluster, plan, catalog)
-    if site is None or it_kw <= 0:
-        return
-    book = catalog.prices
+@dataclass(frozen=True)
+class Energy:
+    """What one kWh of IT load costs at the site: its PUE and tariff, else the catalog's defaults, with the
+    sources, dates and defaults a line names. `usd_per_kwh` is None where neither the site nor the catalog has
+    a tariff."""
+
+    pue: float
+    usd_per_kwh: float | None
+    defaults: tuple[str, ...]
+    sources: tuple[str, ...]
+    dates: tuple[str, ...]
+    estimate: bool
+
+
+def site_energy(site: Site, book: PriceBook) -> Energy:
+    """The site's `pue` and `energy_usd_per_kwh` where it gives them, else the catalog's defaults."""
     defaults: list[str] = []
     sources: list[str] = []
     dates: list[str] = []
@@ -89,6 +101,7 @@ def power_line(cluster: Cluster, plan: Plan, catalog: Catalog) -> Iterator[CostL
         pue = 1.0
         defaults.append("PUE 1 (no default in the catalog)")
     tariff: Quoted | None = book.energy_usd_per_kwh
+    usd: float | None = None
     if site.energy_usd_per_kwh is not None:
         usd = site.energy_usd_per_kwh
         sources.append(f"${usd:g}/kWh: site {site.name}")
@@ -98,13 +111,23 @@ def power_line(cluster: Cluster, plan: Plan, catalog: Catalog) -> Iterator[CostL
         sources.append(f"${usd:g}/kWh: {tariff.source}")
         dates.append(tariff.price.date)
         estimate = estimate or tariff.price.estimate
-    else:
-        yield priced(f"power: IT {it_kw:.1f} kW x PUE {pue:g}", "power", it_kw * pue * HOURS_PER_MONTH, "kWh",
-                     "month", None)
+    return Energy(pue, usd, tuple(defaults), tuple(sources), tuple(dates), estimate)
+
+
+def power_line(cluster: Cluster, plan: Plan, catalog: Catalog) -> Iterator[CostLine]:
+    """IT kW (the design load PWR-007 holds to the contract) × PUE × $/kWh × 730 h, with the site's tariff and
+    PUE where it gives them, else the catalog's defaults, which the line then names."""
+    site = cluster.site
+    it_kw = site_it_kw(cluster, plan, catalog)
+    if site is None or it_kw <= 0:
         return
-    item = f"power: IT {it_kw:.1f} kW x PUE {pue:g}"
-    if defaults:
-        item += f" (catalog default {' and '.join(defaults)})"
-    kwh = it_kw * pue * HOURS_PER_MONTH
-    yield CostLine(item, "power", kwh, "kWh", usd, kwh * usd, "month", "; ".join(sources), max(dates, default=""),
-                   estimate)
+    energy = site_energy(site, catalog.prices)
+    item = f"power: IT {it_kw:.1f} kW x PUE {energy.pue:g}"
+    kwh = it_kw * energy.pue * HOURS_PER_MONTH
+    if energy.usd_per_kwh is None:
+        yield priced(item, "power", kwh, "kWh", "month", None)
+        return
+    if energy.defaults:
+        item += f" (catalog default {' and '.join(energy.defaults)})"
+    yield CostLine(item, "power", kwh, "kWh", energy.usd_per_kwh, kwh * energy.usd_per_kwh, "month",
+                   "; ".join(energy.sources), max(energy.dates, default=""), energy.estimate)

@@ -11,6 +11,7 @@ from clusterforge.cost.model import HOURS_PER_MONTH, CostEstimate, CostLine
 from clusterforge.formats.escape import log_line, markdown_safe
 
 PERIOD = {"month": "/month", "once": " once"}
+SAVED = "saved by powering idle nodes down, not subtracted (a budget holds every node powered up all month)"
 
 
 def usd(value: float) -> str:
@@ -38,6 +39,10 @@ def summary(estimate: CostEstimate, amortise_years: float) -> list[tuple[str, st
     if estimate.usd_per_gpu_hour is not None:
         rows.append(("per GPU-hour", f"${estimate.usd_per_gpu_hour:,.4f} ({usd(estimate.monthly_usd)} / "
                                      f"({estimate.gpus:,} GPUs x {HOURS_PER_MONTH} h))"))
+    if estimate.savings:
+        share = f" at idle share {estimate.idle_share * 100:g} %" if estimate.idle_share is not None else ""
+        rows.append(("saved", f"{usd(estimate.saved_monthly_usd)}/month{share}, not in monthly (the budget's "
+                              "worst case is every node powered up)"))
     estimates = sum(1 for line in estimate.lines if line.estimate)
     if estimates:
         rows.append(("estimates", f"{estimates} of {len(estimate.lines)} lines use a figure with no published "
@@ -46,38 +51,54 @@ def summary(estimate: CostEstimate, amortise_years: float) -> list[tuple[str, st
 
 
 def text(title: str, estimate: CostEstimate, amortise_years: float, width: int) -> str:
-    """One line per item: quantity × unit price = total, its source and date wrapped beneath; then the totals."""
-    lines = estimate.lines
-    item_w = max((len(line.item) for line in lines), default=0)
-    qty_w = max((len(quantity(line)) for line in lines), default=0)
-    unit_w = max((len(usd(line.unit_usd)) for line in lines), default=0)
+    """One line per item: quantity × unit price = total, its source and date wrapped beneath; then what powering
+    idle nodes down saves, under a heading of its own; then the totals."""
+    every = (*estimate.lines, *estimate.savings)
+    item_w = max((len(line.item) for line in every), default=0)
+    qty_w = max((len(quantity(line)) for line in every), default=0)
+    unit_w = max((len(usd(line.unit_usd)) for line in every), default=0)
     out = [log_line(f"{title}: cost estimate in {estimate.currency}")]
     wrap = max(width - 6, 20)
-    total_w = max((len(usd(line.total_usd) + PERIOD.get(line.period, "")) for line in lines), default=0)
+    total_w = max((len(usd(line.total_usd) + PERIOD.get(line.period, "")) for line in every), default=0)
     one_row = 2 + item_w + 2 + qty_w + 3 + unit_w + 3 + total_w <= width  # else the figures go under the item
-    for line in lines:
-        total = usd(line.total_usd) + PERIOD.get(line.period, "")
-        figures = f"{quantity(line):>{qty_w}} x {usd(line.unit_usd):>{unit_w}} = {total}"
-        if one_row:
-            out.append(log_line(f"  {line.item:<{item_w}}  {figures}"))
-        else:
-            out += [log_line(f"  {line.item}"), log_line(f"      {figures.strip()}")]
-        out += [log_line("      " + part) for part in textwrap.wrap(_dated(line), wrap)]
+
+    def rows(lines: tuple[CostLine, ...]) -> list[str]:
+        shown = []
+        for line in lines:
+            total = usd(line.total_usd) + PERIOD.get(line.period, "")
+            figures = f"{quantity(line):>{qty_w}} x {usd(line.unit_usd):>{unit_w}} = {total}"
+            if one_row:
+                shown.append(log_line(f"  {line.item:<{item_w}}  {figures}"))
+            else:
+                shown += [log_line(f"  {line.item}"), log_line(f"      {figures.strip()}")]
+            shown += [log_line("      " + part) for part in textwrap.wrap(_dated(line), wrap)]
+        return shown
+
+    out += rows(estimate.lines)
+    if estimate.savings:
+        out += [log_line(part) for part in textwrap.wrap(f"{SAVED}:", width)] + rows(estimate.savings)
     label_w = max(len(label) for label, _ in summary(estimate, amortise_years))
     out += [log_line(f"{label:<{label_w}}  {value}") for label, value in summary(estimate, amortise_years)]
     return "\n".join(out) + "\n"
 
 
 def markdown(title: str, estimate: CostEstimate, amortise_years: float) -> str:
-    """A table for a pull-request comment: every cell written as literal text (the blueprint is untrusted)."""
-    out = [f"### Cost: {markdown_safe(title)}", "",
-           "| Item | Quantity | Unit price | Total | Source | Date |", "|---|--:|--:|--:|---|---|"]
-    for line in estimate.lines:
-        source = ("estimate: " if line.estimate else "") + line.source
-        out.append("| " + " | ".join(markdown_safe(cell) for cell in (
-            line.item, quantity(line), usd(line.unit_usd), usd(line.total_usd) + PERIOD.get(line.period, ""),
-            source, line.date or "-")) + " |")
+    """A table for a pull-request comment: every cell written as literal text (the blueprint is untrusted); what
+    powering idle nodes down saves in a table of its own, apart from the lines the totals add up."""
+    out = [f"### Cost: {markdown_safe(title)}", "", *_table(estimate.lines)]
+    if estimate.savings:
+        out += ["", f"{markdown_safe(SAVED[0].upper() + SAVED[1:])}:", "", *_table(estimate.savings)]
     out.append("")
     totals = summary(estimate, amortise_years)
     out += [f"- **{markdown_safe(label)}**: {markdown_safe(value)}" for label, value in totals]
     return "\n".join(out) + "\n"
+
+
+def _table(lines: tuple[CostLine, ...]) -> list[str]:
+    out = ["| Item | Quantity | Unit price | Total | Source | Date |", "|---|--:|--:|--:|---|---|"]
+    for line in lines:
+        source = ("estimate: " if line.estimate else "") + line.source
+        out.append("| " + " | ".join(markdown_safe(cell) for cell in (
+            line.item, quantity(line), usd(line.unit_usd), usd(line.total_usd) + PERIOD.get(line.period, ""),
+            source, line.date or "-")) + " |")
+    return out
