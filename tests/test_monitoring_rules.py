@@ -37,7 +37,8 @@ ALERTS = ["NodeDown", "NodeHealthCheckFailing", "NodeHealthCheckStale", "LustreN
           "GpuEccUncorrectable", "GpuRowRemapPending", "GpuRowRemapFailure", "GpuNvlinkErrors", "GpuMissing",
           "GpuHot", "DcgmExporterDown", "InfinibandPortDown", "InfinibandPortDegraded", "NodeDrained",
           "SlurmNodeDown", "SlurmctldDown", "SlurmdbdDown", "SlurmBackupControllerInControl", "SlurmMetricsStale",
-          "NodeRemediationGaveUp", "NodeRebootedByRemediation"]
+          "NodeRemediationGaveUp", "NodeRebootedByRemediation", "RackPowerOverBudget", "FeedPowerOverBudget",
+          "InletOverLimit", "BmcReadFailing"]
 # A webhook as the blueprint may carry it: Jinja that must reach the file as text, and YAML-significant characters.
 HOSTILE_WEBHOOK = "https://hooks.example.org/alert?token=a'b:c#d&x={{7*7}}"
 
@@ -135,10 +136,18 @@ def render_role(out: Path, gpus: int, webhooks: list[str], extra: dict[str, Any]
     return out
 
 
+# The gate's budgets as render writes them (rack -> W, its feeds' W) and the site's inlet limit.
+POWER_PLAN = {"monitoring_power_budgets": {
+                  Unsafe("a01"): {"watts": 20000, "feeds": {Unsafe("a01-a"): 17000, Unsafe("a01-b"): 17000}},
+                  Unsafe("a02"): {"watts": 20000, "feeds": {Unsafe("a02-a"): 17000, Unsafe("a02-b"): 17000}}},
+              "monitoring_inlet_limit_celsius": 27.0}
+
+
 @pytest.fixture(scope="module")
 def gpu_cluster(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """GPU nodes, two webhooks (one hostile)."""
-    return render_role(tmp_path_factory.mktemp("gpu"), 8, ["https://alerts.example.org/hook", HOSTILE_WEBHOOK])
+    """GPU nodes, two webhooks (one hostile), power budgets for racks a01 and a02."""
+    return render_role(tmp_path_factory.mktemp("gpu"), 8, ["https://alerts.example.org/hook", HOSTILE_WEBHOOK],
+                       POWER_PLAN)
 
 
 @pytest.fixture(scope="module")
@@ -209,6 +218,8 @@ def rules_of(rendered: Path) -> dict[str, dict[str, Any]]:
     for path in sorted((rendered / "rules").glob("*.yml")):
         for group in yaml.safe_load(path.read_text())["groups"]:
             for rule in group["rules"]:
+                if "record" in rule:   # the plan's budgets, recorded as series (alerts-power)
+                    continue
                 assert rule["alert"] not in found, f"{rule['alert']} is defined twice"
                 found[rule["alert"]] = rule
     return found
@@ -459,6 +470,37 @@ CASES: dict[str, tuple[str, dict[str, str], list[dict[str, Any]]]] = {
         'clusterforge_remediation_reboots_total{instance="c1",job="node",node="n6"}': "3x12",   # long ago
     }, [fired("NodeRebootedByRemediation", "5m"),
         fired("NodeRebootedByRemediation", "15m", {"node": "n5", "severity": "info", "action": "none"})]),
+    # each node's draw split over its rack's two feeds (roles/telemetry); budgets: POWER_PLAN
+    "RackPowerOverBudget": ("1m", {
+        **{f'clusterforge_bmc_power_watts{{{node(n)},rack="a01",feed="a01-{f}"}}': "5500x10"
+           for n in ("n1", "n2") for f in "ab"},                          # 22,000 W over 20,000
+        **{f'clusterforge_bmc_power_watts{{{node(n)},rack="a02",feed="a02-{f}"}}': "5000x10"
+           for n in ("n3", "n4") for f in "ab"},                          # exactly 20,000 W: not over
+    }, [fired("RackPowerOverBudget", "4m"),                               # `for: 300s`: still pending
+        fired("RackPowerOverBudget", "6m", {"rack": "a01", **CRIT_PERSON})]),
+    "FeedPowerOverBudget": ("1m", {
+        **{f'clusterforge_bmc_power_watts{{{node(n)},rack="a01",feed="a01-{f}"}}': "9000x10"
+           for n in ("n1", "n2") for f in "ab"},                          # 18,000 W a feed, over 17,000
+        **{f'clusterforge_bmc_power_watts{{{node(n)},rack="a02",feed="a02-{f}"}}': "8500x10"
+           for n in ("n3", "n4") for f in "ab"},                          # exactly 17,000 W a feed
+    }, [fired("FeedPowerOverBudget", "4m"),
+        fired("FeedPowerOverBudget", "6m", {"rack": "a01", "feed": "a01-a", **CRIT_PERSON},
+              {"rack": "a01", "feed": "a01-b", **CRIT_PERSON})]),
+    "InletOverLimit": ("1m", {
+        f'clusterforge_bmc_inlet_celsius{{{node("n1")},rack="a01"}}': "27.5x10",
+        f'clusterforge_bmc_inlet_celsius{{{node("n2")},rack="a01"}}': "27x10",   # at the limit: not over
+    }, [fired("InletOverLimit", "4m"), fired("InletOverLimit", "6m", {**at("n1", rack="a01"), **CRIT_PERSON})]),
+    "BmcReadFailing": ("1m", {
+        f'clusterforge_bmc_read_ok{{{node("n1")},rack="a01",reason="auth"}}': "0x25",
+        f'clusterforge_bmc_last_read_timestamp_seconds{{{node("n1")}}}': "0+60x25",
+        f'clusterforge_bmc_read_ok{{{node("n2")},rack="a01"}}': "1x25",
+        f'clusterforge_bmc_last_read_timestamp_seconds{{{node("n2")}}}': "0+60x25",
+        f'clusterforge_bmc_read_ok{{{node("n3")},rack="a02"}}': "1x25",
+        f'clusterforge_bmc_last_read_timestamp_seconds{{{node("n3")}}}': "0x25",   # its timer stopped at 0
+    }, [fired("BmcReadFailing", "9m"),
+        fired("BmcReadFailing", "11m", {**at("n1", rack="a01", reason="auth"), **WARN_PERSON}),
+        fired("BmcReadFailing", "21m", {**at("n1", rack="a01", reason="auth"), **WARN_PERSON},
+              {**at("n3", reason="stale"), **WARN_PERSON})]),
 }
 
 

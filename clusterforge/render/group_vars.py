@@ -15,8 +15,10 @@ from __future__ import annotations
 from typing import Any
 
 from clusterforge.accelerators import default, registered
-from clusterforge.model import Account, Cluster, FsxLustre, OnPremLustre, Qos
-from clusterforge.plan.model import Plan, SlurmPlan
+from clusterforge.model import Account, Cluster, FsxLustre, OnPremLustre, Qos, Rack
+from clusterforge.physics.electrical import apparent_kva
+from clusterforge.plan.model import Plan, RackLimits, SlurmPlan
+from clusterforge.policies.domains.cooling import INLET_CLASS_MAX_C
 from clusterforge.render.context import RenderContext
 from clusterforge.render.inventory import pool_group
 from clusterforge.render.inventory import pool_vars as inventory_pool_vars
@@ -167,6 +169,48 @@ def power_saved_pool_vars(ctx: RenderContext) -> dict[str, Any]:
     return {"monitoring_power_saved_pools": pools}
 
 
+def feed_budgets_w(rack: Rack, limits: RackLimits) -> dict[str, int]:
+    """What each feed of the rack may carry (W): PWR-001's usable kW, S · PF · derate. The plan keeps no derating,
+    only the rack's kW worked out with the gate's (`RackLimits.kw`, min(A side, B side, weakest feed × feeds), every
+    term one feed's S times the same PF · derate), so the factor is that kW over the same minimum in kVA: the feeds
+    get exactly the derating the gate used, whatever the policy config sets."""
+    kva = [apparent_kva(f.voltage, f.amps, f.phase) for f in rack.feeds]
+    sides = [sum(s for s, f in zip(kva, rack.feeds, strict=True) if f.side == side) for side in ("A", "B")]
+    raw = min(*sides, min(kva) * len(kva))
+    if raw <= 0:
+        return {}
+    factor = limits.kw / raw
+    return {f.name: round(s * factor * 1000) for f, s in zip(rack.feeds, kva, strict=True)}
+
+
+def power_budget_vars(cluster: Cluster, plan: Plan) -> dict[str, Any]:
+    """`monitoring_power_budgets` (rack -> its budget in W and its feeds' budgets) and the site's inlet limit, the
+    figures the gate holds the design to, for the alerts that compare them with what the BMCs read (roles/telemetry
+    labels each node's draw with its rack and feeds). A rack's budget is the planner's and PWR-001/002's kW (either
+    side alone carries it) or the rack's density contract (RCK-006) when that is lower. Only racks that hold nodes,
+    and O(racks): every node of a rack shares its entry (the telemetry role looks its feeds up by its `rack`)."""
+    site = cluster.site
+    if site is None or not plan.limits:
+        return {}
+    with_nodes = {run.rack for pool in plan.nodes for run in pool.runs if run.rack is not None}
+    blueprint = {rack.name: rack for _, _, _, rack in site.racks()}
+    budgets: dict[str, Any] = {}
+    for placed, limits in zip(plan.racks, plan.limits, strict=True):
+        rack = blueprint[placed.name]
+        if placed.name not in with_nodes or not rack.feeds:
+            continue
+        contract = rack.contracted_kw or site.contracted_kw_per_rack
+        kw = min(limits.kw, contract) if contract is not None else limits.kw
+        budgets[placed.name] = {"watts": round(kw * 1000), "feeds": feed_budgets_w(rack, limits)}
+    out: dict[str, Any] = {"monitoring_power_budgets": budgets} if budgets else {}
+    # CLG-005's figure: the hottest inlet air the room allows (max_inlet_c, else its ASHRAE class's allowable maximum)
+    inlet = site.max_inlet_c if site.max_inlet_c is not None else (
+        INLET_CLASS_MAX_C[site.inlet_class] if site.inlet_class is not None else None)
+    if inlet is not None:
+        out["monitoring_inlet_limit_celsius"] = float(inlet)
+    return out
+
+
 def common_shared_vars(cluster: Cluster) -> dict[str, Any]:
     """The shared file system the common role mounts ("" for a source that something else provides)."""
     shared = cluster.storage.shared
@@ -197,7 +241,8 @@ def group_vars(ctx: RenderContext) -> dict[str, Any]:
         out |= target.group_vars(cluster)
     return (out | fabric_vars(cluster) | software_vars(cluster) | accelerator_vars(cluster, ctx.plan)
             | slurm_vars(cluster, slurm) | lustre_vars(cluster) | common_shared_vars(cluster)
-            | operations_vars(cluster, ctx.plan, slurm) | power_saved_pool_vars(ctx))
+            | operations_vars(cluster, ctx.plan, slurm) | power_saved_pool_vars(ctx)
+            | power_budget_vars(cluster, ctx.plan))
 
 
 def pool_vars(ctx: RenderContext) -> dict[str, dict[str, Any]]:
