@@ -22,8 +22,13 @@ from clusterforge.report import MAX_RACKS
 @click.option("--max-racks", type=click.IntRange(1, 100_000), default=MAX_RACKS, show_default=True,
               help="Draw at most this many racks, those with errors first, then warnings (the rows table still "
                    "sums them all).")
+@click.option("--measured", "exports", type=click.Path(path_type=Path, dir_okay=False), multiple=True,
+              help="A Prometheus export of the nodes' BMC readings (clusterforge_bmc_power_watts, "
+                   "clusterforge_bmc_inlet_celsius): an instant query's JSON from /api/v1/query, or the text "
+                   "format of /federate. The page shows planned beside measured per rack and feed. Repeatable.")
 @policy_options
-def report(file: Path, output: Path, fmt: str, max_racks: int, inputs: PolicyInputs) -> None:
+def report(file: Path, output: Path, fmt: str, max_racks: int, exports: tuple[Path, ...],
+           inputs: PolicyInputs) -> None:
     """Write a visual report of the blueprint FILE: rack elevations, power and heat bars, the fabric,
     the findings by rule (linked to their racks), the bill of materials and the cost (`clusterforge cost`'s
     estimate: monthly, capex, per GPU-hour, by category and line; prices from the catalog and any --catalog file).
@@ -36,6 +41,7 @@ def report(file: Path, output: Path, fmt: str, max_racks: int, inputs: PolicyInp
     Examples:
       clusterforge report cluster.yaml -o report.html
       clusterforge report cluster.yaml -f png -o elevations.png
+      clusterforge report cluster.yaml --measured bmc-power.json -o report.html
     """
     from clusterforge.files.atomic import refuse_inputs, write_text
     from clusterforge.pipeline.analysis import analyze, read_policy
@@ -43,20 +49,33 @@ def report(file: Path, output: Path, fmt: str, max_racks: int, inputs: PolicyInp
 
     result = analyze(file, read_policy(inputs))
     loaded, plan, verdict = result.loaded, result.plan, result.verdict
-    refuse_inputs(output, input_files([loaded.source], file, *inputs.files()))
+    read = input_files([loaded.source], file, *exports, *inputs.files())
+    refuse_inputs(output, read)
+    measured = None
+    if exports:
+        from clusterforge.report.measured import compare
+        from clusterforge.report.prometheus import read_export
+
+        measured = compare(result, [read_export(e) for e in exports])
     state = "FAIL" if verdict.failed else "PASS"
     summary = (f"{state}: {plural(verdict.count('error'), 'error')}, {plural(verdict.count('warning'), 'warning')}, "
                f"{plural(len(plan.loads), 'rack')}")
+    if measured is not None:
+        summary += (f"; measured: {measured.nodes_read:,} of {measured.nodes:,} nodes read, "
+                    f"{plural(len(measured.racks_over), 'rack')} and {plural(len(measured.feeds_over), 'feed')} "
+                    f"over budget, {plural(len(measured.inlets_over), 'rack')} over the inlet limit")
+        if measured.unknown_rack_count:
+            summary += f", {plural(measured.unknown_rack_count, 'rack')} the plan lacks"
     if fmt == "html":
-        write_text(output, build(result, max_racks))
+        write_text(output, build(result, max_racks, measured=measured))
         say(f"wrote {output} ({summary})")
         return
     from clusterforge.report.browser import MAX_PART, capture, find_browser
 
     find_browser()  # no browser: say so before drawing anything
-    shot = capture(build(result, max_racks, drawings_only=True))
+    shot = capture(build(result, max_racks, drawings_only=True, measured=measured))
     for part in shot.files(output)[1:]:  # a part's file must not overwrite an input either
-        refuse_inputs(part, input_files([loaded.source], file, *inputs.files()))
+        refuse_inputs(part, read)
     files = shot.write(output)
     if len(files) == 1:
         say(f"wrote {output} ({shot.width}x{shot.height} px; {summary})")

@@ -15,6 +15,7 @@ from markupsafe import Markup
 
 from clusterforge.blueprint.load import Loaded
 from clusterforge.catalog import Instance, Server
+from clusterforge.files.paths import report_path
 from clusterforge.model import Cluster, LiquidCooling, Rack
 from clusterforge.pipeline.analysis import Analysis
 from clusterforge.plan import Plan, RackLoad
@@ -25,6 +26,7 @@ from clusterforge.report.cost import cost_panel
 from clusterforge.report.elevation import SWITCH_COLOUR, pool_colours, rack_svg
 from clusterforge.report.fabric import fabric_svg
 from clusterforge.report.findings import LISTED, summarise
+from clusterforge.report.measured import Measured, ordered
 from clusterforge.report.pools import pool_facts, pool_svg
 from clusterforge.report.rows import Row, group_rows, racks_to_draw
 from clusterforge.target_kernel import in_use, target_of
@@ -57,11 +59,13 @@ def _bar(b: Bar) -> Markup:
     return Markup(html).format(b.label, b.text, b.share, b.css, width)
 
 
-def build(analysis: Analysis, max_racks: int = MAX_RACKS, drawings_only: bool = False) -> str:
+def build(analysis: Analysis, max_racks: int = MAX_RACKS, drawings_only: bool = False,
+          measured: Measured | None = None) -> str:
     """The whole page as a string (the CLI writes it atomically): the analysis every command shares, drawn.
 
     `drawings_only` leaves out everything but the header and the drawings (racks, or a cloud's pools and
-    storage): the page `report -f png` shoots."""
+    storage): the page `report -f png` shoots. `measured` (report.measured.compare) adds planned beside
+    measured power per rack and feed, and a bar of measured against budget on each drawn rack."""
     from jinja2 import Environment
 
     loaded, verdict, plan = analysis.loaded, analysis.verdict, analysis.plan
@@ -78,6 +82,7 @@ def build(analysis: Analysis, max_racks: int = MAX_RACKS, drawings_only: bool = 
     racks_view: dict[str, list[dict[str, Any]]] = {}
     rows: list[Row] = []
     drawn: set[str] = set()
+    measured_racks = {d.name: d for d in measured.racks} if measured is not None else {}
     if cluster.site is not None:
         cooling = ctx.config.cooling
         pairs = ctx.racks()
@@ -94,6 +99,8 @@ def build(analysis: Analysis, max_racks: int = MAX_RACKS, drawings_only: bool = 
             if isinstance(rack.cooling, LiquidCooling):
                 what = "in-rack CDUs (N+1)" if own_cdus(rack) else "loop"
                 bars.append(Bar(f"liquid heat vs {what}", load.liquid_heat_kw, liquid_capacity_kw(rack.cooling)))
+            if measured is not None and (draw := measured_racks.get(rack.name)) is not None:
+                bars.append(Bar("measured draw", draw.measured_kw, draw.budget_kw))
             racks_view.setdefault(load.rack.row, []).append({
                 "name": rack.name, "bars": bars, "errors": errors_by_rack.get(rack.name, 0),
                 "svg": rack_svg(load, rack, colours, hardware, errors_by_rack.get(rack.name, 0) > 0),
@@ -141,7 +148,24 @@ def build(analysis: Analysis, max_racks: int = MAX_RACKS, drawings_only: bool = 
         fabric_note=_fabric_note(fabric, switch) if fabric else "",
         pools=pools, storage=_storage(cluster),
         findings=summarise(shown_findings, drawn), findings_total=len(shown_findings), listed=LISTED,
-        bom=_bom(loaded, plan, switch, switch_kw), bar=_bar, cost=None if drawings_only else cost_panel(analysis))
+        bom=_bom(loaded, plan, switch, switch_kw), bar=_bar, cost=None if drawings_only else cost_panel(analysis),
+        measured=None if measured is None or drawings_only else _measured_view(measured, max_racks))
+
+
+def _measured_view(measured: Measured, limit: int) -> dict[str, Any]:
+    """The planned-beside-measured section: racks and feeds over budget first, then by share, each table at most
+    `limit` lines (the drawn racks' cap), with the counts of what it leaves out and of what matched nothing."""
+    racks, more_racks = ordered(measured.racks, limit, frozenset(i.rack for i in measured.inlets_over))
+    feeds, more_feeds = ordered(measured.feeds, limit)
+    return {"m": measured, "racks": racks, "more_racks": more_racks, "feeds": feeds, "more_feeds": more_feeds,
+            "more_racks_over": len(measured.racks_over) - sum(d.over for d in racks),
+            "more_feeds_over": len(measured.feeds_over) - sum(d.over for d in feeds),
+            "files": ", ".join(report_path(f) for f in measured.files), "shown": _shown_share,
+            "bar": lambda d: _bar(Bar(d.name, d.measured_kw, d.budget_kw))}
+
+
+def _shown_share(share: float) -> str:
+    return "no budget" if share == float("inf") else f"{share:.0%}"
 
 
 def _storage(cluster: Cluster) -> dict[str, Any] | None:
