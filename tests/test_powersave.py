@@ -11,7 +11,7 @@ under `MinTargetCapacity`); a failed status check by rewriting DescribeInstanceS
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -33,36 +33,11 @@ from clusterforge.powersave.slurm import RESUME_PREFIX, NodeState, Scontrol, par
 from clusterforge.powersave.suspend import suspend  # noqa: E402
 from clusterforge.targets.aws import powersave as aws  # noqa: E402
 from clusterforge.targets.aws.powersave import BATCH_TAG, Ec2Provider, NodeMap  # noqa: E402
+from tests.powersave_fakes import RecordingSlurm  # noqa: E402
 
 REGION = "us-east-1"
 BOOT_BUCKET = "c1-boot-test"
 EC2 = "aws"  # the file's provider: the target whose powersave.PROVIDER (Ec2Provider) the programs make
-
-
-class RecordingSlurm:
-    """slurmctld as the programs see it: what they told it, and the node states it answers with."""
-
-    def __init__(self, states: dict[str, NodeState] | None = None) -> None:
-        self.addresses: dict[str, str] = {}
-        self.down: dict[str, str] = {}
-        self.powered_down: dict[str, str] = {}
-        self.powered_up: list[str] = []
-        self.states = states or {}
-
-    def set_addresses(self, addresses: Mapping[str, str]) -> None:
-        self.addresses.update(addresses)
-
-    def mark_down(self, nodes: Sequence[str], reason: str) -> None:
-        self.down.update(dict.fromkeys(nodes, reason))
-
-    def power_down(self, nodes: Sequence[str], reason: str) -> None:
-        self.powered_down.update(dict.fromkeys(nodes, reason))
-
-    def power_up(self, nodes: Sequence[str]) -> None:
-        self.powered_up += nodes
-
-    def nodes(self) -> dict[str, NodeState]:
-        return self.states
 
 
 class ShortOfCapacity:

@@ -94,17 +94,40 @@ def test_a_power_saved_pool_on_a_pinned_ami_is_refused() -> None:
 
 
 def test_power_saving_needs_a_target_that_can_start_nodes() -> None:
-    """SLM-008: on-prem nodes with max_count would be State=CLOUD with no program that can start them."""
+    """SLM-008: on-prem nodes with max_count and no BMC would be State=CLOUD with no program that can start them;
+    the hint names the BMC. With `bmc: redfish` the Redfish provider powers them, and the pool passes."""
     from tests.policies.builders import onprem, rack
 
-    bare = onprem(pools=[{"name": "gpu", "hardware": "dgx-h100", "count": 2, "max_count": 4, "partition": "train"}],
-                  racks=[rack("a01", count=0)])
-    [message] = messages(bare, "SLM-008")
-    assert message.startswith("pool gpu has max_count 4 on target onprem, but clusterforge powers nodes up and down "
-                              "only on aws, lab"), message
+    pool = {"name": "gpu", "hardware": "dgx-h100", "count": 2, "max_count": 4, "partition": "train"}
+    bare = onprem(pools=[pool], racks=[rack("a01", count=0)])
+    [finding] = [f for f in evaluate_data(bare).findings if f.id == "SLM-008"]
+    assert finding.message.startswith("pool gpu has max_count 4 on target onprem, but nothing can power its "
+                                      "servers on and off: it has no BMC"), finding.message
+    assert "bmc: redfish" in (finding.hint or "") and "BMC document" in (finding.hint or ""), finding.hint
+    assert "SLM-008" not in found(onprem(pools=[{**pool, "bmc": "redfish"}], racks=[rack("a01", count=0)]))
     assert "SLM-008" not in found(fleet(0, 64))
     assert "SLM-008" not in found(onprem(pools=[{"name": "gpu", "hardware": "dgx-h100", "count": 2,
                                                  "partition": "train"}]))
+
+
+def test_a_target_without_a_provider_still_names_the_ones_that_have_one() -> None:
+    """SLM-008 for a target that powers nothing at all lists the targets that do."""
+    from dataclasses import replace
+
+    from clusterforge.target_kernel import registered
+    from tests.policies.builders import onprem, rack
+
+    targets = registered()
+    bare = onprem(pools=[{"name": "gpu", "hardware": "dgx-h100", "count": 2, "max_count": 4, "partition": "train"}],
+                  racks=[rack("a01", count=0)])
+    original = targets["onprem"]
+    targets["onprem"] = replace(original, power_provider=None)
+    try:
+        [message] = messages(bare, "SLM-008")
+    finally:
+        targets["onprem"] = original
+    wanted = "pool gpu has max_count 4 on target onprem, but clusterforge powers nodes up and down only on aws, lab"
+    assert message.startswith(wanted), message
 
 
 def test_every_target_that_powers_nodes_has_a_provider_in_its_folder() -> None:
@@ -118,7 +141,7 @@ def test_every_target_that_powers_nodes_has_a_provider_in_its_folder() -> None:
     from clusterforge.target_kernel import registered
 
     powered = {t.name: t.power_provider for t in registered().values() if t.powers_nodes}
-    assert set(powered) == {"aws", "lab"}
+    assert set(powered) == {"aws", "lab", "onprem"}
     for name, provider in powered.items():
         assert provider is not None
         assert f"clusterforge/targets/{name}/powersave.py" in CONTROLLER_MODULES

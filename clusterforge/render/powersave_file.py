@@ -61,7 +61,7 @@ def config(ctx: RenderContext) -> PowerSaveConfig | None:
     """The file's content, or None when no pool the programs launch has a provider."""
     cluster = ctx.loaded.cluster
     launched = plan_of(ctx).launched
-    pools = [p for p in cluster.pools if p.name in launched and pool_target(cluster, p).powers_nodes]
+    pools = [p for p in cluster.pools if p.name in launched and pool_target(cluster, p).can_power(cluster, p)]
     if not pools:
         return None
     providers = {pool_target(cluster, p).name for p in pools}  # the programs make its powersave.PROVIDER

@@ -123,6 +123,10 @@ def _never(cluster: Cluster, pool: Pool) -> bool:
     return False
 
 
+def _always(cluster: Cluster, pool: Pool) -> bool:
+    return True
+
+
 def _no_checks(pool_set: Any, tables: Any, complete: bool) -> Iterable[Any]:
     return ()
 
@@ -162,8 +166,14 @@ class Target:
     there `PROVIDER`. Render writes the target's name into the power-save file; the programs import
     `clusterforge.targets.<name>.powersave` and make its `PROVIDER`, so the file names a target, never code. The
     module is copied to controllers alone (`clusterforge.powersave.CONTROLLER_MODULES`), so it imports only the
-    standard library, pydantic, its cloud's SDK and clusterforge.powersave. None: the target cannot power nodes,
-    and its pools may not have a `max_count` (SLM-008)."""
+    standard library, pydantic, its cloud's SDK (on-prem: clusterforge.bmc and sushy) and clusterforge.powersave.
+    None: the target cannot power nodes, and its pools may not have a `max_count` (SLM-008)."""
+    powers_pool: Callable[[Cluster, Pool], bool] = _always
+    """Whether its provider can start and stop this pool's nodes, where it has one: every pool of a cloud, only the
+    on-prem pools whose servers have BMCs (`bmc: redfish`). A pool with a `max_count` that it cannot power is
+    refused (SLM-008)."""
+    power_needs: str = ""
+    """What a pool must say before the provider can power it, for SLM-008's hint ("": nothing)."""
     launches_pool: Callable[[Cluster, Pool], bool] = _never
     """Whether the power-save programs launch this pool's instances even without a `max_count` (its static nodes
     too, kept up by the reconcile timer), so the deployment owns no instance of it and a 16-node and a 12,500-node
@@ -217,3 +227,7 @@ class Target:
     def powers_nodes(self) -> bool:
         """clusterforge's power-save programs can start and stop its nodes (it has a `power_provider`)."""
         return self.power_provider is not None
+
+    def can_power(self, cluster: Cluster, pool: Pool) -> bool:
+        """clusterforge's power-save programs can start and stop this pool's nodes."""
+        return self.powers_nodes and self.powers_pool(cluster, pool)

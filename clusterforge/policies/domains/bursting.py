@@ -20,21 +20,29 @@ DOMAIN = domain("slurm", "SLURM", 70)
 @rule("SLM-008", "error", DOMAIN, "Power-saved pools have a power provider",
       "SLURM power saving guide (slurm.schedmd.com/power_save.html): ResumeProgram must start the nodes; "
       "clusterforge's resume program starts a target's nodes with the provider the target declares "
-      "(Target.power_provider: cloud instances, lab containers; clusterforge/powersave/programs.py)",
-      inputs=Inputs(("pools[].{max_count,target}", "target")))
+      "(Target.power_provider: cloud instances, lab containers, servers through their Redfish BMCs; "
+      "clusterforge/powersave/programs.py)",
+      inputs=Inputs(("pools[].{max_count,target,bmc}", "target")))
 def power_provider(ctx: Context, settings: Settings) -> Iterator[Draft]:
-    """A pool with `max_count` runs on a target clusterforge's resume program can power up (EC2, the lab): on bare
-    metal slurmctld would call clusterforge-resume for servers it cannot start, and every job that needs them
-    would wait until ResumeTimeout marks them DOWN."""
+    """A pool with `max_count` runs where clusterforge's resume program can power it up (EC2, the lab, on-prem
+    servers whose BMCs answer Redfish): elsewhere slurmctld would call clusterforge-resume for servers it cannot
+    start, and every job that needs them would wait until ResumeTimeout marks them DOWN."""
     powered = ", ".join(sorted(t.name for t in registered().values() if t.powers_nodes))
     for index, pool in enumerate(ctx.cluster.pools):
         target = pool_target(ctx.cluster, pool)
-        if pool.power_saved and not target.powers_nodes:
+        if not pool.power_saved or target.can_power(ctx.cluster, pool):
+            continue
+        if target.powers_nodes:  # the target can, this pool lacks what it needs (on-prem: its BMCs)
             yield Draft(("pools", index, "max_count"), f"pool {pool.name} has max_count {pool.ceiling:,} on target "
-                        f"{target.name}, but clusterforge powers nodes up and down only on {powered}: "
-                        "its nodes are State=CLOUD and would never start",
-                        f"remove max_count and set count to the nodes the pool has ({pool.ceiling:,}), or run the "
-                        "pool on one of those targets")
+                        f"{target.name}, but nothing can power its servers on and off: it has no BMC clusterforge "
+                        "reaches, so its nodes are State=CLOUD and would never start",
+                        f"{target.power_needs}; or remove max_count and set count to {pool.ceiling:,}")
+            continue
+        yield Draft(("pools", index, "max_count"), f"pool {pool.name} has max_count {pool.ceiling:,} on target "
+                    f"{target.name}, but clusterforge powers nodes up and down only on {powered}: "
+                    "its nodes are State=CLOUD and would never start",
+                    f"remove max_count and set count to the nodes the pool has ({pool.ceiling:,}), or run the "
+                    "pool on one of those targets")
 
 
 @rule("SLM-009", "error", DOMAIN, "A partition keeps to one site",

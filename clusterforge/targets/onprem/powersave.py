@@ -1,0 +1,129 @@
+"""Bare-metal servers as a power-save provider: SLURM powers an on-prem pool's idle servers off, and on again for
+a job, through each server's BMC over Redfish (clusterforge.bmc, the parts `clusterforge power` uses).
+
+A server is not made or destroyed, only powered: a node's "instance" is its server (id and name the node's), live
+while its BMC says On; launch powers servers on, terminate powers them off (ForceOff: SLURM suspends a node only
+when it is idle, and the image is stateless). Its address is its name, which the site's DNS resolves as for every
+on-prem node. Where each node's BMC answers is the BMC document (docs/bare-metal.md), installed by the slurm role
+beside the power-save file; the login is a file only SlurmUser can read, never the document or the blueprint.
+
+What this costs the BMCs, at 12,500 servers: resume and suspend ask only the servers slurmctld names (a read,
+then the reset and the reads until it took: four or five requests each, `fleet.DEFAULT_CONCURRENCY` at once).
+Reconcile runs every minute and must not read 12,500 BMCs a minute, so each pass reads a slice of at most `SWEEP`
+servers, in turn: a full round over 12,500 takes 49 passes, about 4 requests a second. A server left On while
+slurmctld holds it powered down (a lost suspend) is found and powered off within that round; a server that
+remediation gave up on is power-cycled through the same round.
+
+This module is copied to controllers (`clusterforge.powersave.CONTROLLER_MODULES`) with clusterforge.bmc and
+what it imports, and nothing else of this target's package.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from clusterforge.bmc import credentials as bmc_credentials
+from clusterforge.bmc import fleet, hosts
+from clusterforge.core import hostlist
+from clusterforge.powersave.config import NodeGroup, PowerSaveConfig
+from clusterforge.powersave.provider import Instance, Launch
+
+BMCS_FILE = "/etc/slurm/clusterforge-bmcs.yaml"  # the BMC document, as the slurm role installs it
+CREDENTIALS_FILE = "/etc/slurm/clusterforge-bmc.credentials"  # YAML username/password, 0600, SlurmUser's
+SWEEP = 256  # servers reconcile reads per pass
+PASS_S = 60  # the reconcile timer's period: which slice a pass reads follows the clock
+SETTLE_S = 120.0  # how long a program waits for a BMC to report the state it asked for
+TIMEOUT_S = 20.0  # one request
+log = logging.getLogger("clusterforge.powersave")
+
+
+def _path(variable: str, default: str) -> Path:
+    return Path(os.environ.get(variable) or default)
+
+
+class RedfishProvider:
+    """The servers of on-prem pools with `bmc: redfish`, through their BMCs."""
+
+    def __init__(self, config: PowerSaveConfig, clock: Callable[[], float] = time.time) -> None:
+        self.config = config
+        self.clock = clock
+        self.bmcs_file = _path("CLUSTERFORGE_BMCS", BMCS_FILE)
+        self.credentials_file = _path("CLUSTERFORGE_BMC_CREDENTIALS", CREDENTIALS_FILE)
+        self._targets: dict[str, hosts.Target] | None = None
+        self._login: bmc_credentials.Credentials | None = None
+
+    def _bmcs(self) -> dict[str, hosts.Target]:
+        if self._targets is None:
+            self._targets = hosts.load(self.bmcs_file)
+            self._login = bmc_credentials.from_file(self.credentials_file)
+        return self._targets
+
+    def _run(self, nodes: Sequence[str], action: str) -> fleet.FleetResult:
+        """`action` on the nodes' BMCs; the nodes the document lacks fail with that reason, the others run."""
+        known = self._bmcs()
+        assert self._login is not None
+        missing = [n for n in nodes if n not in known]
+        result = fleet.run([known[n] for n in nodes if n in known], self._login, action, timeout_s=TIMEOUT_S,
+                           settle_s=SETTLE_S)
+        result.failed.update(dict.fromkeys(missing, f"no BMC in {self.bmcs_file}"))
+        return result
+
+    @staticmethod
+    def _server(node: str) -> Instance:
+        return Instance(id=node, node=node, address=node)
+
+    def find(self, nodes: Sequence[str]) -> dict[str, Instance]:
+        """The servers among `nodes` whose BMC says On (one read each): resume powers on only the others, and
+        suspend powers off only these. A BMC that does not answer counts as not On; launch reads it again."""
+        read = self._run(nodes, "status")
+        return {n: self._server(n) for n, outcome in read.done.items() if outcome.power == "On"}
+
+    def launch(self, group: NodeGroup, nodes: Sequence[str], minimum: int) -> Launch:
+        done = self._run(nodes, "on")
+        launch = Launch({n: self._server(n) for n in done.done}, dict(done.failed))
+        if len(launch.instances) < minimum:  # all-or-nothing: the job cannot start on part of its servers
+            self.terminate(list(launch.instances.values()))
+            short = f"only {len(launch.instances)} of {len(nodes)} servers powered on"
+            launch.failed.update({n: launch.failed.get(n, short) for n in nodes})
+            launch.instances = {}
+        return launch
+
+    def addresses(self, instances: Sequence[Instance]) -> dict[str, str]:
+        return {i.node: i.address for i in instances if i.address}
+
+    def terminate(self, instances: Sequence[Instance]) -> None:
+        if not instances:
+            return
+        done = self._run([i.node for i in instances], "off")
+        by_reason: dict[str, list[str]] = {}
+        for node, why in done.failed.items():
+            by_reason.setdefault(why, []).append(node)
+        for why, nodes in sorted(by_reason.items()):  # slurmctld goes on; reconcile's round finds the server again
+            log.warning("%d servers did not power off (%s): %s", len(nodes), why, hostlist.compress(nodes))
+
+    def slice(self) -> list[str]:
+        """The servers this reconcile pass reads: the clock picks which `SWEEP` of them, in turn."""
+        every = sorted(n for g in self.config.groups for n in g.members)
+        if len(every) <= SWEEP:
+            return every
+        rounds = -(-len(every) // SWEEP)
+        start = (int(self.clock() // PASS_S) % rounds) * SWEEP
+        return every[start:start + SWEEP]
+
+    def everything(self) -> list[Instance]:
+        """The servers of this pass's slice that are On (a BMC that does not answer is not a server that is off:
+        it is left out, and read again next round)."""
+        read = self._run(self.slice(), "status")
+        return [self._server(n) for n, outcome in sorted(read.done.items()) if outcome.power == "On"]
+
+    def impaired(self) -> list[Instance]:
+        """None: on bare metal a failed server is found on the node (the health role's checks, remediation), not
+        by its BMC; a node remediation gave up on is power-cycled by reconcile."""
+        return []
+
+
+PROVIDER = RedfishProvider  # what the programs make for this target (clusterforge.powersave.programs.provider_for)
