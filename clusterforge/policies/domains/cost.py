@@ -15,7 +15,7 @@ from clusterforge.policies.registry import domain, rule
 
 DOMAIN = domain("cost", "Cost", 90)
 
-PRICED = ("pools[].{hardware,count,purchase}", "cost.{purchase,amortise_years}",
+PRICED = ("pools[].{hardware,count,max_count,purchase}", "cost.{purchase,amortise_years}",
           "storage.lustre.{capacity_gib,deployment_type,storage_type,throughput_mb_s_per_tib}",
           "site.{pue,energy_usd_per_kwh}", "fabric.switch")
 SOURCE = "the blueprint's budget; prices from the catalog (clusterforge/catalog/data/prices.yaml or --catalog)"
