@@ -13,6 +13,11 @@ The lab's container image masks what a container cannot do with the host's kerne
 systemd-sysctl, systemd-modules-load, logind, the console's getty) and remounts cgroup v1 controllers for SLURM;
 on a server they are undone, so sysctl settings and module lists apply at boot as on any Debian host.
 
+The boot unit (`clusterforge-boot.service`, lab/data) also says on the console when it starts (BOOT_LINE, through a
+drop-in): whoever watches a server's serial console, and the QEMU boot benchmark (benchmarks/qemu_boot.py), sees
+the node begin to configure itself. systemd's own "Starting ..." line is status output, which `quiet` on the
+kernel's command line hides; this one is the unit's own output, sent to the console (`journal+console`).
+
 Only `image build` runs these steps (after the boot phase, before the clean-up: lab/bake.py `Recipe.finish`); the
 lab's own bake does not: its containers boot the host's kernel.
 """
@@ -20,6 +25,8 @@ lab's own bake does not: its containers boot the host's kernel.
 from __future__ import annotations
 
 import hashlib
+import shlex
+from pathlib import PurePosixPath
 
 KERNEL = "linux-image-amd64"
 PACKAGES = (KERNEL, "initramfs-tools", "kmod", "udev", "dbus", "ifupdown", "nfs-common", "ethtool", "pciutils",
@@ -33,12 +40,19 @@ INITRAMFS = ('set -e; for m in /lib/modules/*; do v="${m##*/}"; '
              '[ -s "/boot/initrd.img-$v" ] || update-initramfs -c -k "$v"; '
              'test -s "/boot/vmlinuz-$v"; test -s "/boot/initrd.img-$v"; done; ls /boot/vmlinuz-* >/dev/null')
 
+# the console line, and the drop-in that prints it (%H: the node's host name, a systemd specifier)
+BOOT_LINE = "clusterforge-boot: the boot phase starts on"
+CONSOLE_DROPIN = "/etc/systemd/system/clusterforge-boot.service.d/console.conf"
+CONSOLE_UNIT = f'[Service]\nExecStartPre=/bin/echo "{BOOT_LINE} %H"\nStandardOutput=journal+console\n'
+
 STEPS: tuple[tuple[str, ...], ...] = (
     ("env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "-q", "--no-install-recommends",
      *PACKAGES),
     ("sh", "-c", INITRAMFS),
     ("systemctl", "unmask", "--quiet", *UNMASK),
     ("systemctl", "disable", "--quiet", *CONTAINER_ONLY),
+    ("sh", "-c", f"mkdir -p {shlex.quote(str(PurePosixPath(CONSOLE_DROPIN).parent))} "
+                 f"&& printf %s {shlex.quote(CONSOLE_UNIT)} > {shlex.quote(CONSOLE_DROPIN)}"),
 )
 
 
