@@ -1,5 +1,5 @@
-"""The lab beside a peer: a cached `lab up --boot self` against the galaxyproject/ansible-slurm role's cold run,
-on the same machine, the same node image and the same 3 containers.
+"""The lab beside a peer: a cached `lab up` (its default, `--boot self`) against the galaxyproject/ansible-slurm
+role's cold run, on the same machine, the same node image and the same 3 containers.
 
     sudo .venv/bin/python benchmarks/peer_bench.py --role PATH/TO/ansible-slurm [--runs 2]
 
@@ -9,9 +9,10 @@ Debian's archive, Ansible's default strategy with pipelining), timed from the fi
 `srun -N2 hostname` on the two compute nodes. It builds a SLURM-only cluster: no accounting, QOS, containers,
 telemetry, health checks or monitoring, all of which the lab's 3 nodes have.
 
-The lab: `lab up --boot self` with its images built (`clusterforge lab up --boot self` once first), timed the
-same way by benchmarks/selfboot_bench.py's measure. Prints one markdown row per run, with the load average at
-the start. The role is not part of clusterforge: pass a checkout of it (github.com/galaxyproject/ansible-slurm).
+The lab: `lab up` (nodes that configure themselves, the default) with its images built (`clusterforge lab up`
+once first), timed the same way by benchmarks/selfboot_bench.py's measure. Prints one markdown row per run,
+with the load average at the start. The role is not part of clusterforge: pass a checkout of it
+(github.com/galaxyproject/ansible-slurm).
 """
 
 from __future__ import annotations
@@ -133,7 +134,7 @@ def main() -> None:
     if not (args.role / "tasks" / "main.yml").is_file():
         raise SystemExit(f"{args.role} is not a checkout of the role (no tasks/main.yml)")
     if not podman.exists("image", image.BASE_IMAGE):
-        raise SystemExit("build the lab's images first: clusterforge lab up --boot self")
+        raise SystemExit("build the lab's images first: clusterforge lab up")
     print("| run | what | load (1 min) | container start to first srun, s |")
     print("|---|---|---|---|")
     for number in range(1, args.runs + 1):
@@ -142,7 +143,8 @@ def main() -> None:
         print(f"| {number} | galaxyproject.slurm, cold play (SLURM only) | {before} | {seconds:.0f} |", flush=True)
         before = load()
         seconds = lab()
-        print(f"| {number} | clusterforge `lab up --boot self`, cached image | {before} | {seconds:.0f} |", flush=True)
+        print(f"| {number} | clusterforge `lab up` (self boot, the default), cached image | {before} | "
+              f"{seconds:.0f} |", flush=True)
 
 
 if __name__ == "__main__":

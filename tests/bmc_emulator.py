@@ -4,9 +4,7 @@ servers, all Off, behind basic auth, named gpu-0001 ...; and stand-in BMCs that 
 from __future__ import annotations
 
 import http.server
-import socket
 import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -16,6 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import requests
+
+from clusterforge.core.errors import ClusterforgeError
+from clusterforge.lab import bmc_service
+from clusterforge.lab.bmc_service import free_port
 
 USER, PASSWORD = "admin", "calvin"
 
@@ -31,44 +33,26 @@ class Emulator:
         return answer.json()  # type: ignore[no-any-return]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
 def emulator(folder: Path, systems: int = 64) -> Iterator[Emulator]:
+    """The emulator configured and waited for as the lab's BMC service does it (clusterforge/lab/bmc_service.py),
+    on loopback, with no notification URL."""
     import bcrypt
 
     ids = {f"gpu-{i:04d}": str(uuid.UUID(int=i)) for i in range(1, systems + 1)}
-    fake = [{"uuid": ident, "name": node, "power_state": "Off"} for node, ident in ids.items()]
     (folder / "htpasswd").write_text(f"{USER}:{bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(4)).decode()}\n")
     port = free_port()
-    (folder / "emulator.py").write_text(
-        f"SUSHY_EMULATOR_LISTEN_IP = '127.0.0.1'\nSUSHY_EMULATOR_LISTEN_PORT = {port}\n"
-        f"SUSHY_EMULATOR_FAKE_DRIVER = True\nSUSHY_EMULATOR_FAKE_SYSTEMS = {fake!r}\n"
-        f"SUSHY_EMULATOR_AUTH_FILE = {str(folder / 'htpasswd')!r}\n"
-        f"SUSHY_EMULATOR_STATE_DIR = {str(folder / 'state')!r}\n")  # its own: the default is shared by every run
+    config = folder / "emulator.py"
+    config.write_text(bmc_service.emulator_config("127.0.0.1", port, ids, folder / "htpasswd", folder / "state"))
     log = (folder / "emulator.log").open("w")
-    process = subprocess.Popen([str(Path(sys.executable).with_name("sushy-emulator")), "--fake", "--config",
-                                str(folder / "emulator.py")], stdout=log, stderr=subprocess.STDOUT)
+    process = subprocess.Popen(bmc_service.emulator_command(config), stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                # The Systems list, not the service root: the emulator builds its fake driver on first use, and
-                # concurrent first requests each build one, the last re-inserting a system (Off, nothing pending)
-                # over a reset another request already took. One request builds it here, alone.
-                listed = requests.get(f"{url}/redfish/v1/Systems", auth=(USER, PASSWORD), timeout=5)
-                if listed.ok and listed.json().get("Members@odata.count") == systems:
-                    break
-            except (requests.ConnectionError, requests.Timeout):
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"sushy-emulator did not start: {(folder / 'emulator.log').read_text()[-2000:]}")
-            time.sleep(0.2)
+        try:
+            bmc_service.wait_ready(url, systems, (USER, PASSWORD), alive=lambda: process.poll() is None, timeout=30)
+        except ClusterforgeError:
+            said = (folder / "emulator.log").read_text()[-2000:]
+            raise RuntimeError(f"sushy-emulator did not start: {said}") from None
         yield Emulator(url, ids)
     finally:
         process.terminate()

@@ -193,7 +193,8 @@ def test_the_lab_addresses_power_saved_nodes_after_the_others_in_their_pool_grou
 
 
 def test_a_cluster_on_target_lab_and_a_lab_pool_without_max_count_are_refused(tmp_path, cli) -> None:
-    text = BURST.read_text()
+    text = BURST.read_text().replace("bmc: redfish", "target: lab")  # the burst pool on target lab
+    assert "target: lab" in text
     (tmp_path / "whole.yaml").write_text(text.replace("target: onprem", "target: lab", 1))
     (tmp_path / "fixed.yaml").write_text(text.replace("count: 1, max_count: 3", "count: 3"))
     for name, words in (("whole.yaml", "target lab is for power-saved pools"), ("fixed.yaml", "has no max_count")):

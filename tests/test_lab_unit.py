@@ -368,3 +368,23 @@ def test_the_smoke_job_runs_on_power_saved_nodes_when_no_compute_node_is_always_
     assert smoke_job(elastic) == (["srun", "-N1", "--time=1", "hostname"], POWER_UP_S)
     with pytest.raises(ClusterforgeError, match="no compute node"):
         smoke_job(LabState("t", "b.yaml", (), "img", "net", "ctl-0001", nodes=(ctl,)))
+
+
+@pytest.mark.parametrize(("args", "chosen"), [((), "self"), (("--bare",), "push"), (("--boot", "push"), "push"),
+                                              (("--boot", "self"), "self")])
+def test_lab_up_lets_nodes_configure_themselves_unless_told_to_push(cli, monkeypatch, tmp_path, args,
+                                                                    chosen) -> None:
+    """The default is `--boot self`, as on AWS and bare metal; a plain image (`--bare`) has no boot phase and is
+    pushed; either can be named."""
+    from clusterforge.core.errors import Problem
+
+    def refuse(word: str):  # type: ignore[no-untyped-def]
+        def called(*_args, **_kwargs):  # type: ignore[no-untyped-def]
+            raise ClusterforgeError(Problem(f"{word} chosen"))
+        return called
+
+    monkeypatch.setenv("CLUSTERFORGE_CACHE", str(tmp_path))
+    monkeypatch.setattr("clusterforge.lab.cluster.up_self", refuse("self"))
+    monkeypatch.setattr("clusterforge.lab.cluster.up", refuse("push"))
+    result = cli("lab", "up", "--name", "cf-unit", *args)
+    assert result.exit_code == 2 and f"{chosen} chosen" in result.stderr, result.output

@@ -96,6 +96,19 @@ def test_reconcile_powers_off_a_server_slurmctld_holds_powered_down(bmcs: Emulat
     assert power(bmcs, "gpu-[0030-0031]") == {"gpu-0030": "Off", "gpu-0031": "On"}
 
 
+def test_reconcile_power_cycles_a_server_slurmctld_marked_not_responding(bmcs: Emulator, installed: Path) -> None:
+    """A hung server: its BMC says On, slurmctld marked it DOWN, not responding. It is powered off and its node
+    powered down (jobs requeued), so the next resume powers it on afresh; a node DOWN for another reason is not
+    touched (it is a person's, or remediation's)."""
+    resume(config(), RedfishProvider(config()), RecordingSlurm(), ["gpu-0050", "gpu-0051"])
+    states = {"gpu-0050": NodeState("down*", "Not responding"), "gpu-0051": NodeState("down", "bad DIMM")}
+    slurm = RecordingSlurm(states)
+    done = reconcile(config(), RedfishProvider(config()), slurm, _now())
+    assert done.replaced == {"gpu-0050": "not responding"}, done.summary()
+    assert list(slurm.powered_down) == ["gpu-0050"] and "not responding" in slurm.powered_down["gpu-0050"]
+    assert power(bmcs, "gpu-[0050-0051]") == {"gpu-0050": "Off", "gpu-0051": "On"}
+
+
 def test_a_bmc_that_refuses_the_login_fails_its_nodes_and_not_the_others(bmcs: Emulator, installed: Path,
                                                                           tmp_path: Path) -> None:
     login = tmp_path / "wrong.credentials"

@@ -11,6 +11,7 @@ retry: a refused login or an unknown system is final; no answer or a 5xx is not.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -46,9 +47,22 @@ def _session(target: Target, credentials: Credentials, timeout_s: float) -> Any:
     import sushy
     from sushy import auth
 
+    options = {"read_timeout": timeout_s, "connect_timeout": min(timeout_s, 10.0)}
+    taken = _sushy_parameters()
     return sushy.Sushy(target.url, auth=auth.BasicAuth(credentials.username, credentials.password),
-                       verify=target.verify, read_timeout=timeout_s, connect_timeout=min(timeout_s, 10.0),
-                       server_side_retries=0)  # fleet retries, with backoff across the whole fleet
+                       verify=target.verify, server_side_retries=0,  # fleet retries, with backoff over the fleet
+                       **{k: v for k, v in options.items() if k in taken})
+
+
+@functools.cache
+def _sushy_parameters() -> frozenset[str]:
+    """What this sushy's client takes: its timeouts are newer than sushy 5.5, Debian 13's python3-sushy, which a
+    controller's power-save programs import; that one keeps its connector's 60 s per request."""
+    import inspect
+
+    import sushy
+
+    return frozenset(inspect.signature(sushy.Sushy.__init__).parameters)
 
 
 def _system(root: Any, target: Target) -> Any:

@@ -71,15 +71,17 @@ def _finish(outcome: Outcome, what: str, name: str) -> None:
 @click.option("--bare", is_flag=True, help="Start from the plain node image: every package installed by the roles.")
 @click.option("--ha", is_flag=True,
               help="Add ctl-0002 as the backup controller (slurmctld's state on /shared) and db-0001 for slurmdbd.")
-@click.option("--boot", type=click.Choice(["push", "self"]), default="push", show_default=True,
-              help="push: site.yml over SSH from here to every node. self: every node starts from the baked image "
-                   "and configures itself at boot (site.yml's boot phase in local mode); nothing runs per node "
-                   "here (docs/lab.md).")
+@click.option("--boot", type=click.Choice(["self", "push"]), default=None,
+              help="self (the default): every node starts from the baked image and configures itself at boot "
+                   "(site.yml's boot phase in local mode), as on AWS and bare metal; nothing runs per node here. "
+                   "push (the default with --bare): site.yml over SSH from here to every node, the repair and "
+                   "audit path (docs/lab.md).")
 @rolling_options
 @name_option
-def up(count: int | None, blueprint: Path | None, catalogs: tuple[Path, ...], bare: bool, ha: bool, boot: str,
-       name: str, settings: Settings) -> None:
-    """Build the images (once), start the nodes, run site.yml over SSH, then run a job on every compute node.
+def up(count: int | None, blueprint: Path | None, catalogs: tuple[Path, ...], bare: bool, ha: bool,
+       boot: str | None, name: str, settings: Settings) -> None:
+    """Build the images (once), start the nodes, which configure themselves from the baked image (or, with
+    --boot push, run site.yml over SSH), then run a job on every compute node.
 
     The cluster has SLURM 24.11 with accounting (slurmdbd and MariaDB on the controller), QOS low and high
     (high preempts low by requeue), configless compute nodes, PMIx, and /shared mounted on every node.
@@ -105,6 +107,7 @@ def up(count: int | None, blueprint: Path | None, catalogs: tuple[Path, ...], ba
     lab_catalog = data_file(DEFAULT_CATALOG)
     all_catalogs = [lab_catalog, *[c for c in catalogs if c.resolve() != lab_catalog.resolve()]]
     result: list[tuple[LabState, Timings]] = []
+    boot = boot or ("push" if bare else "self")  # a plain image has no boot phase: it is pushed
     if boot == "self":
         if bare:
             raise ClusterforgeError(Problem("--boot self starts from the baked image", "--bare",

@@ -16,7 +16,20 @@ import yaml
 
 from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.files.checkout import project_root
-from clusterforge.lab import bake, host, image, labvars, launched, nodes, podman, power_agent, repo, selfboot, state
+from clusterforge.lab import (
+    bake,
+    bmc_service,
+    host,
+    image,
+    labvars,
+    launched,
+    nodes,
+    podman,
+    power_agent,
+    repo,
+    selfboot,
+    state,
+)
 from clusterforge.lab.paths import LABEL, LabPaths, shared_cache
 from clusterforge.lab.render import group_vars, inventory_hosts, render
 from clusterforge.lab.state import LabState, Node
@@ -124,7 +137,9 @@ def prepare(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: i
     on_demand = launched.specs(paths.render, subnet, len(specs))
     if on_demand and bare:
         raise ClusterforgeError(Problem("nodes SLURM powers up start from the baked image", "--bare",
-                                        hint="drop --bare, or the pools with target: lab"))
+                                        hint="drop --bare, or the pools with a max_count"))
+    if on_demand and launched.by_bmc(paths.render):  # the BMCs in front of them, and where the controllers find them
+        labvars.write(paths, lab_repo, bmc_service.prepare(paths, on_demand, subnet))
     controller = next(name for name, groups in hosts.items() if CONTROLLER in groups)
     lab = LabState(paths.name, str(blueprint), tuple(str(c) for c in catalogs), run_image, paths.network, controller,
                    tuple(Node(s.name, paths.container(s.name), s.ip, s.groups) for s in specs),

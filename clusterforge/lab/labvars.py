@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from clusterforge.files.atomic import write_text
+from clusterforge.lab.bmc_service import BmcFiles
 from clusterforge.lab.paths import LabPaths
 from clusterforge.lab.repo import APT_LINE, Repo
 
@@ -42,7 +43,7 @@ def lab_vars(paths: LabPaths, repo: Repo) -> dict[str, Any]:
         "imex_enabled": ON_COMPUTE,
         "imex_domain_hosts": "{{ groups['slurm_compute'] | default([]) }}",
         "nccl_enabled": ON_COMPUTE,
-        # power-saved pools (target: lab): a dead container is replaced within 20 s of reconcile noticing, not 60
+        # power-saved pools: a dead container is replaced within 20 s of reconcile noticing, not 60
         "slurm_power_save_reconcile_s": 20,
         "health_check_nccl": True,
         "health_check_infiniband": False,
@@ -59,6 +60,14 @@ def lab_vars(paths: LabPaths, repo: Repo) -> dict[str, Any]:
     }
 
 
-def write(paths: LabPaths, repo: Repo) -> None:
+def bmc_vars(bmcs: BmcFiles | None) -> dict[str, Any]:
+    """Where the controllers' slurm role finds the lab's BMC document and login (lab/bmc_service.py)."""
+    if bmcs is None:
+        return {}
+    return {"slurm_power_save_bmcs": str(bmcs.document), "slurm_power_save_bmc_credentials": str(bmcs.credentials)}
+
+
+def write(paths: LabPaths, repo: Repo, bmcs: BmcFiles | None = None) -> None:
     text = "# written by clusterforge lab; extra variables for site.yml against this lab\n"
-    write_text(paths.extra_vars, text + yaml.safe_dump(lab_vars(paths, repo), sort_keys=True, width=120))
+    values = lab_vars(paths, repo) | bmc_vars(bmcs)
+    write_text(paths.extra_vars, text + yaml.safe_dump(values, sort_keys=True, width=120))

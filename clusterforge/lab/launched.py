@@ -1,5 +1,6 @@
-"""The nodes of a lab's power-saved pools (`target: lab` with a `max_count`): SLURM starts them on demand through
-the power-save programs and the lab's power agent, so no `lab up` starts them and no inventory lists them.
+"""The nodes of a lab's power-saved pools (a `max_count` on `target: lab`, or on servers with `bmc: redfish`): SLURM
+starts them on demand through the power-save programs and the lab's power agent (through the lab's BMC emulator
+for the servers), so no `lab up` starts them and no inventory lists them.
 
 Each still gets a fixed address now, after the always-on nodes', so every node's /etc/hosts names it (the boot
 dir's nodes.yml) and a node started again comes back where it was, as a cloud instance keeps its name and gets
@@ -24,17 +25,26 @@ from clusterforge.render.inventory import pool_group
 from clusterforge.render.powersave_file import FILE
 from clusterforge.render.yamlout import load
 
-# The power-save provider of target lab (the file names the target; its powersave.PROVIDER asks the lab's agent)
+# The power-save providers whose nodes the lab starts (the file names the target): target lab's, which asks the
+# lab's agent over its socket, and target onprem's, which powers servers through their BMCs, in the lab the BMC
+# emulator in front of the containers (lab/bmc_service.py). An EC2 pool of a hybrid blueprint is not the lab's.
 PROVIDER = "lab"
+BY_BMC = "onprem"
 
 
 def power_save_config(rendered: Path) -> powersave_config.PowerSaveConfig | None:
-    """The render's power-save file when the lab starts its nodes (target lab's provider), else None."""
+    """The render's power-save file when the lab starts its nodes, else None."""
     path = rendered / FILE
     if not path.is_file():
         return None
     found = powersave_config.load(path)
-    return found if found.provider == PROVIDER else None
+    return found if found.provider in (PROVIDER, BY_BMC) else None
+
+
+def by_bmc(rendered: Path) -> bool:
+    """The lab's power-saved nodes are servers powered through their BMCs (pools with `bmc: redfish`)."""
+    found = power_save_config(rendered)
+    return found is not None and found.provider == BY_BMC
 
 
 def _with_hosts(tree: dict[str, Any], group: str, hosts: list[str]) -> bool:
@@ -80,5 +90,10 @@ def folder(paths: LabPaths) -> Path:
 
 
 def controller_mount(paths: LabPaths) -> list[str]:
-    """The controller's view of the agent's folder (where the `lab` provider finds the socket)."""
+    """What the controllers see of the agent's folder: the BMC document and login at the same path as here (the
+    slurm role copies them from there, over SSH or on the node itself) where the nodes are powered through BMCs,
+    else the folder (where the `lab` provider finds the agent's socket)."""
+    bmc = folder(paths) / "bmc"
+    if (bmc / "service.json").is_file():
+        return ["--volume", f"{bmc}:{bmc}:ro"]
     return ["--volume", f"{folder(paths)}:{MOUNT}"]

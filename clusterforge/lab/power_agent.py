@@ -24,7 +24,6 @@ import argparse
 import json
 import logging
 import os
-import re
 import signal
 import socket
 import socketserver
@@ -40,13 +39,15 @@ from typing import Any
 from clusterforge.core import hostlist
 from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.lab import launched, nodes, podman, repo, selfboot, state
+from clusterforge.lab.bmc_power import BmcSide
+from clusterforge.lab.bmc_service import BmcFiles
+from clusterforge.lab.bounded_json import MAX_DEPTH, too_deep
 from clusterforge.lab.paths import LABEL, LabPaths
 from clusterforge.powersave import agent as protocol
 from clusterforge.powersave.provider import INSUFFICIENT_CAPACITY, Instance
 
 LAUNCHED = f"{LABEL}.launched"
 MAX_REQUEST = 1024 * 1024  # a launch of every node of a large pool is a few hundred kilobytes
-MAX_DEPTH = 8  # the protocol's requests are 2 deep (an object holding a list); json.loads recurses per level
 REQUEST_DEADLINE_S = 60.0  # the whole request, from the first read to the client's end of it
 MAX_CLIENTS = 64  # slurmctld's programs ask a few at a time; each connection handled costs a thread
 log = logging.getLogger("clusterforge.lab.power_agent")
@@ -116,6 +117,21 @@ class Agent:
                  f", {len(failed)} failed: {hostlist.compress(list(failed))}" if failed else "")
         return {"instances": [protocol.instance_to_json(i) for i in started], "failed": failed}
 
+    def knows(self, node: str) -> bool:
+        return node in self.allowed
+
+    def power_changed(self, node: str, power: str) -> None:
+        """A node's BMC reports its server On or Off (lab/bmc_power.py): its container is started or removed, once
+        (a container already running is kept; a server Off has none)."""
+        with self.lock:
+            present = {i.node: i for i in self.containers()}
+            if power == "On" and (node not in present or present[node].state != "running"):
+                self._start(self.allowed[node])
+                log.info("%s powered on: container started", node)
+            elif power == "Off" and node in present:
+                self.terminate([present[node].id])
+                log.info("%s powered off: container removed", node)
+
     def terminate(self, ids: Sequence[str]) -> dict[str, Any]:
         ours = {i.id for i in self.containers()}
         gone = [i for i in ids if i in ours]
@@ -144,28 +160,6 @@ class Agent:
             else:
                 chosen = everything
             return {"instances": [protocol.instance_to_json(i) for i in chosen]}
-
-
-_OUTSIDE = re.compile(rb'["\[\]{}]')  # what changes the depth, or starts a string that hides brackets
-_STRING_REST = re.compile(rb'[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)  # to a string's closing quote, linear
-
-
-def too_deep(raw: bytes, limit: int = MAX_DEPTH) -> bool:
-    """Whether `raw` nests arrays and objects more than `limit` deep, found in one pass without recursing."""
-    depth = 0
-    at = 0
-    while found := _OUTSIDE.search(raw, at):
-        if found.group() == b'"':
-            rest = _STRING_REST.match(raw, found.end())
-            if rest is None:  # a string that never ends: json.loads refuses it without going deeper
-                return False
-            at = rest.end()
-            continue
-        depth += 1 if found.group() in b"[{" else -1
-        if depth > limit:
-            return True
-        at = found.end()
-    return False
 
 
 class _Handler(socketserver.StreamRequestHandler):
@@ -284,8 +278,13 @@ def pid_file(paths: LabPaths) -> Path:
 
 
 def serve(paths: LabPaths) -> None:
-    """Answer until SIGTERM (`lab down`)."""
+    """Answer until SIGTERM (`lab down`): the BMC emulator's notifications where `lab up` prepared the lab's BMCs
+    (its power-saved pools are on-prem servers with `bmc: redfish`), else the `lab` provider's socket."""
     agent = Agent(paths)
+    files = BmcFiles.of(paths)
+    if files.settings.is_file():
+        serve_bmcs(paths, agent, files)
+        return
     path = socket_path(paths)
     path.unlink(missing_ok=True)
     server = _Server(str(path), agent)
@@ -302,6 +301,21 @@ def serve(paths: LabPaths) -> None:
     finally:
         server.server_close()
         path.unlink(missing_ok=True)
+        pid_file(paths).unlink(missing_ok=True)
+
+
+def serve_bmcs(paths: LabPaths, agent: Agent, files: BmcFiles) -> None:
+    """The Redfish side (lab/bmc_power.py) until SIGTERM: no socket, nothing but the emulator starts a node."""
+    side = BmcSide(agent, files)
+    done = threading.Event()
+    signal.signal(signal.SIGTERM, lambda _signum, _frame: done.set())
+    side.start()
+    pid_file(paths).write_text(f"{os.getpid()}\n", encoding="utf-8")
+    log.info("serving lab %s's BMCs: %d power-saved nodes", paths.name, len(agent.allowed))
+    try:
+        done.wait()
+    finally:
+        side.stop()
         pid_file(paths).unlink(missing_ok=True)
 
 
@@ -325,7 +339,7 @@ def start(paths: LabPaths, timeout: float = 20) -> int:
                                 stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if socket_path(paths).exists() and running_pid(paths) == proc.pid:
+        if running_pid(paths) == proc.pid:  # written once it answers (its socket, or its BMCs' listener)
             return proc.pid
         if proc.poll() is not None:
             break

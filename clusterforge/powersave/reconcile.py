@@ -1,7 +1,9 @@
 """Reconcile: the controller's timer that makes instances and slurmctld agree, once a minute.
 
-- An instance that failed its status check (EC2's; a lab container that died), or whose node remediation gave up
-  on, is terminated and its node powered down with its jobs requeued: the next resume gives it a new instance.
+- An instance that failed its status check (EC2's; a lab container that died), whose node remediation gave up
+  on, or whose node slurmctld marked DOWN for not responding (a hung server the BMC still reports On; an instance
+  whose slurmd died), is terminated and its node powered down with its jobs requeued: the next resume gives it a
+  new instance, or powers the server on afresh.
 - An instance whose node slurmctld holds powered down (suspend failed or was lost), or whose node is in no group,
   is an orphan: terminated.
 - A node resume left DOWN for lack of capacity returns to slurmctld after `insufficient_capacity_timeout_s`, so
@@ -21,6 +23,8 @@ from clusterforge.core import hostlist
 from clusterforge.powersave.config import PowerSaveConfig
 from clusterforge.powersave.provider import Instance, Provider
 from clusterforge.powersave.slurm import RECONCILE_PREFIX, REMEDIATION_GAVE_UP, RESUME_PREFIX, Slurm
+
+NOT_RESPONDING = "Not responding"  # slurmctld's own reason for a node whose slurmd stopped answering (DOWN*)
 
 
 @dataclass
@@ -66,6 +70,10 @@ def reconcile(config: PowerSaveConfig, provider: Provider, slurm: Slurm, now: da
                and states.get(i.node) is not None and states[i.node].reason.startswith(REMEDIATION_GAVE_UP)]
     _replace(provider, slurm, gave_up, "remediation gave up on it", done)
     handled = impaired | {i.id for i in gave_up}
+    silent = [i for i in live if i.id not in handled and (s := states.get(i.node)) is not None and s.down
+              and s.reason.startswith(NOT_RESPONDING) and not s.powered_down]
+    _replace(provider, slurm, silent, "not responding", done)
+    handled |= {i.id for i in silent}
     for instance in live:
         if instance.id in handled:
             continue

@@ -30,7 +30,7 @@ RECAP = re.compile(r"^(\S+)\s+: ok=\d+\s+changed=(\d+)\s+unreachable=(\d+)\s+fai
 
 @pytest.fixture(scope="module")
 def lab() -> Iterator[Lab]:
-    yield from bring_up(NAME, "--nodes", "4")
+    yield from bring_up(NAME, "--boot", "push", "--nodes", "4")
 
 
 def recap(output: str) -> dict[str, tuple[int, int, int]]:

@@ -66,7 +66,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     blueprint.write_text(text.replace("target: onprem", f"description: {json.dumps(DESCRIPTION)}\ntarget: onprem"))
     MARKER.unlink(missing_ok=True)
     try:
-        yield from bring_up(NAME, "--blueprint", str(blueprint))
+        yield from bring_up(NAME, "--boot", "push", "--blueprint", str(blueprint))
     finally:
         MARKER.unlink(missing_ok=True)
 

@@ -33,7 +33,7 @@ NEW_DRIVER = f"{BRANCH}.{int(DRIVER.split('.')[1]) + 1}.01"  # a later release o
 
 @pytest.fixture(scope="module")
 def lab() -> Iterator[Lab]:
-    yield from bring_up(NAME, "--nodes", "3")
+    yield from bring_up(NAME, "--boot", "push", "--nodes", "3")
 
 
 def controller_unit(lab: Lab) -> dict[str, str]:

@@ -22,7 +22,7 @@ COMPUTE = ["node-0001", "node-0002"]
 
 @pytest.fixture(scope="module")
 def lab() -> Iterator[Lab]:
-    yield from bring_up(NAME, "--ha")
+    yield from bring_up(NAME, "--boot", "push", "--ha")
 
 
 def test_both_controllers_answer_with_the_state_on_shared_storage(lab: Lab) -> None:
