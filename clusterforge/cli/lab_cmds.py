@@ -214,6 +214,9 @@ def status(fmt: str, name: str) -> None:
         said = (f"running, pid {agent['pid']}" if agent["running"]
                 else "NOT running (`clusterforge lab start` starts it)")
         click.echo(f"power agent: {said} (log {agent['log']})")
+        bmcs = agent.get("bmcs")
+        if isinstance(bmcs, dict):
+            click.echo(f"BMCs: sushy-tools emulator at {bmcs['url']} (document {bmcs['document']}, log {bmcs['log']})")
     click.echo(f"ssh: ssh -F {info['ssh_config']} NODE")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 import shutil
 import subprocess
@@ -317,7 +318,18 @@ def status(paths: LabPaths) -> dict[str, object]:
             "power_saved": [{"name": n.name, "container": n.container, "ip": n.ip, "groups": list(n.groups),
                              "running": n.container in running} for n in lab.launched],
             "power_agent": {"running": agent is not None, "pid": agent,
-                            "log": str(launched.folder(paths) / "agent.log")} if lab.launched else None}
+                            "log": str(launched.folder(paths) / "agent.log"), "bmcs": _bmcs(paths)}
+            if lab.launched else None}
+
+
+def _bmcs(paths: LabPaths) -> dict[str, object] | None:
+    """The lab's BMC emulator (lab/bmc_service.py): where it answers and its document; None without one."""
+    files = bmc_service.BmcFiles.of(paths)
+    if not files.settings.is_file():
+        return None
+    settings = json.loads(files.settings.read_text(encoding="utf-8"))
+    return {"url": f"http://{settings['address']}:{settings['port']}", "document": str(files.document),
+            "log": str(files.log)}
 
 
 def down(paths: LabPaths) -> list[str]:
