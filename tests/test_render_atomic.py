@@ -203,3 +203,27 @@ def test_a_live_writers_leftover_is_kept_even_before_it_is_locked(cli, tmp_path)
         writer.wait()
     assert cli("render", ONPREM, "-o", tmp_path / "out").exit_code == 0
     assert not staging.exists()
+
+
+def test_a_secret_is_never_readable_by_others_not_even_while_it_is_written(tmp_path: Path, monkeypatch) -> None:
+    """write_bytes(mode=0o600) sets the mode before the first byte: a file that held 0644 becomes 0600, and the
+    temporary file the bytes go into is 0600 when they are written (the lab's munge key, BMC login, htpasswd)."""
+    import os
+    import stat
+
+    from clusterforge.files import atomic
+
+    secret = tmp_path / "login.yaml"
+    secret.write_text("old")
+    secret.chmod(0o644)
+    seen: list[int] = []
+    real_fdopen = os.fdopen
+
+    def watching(fd: int, *args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(stat.S_IMODE(os.fstat(fd).st_mode))
+        return real_fdopen(fd, *args, **kwargs)
+
+    monkeypatch.setattr(atomic.os, "fdopen", watching)
+    atomic.write_bytes(secret, b"password: x\n", mode=0o600)
+    assert seen == [0o600] and stat.S_IMODE(secret.stat().st_mode) == 0o600
+    assert secret.read_bytes() == b"password: x\n"

@@ -173,8 +173,10 @@ def sweep(target: Path, suffixes: str = "tmp") -> None:
             os.close(fd)
 
 
-def write_bytes(path: Path, data: bytes) -> None:
-    """Write to a locked temporary file beside `path`, fsync, then rename over it."""
+def write_bytes(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Write to a locked temporary file beside `path`, fsync, then rename over it. `mode` (0o600 for a secret) is
+    set before the first byte is written; without it, an existing file keeps its mode and a new one follows the
+    umask."""
     path = Path(path)
     info = _refuse_special(path, directory=False)
     try:
@@ -185,7 +187,7 @@ def write_bytes(path: Path, data: bytes) -> None:
         raise write_error(path, exc) from None
     try:
         _lock(fd)
-        os.fchmod(fd, _mode_for(info, 0o666))
+        os.fchmod(fd, _mode_for(info, 0o666) if mode is None else mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()

@@ -4,7 +4,7 @@ power change it notifies becomes a container started or removed.
 The emulator PUTs a system (its name, `power_state`, and `pending_power` while a change waits to apply) to a URL on
 this machine's loopback. Only that emulator may: the agent finds the connecting socket in /proc/net/tcp and
 answers only when the emulator process holds it (the peer's credentials, as the Unix socket's SO_PEERCRED gives
-them for the `lab` provider's requests). A request is bounded as the socket's are (size, depth, one deadline).
+them for the `lab` provider's requests). A notification is bounded in size and depth, and each read in time.
 The work happens on one worker thread, in the order notified, so the emulator's request is answered at once: a
 real BMC reports a server On before its operating system boots, and slurmctld's ResumeTimeout covers the boot.
 
@@ -97,7 +97,7 @@ class _Notified(http.server.BaseHTTPRequestHandler):
         except (ClusterforgeError, ValueError, OSError) as exc:
             message = exc.problems[0].message if isinstance(exc, ClusterforgeError) else str(exc)
             log.warning("notification refused: %s", message)
-            self.send_response(403 if "peer" in message else 400)
+            self.send_response(403 if isinstance(exc, PermissionError) else 400)
             self.end_headers()
             return
         self.send_response(204)
@@ -118,7 +118,7 @@ class _NotifyServer(http.server.ThreadingHTTPServer):
         pid = self.side.emulator_pid()
         inode = socket_inode(client, self.server_address[:2])  # type: ignore[arg-type]
         if pid is None or inode is None or not holds(pid, inode):
-            raise ClusterforgeError(Problem(f"peer {client[0]}:{client[1]} is not the lab's BMC emulator"))
+            raise PermissionError(f"peer {client[0]}:{client[1]} is not the lab's BMC emulator")
 
     def accept(self, system: dict[str, Any]) -> None:
         node, power = str(system.get("name", "")), str(system.get("power_state", ""))

@@ -92,11 +92,6 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
-def _private(path: Path, text: str) -> None:
-    write_bytes(path, text.encode())
-    path.chmod(0o600)
-
-
 def prepare(paths: LabPaths, launched: Sequence[NodeSpec], subnet: ipaddress.IPv4Network) -> BmcFiles:
     """The BMC document and login for the lab's power-saved nodes, and the service's settings (address, port,
     systems), written before the nodes start; the agent starts the emulator from them."""
@@ -110,10 +105,11 @@ def prepare(paths: LabPaths, launched: Sequence[NodeSpec], subnet: ipaddress.IPv
     write_text(files.document, "# the lab's BMCs (sushy-tools emulator), written by clusterforge lab\n"
                + yaml.safe_dump(document, sort_keys=True))
     password = secrets.token_urlsafe(24)
-    _private(files.credentials, yaml.safe_dump({"username": USER, "password": password}))
+    write_bytes(files.credentials, yaml.safe_dump({"username": USER, "password": password}).encode(), mode=0o600)
     import bcrypt  # sushy-tools' own dependency: its basic auth takes bcrypt digests only
 
-    _private(files.htpasswd, f"{USER}:{bcrypt.hashpw(password.encode(), bcrypt.gensalt(5)).decode()}\n")
+    digest = bcrypt.hashpw(password.encode(), bcrypt.gensalt(5)).decode()
+    write_bytes(files.htpasswd, f"{USER}:{digest}\n".encode(), mode=0o600)
     write_text(files.settings, json.dumps({"address": address, "port": port, "systems": ids}, indent=2) + "\n")
     return files
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from clusterforge.core.errors import ClusterforgeError, Problem
+from clusterforge.lab.bmc_service import BmcFiles
 from clusterforge.lab.nodes import FIRST_HOST, NodeSpec
 from clusterforge.lab.paths import LabPaths
 from clusterforge.lab.render import inventory_groups
@@ -93,7 +94,7 @@ def controller_mount(paths: LabPaths) -> list[str]:
     """What the controllers see of the agent's folder: the BMC document and login at the same path as here (the
     slurm role copies them from there, over SSH or on the node itself) where the nodes are powered through BMCs,
     else the folder (where the `lab` provider finds the agent's socket)."""
-    bmc = folder(paths) / "bmc"
-    if (bmc / "service.json").is_file():
-        return ["--volume", f"{bmc}:{bmc}:ro"]
+    bmcs = BmcFiles.of(paths)
+    if bmcs.settings.is_file():
+        return ["--volume", f"{bmcs.folder}:{bmcs.folder}:ro"]
     return ["--volume", f"{folder(paths)}:{MOUNT}"]

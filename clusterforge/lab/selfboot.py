@@ -26,7 +26,6 @@ DOWN ("not responding"), which on a loaded machine is every node whose boot phas
 
 from __future__ import annotations
 
-import os
 import secrets
 import string
 import time
@@ -39,7 +38,7 @@ from typing import Any
 import yaml
 
 from clusterforge.core.errors import ClusterforgeError, Problem
-from clusterforge.files.atomic import write_text
+from clusterforge.files.atomic import write_bytes, write_text
 from clusterforge.files.checkout import project_root
 from clusterforge.lab import podman
 from clusterforge.lab.nodes import SHARED_MOUNT, NodeSpec
@@ -79,19 +78,11 @@ def ensure_secrets(paths: LabPaths) -> dict[str, Path]:
     keeps them too (lab vars `munge_key_file`, `slurm_dbd_password_file`), so a later `lab provision` agrees."""
     munge, dbd = paths.root / "munge.key", paths.root / "slurmdbd.password"
     if not munge.is_file() or munge.stat().st_size != MUNGE_KEY_SIZE:
-        _private(munge, secrets.token_bytes(MUNGE_KEY_SIZE))
+        write_bytes(munge, secrets.token_bytes(MUNGE_KEY_SIZE), mode=0o600)
     if not dbd.is_file():
         alphabet = string.ascii_letters + string.digits
-        _private(dbd, "".join(secrets.choice(alphabet) for _ in range(32)).encode())
+        write_bytes(dbd, "".join(secrets.choice(alphabet) for _ in range(32)).encode(), mode=0o600)
     return {"munge.key": munge, "slurmdbd.password": dbd}
-
-
-def _private(path: Path, content: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as out:
-        out.write(content)
-    os.replace(tmp, path)
 
 
 def boot_vars(lab_vars: dict[str, Any]) -> dict[str, Any]:
