@@ -77,6 +77,11 @@ CASES = [
     Case("model-pool-target-path", "a pool's owning target naming a path out of the targets package",
          {"cluster.yaml": VALID.replace("partition: train}", 'partition: train, target: "../../lab"}')},
          exits=REFUSED, says={"validate": "is not a target name"}),
+    Case("model-pool-bmc-template", "a pool's BMC kind with Ansible template syntax and a forged config line "
+         "(the field lets SLURM power the pool's servers)",
+         {"cluster.yaml": VALID.replace("partition: train}",
+                                        'partition: train, bmc: "{{ lookup(\'pipe\', \'id\') }}\\nSuspendTime=0"}')},
+         exits=REFUSED, says={"validate": "redfish"}),
     Case("model-pool-target-other-kind", "a pool moved to a cloud target its section and hardware do not fit",
          {"cluster.yaml": VALID.replace("partition: train}", "partition: train, target: aws}")},
          exits=REFUSED, says={"validate": "needs an instance"}),
