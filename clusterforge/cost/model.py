@@ -46,6 +46,8 @@ class CostEstimate:
     lines: tuple[CostLine, ...]
     savings: tuple[CostLine, ...] = ()
     idle_share: float | None = None  # the share of the month a power-saved pool's nodes above count are down
+    # What the cluster has but no price covers (a server model without a price, ...): named, never counted as $0
+    unpriced: tuple[str, ...] = ()
 
     @property
     def saved_monthly_usd(self) -> float:
