@@ -93,11 +93,15 @@ def test_an_odcr_is_priced_at_the_on_demand_rate_and_the_controller_stays_on_dem
     assert line(found, "m7i.4xlarge on-demand, pool controller").total_usd == pytest.approx(730 * 0.8064)
 
 
-def test_an_unpriced_instance_is_a_line_of_its_own_at_zero(tmp_path: Path, aws_data: dict) -> None:
+def test_an_unpriced_instance_is_a_line_of_its_own_named_and_left_out_of_the_totals(tmp_path: Path,
+                                                                                     aws_data: dict) -> None:
     aws_data["pools"][0]["hardware"] = "p4d.24xlarge"
     aws_data["aws"].pop("capacity")
-    gpu = line(estimate(written(tmp_path, aws_data)), "p4d.24xlarge on-demand, pool gpu")
-    assert gpu.total_usd == 0 and gpu.estimate and "no price in the catalog" in gpu.source
+    found = estimate(written(tmp_path, aws_data))
+    gpu = line(found, "p4d.24xlarge on-demand, pool gpu")
+    assert not gpu.priced and "no price in the catalog" in gpu.source
+    assert found.unpriced == ("p4d.24xlarge on-demand x 64 (pool gpu)",) and not found.complete
+    assert found.monthly_usd == pytest.approx(730 * 0.8064 + 50400 * 0.21)  # the priced lines only
 
 
 # ---- the on-prem example: 16 DGX H100 in 6 racks with rear doors, a two-tier QM9700 fabric, site PUE 1.3 ----
@@ -204,12 +208,13 @@ def test_json_is_the_contract(cli) -> None:
     assert result.exit_code == 0
     data = json.loads(result.stdout)
     assert set(data) == {"currency", "monthly_usd", "capex_usd", "usd_per_gpu_hour", "gpus", "lines",
-                         "saved_monthly_usd", "idle_share", "savings"}
+                         "saved_monthly_usd", "idle_share", "savings", "unpriced"}
     assert (data["savings"], data["saved_monthly_usd"], data["idle_share"]) == ([], 0, None)  # nothing power-saved
+    assert data["unpriced"] == []  # every item of the example has a price
     assert data["currency"] == "USD" and data["gpus"] == 512
     assert data["monthly_usd"] == pytest.approx(64 * 730 * 39.33 + 730 * 0.8064 + 50400 * 0.21)
     assert set(data["lines"][0]) == {"item", "quantity", "unit", "unit_usd", "total_usd", "period", "category",
-                                     "source", "date", "estimate"}
+                                     "source", "date", "estimate", "priced"}
 
 
 def test_text_lists_each_line_with_source_and_totals(cli) -> None:

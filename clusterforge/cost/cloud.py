@@ -35,7 +35,8 @@ def instance_lines(cluster: Cluster, catalog: Catalog) -> Iterator[CostLine]:
         quoted = catalog.prices.instance_hour(pool.hardware, purchase)
         ceiling = f", all {pool.ceiling:,} powered up (max_count)" if pool.power_saved else ""
         yield priced(f"{pool.hardware} {purchase}, pool {pool.name}{ceiling}", "compute",
-                     float(pool.ceiling * HOURS_PER_MONTH), "instance-hour", "month", quoted)
+                     float(pool.ceiling * HOURS_PER_MONTH), "instance-hour", "month", quoted,
+                     f"{pool.hardware} {purchase} x {pool.ceiling:,} (pool {pool.name})")
 
 
 def storage_lines(cluster: Cluster, catalog: Catalog) -> Iterator[CostLine]:

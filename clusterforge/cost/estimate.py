@@ -20,11 +20,14 @@ def gpu_count(cluster: Cluster, catalog: Catalog) -> int:
 def totals(lines: tuple[CostLine, ...], gpus: int, amortise_years: float, savings: tuple[CostLine, ...] = (),
            idle_share: float | None = None) -> CostEstimate:
     """monthly = Σ monthly lines + Σ one-off lines / (12 × amortise_years); $/GPU-hour = monthly / (GPUs × 730).
-    The savings ride along untouched: none of them enters a total."""
-    capex = sum(line.total_usd for line in lines if line.period == "once")
-    monthly = sum(line.total_usd for line in lines if line.period == "month") + capex / (12 * amortise_years)
+    Only priced lines add up; the unpriced ones are named in `unpriced` (each total is then a floor). The
+    savings ride along untouched: none of them enters a total."""
+    counted = [line for line in lines if line.priced]
+    capex = sum(line.total_usd for line in counted if line.period == "once")
+    monthly = sum(line.total_usd for line in counted if line.period == "month") + capex / (12 * amortise_years)
     per_gpu_hour = monthly / (gpus * HOURS_PER_MONTH) if gpus else None
-    return CostEstimate("USD", monthly, capex, per_gpu_hour, gpus, lines, savings, idle_share)
+    return CostEstimate("USD", monthly, capex, per_gpu_hour, gpus, lines, savings, idle_share,
+                        tuple(line.unpriced for line in lines if not line.priced))
 
 
 def estimate_cost(cluster: Cluster, plan: Plan, catalog: Catalog, idle_share: float | None = None) -> CostEstimate:

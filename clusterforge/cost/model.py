@@ -23,11 +23,22 @@ class CostLine:
     source: str  # the price's source (URL or document), or the override file
     date: str  # ISO date the price was read or stated
     estimate: bool  # True where no list price is published
+    # Empty when priced; else what has no price, named with its count ("dgx-b200 server x 32 (pool su1)"): the
+    # line's $0 is then no figure at all, and the totals leave it out (CostEstimate.unpriced names it).
+    unpriced: str = ""
+
+    @property
+    def priced(self) -> bool:
+        return not self.unpriced
 
     def as_json(self) -> dict[str, object]:
-        return {"item": self.item, "quantity": self.quantity, "unit": self.unit, "unit_usd": self.unit_usd,
-                "total_usd": self.total_usd, "period": self.period, "category": self.category,
-                "source": self.source, "date": self.date, "estimate": self.estimate}
+        """An unpriced line has no unit price and no total (null, never 0): a reader summing totals cannot count
+        it as free."""
+        return {"item": self.item, "quantity": self.quantity, "unit": self.unit,
+                "unit_usd": self.unit_usd if self.priced else None,
+                "total_usd": self.total_usd if self.priced else None, "period": self.period,
+                "category": self.category, "source": self.source, "date": self.date, "estimate": self.estimate,
+                "priced": self.priced}
 
 
 @dataclass(frozen=True)
@@ -46,8 +57,14 @@ class CostEstimate:
     lines: tuple[CostLine, ...]
     savings: tuple[CostLine, ...] = ()
     idle_share: float | None = None  # the share of the month a power-saved pool's nodes above count are down
-    # What the cluster has but no price covers (a server model without a price, ...): named, never counted as $0
+    # What the cluster has but no price covers (a server model without a price, ...): named, never counted as $0.
+    # Every total above leaves these out, so with any of them each total is a lower bound, not the cost.
     unpriced: tuple[str, ...] = ()
+
+    @property
+    def complete(self) -> bool:
+        """Every item has a price: the totals are the estimate, not a floor under it."""
+        return not self.unpriced
 
     @property
     def saved_monthly_usd(self) -> float:
@@ -59,4 +76,4 @@ class CostEstimate:
                 "usd_per_gpu_hour": self.usd_per_gpu_hour, "gpus": self.gpus,
                 "lines": [line.as_json() for line in self.lines],
                 "saved_monthly_usd": self.saved_monthly_usd, "idle_share": self.idle_share,
-                "savings": [line.as_json() for line in self.savings]}
+                "savings": [line.as_json() for line in self.savings], "unpriced": list(self.unpriced)}

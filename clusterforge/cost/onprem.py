@@ -25,7 +25,8 @@ def server_lines(cluster: Cluster, catalog: Catalog) -> Iterator[CostLine]:
             ceiling = (f", all {pool.ceiling:,} bought (max_count), {pool.count:,} always on"
                        if pool.power_saved else "")
             yield priced(f"{pool.hardware} ({entry.description}), pool {pool.name}{ceiling}", "compute",
-                         float(pool.ceiling), "server", "once", catalog.prices.hardware.get(pool.hardware))
+                         float(pool.ceiling), "server", "once", catalog.prices.hardware.get(pool.hardware),
+                         f"{pool.hardware} server x {pool.ceiling:,} (pool {pool.name})")
 
 
 def fabric_lines(plan: Plan, catalog: Catalog) -> Iterator[CostLine]:
@@ -37,12 +38,13 @@ def fabric_lines(plan: Plan, catalog: Catalog) -> Iterator[CostLine]:
         for tier in bom:
             if tier.switches:
                 yield priced(f"{racked.switch} {tier.tier} switch", "network", float(tier.switches), "switch",
-                             "once", catalog.prices.hardware.get(racked.switch))
+                             "once", catalog.prices.hardware.get(racked.switch),
+                             f"{racked.switch} {tier.tier} switch x {tier.switches:,}")
         cables = sum(tier.cables_down for tier in bom)
         if cables:
             speed = tree.port_speed_gbps
             yield priced(f"{speed}G fabric link (cable + 2 transceivers)", "network", float(cables), "link", "once",
-                         catalog.prices.links.get(speed))
+                         catalog.prices.links.get(speed), f"{speed}G fabric link x {cables:,}")
 
 
 def facility_lines(cluster: Cluster, plan: Plan, catalog: Catalog) -> Iterator[CostLine]:
@@ -56,16 +58,20 @@ def facility_lines(cluster: Cluster, plan: Plan, catalog: Catalog) -> Iterator[C
     if not racks:
         return
     facility = catalog.prices.facility
-    yield priced("rack cabinet", "facility", float(len(racks)), "rack", "once", facility.get("rack"))
+    yield priced("rack cabinet", "facility", float(len(racks)), "rack", "once", facility.get("rack"),
+                 f"rack cabinet x {len(racks):,}")
     feeds = sum(len(rack.feeds) for rack in racks)
     if feeds:
-        yield priced("rack PDU, one per feed", "facility", float(feeds), "pdu", "once", facility.get("pdu"))
+        yield priced("rack PDU, one per feed", "facility", float(feeds), "pdu", "once", facility.get("pdu"),
+                     f"rack PDU x {feeds:,}")
     doors = sum(1 for rack in racks if rack.cooling.kind == "rdhx")
     if doors:
-        yield priced("rear-door heat exchanger", "facility", float(doors), "rack", "once", facility.get("rdhx"))
+        yield priced("rear-door heat exchanger", "facility", float(doors), "rack", "once", facility.get("rdhx"),
+                     f"rear-door heat exchanger x {doors:,}")
     loops = sum(1 for rack in racks if rack.cooling.kind == "liquid")
     if loops:
-        yield priced("coolant distribution (CDU share)", "facility", float(loops), "rack", "once", facility.get("cdu"))
+        yield priced("coolant distribution (CDU share)", "facility", float(loops), "rack", "once", facility.get("cdu"),
+                     f"coolant distribution share x {loops:,} racks")
 
 
 @dataclass(frozen=True)
@@ -125,7 +131,7 @@ def power_line(cluster: Cluster, plan: Plan, catalog: Catalog) -> Iterator[CostL
     item = f"power: IT {it_kw:.1f} kW x PUE {energy.pue:g}"
     kwh = it_kw * energy.pue * HOURS_PER_MONTH
     if energy.usd_per_kwh is None:
-        yield priced(item, "power", kwh, "kWh", "month", None)
+        yield priced(item, "power", kwh, "kWh", "month", None, f"power, {it_kw:.1f} kW IT load (no tariff)")
         return
     if energy.defaults:
         item += f" (catalog default {' and '.join(energy.defaults)})"

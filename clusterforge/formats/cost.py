@@ -12,6 +12,7 @@ from clusterforge.formats.escape import log_line, markdown_safe
 
 PERIOD = {"month": "/month", "once": " once"}
 SAVED = "saved by powering idle nodes down, not subtracted (a budget holds every node powered up all month)"
+NOT_PRICED = "not in the totals"
 
 
 def usd(value: float) -> str:
@@ -23,29 +24,45 @@ def quantity(line: CostLine) -> str:
     return f"{line.quantity:,.2f}".rstrip("0").rstrip(".") + f" {line.unit}"
 
 
+def unit_price(line: CostLine) -> str:
+    return usd(line.unit_usd) if line.priced else "no price"
+
+
+def line_total(line: CostLine) -> str:
+    """What the line adds to its period's total; an unpriced line adds nothing and says so (never "$0.00")."""
+    return usd(line.total_usd) + PERIOD.get(line.period, "") if line.priced else NOT_PRICED
+
+
 def _dated(line: CostLine) -> str:
-    mark = "estimate; " if line.estimate else ""
+    mark = "estimate; " if line.estimate and line.priced else ""
     date = f" ({line.date})" if line.date else ""
     return f"{mark}{line.source}{date}"
 
 
 def summary(estimate: CostEstimate, amortise_years: float) -> list[tuple[str, str]]:
-    """The totals as (label, value) rows, with the arithmetic that makes them."""
-    rows = [("monthly", f"{usd(estimate.monthly_usd)}/month")]
+    """The totals as (label, value) rows, with the arithmetic that makes them. With unpriced items every total
+    says it leaves them out (it is a floor, not the cost), and a row names each of them."""
+    missing = len(estimate.unpriced)
+    floor = f", excluding {missing} unpriced item{'s' if missing != 1 else ''}" if missing else ""
+    rows = [("monthly", f"{usd(estimate.monthly_usd)}/month{floor}")]
     if estimate.capex_usd:
         rows[0] = ("monthly", f"{usd(estimate.monthly_usd)}/month (recurring lines + capex "
-                              f"{usd(estimate.capex_usd)} / (12 x {amortise_years:g} years))")
-        rows.append(("capex", usd(estimate.capex_usd)))
+                              f"{usd(estimate.capex_usd)} / (12 x {amortise_years:g} years)){floor}")
+        rows.append(("capex", usd(estimate.capex_usd) + floor))
     if estimate.usd_per_gpu_hour is not None:
         rows.append(("per GPU-hour", f"${estimate.usd_per_gpu_hour:,.4f} ({usd(estimate.monthly_usd)} / "
-                                     f"({estimate.gpus:,} GPUs x {HOURS_PER_MONTH} h))"))
+                                     f"({estimate.gpus:,} GPUs x {HOURS_PER_MONTH} h)){floor}"))
+    if missing:
+        rows.append(("unpriced", f"{missing} item{'s' if missing != 1 else ''} with no price, not in any total "
+                                 f"above: {'; '.join(estimate.unpriced)} (add prices with --catalog)"))
     if estimate.savings:
         share = f" at idle share {estimate.idle_share * 100:g} %" if estimate.idle_share is not None else ""
         rows.append(("saved", f"{usd(estimate.saved_monthly_usd)}/month{share}, not in monthly (the budget's "
                               "worst case is every node powered up)"))
-    estimates = sum(1 for line in estimate.lines if line.estimate)
+    estimates = sum(1 for line in estimate.lines if line.estimate and line.priced)
     if estimates:
-        rows.append(("estimates", f"{estimates} of {len(estimate.lines)} lines use a figure with no published "
+        with_price = sum(1 for line in estimate.lines if line.priced)
+        rows.append(("estimates", f"{estimates} of {with_price} priced lines use a figure with no published "
                                   "list price (override with --catalog)"))
     return rows
 
@@ -56,17 +73,16 @@ def text(title: str, estimate: CostEstimate, amortise_years: float, width: int) 
     every = (*estimate.lines, *estimate.savings)
     item_w = max((len(line.item) for line in every), default=0)
     qty_w = max((len(quantity(line)) for line in every), default=0)
-    unit_w = max((len(usd(line.unit_usd)) for line in every), default=0)
+    unit_w = max((len(unit_price(line)) for line in every), default=0)
     out = [log_line(f"{title}: cost estimate in {estimate.currency}")]
     wrap = max(width - 6, 20)
-    total_w = max((len(usd(line.total_usd) + PERIOD.get(line.period, "")) for line in every), default=0)
+    total_w = max((len(line_total(line)) for line in every), default=0)
     one_row = 2 + item_w + 2 + qty_w + 3 + unit_w + 3 + total_w <= width  # else the figures go under the item
 
     def rows(lines: tuple[CostLine, ...]) -> list[str]:
         shown = []
         for line in lines:
-            total = usd(line.total_usd) + PERIOD.get(line.period, "")
-            figures = f"{quantity(line):>{qty_w}} x {usd(line.unit_usd):>{unit_w}} = {total}"
+            figures = f"{quantity(line):>{qty_w}} x {unit_price(line):>{unit_w}} = {line_total(line)}"
             if one_row:
                 shown.append(log_line(f"  {line.item:<{item_w}}  {figures}"))
             else:
@@ -97,8 +113,7 @@ def markdown(title: str, estimate: CostEstimate, amortise_years: float) -> str:
 def _table(lines: tuple[CostLine, ...]) -> list[str]:
     out = ["| Item | Quantity | Unit price | Total | Source | Date |", "|---|--:|--:|--:|---|---|"]
     for line in lines:
-        source = ("estimate: " if line.estimate else "") + line.source
+        source = ("estimate: " if line.estimate and line.priced else "") + line.source
         out.append("| " + " | ".join(markdown_safe(cell) for cell in (
-            line.item, quantity(line), usd(line.unit_usd), usd(line.total_usd) + PERIOD.get(line.period, ""),
-            source, line.date or "-")) + " |")
+            line.item, quantity(line), unit_price(line), line_total(line), source, line.date or "-")) + " |")
     return out
