@@ -23,9 +23,10 @@ def test_examples_pass_with_warnings_only(cli) -> None:
 
 @pytest.mark.parametrize(("example", "warnings"), [
     ("onprem-dgx-h100.yaml", {"PWR-003"}),          # DGX H100 keeps 3 of 4+2 PSUs on a feed loss
-    ("onprem-dgx-h100-hall.yaml", {"PWR-003"}),
+    ("onprem-dgx-h100-hall.yaml", {"PWR-003", "COST-003"}),  # its cpu-1u controllers have no price
     # 48 PSUs split 24/24, 24 carry 132 kW; no rack for the fabric's 14 switches: an NVL72 is its rack (RCK-007)
-    ("onprem-gb200-nvl72-row.yaml", set()),         # 48 PSUs split 24/24, 24 carry 132 kW; switches in n01
+    # 48 PSUs split 24/24, 24 carry 132 kW; switches in n01; no price for a GB200 NVL72 rack (COST-003)
+    ("onprem-gb200-nvl72-row.yaml", {"COST-003"}),
     ("aws-p5.yaml", set()),                         # 49.2 TiB × 250 = 12.3 GB/s: 980 GB in 80 s
     ("aws-p5en.yaml", set()),                       # 18.75 TiB × 500 = 9.4 GB/s: 980 GB in 105 s
     ("aws-p6-b200.yaml", set()),

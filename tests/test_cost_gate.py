@@ -87,15 +87,49 @@ def test_an_invalid_budget_is_exit_2_with_its_line(cli, tmp_path: Path, budget: 
     assert f"{path.name}:{line}: {says}" in result.stderr
 
 
-def test_an_item_without_a_price_warns_where_a_budget_is_set(cli, tmp_path: Path) -> None:
+def test_a_budget_with_an_unpriced_item_cannot_pass(cli, tmp_path: Path) -> None:
+    """The priced lines (the controller and FSx, ~$11,173/month) are far under the budget, but 64 p4d.24xlarge
+    have no price: the budget cannot be verified, so check fails (COST-002 error), never passes."""
     text = AWS.read_text().replace("hardware: p5.48xlarge", "hardware: p4d.24xlarge")
     path = tmp_path / "p4d.yaml"
     path.write_text(text + "budget: {monthly_usd: 10000000}\n")
-    _, found = findings(cli, path)
+    code, found = findings(cli, path)
+    assert code == 1
     [gap] = [f for f in found if f["id"] == "COST-002"]
-    assert gap["level"] == "warning" and "p4d.24xlarge" in gap["message"]
-    path.write_text(text)  # without a budget there is nothing to warn about
-    assert not [f for f in findings(cli, path)[1] if f["id"].startswith("COST")]
+    assert gap["level"] == "error" and "cannot be verified" in gap["message"]
+    assert "p4d.24xlarge capacity-block x 64 (pool gpu)" in gap["message"]
+    assert not [f for f in found if f["id"] == "COST-001"]  # the floor is under the budget: no over-budget claim
+    path.write_text(text)  # without a budget nothing fails, but the unpriced pool still warns (COST-003)
+    code, found = findings(cli, path)
+    assert code == 0 and [f["id"] for f in found if f["id"].startswith("COST")] == ["COST-003"]
+
+
+def test_an_unpriced_server_warns_at_its_pool_without_a_budget(cli) -> None:
+    example = EXAMPLES / "onprem-dgx-b200-su.yaml"
+    code, found = findings(cli, example)
+    assert code == 0
+    warned = {f["path"]: f for f in found if f["id"] == "COST-003"}
+    assert set(warned) == {"pools[0].hardware", "pools[1].hardware", "pools[2].hardware"}
+    b200 = warned["pools[0].hardware"]
+    assert b200["level"] == "warning" and b200["line"] == 12
+    assert "dgx-b200 server x 32 (pool su1)" in b200["message"] and "--catalog" in b200["hint"]
+
+
+def test_a_priced_cluster_has_no_cost_003(cli) -> None:
+    code, found = findings(cli, ONPREM)
+    assert code == 0 and not [f for f in found if f["id"] == "COST-003"]
+
+
+def test_the_b200_unit_passes_its_budget_once_every_server_is_priced(cli, tmp_path: Path) -> None:
+    path, _ = with_budget(tmp_path, EXAMPLES / "onprem-dgx-b200-su.yaml", "usd_per_gpu_hour: 3")
+    code, found = findings(cli, path)
+    assert code == 1 and "COST-002" in {f["id"] for f in found}  # $0.42 per GPU-hour is a floor, not a pass
+    prices = tmp_path / "quote.yaml"
+    prices.write_text("apiVersion: clusterforge/v1\nkind: Catalog\nprices:\n  hardware:\n"
+                      "    dgx-b200: {usd: 515000, source: quote 12, date: 2026-10-01}\n"
+                      "    cpu-1u: {usd: 12000, source: quote 12, date: 2026-10-01}\n")
+    code, found = findings(cli, path, "--catalog", prices)
+    assert code == 0 and not [f for f in found if f["id"].startswith("COST")]
 
 
 def test_the_crossguard_blueprint_policy_reports_the_budget(tmp_path: Path) -> None:

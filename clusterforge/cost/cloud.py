@@ -36,7 +36,7 @@ def instance_lines(cluster: Cluster, catalog: Catalog) -> Iterator[CostLine]:
         ceiling = f", all {pool.ceiling:,} powered up (max_count)" if pool.power_saved else ""
         yield priced(f"{pool.hardware} {purchase}, pool {pool.name}{ceiling}", "compute",
                      float(pool.ceiling * HOURS_PER_MONTH), "instance-hour", "month", quoted,
-                     f"{pool.hardware} {purchase} x {pool.ceiling:,} (pool {pool.name})")
+                     f"{pool.hardware} {purchase} x {pool.ceiling:,} (pool {pool.name})", pool=pool.name)
 
 
 def storage_lines(cluster: Cluster, catalog: Catalog) -> Iterator[CostLine]:

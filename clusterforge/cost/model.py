@@ -26,6 +26,7 @@ class CostLine:
     # Empty when priced; else what has no price, named with its count ("dgx-b200 server x 32 (pool su1)"): the
     # line's $0 is then no figure at all, and the totals leave it out (CostEstimate.unpriced names it).
     unpriced: str = ""
+    pool: str = ""  # the pool whose servers or instances the line prices; empty for what no one pool owns
 
     @property
     def priced(self) -> bool:

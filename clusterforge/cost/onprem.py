@@ -26,7 +26,7 @@ def server_lines(cluster: Cluster, catalog: Catalog) -> Iterator[CostLine]:
                        if pool.power_saved else "")
             yield priced(f"{pool.hardware} ({entry.description}), pool {pool.name}{ceiling}", "compute",
                          float(pool.ceiling), "server", "once", catalog.prices.hardware.get(pool.hardware),
-                         f"{pool.hardware} server x {pool.ceiling:,} (pool {pool.name})")
+                         f"{pool.hardware} server x {pool.ceiling:,} (pool {pool.name})", pool=pool.name)
 
 
 def fabric_lines(plan: Plan, catalog: Catalog) -> Iterator[CostLine]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from clusterforge.cost import HOURS_PER_MONTH, CostEstimate, estimate_cost
-from clusterforge.cost.lines import unpriced
 from clusterforge.policies.config import Settings
 from clusterforge.policies.context import Context
 from clusterforge.policies.findings import Draft
@@ -60,14 +59,36 @@ def within_budget(ctx: Context, settings: Settings) -> Iterator[Draft]:
                     hint, per_gpu, budget.usd_per_gpu_hour, "USD/GPU-hour")
 
 
-@rule("COST-002", "warning", DOMAIN, "Budget checked against a full estimate", SOURCE,
+@rule("COST-002", "error", DOMAIN, "Budget verifiable: every item priced", SOURCE,
       inputs=Inputs(("budget.{monthly_usd,capex_usd,usd_per_gpu_hour}", *PRICED)))
 def fully_priced(ctx: Context, settings: Settings) -> Iterator[Draft]:
-    """Where a budget is set, every item of the estimate has a price in the catalog (a missing one counts $0)."""
+    """Where a budget is set, every item of the estimate has a price in the catalog. An item without one is in no
+    total, so each total is only a floor: an estimate under the budget proves nothing, and a budget that cannot
+    be verified never passes (waive this with the reason where the items are paid for elsewhere)."""
     if ctx.cluster.budget is None:
         return
-    missing = unpriced(_estimate(ctx).lines)
-    if missing:
-        yield Draft(("budget",), f"{len(missing)} item(s) have no price, so the estimate the budget is held to "
-                                 f"leaves them out: {', '.join(line.item for line in missing)}",
-                    "add their prices under `prices:` in a --catalog file (docs/cost.md)", len(missing), 0, "items")
+    estimate = _estimate(ctx)
+    if estimate.unpriced:
+        names = "; ".join(estimate.unpriced)
+        yield Draft(("budget",), f"the budget cannot be verified: {len(estimate.unpriced)} item(s) have no price, "
+                                 f"so the estimate ({_usd(estimate.monthly_usd)}/month, {_usd(estimate.capex_usd)} "
+                                 f"capex) leaves them out and is only a floor: {names}",
+                    "add their prices under `prices:` in a --catalog file (docs/cost.md), or waive COST-002 with "
+                    "the reason they need none", len(estimate.unpriced), 0, "items")
+
+
+@rule("COST-003", "warning", DOMAIN, "Every server priced", SOURCE,
+      inputs=Inputs(("pools[].{hardware,count,max_count,purchase}", "cost.purchase")))
+def servers_priced(ctx: Context, settings: Settings) -> Iterator[Draft]:
+    """Every pool's server or instance type has a price (for its purchase option and region). One without is left
+    out of every total, so the monthly cost and cost per GPU-hour `cost` prints would count those servers as
+    free (a DGX B200 unit at its power and fabric alone): said here, budget or not."""
+    missing = {line.pool: line for line in _estimate(ctx).lines if line.pool and not line.priced}
+    for index, pool in enumerate(ctx.cluster.pools):
+        line = missing.get(pool.name)
+        if line is not None:
+            yield Draft(("pools", index, "hardware"),
+                        f"{line.unpriced}: {line.source.split(':')[0]}, so every cost total leaves it "
+                        "out and the monthly cost and cost per GPU-hour understate the cluster",
+                        "add the price under `prices:` in a --catalog file (a quote, docs/cost.md)", line.quantity,
+                        None, line.unit)
