@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Annotated, Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_model
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_model, model_validator
 
 from clusterforge.core.text import LINE_CHAR
 from clusterforge.core.validation import expected
@@ -83,11 +83,29 @@ class RocmRow(Row):
 
 
 class GpuModelRow(Row):
-    """A GPU model as the catalog names it (`gpus.model`) and the architecture it is of."""
+    """A GPU model as the catalog names it (`gpus.model`), the architecture it is of, and what `clusterforge health
+    perf` compares a measured GPU with: the names nvidia-smi / amd-smi report for it (how a node's result finds its
+    model) and the vendor's datasheet peaks (a GPU far below its peak is slow even when the whole fleet is).
+
+    The peaks are figures with a source of their own (`performance_source`), separate from the architecture's."""
 
     KEY = "gpu_model"
     gpu_model: Short = Field(description="the catalog's gpus.model, e.g. B200")
     architecture: Short = Field(description="a row of the gpu_architecture table, e.g. Blackwell")
+    reported_names: Annotated[list[Short], Field(max_length=20, description=(
+        "the names `nvidia-smi --query-gpu=name` or `amd-smi static` report for this model, e.g. "
+        "NVIDIA H100 80GB HBM3"))] = []
+    bf16_dense_tflops: Annotated[float, Field(gt=0, le=1_000_000, description=(
+        "the datasheet's dense BF16 tensor throughput in TFLOP/s (without structured sparsity)"))] | None = None
+    hbm_tb_s: Annotated[float, Field(gt=0, le=10_000, description=(
+        "the datasheet's memory bandwidth in TB/s"))] | None = None
+    performance_source: Source | None = Field(None, description="where bf16_dense_tflops and hbm_tb_s are published")
+
+    @model_validator(mode="after")
+    def _peaks_sourced(self) -> GpuModelRow:
+        if (self.bf16_dense_tflops is not None or self.hbm_tb_s is not None) and self.performance_source is None:
+            raise ValueError("bf16_dense_tflops and hbm_tb_s need a performance_source (the vendor's datasheet)")
+        return self
 
 
 class ArchitectureRow(Row):

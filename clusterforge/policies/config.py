@@ -49,12 +49,41 @@ class StorageAllowances(BaseModel):
     mount_prefixes: Annotated[list[MountPath], Field(max_length=100)] = []
 
 
+Share = Annotated[float, Field(gt=0, lt=1)]
+
+
+class PerfTolerances(BaseModel):
+    """How far below its fleet or its datasheet a GPU may measure before `clusterforge health perf` names it slow.
+
+    The fleet tolerance catches the one GPU in thousands that lags its peers (a synchronous job runs at its pace);
+    the floors, fractions of the catalog's datasheet peaks, catch a fleet that is slow as a whole, so they sit well
+    below what healthy GPUs reach: an H100 SXM measures about 80 % of its dense BF16 peak and 90 % of its memory
+    bandwidth (793 of 989 TFLOP/s, 3.03 of 3.35 TB/s on a lent H100 80GB HBM3), and public GEMM benchmarks of
+    MI300X report about half of its 1,307 TFLOP/s [U]."""
+
+    model_config = FINITE
+
+    fleet_tolerance: Share = Field(0.10, description=(
+        "a GPU is slow below its model's fleet median × (1 − this); healthy GPUs spread about ±3 %"))
+    gemm_floor: Share = Field(0.50, description="a GPU is slow below this fraction of its model's dense BF16 peak")
+    hbm_floor: Share = Field(0.60, description="a GPU is slow below this fraction of its model's memory bandwidth")
+
+
+class HealthSettings(BaseModel):
+    """The health commands' thresholds (`health:` in the policy config)."""
+
+    model_config = FINITE
+
+    perf: PerfTolerances = PerfTolerances()
+
+
 class PolicyConfig(Assumptions):
     """The whole policy configuration file (`--policy-config`): the physical assumptions, what blueprints may
-    hand to root (`slurm:`, `storage:`) and per-rule settings."""
+    hand to root (`slurm:`, `storage:`), the health commands' thresholds (`health:`) and per-rule settings."""
 
     apiVersion: Literal["clusterforge/v1"] = "clusterforge/v1"
     kind: Literal["PolicyConfig"] = "PolicyConfig"
     slurm: SlurmAllowances = SlurmAllowances()
     storage: StorageAllowances = StorageAllowances()
+    health: HealthSettings = HealthSettings()
     rules: dict[RuleId, dict[str, Any]] = {}
