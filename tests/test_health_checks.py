@@ -34,6 +34,10 @@ SMI = {
     "--query-gpu=index,fabric.state,fabric.status --format=csv,noheader": "fabric.txt",
     "--query-gpu=index,gpu_recovery_action --format=csv,noheader": "recovery.txt",
     "nvlink -s": "nvlink-s.txt",
+    "--query-gpu=index,clocks_event_reasons.active,clocks_event_reasons.gpu_idle,clocks_event_reasons.hw_slowdown,"
+    "clocks_event_reasons.hw_thermal_slowdown,clocks_event_reasons.hw_power_brake_slowdown,"
+    "clocks_event_reasons.sw_thermal_slowdown,pcie.link.gen.gpucurrent,pcie.link.gen.max,pcie.link.width.current,"
+    "pcie.link.width.max --format=csv,noheader": "speed.txt",
 }
 # What the lab's drill writes to /run/clusterforge-lab/kmsg
 XID_79 = "NVRM: Xid (PCI:0000:9a:00): 79, pid=1234, name=python3, GPU has fallen off the bus."
@@ -167,7 +171,8 @@ def test_the_recorded_h100_passes_every_gpu_check(node: Node) -> None:
     assert lines(result) == HEALTHY
     # the exact recorded commands, each once (the fake refuses any other)
     asked = sorted(" ".join(argv) for argv in node.calls("nvidia-smi"))
-    assert asked == sorted(args for args, name in SMI.items() if name not in ("fabric.txt", "nvlink-s.txt"))
+    assert asked == sorted(args for args, name in SMI.items()
+                           if name not in ("fabric.txt", "nvlink-s.txt", "speed.txt"))
     assert node.calls("scontrol") == []
 
 
