@@ -31,8 +31,8 @@ def workflow() -> dict[str, Any]:
 
 
 def steps(workflow: dict[str, Any]) -> list[dict[str, Any]]:
-    [job] = workflow["jobs"].values()
-    return list(job["steps"])
+    """The check job's steps (the cost-comment job has its own: `comment_job`)."""
+    return list(workflow["jobs"]["check"]["steps"])
 
 
 def runs(workflow: dict[str, Any], text: str) -> list[dict[str, Any]]:
@@ -443,3 +443,83 @@ def test_a_report_that_cannot_be_written_fails_the_step(workflow: dict[str, Any]
                              capture_output=True, text=True)
     assert reports.returncode == 1 and "the sarif report was not written (exit 2)" in reports.stdout
     assert "sarif" not in _outputs(env)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The cost of the change: the job summary and one PR comment edited in place
+
+
+def comment_job(workflow: dict[str, Any]) -> dict[str, Any]:
+    return dict(workflow["jobs"]["cost-comment"])
+
+
+def test_no_run_script_interpolates_an_expression(workflow: dict[str, Any]) -> None:
+    """`${{ }}` in a run: script is pasted into the shell before it runs: a PR's branch name, title or file name
+    would run as code. Every value reaches a script through env."""
+    for name, job in workflow["jobs"].items():
+        for step in job["steps"]:
+            assert "${{" not in step.get("run", ""), (name, step.get("name"))
+
+
+def test_only_the_comment_job_may_write_to_the_pull_request(workflow: dict[str, Any]) -> None:
+    assert "pull-requests" not in workflow["permissions"]
+    assert "permissions" not in workflow["jobs"]["check"]  # the workflow's: contents read, SARIF upload
+    job = comment_job(workflow)
+    assert job["permissions"] == {"pull-requests": "write"}
+    assert job["needs"] == "check"
+    for step in job["steps"]:  # nothing of the PR is checked out or run where the token can write
+        assert "uses" not in step
+        assert "clusterforge" not in step.get("run", "").replace("clusterforge-cost-diff", "")
+
+
+def test_the_comment_is_found_by_its_marker_and_edited_in_place(workflow: dict[str, Any]) -> None:
+    from clusterforge.formats.cost_diff import MARKER
+
+    job = comment_job(workflow)
+    assert "always()" in job["if"]  # a failing check still gets its cost comment
+    assert "github.event.pull_request.head.repo.full_name == github.repository" in job["if"]  # forks: summary only
+    [step] = job["steps"]
+    script, env = step["run"], step["env"]
+    assert MARKER in script and '"github-actions[bot]"' in script and "--paginate" in script
+    assert re.search(r'gh api --method PATCH "repos/\$REPO/issues/comments/\$id" --input "\$payload"', script)
+    assert re.search(r'gh api --method POST "repos/\$REPO/issues/\$PR/comments" --input "\$payload"', script)
+    assert script.index("PATCH") < script.index("POST")  # a second push edits; it never adds a comment
+    assert env["BODY"] == "${{ needs.check.outputs.cost_comment }}"
+    assert env["PR"] == "${{ github.event.pull_request.number }}" and env["GH_TOKEN"] == "${{ github.token }}"
+    assert workflow["jobs"]["check"]["outputs"]["cost_comment"] == "${{ steps.cost.outputs.comment }}"
+    check = steps(workflow)
+    [price] = [s for s in check if s.get("id") == "cost"]
+    assert check.index(price) < len(check) - 1  # the gate stays the last step
+    assert MARKER in price["run"]
+
+
+def test_the_pricing_step_writes_the_summary_and_the_comment(workflow: dict[str, Any], tmp_path: Path) -> None:
+    """The step run as the runner runs it on a PR that grows the AWS example from 64 to 96 nodes and adds a
+    blueprint: the job summary and the comment output hold the marker, the p5.48xlarge line with its +$ delta,
+    and the new blueprint's estimate."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    repo = tmp_path / "repo"
+    (repo / "examples").mkdir(parents=True)
+    p5 = (EXAMPLES / "aws-p5.yaml").read_text()
+    (repo / "examples" / "p5.yaml").write_text(p5)
+    git(repo, "init", "-q")
+    _commit(repo, "base")
+    base = git(repo, "rev-parse", "HEAD")
+    grown = p5.replace("p5.48xlarge, count: 64,", "p5.48xlarge, count: 96,")
+    assert grown != p5
+    (repo / "examples" / "p5.yaml").write_text(grown)
+    (repo / "examples" / "dgx.yaml").write_text((EXAMPLES / "onprem-dgx-h100.yaml").read_text())
+    _commit(repo, "grow")
+    assert sorted(find(workflow, repo, base)[0]) == ["examples/dgx.yaml", "examples/p5.yaml"]
+    summary = tmp_path / "summary.md"
+    result = _run_step(workflow, repo, "Price the change", BASE_SHA=base, GITHUB_STEP_SUMMARY=str(summary))
+    assert result.returncode == 0, result.stdout + result.stderr
+    text = summary.read_text()
+    assert text.startswith("<!-- clusterforge-cost-diff -->\n")
+    assert re.search(r"^\| p5\.48xlarge [^|]*\| \$1,837,497\.60 \| \$2,756,246\.40 \| \+\$918,748\.80 \|$", text, re.M)
+    assert "**monthly total**" in text and "### Cost: " in text  # the new blueprint, priced alone
+    output = Path(runner_env(workflow, repo)["GITHUB_OUTPUT"]).read_text()
+    opening = re.search(r"^comment<<([0-9a-f]{32})$", output, re.M)
+    assert opening is not None and output.rstrip().endswith(opening.group(1))
+    assert text in output

@@ -8,23 +8,18 @@ from typing import TYPE_CHECKING
 import click
 
 from clusterforge.cli.app import EXIT_POLICY, app, format_option, policy_options, say
-from clusterforge.core.errors import one_line
 from clusterforge.formats.escape import log_line
 from clusterforge.pipeline.analysis import PolicyInputs
 
 if TYPE_CHECKING:
     from clusterforge.cost import CostEstimate
-    from clusterforge.day2.cost_delta import CostDelta
-    from clusterforge.day2.diff import Change, Diff, PhysicalDelta
     from clusterforge.day2.rendered import Rendered
-
-VALUE_WIDTH = 60
 
 
 @app.command()
 @click.argument("old")
 @click.argument("new")
-@format_option("text", "json")
+@format_option("text", "json", "markdown")
 @policy_options
 def diff(old: str, new: str, fmt: str, inputs: PolicyInputs) -> None:
     """Say what changing a running cluster from blueprint OLD to blueprint NEW means for running work.
@@ -78,9 +73,18 @@ def diff(old: str, new: str, fmt: str, inputs: PolicyInputs) -> None:
     if fmt == "json":
         body = {"old": old, "new": new, **result.to_dict(), "cost": None if cost is None else cost.to_dict()}
         click.echo(json.dumps(body, indent=2))
+    elif fmt == "markdown":
+        from clusterforge.day2.diff_markdown import markdown
+
+        click.echo(markdown(old, new, result, cost), nl=False)
     else:
-        for line in report(old, new, result, cost):
-            click.echo(log_line(line))  # keys and values are input: never a workflow command
+        from clusterforge.cli.terminal import width, wrap
+        from clusterforge.day2.diff_view import report
+
+        columns = width()
+        for line, indent in report(old, new, result, cost, columns):
+            for piece in wrap(log_line(line), columns, indent):
+                click.echo(log_line(piece))  # keys and values are input: never a workflow command
     if result.disruptive:
         raise click.exceptions.Exit(EXIT_POLICY)
 
@@ -98,70 +102,3 @@ def _rendered(argument: str, inputs: PolicyInputs) -> tuple[Rendered, CostEstima
         return Rendered.from_directory(Path(argument)), None
     with revisions.blueprint_path(argument) as path:
         return rendered_with_cost(path, inputs)
-
-
-def elided(value: str | None, width: int = VALUE_WIDTH) -> str:
-    """A value on one short line: `(absent)` for none, long ones cut with '…'."""
-    if value is None:
-        return "(absent)"
-    value = one_line(value)
-    return value if len(value) <= width else value[: width - 1] + "…"
-
-
-def _hosts(hosts: tuple[str, ...], daemon: str | None) -> str:
-    from clusterforge.core.hostlist import compress
-
-    if not hosts:
-        return f"  ({daemon})" if daemon else ""
-    count = f"{len(hosts)} host{'' if len(hosts) == 1 else 's'}"
-    return f"  ({count}: {elided(compress(hosts))}{', ' + daemon if daemon else ''})"
-
-
-def change_line(change: Change) -> str:
-    """`ACTION  file: key: old -> new  (N hosts: hostlist, daemon)  — why`"""
-    return (f"  {change.action.name:<11}  {change.file}: {elided(change.key)}: {elided(change.old)} -> "
-            f"{elided(change.new)}{_hosts(change.hosts, change.daemon)}  — {change.why}")
-
-
-def _number(value: float) -> str:
-    return f"{value:,.3f}".rstrip("0").rstrip(".")
-
-
-def physical_line(delta: PhysicalDelta) -> str:
-    """`what: old -> new unit (+delta)`"""
-    change = delta.new - delta.old
-    unit = f" {delta.unit}" if delta.unit else ""
-    return (f"  {delta.what}: {_number(delta.old)} -> {_number(delta.new)}{unit} "
-            f"({'+' if change >= 0 else '-'}{_number(abs(change))})")
-
-
-def _nodes(label: str, hosts: tuple[str, ...]) -> str:
-    from clusterforge.core.hostlist import compress
-
-    return f"  {label:<8} {len(hosts)}" + (f": {elided(compress(hosts), 100)}" if hosts else "")
-
-
-def verdict(result: Diff) -> str:
-    if result.loses_jobs:
-        keys = ", ".join(dict.fromkeys(change.key for change in result.job_loss))
-        return (f"loses jobs: queued or running jobs are lost; drain the cluster first (largest action: "
-                f"{result.largest.name}): {elided(keys)}")
-    if not result.disruptive:
-        return f"no disruption: running jobs keep running (largest action: {result.largest.name})"
-    count = len(result.interrupted)
-    return (f"disruptive: {count} host{' needs' if count == 1 else 's need'} a drain, reboot or reimage "
-            f"(largest action: {result.largest.name})")
-
-
-def report(old: str, new: str, result: Diff, cost: CostDelta | None = None) -> list[str]:
-    """The text report: nodes, settings, physical figures, the cost and the verdict."""
-    lines = [f"clusterforge diff: {old} -> {new}", "nodes", _nodes("added", result.added),
-             _nodes("removed", result.removed), _nodes("changed", result.changed)]
-    if result.powered_added or result.powered_removed:
-        lines += ["power-saved nodes (SLURM starts them when jobs need them; no host to provision)",
-                  _nodes("added", result.powered_added), _nodes("removed", result.powered_removed)]
-    lines.append("settings")
-    lines += [change_line(change) for change in result.changes] or ["  (none changed)"]
-    lines += ["physical", *([physical_line(delta) for delta in result.physical] or ["  (no change)"])]
-    lines.append(cost.line() if cost is not None else "cost: not compared (a render directory has no plan)")
-    return [*lines, verdict(result)]

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from clusterforge.cost import CostEstimate
     from clusterforge.day2.rendered import Rendered
+    from clusterforge.formats.cost_diff import CostDiff
     from clusterforge.pipeline.analysis import PolicyInputs
 
 
@@ -37,6 +38,12 @@ class CostDelta:
                 "delta_capex_usd": self.delta_capex_usd,
                 "old_usd_per_gpu_hour": self.old.usd_per_gpu_hour,
                 "new_usd_per_gpu_hour": self.new.usd_per_gpu_hour}
+
+    def view(self, old_name: str, new_name: str) -> CostDiff:
+        """Item by item, for the pull-request comment (formats.cost_diff)."""
+        from clusterforge.formats.cost_diff import CostDiff
+
+        return CostDiff(old_name, new_name, self.old, self.new)
 
     def line(self) -> str:
         """`cost: $A/month -> $B/month (+$C, +P%); capex $D -> $E`, whole dollars: an estimate, not an invoice."""
@@ -74,6 +81,19 @@ def rendered_with_cost(blueprint: Path, inputs: PolicyInputs) -> tuple[Rendered,
     result = analysis.analyze(blueprint, analysis.read_policy(inputs))
     rendered = Rendered.from_context(RenderContext(result.loaded, result.plan, project_dir(result.loaded.cluster)))
     return rendered, estimate_cost(result.cluster, result.plan, result.policy.catalog)
+
+
+def estimated(argument: str, inputs: PolicyInputs, idle_share: float | None = None) -> CostEstimate:
+    """The estimate of blueprint ARGUMENT, a file or REV:PATH (read from git as `diff` reads it), without a
+    render: `cost --diff` prices both sides and compares nothing else."""
+    from clusterforge.cost import estimate_cost
+    from clusterforge.day2 import revisions
+    from clusterforge.pipeline import analysis
+
+    policy = analysis.read_policy(inputs)
+    with revisions.blueprint_path(argument) as path:
+        result = analysis.analyze(path, policy)
+        return estimate_cost(result.cluster, result.plan, policy.catalog, idle_share)
 
 
 def cost_delta(old: CostEstimate | None, new: CostEstimate | None) -> CostDelta | None:
