@@ -71,12 +71,23 @@ def test_the_p5_on_demand_price_is_the_published_figure_with_its_date(tmp_path: 
 
 
 @pytest.mark.parametrize(("purchase", "rate"), [("on-demand", 55.04), ("reservation", 55.04),
-                                                 ("capacity-block", 39.33), ("savings-plan", 55.04 * 0.70)])
+                                                 ("capacity-block", 39.33)])
 def test_a_pool_purchase_option_sets_its_rate(tmp_path: Path, aws_data: dict, purchase: str, rate: float) -> None:
     aws_data["pools"][0]["purchase"] = purchase
     aws_data["cost"] = {"purchase": "on-demand"}  # the pool's own option wins over the blueprint's
     gpu = line(estimate(written(tmp_path, aws_data)), f"p5.48xlarge {purchase}, pool gpu")
     assert gpu.total_usd == pytest.approx(64 * 730 * rate)
+
+
+def test_a_savings_plan_without_a_published_rate_is_unpriced_not_a_guessed_discount(tmp_path: Path,
+                                                                                    aws_data: dict) -> None:
+    """AWS prices a Savings Plan per term and payment option; the catalog states none, so the pool is named
+    unpriced instead of priced at a flat fraction of on demand."""
+    aws_data["pools"][0]["purchase"] = "savings-plan"
+    found = estimate(written(tmp_path, aws_data))
+    gpu = line(found, "p5.48xlarge savings-plan, pool gpu")
+    assert not gpu.priced and found.unpriced == ("p5.48xlarge savings-plan x 64 (pool gpu)",)
+    assert found.monthly_usd == pytest.approx(730 * 0.8064 + 50400 * 0.21)
 
 
 def test_without_a_reservation_the_pool_runs_on_demand(tmp_path: Path, aws_data: dict) -> None:
