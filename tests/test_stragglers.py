@@ -146,7 +146,7 @@ def test_drains_are_one_per_reason_code_with_the_nodes_as_one_hostlist() -> None
          "Reason=clusterforge-health: gpu-sdc (person): a GPU computed a wrong GEMM checksum against the fleet "
          "(clusterforge health perf)"],
         ["scontrol", "update", "NodeName=gpu-[00010-00011]", "State=DRAIN",
-         "Reason=clusterforge-health: gpu-slow (person): a GPU's GEMM or memory bandwidth is below the fleet "
+         "Reason=clusterforge-health: gpu-slow (person): GEMM or memory bandwidth of a GPU below the fleet "
          "(clusterforge health perf)"]]
     assert all(len(d.argv()[-1]) <= 200 + len("Reason=") for d in planned)
 

@@ -248,7 +248,7 @@ DRAIN_REASONS = {
                "(clusterforge health perf)",
     "gpu-perf": "clusterforge-health: gpu-perf (person): the GPU performance test failed on a GPU "
                 "(clusterforge health perf)",
-    "gpu-slow": "clusterforge-health: gpu-slow (person): a GPU's GEMM or memory bandwidth is below the fleet "
+    "gpu-slow": "clusterforge-health: gpu-slow (person): GEMM or memory bandwidth of a GPU below the fleet "
                 "(clusterforge health perf)",
 }
 
