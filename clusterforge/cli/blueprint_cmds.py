@@ -39,7 +39,7 @@ def validate(files: tuple[Path, ...], catalog: tuple[Path, ...], fmt: str) -> No
             raise
         click.echo(document([], error.problems), nl=False)
         raise click.exceptions.Exit(EXIT_INPUT) from None
-    results = [_validate_one(path, cat) for path in files]
+    results = [_validate_one(path, cat, files) for path in files]
     if fmt == "json":
         click.echo(document(results), nl=False)
     else:
@@ -57,12 +57,17 @@ def _say(result: FileResult) -> None:
         click.echo(log_line(f"{result.file}: valid ({result.summary.text()})"))
 
 
-def _validate_one(path: Path, catalog: Catalog) -> FileResult:
-    """One blueprint's problems, or what it holds."""
+def _validate_one(path: Path, catalog: Catalog, given: tuple[Path, ...]) -> FileResult:
+    """One blueprint's problems, or what it holds; a Site file's one problem (cli.site_file), naming the
+    blueprints that include it, among `given` first."""
     from clusterforge.blueprint.load import load_blueprint
+    from clusterforge.cli.site_file import site_problem
     from clusterforge.cli.validate_view import FileResult, Summary
     from clusterforge.plan.topology import hosts_per_device
 
+    site = site_problem(path, "validate", given)
+    if site is not None:
+        return FileResult(str(path), (site,))
     try:
         loaded = load_blueprint(path, catalog)
     except ClusterforgeError as error:

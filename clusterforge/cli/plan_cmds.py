@@ -41,8 +41,10 @@ def plan(file: Path, fmt: str, inputs: PolicyInputs) -> None:
     1 it cannot: a fabric beyond its switches' capacity, or nodes that fit in no rack
     (the plan is still printed, with the reasons), 2 invalid input.
     """
+    from clusterforge.cli.site_file import refuse_site
     from clusterforge.pipeline.analysis import analyze, read_policy
 
+    refuse_site(file, "plan")
     result = analyze(file, read_policy(inputs))
     infeasible = result.plan.infeasible()
     if fmt == "json":
@@ -87,11 +89,13 @@ def render(file: Path, out: Path, force: bool, inputs: PolicyInputs, from_output
     Refuses (exit 1) while the policy check has unwaived errors, unless --force. OUT is replaced only when
     every file is written: a failed render leaves it as it was.
     """
+    from clusterforge.cli.site_file import refuse_site
     from clusterforge.files.atomic import refuse_inputs
     from clusterforge.pipeline.analysis import analyze, load, read_policy
     from clusterforge.render import RenderContext, write
     from clusterforge.target_kernel import in_use, outputs_reader, project_dir
 
+    refuse_site(file, "render")
     policy = read_policy(inputs)
     loaded = load(file, policy)
     stack = None

@@ -43,10 +43,12 @@ def report(file: Path, output: Path, fmt: str, max_racks: int, exports: tuple[Pa
       clusterforge report cluster.yaml -f png -o elevations.png
       clusterforge report cluster.yaml --measured bmc-power.json -o report.html
     """
+    from clusterforge.cli.site_file import refuse_site
     from clusterforge.files.atomic import refuse_inputs, write_text
     from clusterforge.pipeline.analysis import analyze, read_policy
     from clusterforge.report import build
 
+    refuse_site(file, "report")
     result = analyze(file, read_policy(inputs))
     loaded, plan, verdict = result.loaded, result.plan, result.verdict
     read = input_files([loaded.source], file, *exports, *inputs.files())
