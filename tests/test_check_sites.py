@@ -150,3 +150,32 @@ def test_a_pr_deleting_a_site_rechecks_the_teams_that_still_include_it(tmp_path:
     git(repo, "commit", "-qm", "drop the site")
     listed, _, _ = find(_workflow(), repo, base)
     assert sorted(listed) == ["blueprints/dc1/team-nlp.yaml", "blueprints/dc1/team-vision.yaml"]
+
+
+def test_an_empty_folder_is_bad_input_that_says_what_was_looked_for(cli, tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    result = cli("check", tmp_path / "empty")
+    assert result.exit_code == 2, result.output
+    assert (f"{tmp_path / 'empty'}: no blueprint to check: looked for .yaml/.yml files of kind Cluster or Site below "
+            "it (hidden folders skipped) and found no YAML file") in result.stderr
+
+
+def test_a_folder_of_other_yaml_is_bad_input_beside_the_blueprints_judged(cli, tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.yaml").write_text("just: some other yaml\n")
+    (tmp_path / "notes" / ".hidden").mkdir()
+    (tmp_path / "notes" / ".hidden" / "b.yaml").write_text((SHARED / "team-nlp.yaml").read_text())
+    result = cli("check", tmp_path / "notes", EXAMPLES / "aws-p5.yaml", "-f", "json")
+    assert result.exit_code == 2, result.output
+    assert "found 1 YAML file of other kinds" in result.stderr
+    data = json.loads(result.stdout)
+    [problem] = [f for f in data["findings"] if f["id"] == "INPUT"]
+    assert problem["file"].endswith("/notes") and "no blueprint to check" in problem["message"]
+    assert data["summary"]["rules"] > 1  # aws-p5 was still judged: its rules ran beside INPUT
+
+
+def test_a_folder_with_only_a_site_nobody_includes_still_passes(cli, tmp_path: Path) -> None:
+    shutil.copy(SHARED / "site-dc1.yaml", tmp_path / "site-dc1.yaml")
+    result = cli("check", tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "no blueprint includes it" in result.stderr

@@ -37,7 +37,8 @@ def check(files: tuple[Path, ...], fmt: str, inputs: PolicyInputs, fail_level: s
     \b
     FILES may be blueprints (kind: Cluster), folders, `-` and site files:
       a folder      every *.yaml/*.yml below it that is a Cluster or a Site
-                    (hidden folders are skipped; other YAML is skipped with a note)
+                    (hidden folders are skipped; other YAML is skipped with a note);
+                    a folder with neither is invalid input (exit 2)
       -             one blueprint on stdin; its includes resolve against the
                     current directory
       a Site file   the Cluster blueprints that include it, looked for among
@@ -94,7 +95,7 @@ class _PartlyJudged(ClusterforgeError):
 
 def _judge(files: tuple[Path, ...], inputs: PolicyInputs, output: Path | None) -> tuple[Verdict, int]:
     """The verdict over what FILES name (clusterforge.compose.site_users), and how many blueprints it covers."""
-    from clusterforge.cli.check_inputs import load_all
+    from clusterforge.cli.check_inputs import empty_folders, load_all
     from clusterforge.compose.site_users import select
     from clusterforge.pipeline.analysis import check_set, read_policy
     from clusterforge.policies import Verdict
@@ -104,6 +105,7 @@ def _judge(files: tuple[Path, ...], inputs: PolicyInputs, output: Path | None) -
     for note in chosen.notes:
         say(note)
     loadeds, problems = load_all(chosen.blueprints, policy)
+    problems = [*empty_folders(files), *problems]
     if output is not None:
         from clusterforge.files.atomic import refuse_inputs
 
@@ -114,7 +116,7 @@ def _judge(files: tuple[Path, ...], inputs: PolicyInputs, output: Path | None) -
     if not loadeds:
         if problems:
             raise ClusterforgeError(problems)
-        say("no blueprint to check")  # only sites that no blueprint includes, or folders without one: said above
+        say("no blueprint to check")  # only sites that no blueprint includes: said above
         return Verdict((), (), policy.inputs.fail_level), 0
     checked = check_set(loadeds, policy)
     for note in checked.notes:

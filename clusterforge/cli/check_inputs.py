@@ -34,6 +34,38 @@ def read_stdin() -> str:
                                         line)) from None
 
 
+def empty_folders(args: Sequence[Path]) -> list[Problem]:
+    """A problem for each folder among `args` that holds no Cluster or Site file: `check blueprints/` on the wrong
+    folder (or before the files are there) must not pass as a check of nothing."""
+    from clusterforge.compose.site_users import STDIN
+
+    problems = []
+    for arg in args:
+        if arg == STDIN or not arg.is_dir():
+            continue
+        looked = _yaml_without_blueprint(arg)
+        if looked is None:
+            continue
+        found = f"{looked} YAML file{'s' if looked != 1 else ''} of other kinds" if looked else "no YAML file"
+        problems.append(Problem(f"no blueprint to check: looked for .yaml/.yml files of kind Cluster or Site below "
+                                f"it (hidden folders skipped) and found {found}", str(arg),
+                                hint="name the blueprint files, or the folder that holds them"))
+    return problems
+
+
+def _yaml_without_blueprint(folder: Path) -> int | None:
+    """How many YAML files lie below `folder` when none is a Cluster or a Site; None at the first that is (cheap
+    where a folder holds blueprints)."""
+    from clusterforge.compose.site_users import kind_of, yaml_below
+
+    count = 0
+    for path in yaml_below(folder):
+        if kind_of(path) in ("Cluster", "Site"):
+            return None
+        count += 1
+    return count
+
+
 def load_all(blueprints: Sequence[Path], policy: Policy) -> tuple[list[Loaded], list[Problem]]:
     """Every blueprint that loads (`-` from stdin), and the problems of all that cannot, together."""
     from clusterforge.pipeline.analysis import load_set
