@@ -162,3 +162,39 @@ def test_a_refused_setting_hides_no_other_files_findings(tmp_path: Path, monkeyp
     assert result.exit_code == 2, result.output
     findings = json.loads(result.stdout)["findings"]
     assert {(f["id"], f["file"]) for f in findings} >= {("INPUT", "invalid.yaml"), ("PWR-002", "bad.yaml")}
+
+
+@pytest.mark.parametrize("text", [UNKNOWN_KEY, BAD_YAML, MISSING_INCLUDE])
+def test_junit_files_an_input_error_under_the_input_class(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          text: str) -> None:
+    """The class names what failed: the input, not the waivers (the class every unregistered id once fell into)."""
+    result = _check(tmp_path, monkeypatch, text, "-f", "junit")
+    assert result.exit_code == 2, result.output
+    cases = list(ET.fromstring(result.stdout).iter("testcase"))
+    assert cases and {c.get("classname") for c in cases} == {"clusterforge.input"}
+    assert all(c.get("file") == "bad.yaml" for c in cases)
+
+
+def test_junit_classes_of_the_ids_that_are_no_rule() -> None:
+    from clusterforge.formats.junit import classname
+    from clusterforge.policies.discovery import load_rules
+    from clusterforge.policies.waivers import EXPIRED_ID, UNUSED_ID
+
+    load_rules()
+    assert classname("INPUT") == "clusterforge.input"
+    assert classname(UNUSED_ID) == classname(EXPIRED_ID) == "clusterforge.waivers"
+    assert classname("PWR-002") == "clusterforge.power"
+    assert classname("XYZ-999") == "clusterforge.policy"
+
+
+def test_junit_names_no_file_for_a_problem_of_no_file() -> None:
+    """A problem of no file (an option's value) is a failing case without a made-up `<input>:0:` location."""
+    from clusterforge.core.errors import Problem
+    from clusterforge.formats import junit
+    from clusterforge.formats.input_errors import verdict_of
+
+    root = ET.fromstring(junit.render(verdict_of([Problem("no such template", path="--template")])))
+    [case] = root.iter("testcase")
+    assert case.get("file") is None and case.get("line") is None
+    failure = case.find("failure")
+    assert failure is not None and failure.text == "no such template"

@@ -147,7 +147,7 @@ def test_an_internal_error_shows_its_traceback_on_request() -> None:
 def test_input_errors_and_interrupts_keep_their_codes() -> None:
     """Bad input stays exit 2; Ctrl-C is exit 130 with one line: neither a verdict (1) nor an internal error."""
     bad_input = _crash("ClusterforgeError('bad input')")
-    assert bad_input.returncode == 2 and bad_input.stderr.strip() == "<input>: bad input"
+    assert bad_input.returncode == 2 and bad_input.stderr.strip() == "bad input"
     interrupted = _crash("KeyboardInterrupt()")
     assert (interrupted.returncode, interrupted.stderr) == (130, "clusterforge: interrupted\n")
 

@@ -40,7 +40,7 @@ def test_an_unreachable_login_node_is_ssh_failing_exit_2(real_ssh: None, host: s
     assert result.exit_code == 2, result.output
     assert "missing" not in result.output
     [line] = result.output.splitlines()
-    assert line.startswith(f"<input>: --ssh: ssh to {host} failed (exit 255): ssh: connect to host {NOWHERE}")
+    assert line.startswith(f"--ssh: ssh to {host} failed (exit 255): ssh: connect to host {NOWHERE}")
     assert "Connection refused" in line
 
 
@@ -68,7 +68,7 @@ def test_a_login_node_without_srun_is_exit_2(fake_ssh: Path, monkeypatch: pytest
     monkeypatch.setenv("SSH_EXIT", "127")
     result = CliRunner().invoke(app, ["health", "diag", "-w", "gpu-0001", "--ssh", "login-0001"])
     assert result.exit_code == 2, result.output
-    assert result.output.startswith("<input>: --ssh: srun is not installed on login-0001: bash: line 1: srun: command")
+    assert result.output.startswith("--ssh: srun is not installed on login-0001: bash: line 1: srun: command")
 
 
 def test_exit_255_after_node_results_is_still_a_verdict(fake_ssh: Path, monkeypatch: pytest.MonkeyPatch) -> None:

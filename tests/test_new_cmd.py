@@ -185,3 +185,26 @@ def test_each_template_with_defaults_passes_check(tmp_path: Path, name: str) -> 
     assert invoke("new", name, "-o", out).exit_code == 0
     verdict = json.loads(invoke("check", out, "-f", "json").stdout)
     assert verdict["verdict"] == "pass", verdict
+
+
+def test_one_error_and_one_warning_are_said_in_the_singular(tmp_path: Path) -> None:
+    """onprem-dev's defaults give one PWR-003 warning (a feed loss leaves the servers degraded), the only rule
+    run here; a policy config that makes it an error gives one error."""
+    from clusterforge.policies.discovery import load_rules
+    from clusterforge.policies.registry import REGISTRY
+
+    load_rules()
+    skips = [arg for rule in sorted(REGISTRY) if rule != "PWR-003" for arg in ("--skip", rule)]
+    warned = invoke("new", "onprem-dev", "-o", tmp_path / "dev.yaml", *skips)
+    assert warned.exit_code == 0, warned.output
+    assert "check passes (0 errors, 1 warning)" in warned.stderr
+    (tmp_path / "policy.yaml").write_text("kind: PolicyConfig\nrules:\n  PWR-003: {level: error}\n")
+    failed = invoke("new", "onprem-dev", "--policy-config", tmp_path / "policy.yaml", *skips)
+    assert failed.exit_code == 1, failed.output
+    assert "check FAILS (1 error, 0 warnings)" in failed.stderr
+
+
+def test_an_unknown_template_is_said_without_a_file_prefix() -> None:
+    result = invoke("new", "no-such-template")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("unknown template 'no-such-template' (see `clusterforge new --list`)")

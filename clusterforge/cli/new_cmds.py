@@ -8,6 +8,7 @@ import click
 
 from clusterforge.cli.app import EXIT_POLICY, app, format_option, policy_options
 from clusterforge.core.errors import ClusterforgeError, Problem, shown
+from clusterforge.formats.escape import plural
 from clusterforge.pipeline.analysis import PolicyInputs
 
 
@@ -143,7 +144,7 @@ def _write_checked(text: str, output: Path | None, template: str, inputs: Policy
 
         write_text(output, text)
     verdict = analyze(loaded, policy, detail=False).verdict
-    summary = f"{verdict.count('error')} errors, {verdict.count('warning')} warnings"
+    summary = f"{plural(verdict.count('error'), 'error')}, {plural(verdict.count('warning'), 'warning')}"
     where = f"wrote {output}: " if output else ""
     if verdict.failed:
         for finding in verdict.errors[:10]:

@@ -24,20 +24,28 @@ def one_line(text: str) -> str:
                             else f"\\u{ord(m.group()):04x}", text)
 
 
+NO_FILE = "<input>"  # a problem of no file: an unknown template's name, an option's value, a refused stack setting
+
+
 @dataclass(frozen=True)
 class Problem:
     """One thing wrong with the input, located as precisely as the loader could."""
 
     message: str
-    file: str = "<input>"
+    file: str = NO_FILE
     line: int = 0
     path: str = ""
     hint: str = ""
 
     def render(self) -> str:
-        """Format as `file:line: path: message (hint)`, the shape editors and CI annotate."""
-        where = f"{self.file}:{self.line}" if self.line else self.file
-        text = f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
+        """Format as `file:line: path: message (hint)`, the shape editors and CI annotate. A problem of no file
+        has no location to annotate: `path: message`, or the message alone, with no made-up file name before it
+        (text read from no file keeps its line: `line 3: path: message`)."""
+        if self.file in ("", NO_FILE):
+            where = f"line {self.line}" if self.line else ""
+        else:
+            where = f"{self.file}:{self.line}" if self.line else self.file
+        text = ": ".join(part for part in (where, self.path, self.message) if part)
         return one_line(f"{text} ({self.hint})" if self.hint else text)
 
 
