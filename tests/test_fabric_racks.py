@@ -237,7 +237,7 @@ def test_report_says_what_fits_nowhere(cli, write, tmp_path: Path) -> None:
     out = tmp_path / "r.html"
     assert cli("report", path, "-o", out).exit_code == 0
     html = out.read_text()
-    assert html.count('<g class="device switch">') == 10 and "2 spine switch(es) fit in no rack" in html
+    assert html.count('<g class="device switch">') == 10 and "2 spine switches fit in no rack" in html
 
 
 def test_a_site_rack_role_is_validated(cli, write) -> None:

@@ -28,7 +28,17 @@ from clusterforge.report.fabric import fabric_svg
 from clusterforge.report.findings import LISTED, summarise
 from clusterforge.report.measured import Measured, ordered
 from clusterforge.report.pools import pool_facts, pool_svg
-from clusterforge.report.rows import Row, group_rows, racks_to_draw
+from clusterforge.report.rows import (
+    STANDING_WORDS,
+    STANDINGS,
+    RackBlock,
+    Row,
+    group_rows,
+    rack_blocks,
+    racks_to_draw,
+    standing,
+)
+from clusterforge.report.words import agree, counted
 from clusterforge.target_kernel import in_use, target_of
 
 MAX_RACKS = 200  # racks drawn by default: about 25,000 px of page; the rows table sums them all
@@ -77,21 +87,25 @@ def build(analysis: Analysis, max_racks: int = MAX_RACKS, drawings_only: bool = 
                       if f.level != "info"]
     errors_by_rack = Counter(f.where.rack for f in verdict.findings
                              if f.level == "error" and isinstance(f.where, RackRef))
-    warnings_by_rack = Counter(f.where.rack for f, level in shown_findings
-                               if level != "error" and isinstance(f.where, RackRef))
-    racks_view: dict[str, list[dict[str, Any]]] = {}
+    warnings_by_rack = Counter(f.where.rack for f in verdict.findings
+                               if f.level == "warning" and isinstance(f.where, RackRef))
+    rack_cards: dict[str, dict[str, Any]] = {}
     rows: list[Row] = []
-    drawn: set[str] = set()
+    drawn: list[str] = []
+    blocks: list[RackBlock] = []
     measured_racks = {d.name: d for d in measured.racks} if measured is not None else {}
     if cluster.site is not None:
         cooling = ctx.config.cooling
         pairs = ctx.racks()
         drawn = racks_to_draw([rack.name for _, rack in pairs], errors_by_rack, warnings_by_rack, max_racks)
+        drawing = set(drawn)
+        row_of: dict[str, str] = {}
         by_row: dict[int, list[tuple[RackLoad, Rack]]] = {}
         for load, rack in pairs:
             by_row.setdefault(load.rack.row_index, []).append((load, rack))
-            if rack.name not in drawn:
+            if rack.name not in drawing:
                 continue
+            row_of[rack.name] = load.rack.row
             a, b = ctx.side_kw(rack, "A"), ctx.side_kw(rack, "B")
             air_cap = cooling.air_capacity_kw(rack.cooling.kind, rack.cooling.air_kw)
             bars = [Bar("power vs side A", load.power_kw, a), Bar("power vs side B", load.power_kw, b),
@@ -101,11 +115,14 @@ def build(analysis: Analysis, max_racks: int = MAX_RACKS, drawings_only: bool = 
                 bars.append(Bar(f"liquid heat vs {what}", load.liquid_heat_kw, liquid_capacity_kw(rack.cooling)))
             if measured is not None and (draw := measured_racks.get(rack.name)) is not None:
                 bars.append(Bar("measured draw", draw.measured_kw, draw.budget_kw))
-            racks_view.setdefault(load.rack.row, []).append({
+            rack_cards[rack.name] = {
                 "name": rack.name, "bars": bars, "errors": errors_by_rack.get(rack.name, 0),
+                "warnings": warnings_by_rack.get(rack.name, 0),
+                "standing": standing(rack.name, errors_by_rack, warnings_by_rack),
                 "svg": rack_svg(load, rack, colours, hardware, errors_by_rack.get(rack.name, 0) > 0),
                 "u": f"{load.u_used + rack.reserved_u}/{rack.u_height}U",
-                "kg": f"{rack.tare_weight_kg + load.weight_kg:.0f}/{rack.max_weight_kg:g} kg"})
+                "kg": f"{rack.tare_weight_kg + load.weight_kg:.0f}/{rack.max_weight_kg:g} kg"}
+        blocks = rack_blocks((name, row_of[name], rack_cards[name]["standing"]) for name in drawn)
         for ri, row in enumerate(cluster.site.rows):
             loads = by_row.get(ri, [])
             crah, cdu = row.cooling.crah_kw, row.cooling.cdu_kw
@@ -140,16 +157,25 @@ def build(analysis: Analysis, max_racks: int = MAX_RACKS, drawings_only: bool = 
         name=cluster.name, target=cluster.target, source=loaded.file, failed=verdict.failed,
         counts={"error": verdict.count("error"), "warning": verdict.count("warning"), "waived": len(verdict.waived)},
         drawings_only=drawings_only, cards=cards, rows=group_rows(rows),
-        rack_rows=[{"name": k, "racks": v} for k, v in racks_view.items()],
+        rack_blocks=[{"standing": b.standing, "row": b.row, "racks": [rack_cards[name] for name in b.racks]}
+                     for b in blocks],
+        standings=_standings(blocks), standing_words=STANDING_WORDS, counted=counted, agree=agree,
         colours=colours, shown_racks=len(drawn), hidden_racks=max(0, total_racks - len(drawn)),
         switch_colour=SWITCH_COLOUR, switches=_switch_note(plan, switch),
         fabric_svg=fabric_svg(fabric, switch, sum(p.count for p in cluster.pools if p.role == "compute"))
         if fabric else "",
         fabric_note=_fabric_note(fabric, switch) if fabric else "",
         pools=pools, storage=_storage(cluster),
-        findings=summarise(shown_findings, drawn), findings_total=len(shown_findings), listed=LISTED,
+        findings=summarise(shown_findings, set(drawn)), findings_total=len(shown_findings), listed=LISTED,
         bom=_bom(loaded, plan, switch, switch_kw), bar=_bar, cost=None if drawings_only else cost_panel(analysis),
         measured=None if measured is None or drawings_only else _measured_view(measured, max_racks))
+
+
+def _standings(blocks: list[RackBlock]) -> str:
+    """How many drawn racks fail, warn and pass, for the note above the elevations: `2 failing, 1 with warnings,
+    7 passing`."""
+    per = Counter(b.standing for b in blocks for _ in b.racks)
+    return ", ".join(f"{per[s]:,} {STANDING_WORDS[s]}" for s in STANDINGS if per[s])
 
 
 def _measured_view(measured: Measured, limit: int) -> dict[str, Any]:
@@ -185,9 +211,12 @@ def _switch_note(plan: Plan, switch: str) -> dict[str, str] | None:
         return None
     placed = sum(racked.placed.values())
     where = "the site's network racks" if racked.where == "network" else "the room the pools leave"
-    note = {"racked": f"{placed:,} {switch} switch{'es' if placed != 1 else ''} racked in {where}"}
+    note = {"racked": f"{counted(placed, f'{switch} switch', f'{switch} switches')} racked in {where}"}
     if racked.unplaced:
-        note["unplaced"] = ", ".join(f"{count:,} {tier}" for tier, count in racked.unplaced.items())
+        homeless = sum(racked.unplaced.values())
+        tiers = ", ".join(f"{count:,} {tier}" for tier, count in racked.unplaced.items())
+        note["unplaced"] = (f"{tiers} {agree(homeless, 'switch', 'switches')} {agree(homeless, 'fits', 'fit')} "
+                            f"in no rack")
     return note
 
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 from html import escape
 
 from clusterforge.plan import FatTree
+from clusterforge.report.words import counted
+
+SINGULAR = {"nodes": "node", "leaves": "leaf", "spines": "spine", "cores": "core"}  # a tier of one
 
 
 def fabric_svg(tree: FatTree, switch: str, nodes: int) -> str:
-    tiers = [("nodes", nodes, f"{tree.endpoints:,} endpoints")]
+    tiers = [("nodes", nodes, counted(tree.endpoints, "endpoint"))]
     tiers.append(("leaves", tree.leaves, f"{tree.leaf_downlinks} down / {tree.leaf_uplinks} up each"
                   + (f" ({tree.oversubscription:g}:1)" if tree.tiers >= 2 else "")))
     if tree.tiers == 2:
@@ -31,11 +34,11 @@ def fabric_svg(tree: FatTree, switch: str, nodes: int) -> str:
             parts.append(f'<rect x="{20 + b * box_w + 2}" y="{y}" width="{box_w - 4}" height="26" rx="3" '
                          f'class="tier {name}"/>')
         more = f" (+{count - shown} more)" if count > shown else ""
-        parts.append(f'<text x="{width / 2}" y="{y + 42}" class="tierlabel">{count:,} {escape(name)}{more} · '
-                     f'{escape(note)}</text>')
+        tier = escape(counted(count, SINGULAR[name], name))
+        parts.append(f'<text x="{width / 2}" y="{y + 42}" class="tierlabel">{tier}{more} · {escape(note)}</text>')
         if i < len(tiers) - 1:
             cable_name, cable_count = cables[len(tiers) - 2 - i]
-            parts.append(f'<text x="{width - 10}" y="{y + 62}" class="cables">{cable_count:,} cables '
+            parts.append(f'<text x="{width - 10}" y="{y + 62}" class="cables">{counted(cable_count, "cable")} '
                          f'({escape(cable_name)})</text>')
     parts.append("</svg>")
     return "".join(parts)

@@ -49,6 +49,12 @@ class RuleLine:
     items: tuple[Item, ...]  # the first LISTED findings, shown when the line is opened
 
     @property
+    def anchor(self) -> str:
+        """The id of this line's table row, `finding-PWR-002-warning`: the header's chip for the rule links here,
+        and the id stays the same from run to run, so a link into a report keeps working when it is rebuilt."""
+        return f"finding-{self.id}-{self.level}"
+
+    @property
     def more(self) -> int:
         """Findings the opened line does not list."""
         return self.count - len(self.items)

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
+from clusterforge.report.words import counted
+
 WIDTH = 560
 BOX_W, BOX_H, GAP = 58, 34, 6
 PER_LINE = 8
@@ -48,7 +50,7 @@ def pool_svg(pool: Mapping[str, Any], colour: str) -> str:
             parts.append(f'<rect x="{x + 3 + e * (BOX_W - 6) / max(ticks, 1):.1f}" y="{y + BOX_H - 7}" '
                          f'width="{max((BOX_W - 6) / max(ticks, 1) - 0.6, 0.6):.1f}" height="4" class="nic"/>')
     if more:
-        parts.append(f'<text x="8" y="{height - 8}" class="sub">+{more:,} more instances (not drawn)</text>')
+        parts.append(f'<text x="8" y="{height - 8}" class="sub">+{counted(more, "more instance")} (not drawn)</text>')
     parts.append("</svg>")
     return "".join(parts)
 

@@ -1,4 +1,4 @@
-"""The rows table and which racks the page draws.
+"""The rows table, and which racks the page draws in which order.
 
 A generated hall repeats one row design hundreds of times; the table shows a run of identical rows as one line
 ("rows r000–r172, 173 rows, each ...") so the elevations are not pushed below a screen-filling table. What is
@@ -7,8 +7,9 @@ identical is what the table prints: racks, IT kW and both cooling bars as they r
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import groupby
 from typing import Protocol
 
 
@@ -69,11 +70,36 @@ def group_rows(rows: Iterable[Row]) -> list[RowGroup]:
     return groups
 
 
-def racks_to_draw(names: Sequence[str], errors: dict[str, int], warnings: dict[str, int], limit: int) -> set[str]:
-    """At most `limit` racks: those with errors first, then those with warnings, then the rest, in hall order
-    within each; the page then draws them in hall order. A reviewer of a big hall sees the failing racks drawn."""
-    if len(names) <= limit:
-        return set(names)
-    ranked = sorted(range(len(names)), key=lambda i: (0 if errors.get(names[i]) else
-                                                      1 if warnings.get(names[i]) else 2, i))
-    return {names[i] for i in ranked[:limit]}
+STANDINGS = ("failing", "warning", "passing")  # the order the page draws racks in: what fails leads
+STANDING_WORDS = {"failing": "failing", "warning": "with warnings", "passing": "passing"}  # as the page says it
+
+
+def standing(name: str, errors: Mapping[str, int], warnings: Mapping[str, int]) -> str:
+    """failing (an unwaived error), warning (an unwaived warning) or passing (nothing, or only waived findings:
+    a waiver is an accepted finding, and the findings table still lists it)."""
+    return "failing" if errors.get(name) else "warning" if warnings.get(name) else "passing"
+
+
+def racks_to_draw(names: Sequence[str], errors: Mapping[str, int], warnings: Mapping[str, int],
+                  limit: int) -> list[str]:
+    """At most `limit` racks in the order the page draws them: failing first, then warning, then passing, in hall
+    order within each (a stable sort). A reviewer of a hall with two failing racks sees those two first, not eight
+    green racks; in a hall of thousands the cap keeps the racks with findings."""
+    rank = {s: i for i, s in enumerate(STANDINGS)}
+    return sorted(names, key=lambda name: rank[standing(name, errors, warnings)])[:limit]
+
+
+@dataclass(frozen=True)
+class RackBlock:
+    """Racks drawn together under one title: consecutive drawn racks of one standing in one row."""
+
+    standing: str
+    row: str
+    racks: tuple[str, ...]
+
+
+def rack_blocks(drawn: Iterable[tuple[str, str, str]]) -> list[RackBlock]:
+    """(rack, row, standing) in drawing order as blocks: a row whose racks differ in standing appears once per
+    standing, so the row stays named on every rack while the failing ones lead."""
+    return [RackBlock(state, row, tuple(rack for rack, _, _ in racks))
+            for (row, state), racks in groupby(drawn, key=lambda d: (d[1], d[2]))]

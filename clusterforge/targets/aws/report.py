@@ -19,7 +19,8 @@ def cloud_pools(cluster: Cluster, catalog: Catalog) -> list[dict[str, Any]]:
         entry = catalog.get(pool.hardware)
         if isinstance(entry, Ec2Instance):
             efa = efa_interfaces(pool, entry)
-            network = f"{efa} EFA interfaces, {entry.efa_bandwidth_gbps:,} Gbps" if efa else "ENA"
+            network = (f"{efa} EFA interface{'' if efa == 1 else 's'}, {entry.efa_bandwidth_gbps:,} Gbps" if efa
+                       else "ENA")
             out.append({"name": pool.name, "hardware": pool.hardware, "count": pool.count,
                         "gpus": pool.count * entry.gpu_count, "network": network,
                         **pool_facts(cluster, pool, entry)})
