@@ -25,8 +25,8 @@ def diff(old: str, new: str, fmt: str, inputs: PolicyInputs) -> None:
     """Say what changing a running cluster from blueprint OLD to blueprint NEW means for running work.
 
     Both are rendered in memory (nothing is written) and compared as what their files mean: every changed
-    setting is listed with what applying it takes and on which hosts, least to most disruptive (slurm.conf
-    keys as SLURM 24.11's slurm.conf(5) states, the sentence quoted with each change):
+    setting is listed with what applying it takes and on which hosts (slurm.conf keys as SLURM 24.11's
+    slurm.conf(5) states; JSON quotes the sentence with each change). The actions, least to most disruptive:
 
     \b
       NONE         nothing on running nodes (sacctmgr accounts and QOS, monitoring, a new node)
@@ -50,10 +50,16 @@ def diff(old: str, new: str, fmt: str, inputs: PolicyInputs) -> None:
       clusterforge diff main:cluster.yaml cluster.yaml        in a pull request: what merging it does
       clusterforge diff HEAD~1:cluster.yaml cluster.yaml --format json
       clusterforge diff out/ cluster.yaml                     against what was rendered last
+      clusterforge diff main:cluster.yaml cluster.yaml -f markdown > comment.md
+
+    The text groups what repeats, as `check` does, and fits the terminal: changes with the same action, hosts
+    and reason under one heading, most disruptive first; the same change on many hosts as one hostlist; racks
+    that moved alike on one line. JSON lists every change and every host.
 
     \b
     The cost line (and `cost` in JSON) compares the estimates `clusterforge cost` makes of both sides, monthly
-    and capex, when both are blueprints.
+    and capex, when both are blueprints. --format markdown is a pull-request comment: the cost item by item
+    (as `cost --diff`), then the verdict and a row per action.
 
     \b
     Exit codes: 0 running jobs keep running, 1 disruptive (a running node is drained, rebooted, reimaged or
