@@ -23,11 +23,14 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import median
+from typing import TYPE_CHECKING
 
-from clusterforge.catalog.software import GpuModelRow
 from clusterforge.core.hostlist import compress
 from clusterforge.operations.perf_run import GpuResult, NodeResult
 from clusterforge.policies.config import PerfTolerances
+
+if TYPE_CHECKING:
+    from clusterforge.catalog.software import GpuModelRow
 
 # Classes, worst first: a node named in several is drained for the first (one drain reason per node).
 CORRUPTION, ERROR, MISSING, SLOW = "corruption", "error", "missing", "slow"
