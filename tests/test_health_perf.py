@@ -284,3 +284,12 @@ def test_help_teaches_with_examples() -> None:
     assert result.exit_code == 0
     assert "clusterforge health perf -w gpu-[00001-12500] --reservation maint --ssh login-0001 --drain" in result.output
     assert "corruption (gpu-sdc)" in result.output
+
+
+def test_a_long_hostlist_is_cut_at_a_whole_range_with_the_count_left_out() -> None:
+    from clusterforge.cli.perf_view import hosts
+
+    scattered = [f"gpu-{n:06d}" for n in range(1000, 13000, 1000)]
+    assert hosts(scattered, 40) == "gpu-[001000,002000,003000,004000],…(+8 more)"
+    assert hosts(["gpu-0001", "gpu-0002", "login-01"], 40) == "gpu-[0001-0002],login-01"
+    assert hosts([f"gpu-{n:04d}" for n in (*range(1, 51), *range(60, 70))], 14) == "gpu-[0001-0050],…(+10 more)"

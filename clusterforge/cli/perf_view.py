@@ -26,18 +26,40 @@ class DrainResult:
 
 
 def hosts(names: Sequence[str], width: int) -> str:
-    """The names as a hostlist, cut at a whole part after about `width` characters with `…(+N more)`."""
+    """The names as a hostlist of at most about `width` characters: whole parts while they fit, a part too long
+    cut after its last range that fits, then `…(+N more)` for what was left out."""
     parts = compress_parts(names)
+    total = sum(many for _, many in parts)
     shown: list[str] = []
     length = covered = 0
     for text, many in parts:
-        if shown and length + len(text) > width:
+        if length + len(text) > width:
+            if not shown:
+                cut, many = _cut(text, width - length)
+                shown.append(cut)
+                covered += many
             break
         shown.append(text)
         length += len(text) + 1
         covered += many
-    total = sum(many for _, many in parts)
     return ",".join(shown) + (f",…(+{total - covered:,} more)" if covered < total else "")
+
+
+def _cut(part: str, width: int) -> tuple[str, int]:
+    """`gpu-[001000,002000,…]`: a bracketed part cut after the ranges that fit in `width`, and how many names
+    they stand for (at least one range, so a line always names a host)."""
+    if not part.endswith("]") or "[" not in part:
+        return part, 1
+    prefix, body = part[:-1].split("[", 1)
+    kept: list[str] = []
+    count = 0
+    for piece in body.split(","):
+        if kept and len(prefix) + len(",".join([*kept, piece])) + 3 > width:
+            break
+        kept.append(piece)
+        low, _, high = piece.partition("-")
+        count += int(high or low) - int(low) + 1
+    return f"{prefix}[{','.join(kept)}]", count
 
 
 def _share(value: float | None, peak: float | None) -> str:
@@ -81,7 +103,8 @@ def text(report: FleetReport, tolerances: PerfTolerances, drained: Sequence[Drai
         model = f" ({group.model})" if group.model else ""
         plural = "s" if len(nodes) != 1 else ""
         head = f"  {group.kind} {group.code}: {group.reason}{model}: {len(nodes):,} node{plural}"
-        lines.append(f"{head}{gpus}: {hosts(nodes, max(20, columns - len(head) - len(gpus) - 2))}")
+        room = columns - len(head) - len(gpus) - 2  # too little: the hostlist wraps onto a line of its own
+        lines.append(f"{head}{gpus}: {hosts(nodes, room - 16 if room >= 56 else columns - 24)}")
         worst = _worst(group.outliers)
         lines += [_detail_line(o) for o in worst]
         if len(group.outliers) > len(worst):

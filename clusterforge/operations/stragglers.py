@@ -176,7 +176,7 @@ def _slow(node: str, gpu: GpuResult, fleet: ModelMedian, tolerances: PerfToleran
         title, unit = METRICS[metric]
         short = (typical - value) / typical * 100 if typical else 0.0
         reason = f"{title} below the fleet median" if below_fleet else f"{title} below {floor:.0%} of its peak"
-        detail = f"{title} {value:,.1f} {unit}, fleet median {typical:,.1f} ({short:.1f} % short)"
+        detail = f"{title} {value:,.1f} {unit}, fleet median {typical:,.1f} ({short:.1f}% short)"
         if below_floor and peak is not None:
             detail += f", {value / peak:.0%} of the {peak:,.0f} peak"
         found.append(Outlier(node, SLOW, reason, gpu.index, fleet.label, metric, value, typical, round(short, 2),
