@@ -11,6 +11,7 @@ from typing import Any
 from pydantic.json_schema import models_json_schema
 
 from clusterforge.core.version import __version__
+from clusterforge.schema.ecma import ecma_patterns
 from clusterforge.schema.kinds import kind_models, kind_optional
 from clusterforge.schema.written import as_written
 
@@ -27,7 +28,8 @@ def _targets(defs: dict[str, Any], cluster: str) -> None:
 
 
 def editor_schema() -> dict[str, Any]:
-    """One JSON Schema for blueprints, site files, policy configs, waivers and catalogs, as written."""
+    """One JSON Schema for blueprints, site files, policy configs, waivers and catalogs, as written, with
+    patterns every editor compiles as clusterforge does."""
     models = kind_models()
     keys, top = models_json_schema([(model, "validation") for model in models.values()],
                                    ref_template="#/$defs/{model}")
@@ -40,7 +42,7 @@ def editor_schema() -> dict[str, Any]:
         for kind, ref in refs.items()]
     optional = [{"$ref": refs[kind]} for kind, model in models.items() if kind_optional(model)]
     by_kind.append({"if": {"not": {"required": ["kind"]}}, "then": {"anyOf": optional}})
-    return {
+    schema = {
         "$schema": SCHEMA_DIALECT,
         "$id": f"https://clusterforge.dev/schema/v1/clusterforge-{__version__}.json",
         "title": "clusterforge files (clusterforge/v1)",
@@ -52,3 +54,5 @@ def editor_schema() -> dict[str, Any]:
         "allOf": by_kind,
         "$defs": defs,
     }
+    ecma_patterns(schema)  # the models' patterns are Python's; an editor compiles ECMA-262 (ecma.py)
+    return schema

@@ -5,6 +5,7 @@ The models describe data after loading; a user writes less. The loader reads, be
   `count: N` beside a plain name, and `{row}` in a rack's name for the row it stands in;
 - feeds without `name` (the rack names them, model/site.py);
 - a catalog server's `psus:` without `required` when it gives `watts` (the server derives it, catalog/models.py);
+- a price's `date:` as a year (2025) or a basic-form date (20260925), which YAML reads as numbers (catalog/prices.py);
 - `!include FILE` wherever a mapping or a list goes (clusterforge/files/yamlsource.py: an included file holds one or
   the other).
 Everything else stays as strict as the model: unknown keys, wrong types and values out of range are refused.
@@ -12,9 +13,10 @@ Everything else stays as strict as the model: unknown keys, wrong types and valu
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 from clusterforge.blueprint.expand import MAX_GROUP
+from clusterforge.catalog.prices import IsoDate
 
 INCLUDE = "Include"
 _CHAR = r"[A-Za-z0-9._-]"
@@ -52,6 +54,19 @@ def _derived_psus(definition: dict[str, Any]) -> None:
     definition["required"] = [k for k in definition.get("required", []) if k != "required"]
     definition.setdefault("allOf", []).append({"if": {"not": {"required": ["watts"]}},
                                                "then": {"required": ["required"]}})
+
+
+def _iso_dates(defs: dict[str, Any]) -> None:
+    """Every `IsoDate` field takes the text the model's pattern describes or the numbers the model turns into it."""
+    words = next(m.description for m in get_args(IsoDate)[1:] if isinstance(getattr(m, "description", None), str))
+    for definition in defs.values():
+        for name, field in definition.get("properties", {}).items():
+            if isinstance(field, dict) and field.get("description") == words:
+                definition["properties"][name] = {
+                    "description": words, "title": field.get("title", name),
+                    "anyOf": [{"type": "string", "pattern": r"^[0-9]{4}(-[0-9]{2}(-[0-9]{2})?)?$"},
+                              {"type": "integer", "minimum": 1000, "maximum": 9999},
+                              {"type": "integer", "minimum": 10000101, "maximum": 99991231}]}
 
 
 def _key_patterns(node: Any) -> None:
@@ -122,6 +137,7 @@ def as_written(defs: dict[str, Any]) -> None:
     _group(defs["Rack"], _RACK, "rack")
     _unnamed_feeds(defs["Feed"])
     _derived_psus(defs["Psus"])
+    _iso_dates(defs)
     _key_patterns(defs)
     for definition in list(defs.values()):
         _includes(definition, defs)
