@@ -28,8 +28,9 @@ def test_examples_pass_with_warnings_only(cli) -> None:
     # 48 PSUs split 24/24, 24 carry 132 kW; switches in n01; no price for a GB200 NVL72 rack (COST-003)
     ("onprem-gb200-nvl72-row.yaml", {"COST-003"}),
     ("aws-p5.yaml", set()),                         # 49.2 TiB × 250 = 12.3 GB/s: 980 GB in 80 s
-    ("aws-p5en.yaml", set()),                       # 18.75 TiB × 500 = 9.4 GB/s: 980 GB in 105 s
-    ("aws-p6-b200.yaml", set()),
+    # COST-003: the table prices their controllers (and the p6-b200) for us-east-1 only, not us-west-2 or us-east-2
+    ("aws-p5en.yaml", {"COST-003"}),                # 18.75 TiB × 500 = 9.4 GB/s: 980 GB in 105 s
+    ("aws-p6-b200.yaml", {"COST-003"}),
 ])
 def test_hand_worked_verdicts(cli, example: str, warnings: set[str]) -> None:
     data = json.loads(cli("check", EXAMPLES / example, "-f", "json").stdout)

@@ -59,14 +59,14 @@ def test_aws_example_every_figure() -> None:
 
 
 def test_the_p5_on_demand_price_is_the_published_figure_with_its_date(tmp_path: Path, aws_data: dict) -> None:
-    quoted = load_catalog().prices.instance_hour("p5.48xlarge", "on-demand")
+    quoted = load_catalog().prices.instance_hour("p5.48xlarge", "on-demand", "us-east-1")
     assert quoted is not None
     assert (quoted.price.usd, quoted.price.date, quoted.price.estimate) == (55.04, "2026-09-25", False)
     aws_data["cost"] = {"purchase": "on-demand"}
     gpu = line(estimate(written(tmp_path, aws_data)), "p5.48xlarge on-demand, pool gpu")
     assert gpu.total_usd == pytest.approx(64 * 55.04 * 730)  # 2,571,468.80
     assert gpu.date == "2026-09-25" and "AWS EC2 price feed" in gpu.source
-    block = load_catalog().prices.instance_hour("p5.48xlarge", "capacity-block")
+    block = load_catalog().prices.instance_hour("p5.48xlarge", "capacity-block", "us-east-1")
     assert block is not None and (block.price.usd, block.price.date) == (39.33, "2025")
 
 
@@ -225,7 +225,8 @@ def test_json_is_the_contract(cli) -> None:
     assert data["currency"] == "USD" and data["gpus"] == 512
     assert data["monthly_usd"] == pytest.approx(64 * 730 * 39.33 + 730 * 0.8064 + 50400 * 0.21)
     assert set(data["lines"][0]) == {"item", "quantity", "unit", "unit_usd", "total_usd", "period", "category",
-                                     "source", "date", "estimate", "priced"}
+                                     "source", "date", "estimate", "priced", "region"}
+    assert {line["region"] for line in data["lines"]} == {"us-east-1"}  # every line priced for the blueprint's
 
 
 def test_text_lists_each_line_with_source_and_totals(cli) -> None:
@@ -242,8 +243,9 @@ def test_markdown_is_a_table_for_a_pull_request(cli, tmp_path: Path) -> None:
     result = cli("cost", AWS, "-f", "markdown", "-o", out)
     assert result.exit_code == 0 and result.stdout == ""
     text = out.read_text()
-    assert "| Item | Quantity | Unit price | Total | Source | Date |" in text
+    assert "| Item | Quantity | Unit price | Total | Region | Source | Date |" in text
     assert "p5.48xlarge capacity-block, pool gpu | 46,720 instance-hour" in text
+    assert "/month | us-east-1 | aws.amazon.com/ec2/capacityblocks/pricing" in text
 
 
 def test_output_may_not_overwrite_the_blueprint(cli, tmp_path: Path, aws_data: dict) -> None:

@@ -5,6 +5,12 @@ price: a negotiated price replaces the list price, and the cost lines then name 
 
 A target prices what only it sells (a managed file system) in tables of its own (`CatalogPart.prices`: fields of
 `dict[str, Price]` beside these), which `prices_model` composes in.
+
+A cloud sells the same instance type at a different price in each region, so its list prices sit under
+`regions:`, by region (`regions: {us-east-1: {instances: ..., fsx_lustre: ...}}`), and a blueprint is priced only
+from the table of the region it deploys to (`Target.price_region`): a region the table lacks leaves the item
+unpriced, never priced at another region's figure. The same tables at the top level hold for every region: a
+site's own rate (a negotiated discount), or a target's whose prices do not differ by region.
 """
 
 from __future__ import annotations
@@ -19,7 +25,8 @@ from clusterforge.core.purchase import PURCHASES, Purchase
 from clusterforge.core.text import LINE_CHAR, CatalogKey
 from clusterforge.core.validation import expected, figure
 
-__all__ = ["PURCHASES", "FacilityPrices", "Figure", "Price", "PriceTable", "Purchase", "prices_model"]
+__all__ = ["PURCHASES", "FacilityPrices", "Figure", "Price", "PriceTable", "Purchase", "RegionalPrices",
+           "prices_model"]
 
 ISO_DATE = r"^\d{4}(-\d{2}(-\d{2})?)?$"
 
@@ -46,6 +53,9 @@ LINK_SPEED = r"^[1-9][0-9]{0,5}G$"
 SOURCE = rf"^{LINE_CHAR}{{1,2000}}$"
 PriceSource = Annotated[str, StringConstraints(pattern=SOURCE), Field(description=expected(
     SOURCE, "where the figure comes from: a URL or document, one line of at most 2,000 characters"))]
+REGION = r"^[a-z]{2}(-[a-z]+)+-[0-9]$"
+RegionName = Annotated[str, StringConstraints(pattern=REGION), Field(description=expected(
+    REGION, "a cloud region, e.g. us-east-1"))]
 
 
 class _Strict(BaseModel):
@@ -60,6 +70,9 @@ class Price(_Strict):
     date: IsoDate
     estimate: bool = False  # True where no list price is published: the figure is reasoned, not quoted
     notes: PriceSource | None = None
+
+
+InstancePrices = dict[CatalogKey, dict[Purchase, Price]]  # USD per instance-hour, by type and purchase option
 
 
 class Figure(_Strict):
@@ -86,10 +99,19 @@ class FacilityPrices(_Strict):
     cdu: Price | None = None  # per liquid-cooled rack (cooling kind `liquid`): its share of a coolant unit
 
 
+class RegionalPrices(_Strict):
+    """The list prices of one cloud region: its instance types per instance-hour, by purchase option (and the
+    target's own tables beside them, composed in by `prices_model`)."""
+
+    instances: InstancePrices = {}
+
+
 class PriceTable(_Strict):
     """The prices of one catalog file. A later file's entry replaces an earlier one's."""
 
-    instances: dict[CatalogKey, dict[Purchase, Price]] = {}  # USD per instance-hour, by purchase option
+    instances: InstancePrices = {}  # USD per instance-hour, by purchase option, in every region (a site's rate)
+    regions: dict[RegionName, RegionalPrices] = {}
+    """Prices that hold in one cloud region only, by region: a blueprint deployed there is priced from them."""
     hardware: dict[CatalogKey, Price] = {}  # USD per unit bought: servers and switches, keyed like `hardware:`
     links: dict[Annotated[str, StringConstraints(pattern=LINK_SPEED), Field(description=expected(
         LINK_SPEED, "a link speed in Gb/s followed by G, e.g. 400G"))], Price] = {}
@@ -103,8 +125,8 @@ class PriceTable(_Strict):
 
 
 def prices_model(tables: Sequence[type[BaseModel]]) -> type[PriceTable]:
-    """The price tables with the targets' own: each field of each model a table of `dict[str, Price]`; a name taken
-    twice is a bug of the target that adds it."""
+    """The price tables with the targets' own: each field of each model a table of `dict[str, Price]`, at the top
+    level (every region) and under each of `regions:`; a name taken twice is a bug of the target that adds it."""
     fields: dict[str, Any] = {}
     for model in tables:
         for name, info in model.model_fields.items():
@@ -113,5 +135,10 @@ def prices_model(tables: Sequence[type[BaseModel]]) -> type[PriceTable]:
             fields[name] = (info.annotation, info)
     if not fields:
         return PriceTable
-    made: type[PriceTable] = create_model("PriceTable", __base__=PriceTable, __doc__=PriceTable.__doc__, **fields)
+    regional: type[RegionalPrices] = create_model("RegionalPrices", __base__=RegionalPrices,
+                                                  __doc__=RegionalPrices.__doc__, **fields)
+    made: type[PriceTable] = create_model(
+        "PriceTable", __base__=PriceTable, __doc__=PriceTable.__doc__,
+        regions=(dict[RegionName, regional], Field({}, description=PriceTable.model_fields["regions"].description)),
+        **fields)
     return made

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from clusterforge.catalog import Catalog, Instance
 from clusterforge.catalog.prices import PURCHASES, Purchase
-from clusterforge.cost.lines import priced
+from clusterforge.cost.lines import in_region, no_price_in, priced
 from clusterforge.cost.model import HOURS_PER_MONTH, CostLine
 from clusterforge.model import Cluster, Pool
 from clusterforge.target_kernel import in_use, pool_target
@@ -27,16 +27,23 @@ def purchase_of(cluster: Cluster, pool: Pool) -> Purchase:
 def instance_lines(cluster: Cluster, catalog: Catalog) -> Iterator[CostLine]:
     """One line per instance pool: count × 730 instance-hours at the rate of its purchase option. A power-saved
     pool is priced at its ceiling, every node powered up all month: what it may cost, which a budget must hold
-    (SLURM powers nodes beyond `count` up whenever jobs wait, and nothing else caps the bill)."""
+    (SLURM powers nodes beyond `count` up whenever jobs wait, and nothing else caps the bill).
+
+    The rate is the one for the region the pool's target deploys to (`Target.price_region`); where the table
+    prices the type only in other regions, the line is unpriced and names the region, never priced at theirs."""
     for pool in cluster.pools:
         if not isinstance(catalog.get(pool.hardware), Instance):
             continue
         purchase = purchase_of(cluster, pool)
-        quoted = catalog.prices.instance_hour(pool.hardware, purchase)
+        region = pool_target(cluster, pool).price_region(cluster)
+        quoted = catalog.prices.instance_hour(pool.hardware, purchase, region)
+        elsewhere = catalog.prices.instance_regions(pool.hardware, purchase) if quoted is None else ()
+        what = f"{pool.hardware} {purchase}"
         ceiling = f", all {pool.ceiling:,} powered up (max_count)" if pool.power_saved else ""
-        yield priced(f"{pool.hardware} {purchase}, pool {pool.name}{ceiling}", "compute",
-                     float(pool.ceiling * HOURS_PER_MONTH), "instance-hour", "month", quoted,
-                     f"{pool.hardware} {purchase} x {pool.ceiling:,} (pool {pool.name})", pool=pool.name)
+        yield priced(f"{what}, pool {pool.name}{ceiling}", "compute", float(pool.ceiling * HOURS_PER_MONTH),
+                     "instance-hour", "month", quoted,
+                     f"{in_region(what, region, elsewhere)} x {pool.ceiling:,} (pool {pool.name})",
+                     no_price_in(region, what, elsewhere), pool=pool.name, region=region)
 
 
 def storage_lines(cluster: Cluster, catalog: Catalog) -> Iterator[CostLine]:

@@ -27,6 +27,7 @@ class CostLine:
     # line's $0 is then no figure at all, and the totals leave it out (CostEstimate.unpriced names it).
     unpriced: str = ""
     pool: str = ""  # the pool whose servers or instances the line prices; empty for what no one pool owns
+    region: str = ""  # the cloud region the line is priced for (`us-east-2`); empty where prices have no region
 
     @property
     def priced(self) -> bool:
@@ -39,7 +40,7 @@ class CostLine:
                 "unit_usd": self.unit_usd if self.priced else None,
                 "total_usd": self.total_usd if self.priced else None, "period": self.period,
                 "category": self.category, "source": self.source, "date": self.date, "estimate": self.estimate,
-                "priced": self.priced}
+                "priced": self.priced, "region": self.region or None}
 
 
 @dataclass(frozen=True)

@@ -34,9 +34,12 @@ def line_total(line: CostLine) -> str:
 
 
 def _dated(line: CostLine) -> str:
+    """The line's provenance beneath it: the region it is priced for (a cloud's prices differ by region), whether
+    the figure is an estimate, its source and date."""
+    region = f"{line.region} prices; " if line.region else ""
     mark = "estimate; " if line.estimate and line.priced else ""
     date = f" ({line.date})" if line.date else ""
-    return f"{mark}{line.source}{date}"
+    return f"{region}{mark}{line.source}{date}"
 
 
 def summary(estimate: CostEstimate, amortise_years: float) -> list[tuple[str, str]]:
@@ -111,9 +114,10 @@ def markdown(title: str, estimate: CostEstimate, amortise_years: float) -> str:
 
 
 def _table(lines: tuple[CostLine, ...]) -> list[str]:
-    out = ["| Item | Quantity | Unit price | Total | Source | Date |", "|---|--:|--:|--:|---|---|"]
+    out = ["| Item | Quantity | Unit price | Total | Region | Source | Date |", "|---|--:|--:|--:|---|---|---|"]
     for line in lines:
         source = ("estimate: " if line.estimate and line.priced else "") + line.source
         out.append("| " + " | ".join(markdown_safe(cell) for cell in (
-            line.item, quantity(line), unit_price(line), line_total(line), source, line.date or "-")) + " |")
+            line.item, quantity(line), unit_price(line), line_total(line), line.region or "-", source,
+            line.date or "-")) + " |")
     return out

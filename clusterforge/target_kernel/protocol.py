@@ -119,6 +119,10 @@ def _no_purchase(cluster: Cluster, pool: Pool) -> str | None:
     return None
 
 
+def _no_region(cluster: Cluster) -> str | None:
+    return None
+
+
 def _never(cluster: Cluster, pool: Pool) -> bool:
     return False
 
@@ -201,6 +205,10 @@ class Target:
     purchase: Callable[[Cluster, Pool], str | None] = _no_purchase
     """How the deployment buys a pool's capacity, in clusterforge.catalog.prices' terms (`capacity-block`,
     `reservation`, `on-demand`), which its cost is priced at; None: the target does not say."""
+    price_region: Callable[[Cluster], str | None] = _no_region
+    """The region the blueprint deploys to, whose prices its pools and services are billed at (`us-east-2`): the
+    price book prices them from that region's table and names them unpriced where it has none, never at another
+    region's figure. None: its prices do not differ by region (on-prem), and only prices for every region apply."""
     project_dir: Path | None = None
     """Its deployment project, relative to the working directory (`stacks/aws`): what the files render adds
     refer to the blueprint from. None: render adds no such file."""

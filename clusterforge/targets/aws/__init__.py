@@ -102,6 +102,12 @@ def _purchase(cluster: Cluster, pool: Pool) -> str | None:
     return "reservation" if capacity.type == "odcr" else capacity.type
 
 
+def _price_region(cluster: Cluster) -> str | None:
+    """EC2, Capacity Blocks and FSx are priced per region: the blueprint's `aws.region` names whose prices apply."""
+    aws = aws_section(cluster)
+    return aws.region if aws is not None else None
+
+
 def _launches_pool(cluster: Cluster, pool: Pool) -> bool:
     """Compute pools on the image the stack bakes: their nodes configure themselves at boot, so slurmctld's
     power-save programs launch them (CreateFleet from the pool's launch template) and the stack owns no instance.
@@ -134,7 +140,7 @@ TARGET = Target(
     power_provider=Ec2Provider, launches_pool=_launches_pool,
     blueprint_problems=blueprint_problems, with_controller=_with_controller, render=_render,
     report_pools=_report_pools, report_storage=_report_storage, node_facts=node_facts, group_vars=_group_vars,
-    cost_lines=_cost_lines, purchase=_purchase, project_dir=PROJECT_DIR, outputs=READER,
+    cost_lines=_cost_lines, purchase=_purchase, price_region=_price_region, project_dir=PROJECT_DIR, outputs=READER,
     rules_reference=_rules_reference, lab_standins=_lab_standins, effects=_effects,
     mount_prefixes=(str(FsxLustre.model_fields["mount"].default),),
 )

@@ -7,20 +7,28 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from clusterforge.catalog import Catalog
-from clusterforge.cost.lines import priced
+from clusterforge.cost.lines import in_region, no_price_in, priced
 from clusterforge.cost.model import CostLine
 from clusterforge.model import Cluster, FsxLustre
 from clusterforge.targets.aws.prices import fsx_key
+from clusterforge.targets.aws.section import aws_section
 
 
 def storage_lines(cluster: Cluster, catalog: Catalog) -> Iterator[CostLine]:
     """FSx for Lustre: its provisioned capacity in GB-months (AWS bills the GiB figure the file system is created
-    with) at the rate of its deployment type and throughput tier. An existing on-prem Lustre costs nothing here."""
+    with) at the rate of its deployment type and throughput tier in the blueprint's region (unpriced, and named with
+    the region, where the table has that tier only for others). An existing on-prem Lustre costs nothing here."""
     lustre = cluster.storage.lustre
     if not isinstance(lustre, FsxLustre):
         return
     key = fsx_key(lustre.deployment_type, lustre.storage_type, lustre.throughput_mb_s_per_tib)
     tier = f" {lustre.throughput_mb_s_per_tib} MB/s/TiB" if lustre.throughput_mb_s_per_tib else ""
-    yield priced(f"FSx for Lustre {lustre.deployment_type} {lustre.storage_type}{tier}, {lustre.capacity_gib:,} GiB",
-                 "storage", float(lustre.capacity_gib), "GB-month", "month",
-                 catalog.prices.table("fsx_lustre").get(key))
+    aws = aws_section(cluster)
+    region = aws.region if aws is not None else None
+    quoted = catalog.prices.table("fsx_lustre", region).get(key)
+    elsewhere = catalog.prices.table_regions("fsx_lustre", key) if quoted is None else ()
+    item = f"FSx for Lustre {lustre.deployment_type} {lustre.storage_type}{tier}"
+    named = f"{in_region(item, region, elsewhere)} x {lustre.capacity_gib:,} GB-month" if elsewhere else ""
+    yield priced(f"{item}, {lustre.capacity_gib:,} GiB", "storage", float(lustre.capacity_gib), "GB-month", "month",
+                 quoted, named,
+                 no_price_in(region, f"{item} ({key})", elsewhere), region=region)
