@@ -30,7 +30,7 @@ from clusterforge.core.errors import ClusterforgeError
 from clusterforge.core.text import LINE_CHAR
 from clusterforge.schema import blueprint_schema
 from clusterforge.schema.ecma import Untranslatable, ecma_pattern, ecma_patterns
-from tests.conftest import EXAMPLES, ROOT, example_files
+from tests.conftest import EXAMPLES, ROOT, SHARED_EXAMPLES, example_files
 from tests.lsp_stdio import LanguageServer
 
 BIN = Path(sys.executable).parent
@@ -110,7 +110,8 @@ def good_files() -> dict[str, str]:
     """File name: text, for every kind: examples (and the shared site they include), each template's output, the
     docs' files (waivers and policy configs among them), the shipped catalogs and prices, and free text with
     ordinary punctuation and Unicode."""
-    files = {f"example-{p.stem}.yaml": p.read_text() for p in example_files()}
+    files = {f"{'shared-' if SHARED_EXAMPLES in p.parents else ''}example-{p.name}": p.read_text()
+             for p in example_files()}
     files |= {f"shared-site-{p.name}": p.read_text() for p in sorted((EXAMPLES / "shared-site").glob("*.yaml"))}
     files |= {f"template-{name}.yaml": template.render({}) for name, template in sorted(discover().items())}
     files |= _docs_files() | _catalog_files()
