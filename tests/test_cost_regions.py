@@ -148,3 +148,18 @@ def test_a_bad_region_in_a_price_file_is_exit_2_with_its_line(cli, tmp_path: Pat
     bad.write_text(SITE.format(body="  regions:\n    US-East-1:\n      instances: {}\n"))
     result = cli("cost", Path(__file__).parent.parent / "examples" / "aws-p5.yaml", "--catalog", bad)
     assert result.exit_code == 2 and "bad-region.yaml:5:" in result.stderr and "US-East-1" in result.stderr
+
+
+def test_the_regional_prices_in_docs_cost_md_take_effect_in_their_region_only(tmp_path: Path,
+                                                                             aws_data: dict) -> None:
+    import re
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "cost.md").read_text(encoding="utf-8")
+    [block] = [b for b in re.findall(r"```yaml\n(.*?)```", doc, flags=re.S) if "kind: Catalog" in b]
+    prices = tmp_path / "negotiated.yaml"
+    prices.write_text(block)
+    north = estimate(in_region(tmp_path, aws_data, "eu-north-1", purchase="on-demand"), prices)
+    assert line(north, "p5.48xlarge on-demand").unit_usd == 60.50 and line(north, "FSx").unit_usd == 0.23
+    east = estimate(in_region(tmp_path, aws_data, "us-east-1", purchase="on-demand"), prices)
+    assert line(east, "p5.48xlarge on-demand").unit_usd == 55.04  # eu-north-1's rate stays in eu-north-1
+    assert line(east, "FSx").unit_usd == 0.2  # the file's PERSISTENT_2/250 for every region
