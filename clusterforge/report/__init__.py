@@ -172,9 +172,11 @@ def build(analysis: Analysis, max_racks: int = MAX_RACKS, drawings_only: bool = 
 
 
 def _standings(blocks: list[RackBlock]) -> str:
-    """How many drawn racks fail, warn and pass, for the note above the elevations: `2 failing, 1 with warnings,
-    7 passing`."""
+    """How many drawn racks fail, warn and pass, for the note above the elevations (`2 failing, 1 with warnings,
+    7 passing`), when they differ."""
     per = Counter(b.standing for b in blocks for _ in b.racks)
+    if len(per) < 2:  # one standing: there is no order to explain
+        return ""
     return ", ".join(f"{per[s]:,} {STANDING_WORDS[s]}" for s in STANDINGS if per[s])
 
 
