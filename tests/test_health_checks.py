@@ -472,8 +472,14 @@ def test_check_mode_reports_only(node: Node) -> None:
     ("down", "Node unexpectedly rebooted", True),  # back from a power cut: ReturnToService=1 keeps it DOWN
     ("down*", "Not responding", False),
     ("down", "taken down by admin", False),
+    # the perf tier's and a DCGM diagnostic's verdicts: the periodic checks never looked at what they found
+    ("drained", "clusterforge-health: gpu-slow (person): GPU 3 gemm 610.0 TFLOP/s, fleet median 790.0", False),
+    ("drained", "clusterforge-health: gpu-sdc (person): GPU 5 checksum 0123456789abcdef, expected 6afbad815982bd58",
+     False),
+    ("drained", "clusterforge-health: gpu-perf (person): GPU 1 perf program timed out", False),
+    ("drained", "clusterforge-health: dcgm-diag (person): level 3: Memory bandwidth fail", False),
 ], ids=["ours", "ours-draining", "admin", "remediation-gave-up", "reboot-pending", "not-drained", "crashed-and-back",
-        "not-responding", "admin-down"])
+        "not-responding", "admin-down", "perf-slow", "perf-sdc", "perf-failed", "dcgm-diag"])
 def test_a_passing_node_is_resumed_only_from_its_own_drain(node: Node, state: str, current: str,
                                                            resumed: bool) -> None:
     node.slurm_has(state, current)
@@ -748,7 +754,7 @@ def test_health_conf_follows_the_inventory(tmp_path: Path) -> None:
         # the clock and PCIe checks on every GPU node, through amd-smi on AMD's
         speed = ("1", "1", "1" if name == "mi300x" else "0") if name != "lab" else ("0", "0", "0")
         assert (conf["CHECK_GPU_CLOCKS"], conf["CHECK_PCIE"], conf["CHECK_AMD_GPUS"]) == speed, name
-        assert conf["PERF_PROGRAM"] == "/usr/local/sbin/clusterforge-gpu-perf" and conf["PERF_CHECKSUM"] == "''"
+        assert conf["PERF_PROGRAM"] == "/usr/local/sbin/clusterforge-gpu-perf" and conf["PERF_CHECKSUM"] == "6afbad815982bd58"
         assert (conf["PERF_TIMEOUT"], conf["PERF_MIN_GEMM_TFLOPS"]) == ("120", "0.0")
     lab = (tmp_path / "lab.conf").read_text()
     assert "KERNEL_LOG_FILE=/run/clusterforge-lab/kmsg\n" in lab and "SHARED_MOUNT=/shared\n" in lab
