@@ -55,14 +55,19 @@ def cost(file: Path, old: str | None, catalog: tuple[Path, ...], fmt: str, outpu
       clusterforge cost onprem.yaml --idle-share 0.7 -f json | jq .saved_monthly_usd
 
     \b
-    Exit codes: 0 estimated, 2 unreadable or invalid input (blueprint or price file, with file:line).
+    Exit codes: 0 estimated, 2 unreadable or invalid input (blueprint or price file, with file:line; a Site
+    file in place of a blueprint is named as one, with the blueprints that include it).
     """
+    from clusterforge.cli.site_file import refuse_site, refuse_site_sides
+
     if old is not None:
+        refuse_site_sides(old, str(file), "cost --diff")
         _diff(old, str(file), PolicyInputs(tuple(catalog)), fmt, output, idle_share)
         return
     from clusterforge.cost import estimate_cost
     from clusterforge.pipeline.analysis import analyze, read_policy
 
+    refuse_site(file, "cost")
     policy = read_policy(PolicyInputs(tuple(catalog)))
     result = analyze(file, policy)
     cluster = result.cluster

@@ -63,11 +63,14 @@ def diff(old: str, new: str, fmt: str, inputs: PolicyInputs) -> None:
 
     \b
     Exit codes: 0 running jobs keep running, 1 disruptive (a running node is drained, rebooted, reimaged or
-    removed, or jobs are lost), 2 invalid input.
+    removed, or jobs are lost), 2 invalid input (a Site file on either side is named as one, with the
+    blueprints that include it).
     """
+    from clusterforge.cli.site_file import refuse_site_sides
     from clusterforge.day2.cost_delta import cost_delta
     from clusterforge.day2.diff import compare
 
+    refuse_site_sides(old, new, "diff")
     (before, old_cost), (after, new_cost) = _rendered(old, inputs), _rendered(new, inputs)
     for name, rendered in ((old, before), (new, after)):
         if rendered.manifest_differs:
