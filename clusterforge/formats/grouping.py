@@ -178,12 +178,19 @@ def counted(g: Group) -> str:
 
 
 def location(g: Group) -> str:
-    """Where the group's first finding is (`hall.yaml:25`), with `, …` when its findings are in more places."""
+    """Where the group's first finding is (`hall.yaml:25`), with `, …` when its findings are in more places. A
+    finding of no line is at its file alone (`hall.yaml`), one of no file at neither (empty, or `line 3`), as
+    Problem.render writes them: never a made-up `:0` or file name."""
+    from clusterforge.core.errors import NO_FILE
     from clusterforge.files.paths import report_path
 
     first = g.first
-    here = f"{report_path(first.file)}:{first.line}"
-    return here if all((f.file, f.line) == (first.file, first.line) for f in g.findings) else f"{here}, …"
+    if first.file in ("", NO_FILE):
+        here = f"line {first.line}" if first.line else ""
+    else:
+        here = f"{report_path(first.file)}:{first.line}" if first.line else report_path(first.file)
+    same = all((f.file, f.line) == (first.file, first.line) for f in g.findings)
+    return here if same else f"{here or 'no file'}, …"
 
 
 def use(g: Group) -> str:

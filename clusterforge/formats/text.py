@@ -22,9 +22,9 @@ _STYLE = {"error": "bold red", "warning": "yellow", "info": "dim", "waived": "cy
 def group_lines(g: Group) -> list[str]:
     """`WARNING PWR-002 ×4,167 racks r000k[00-23],…(+4,119 more) (hall.yaml:25, …; 99%): message`, then
     `→ hint` on its own line: each a line a CI log cannot read as a workflow command (escape.log_line)."""
-    where = location(g) + (f"; {share}" if (share := use(g)) else "")
+    where = "; ".join(part for part in (location(g), use(g)) if part)
     message = g.message + (f" — waived: {g.reason}" if g.waived else "")
-    lines = [f"{g.label.upper():<7} {g.rule} {counted(g)} ({where}): {message}"]
+    lines = [f"{g.label.upper():<7} {g.rule} {counted(g)}{f' ({where})' if where else ''}: {message}"]
     if g.hint:
         lines.append(f"        → {g.hint}")
     return [log_line(line) for line in lines]
