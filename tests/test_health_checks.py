@@ -754,7 +754,8 @@ def test_health_conf_follows_the_inventory(tmp_path: Path) -> None:
         # the clock and PCIe checks on every GPU node, through amd-smi on AMD's
         speed = ("1", "1", "1" if name == "mi300x" else "0") if name != "lab" else ("0", "0", "0")
         assert (conf["CHECK_GPU_CLOCKS"], conf["CHECK_PCIE"], conf["CHECK_AMD_GPUS"]) == speed, name
-        assert conf["PERF_PROGRAM"] == "/usr/local/sbin/clusterforge-gpu-perf" and conf["PERF_CHECKSUM"] == "6afbad815982bd58"
+        assert conf["PERF_PROGRAM"] == "/usr/local/sbin/clusterforge-gpu-perf"
+        assert conf["PERF_CHECKSUM"] == "6afbad815982bd58"
         assert (conf["PERF_TIMEOUT"], conf["PERF_MIN_GEMM_TFLOPS"]) == ("120", "0.0")
     lab = (tmp_path / "lab.conf").read_text()
     assert "KERNEL_LOG_FILE=/run/clusterforge-lab/kmsg\n" in lab and "SHARED_MOUNT=/shared\n" in lab
