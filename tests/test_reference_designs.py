@@ -29,7 +29,9 @@ def _check(cli, path: Path) -> tuple[int, dict[str, list[str]]]:
     data = json.loads(result.stdout)
     by_level: dict[str, list[str]] = {"error": [], "warning": []}
     for finding in data["findings"]:
-        if finding["level"] != "info":  # design-only blueprints note the facility rules they could not run
+        # design-only blueprints note the facility rules they could not run (info); COST-003 names the servers no
+        # price covers (these designs price none: tests/test_cost_unpriced.py), not the physics these tests judge
+        if finding["level"] != "info" and finding["id"] != "COST-003":
             by_level[finding["level"]].append(finding["id"])
     return result.exit_code, {level: sorted(ids) for level, ids in by_level.items()}
 

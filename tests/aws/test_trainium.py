@@ -52,7 +52,8 @@ def test_a_trn2_blueprint_with_the_neuron_stack_checks_clean(cli: Callable[..., 
     result = cli("check", write(tmp_path, trn2()), "-f", "json")
     verdict = json.loads(result.stdout)
     assert result.exit_code == 0 and verdict["verdict"] == "pass", result.stdout
-    assert [f["id"] for f in verdict["findings"]] == []
+    # the only findings: COST-003 for each pool whose instance type the price table has no figure for here
+    assert {f["id"] for f in verdict["findings"]} <= {"COST-003"}, result.stdout
 
 
 def test_a_trn2_pool_renders_a_gpu_gres_and_its_count(cli: Callable[..., Any], tmp_path: Path) -> None:

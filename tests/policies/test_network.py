@@ -86,7 +86,9 @@ def test_net004_declared_switches(declared: dict, fails: bool) -> None:
 def test_net005_efa_interfaces(hardware: str, interfaces: int, expect: tuple[list[str], list[str]]) -> None:
     data = aws(pools=[{"name": "gpu", "hardware": hardware, "count": 2, "partition": "train",
                        "efa_interfaces": interfaces}])
-    assert (found(data), found(data, level="warning")) == expect
+    # the fabric rules' verdict (a Capacity Block of some of these types has no price in the table: COST-003)
+    warnings = [rule for rule in found(data, level="warning") if not rule.startswith("COST-")]
+    assert (found(data), warnings) == expect
 
 
 def test_net005_layout_shared_with_crossguard() -> None:
