@@ -95,3 +95,28 @@ def test_a_catalog_file_prices_the_panel(cli, write, tmp_path: Path) -> None:
     html = re.search(r'<section id="cost">.*?</section>', out.read_text(), re.S)
     assert html and f"capex<b>${5_161_800 - 16 * 20_000:,.2f}</b>" in html.group(0)  # 16 servers at $250,000
     assert "PO 4711" in html.group(0)
+
+
+def test_an_unpriced_pool_shows_no_price_and_is_named_never_zero(cli, tmp_path: Path) -> None:
+    """The 32 DGX B200 of one scalable unit have no price: the line says so, as `clusterforge cost` does, every
+    total says it leaves the unpriced items out, and the panel names each with its count."""
+    html = panel(cli, EXAMPLES / "onprem-dgx-b200-su.yaml", tmp_path)
+    rows = re.findall(r"<tr><td>(.*?)</tr>", html, re.S)
+    b200 = [row for row in rows if row.startswith("dgx-b200")]
+    assert len(b200) == 1, rows
+    cells = re.findall(r'<td class="num">(.*?)</td>', b200[0])
+    assert cells[0] == "32 server"
+    assert "no price" in cells[1] and "not in the totals" in cells[2], cells
+    assert "$0" not in b200[0] and 'class="estimate"' not in b200[0]  # no figure, so no estimate of one
+    assert "$0.00 once" not in html and "$0.00 ·" not in html  # no free line, no empty compute bar
+    assert html.count("excluding 3 unpriced items") == 3  # monthly, capex, per GPU-hour
+    named = re.search(r'unpriced-items">.*?</ul>', html, re.S)
+    assert named and "3 unpriced items</span> with no price, not in any total" in named.group(0)
+    assert re.findall(r"<li>(.*?)</li>", named.group(0)) == [
+        "dgx-b200 server x 32 (pool su1)", "cpu-1u server x 2 (pool ctl)", "cpu-1u server x 1 (pool login)"]
+    assert "7 of 7 priced lines use a figure" in html  # the estimate note counts priced lines only
+
+
+def test_a_fully_priced_panel_claims_no_unpriced_items(cli, tmp_path: Path) -> None:
+    html = panel(cli, ONPREM, tmp_path)
+    assert "unpriced" not in html and "no price" not in html

@@ -1,14 +1,19 @@
 """The report's cost panel: the estimate `clusterforge cost` makes (clusterforge.cost, the same lines, prices and
-sources), as totals, a breakdown by category and the priced lines. The estimate has one line per pool or item,
-never per node, so the panel stays small at any scale."""
+sources), as totals, a breakdown by category and the lines. The estimate has one line per pool or item, never per
+node, so the panel stays small at any scale.
+
+An unpriced line (a server model with no price) says so as `clusterforge cost` does: "no price" and "not in the
+totals", never $0.00; it is left out of the breakdown, every total says how many unpriced items it excludes, and
+the panel names them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from clusterforge.cost import HOURS_PER_MONTH, CostEstimate, estimate_cost
-from clusterforge.formats.cost import PERIOD, quantity, usd
+from clusterforge.formats.cost import line_total, quantity, unit_price, usd
 from clusterforge.pipeline.analysis import Analysis
+from clusterforge.report.words import counted
 
 PERIOD_TITLE = {"month": "per month", "once": "once (capex)"}
 
@@ -30,7 +35,8 @@ class Row:
     unit_price: str
     total: str
     source: str
-    estimate: bool
+    estimate: bool  # a priced line whose figure has no published list price
+    priced: bool
 
 
 @dataclass(frozen=True)
@@ -39,7 +45,9 @@ class CostPanel:
     cards: tuple[tuple[str, str, str], ...]  # (label, value, note)
     breakdown: tuple[tuple[str, tuple[Share, ...]], ...]  # (period title, its categories, largest first)
     rows: tuple[Row, ...]
-    estimates: int  # lines with no published list price behind them
+    estimates: int  # priced lines with no published list price behind them
+    priced: int  # lines with a price (the totals add these up)
+    unpriced: tuple[str, ...]  # what has no price, named with its count: in no total above
 
 
 def cost_panel(analysis: Analysis) -> CostPanel:
@@ -49,25 +57,32 @@ def cost_panel(analysis: Analysis) -> CostPanel:
 
 
 def panel(estimate: CostEstimate, amortise_years: float) -> CostPanel:
+    missing = len(estimate.unpriced)
+    floor = f"excluding {counted(missing, 'unpriced item')}" if missing else ""
+
+    def note(*parts: str) -> str:
+        return "; ".join(part for part in (*parts, floor) if part)
+
     cards = [("monthly", f"{usd(estimate.monthly_usd)}",
-              f"with capex / (12 x {amortise_years:g} years)" if estimate.capex_usd else "")]
-    cards.append(("capex", usd(estimate.capex_usd), "bought once"))
+              note(f"with capex / (12 x {amortise_years:g} years)" if estimate.capex_usd else ""))]
+    cards.append(("capex", usd(estimate.capex_usd), note("bought once")))
     if estimate.usd_per_gpu_hour is not None:
         cards.append(("per GPU-hour", f"${estimate.usd_per_gpu_hour:,.2f}",
-                      f"{estimate.gpus:,} GPUs x {HOURS_PER_MONTH} h"))
+                      note(f"{counted(estimate.gpus, 'GPU')} x {HOURS_PER_MONTH} h")))
     breakdown = []
     for period, title in PERIOD_TITLE.items():
         sums: dict[str, float] = {}
         for line in estimate.lines:
-            if line.period == period:
+            if line.period == period and line.priced:
                 sums[line.category] = sums.get(line.category, 0.0) + line.total_usd
         whole = sum(sums.values())
         if whole > 0:
             breakdown.append((title, tuple(Share(category, usd(value), value / whole * 100) for category, value in
                                            sorted(sums.items(), key=lambda kv: -kv[1]))))
-    rows = tuple(Row(line.item, line.category, quantity(line), usd(line.unit_usd),
-                     usd(line.total_usd) + PERIOD.get(line.period, ""),
-                     f"{line.source} ({line.date})" if line.date else line.source, line.estimate)
+    rows = tuple(Row(line.item, line.category, quantity(line), unit_price(line), line_total(line),
+                     f"{line.source} ({line.date})" if line.date else line.source, line.estimate and line.priced,
+                     line.priced)
                  for line in estimate.lines)
     return CostPanel(estimate.currency, tuple(cards), tuple(breakdown), rows,
-                     sum(1 for line in estimate.lines if line.estimate))
+                     sum(1 for row in rows if row.estimate), sum(1 for row in rows if row.priced),
+                     estimate.unpriced)
