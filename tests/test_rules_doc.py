@@ -18,6 +18,7 @@ from clusterforge.policies.reference import (
     WAIVERS_EXAMPLE,
     page,
     rules,
+    section_docs,
     setting_docs,
 )
 from clusterforge.policies.registry import REGISTRY
@@ -121,6 +122,46 @@ def test_every_threshold_documents_its_default() -> None:
             assert setting.description, f"{rule.id}.{setting.key} has no description (the source of its default)"
 
 
+def _leaves(model: type[BaseModel], prefix: str) -> dict[str, Any]:
+    """The leaf keys of a policy-config section and their defaults, walked here apart from the reference's walk."""
+    out: dict[str, Any] = {}
+    for name, field in model.model_fields.items():
+        if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
+            out |= _leaves(field.annotation, f"{prefix}.{name}")
+        else:
+            out[f"{prefix}.{name}"] = field.default
+    return out
+
+
+def test_the_page_lists_every_health_threshold_with_its_default_and_meaning() -> None:
+    from clusterforge.policies.config import HealthSettings
+
+    text = DOC.read_text(encoding="utf-8")
+    keys = _leaves(HealthSettings, "health")
+    assert {"health.perf.fleet_tolerance", "health.perf.gemm_floor", "health.perf.hbm_floor"} <= set(keys)
+    for key, default in keys.items():
+        row = re.search(rf"^\| `{re.escape(key)}` \| `{default:g}` \| (.+) \|$", text, re.MULTILINE)
+        assert row and len(row.group(1)) > 20, f"{key} (default {default:g}) is not on the page with its meaning"
+    assert "`health.perf`: How far below its fleet or its datasheet" in text
+
+
+def test_a_threshold_added_to_the_model_appears_by_itself(monkeypatch) -> None:
+    from pydantic import Field, create_model
+
+    from clusterforge.policies import config, reference
+
+    perf = create_model("Perf", __base__=config.PerfTolerances, allreduce_floor=(float, Field(
+        0.7, gt=0, lt=1, description="a node is slow below this fraction of its fabric's all-reduce bandwidth")))
+    health = create_model("Health", __base__=config.HealthSettings, perf=(perf, perf()))
+    monkeypatch.setattr(reference, "PolicyConfig", create_model(
+        "Config", __base__=config.PolicyConfig, health=(health, health())))
+    rows = {row.key: row for row in section_docs("health")}
+    assert rows["health.perf.allreduce_floor"].default == "0.7"
+    assert rows["health.perf.allreduce_floor"].description == (
+        "a node is slow below this fraction of its fabric's all-reduce bandwidth (> 0, < 1)")
+    assert "| `health.perf.allreduce_floor` | `0.7` |" in page()
+
+
 def test_policy_config_example_loads_and_takes_effect(tmp_path: Path) -> None:
     path = tmp_path / "policy.yaml"
     path.write_text(POLICY_CONFIG_EXAMPLE)
@@ -129,6 +170,7 @@ def test_policy_config_example_loads_and_takes_effect(tmp_path: Path) -> None:
     assert REGISTRY["PWR-002"].settings_for(config).model_dump()["warn_fraction"] == 0.85  # a threshold
     assert REGISTRY["PWR-005"].settings_for(config).level == "error"  # a level
     assert REGISTRY["RCK-006"].settings_for(config).enabled is False
+    assert config.health.perf.fleet_tolerance == 0.05  # a section no rule reads
 
 
 def test_waiver_example_loads(tmp_path: Path) -> None:

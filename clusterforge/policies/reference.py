@@ -16,13 +16,16 @@ from pydantic.fields import FieldInfo
 
 from clusterforge.physics import Cooling, Electrical
 from clusterforge.physics.budget import SEMANTICS
-from clusterforge.policies.config import Settings
+from clusterforge.policies.config import PolicyConfig, Settings
 from clusterforge.policies.discovery import load_rules
 from clusterforge.policies.reference_software import software_sets
 from clusterforge.policies.registry import DOMAINS, Rule
 from clusterforge.policies.root_access import default_prefixes
 
 SHARED: dict[str, type[BaseModel]] = {"electrical": Electrical, "cooling": Cooling}
+# Policy-config sections of thresholds no rule reads (the health commands'): their keys, nested sections included,
+# are listed from the model itself, so a key added to it appears on the page with its default and meaning.
+THRESHOLDS = ("health",)
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,42 @@ def shared_docs(section: str) -> list[SettingDoc]:
     """The keys of a shared policy-config section (`electrical:`, `cooling:`)."""
     return [SettingDoc(f"{section}.{name}", _value(field.default), _described(field))
             for name, field in SHARED[section].model_fields.items()]
+
+
+def _section(field: FieldInfo) -> type[BaseModel] | None:
+    model = field.annotation
+    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
+
+
+def section_docs(section: str) -> list[SettingDoc]:
+    """Every key of a policy-config section, nested sections' keys as dotted paths (`health.perf.gemm_floor`)."""
+
+    def walk(model: type[BaseModel], prefix: str) -> list[SettingDoc]:
+        rows = []
+        for name, field in model.model_fields.items():
+            nested = _section(field)
+            rows += (walk(nested, f"{prefix}.{name}") if nested else
+                     [SettingDoc(f"{prefix}.{name}", _value(field.default), _described(field))])
+        return rows
+
+    model = _section(PolicyConfig.model_fields[section])
+    assert model is not None, f"policy config section {section} is not a model"
+    return walk(model, section)
+
+
+def section_notes(section: str) -> list[str]:
+    """Each (nested) section's docstring, as `` `health.perf`: text ``: what its keys decide, and why the defaults."""
+
+    def walk(model: type[BaseModel], prefix: str) -> list[str]:
+        notes = [f"`{prefix}`: " + " ".join(inspect.cleandoc(model.__doc__ or "").split())]
+        for name, field in model.model_fields.items():
+            nested = _section(field)
+            notes += walk(nested, f"{prefix}.{name}") if nested else []
+        return notes
+
+    model = _section(PolicyConfig.model_fields[section])
+    assert model is not None, f"policy config section {section} is not a model"
+    return walk(model, section)
 
 
 def checks(rule: Rule) -> str:
@@ -119,6 +158,7 @@ rules:
   PWR-002: {warn_fraction: 0.85}                 # a threshold: warn earlier
   PWR-005: {level: error, max_imbalance: 0.15}   # a level and a threshold
   RCK-006: {enabled: false}                      # no density contract here
+health: {perf: {fleet_tolerance: 0.05}}          # `clusterforge health perf`: 5 % below its fleet is slow
 """
 
 WAIVERS_EXAMPLE = """\
@@ -225,8 +265,16 @@ def _config() -> list[str]:
         "```yaml", *POLICY_CONFIG_EXAMPLE.splitlines(), "```", "",
         "Per-rule keys are listed with each rule below (`level` and `enabled` exist for every rule). The shared "
         "sections, used by several rules and the planner:", "", *_settings_table(shared), "",
-        *_allowances(), "",
+        *_allowances(), "", *_thresholds(),
     ]
+
+
+def _thresholds() -> list[str]:
+    """The sections no rule reads (THRESHOLDS), each key with its default, from the policy-config model."""
+    lines = ["Thresholds that no rule reads, for the commands beyond `check`; every key with its default:", ""]
+    for section in THRESHOLDS:
+        lines += [*(f"- {note}" for note in section_notes(section)), "", *_settings_table(section_docs(section)), ""]
+    return lines
 
 
 def _allowances() -> list[str]:
