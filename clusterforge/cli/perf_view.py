@@ -134,7 +134,7 @@ def as_json(report: FleetReport, tolerances: PerfTolerances, drained: Sequence[D
                "gpu_count": g.gpus} for g in grouped(report.outliers)]
     out: dict[str, Any] = {
         "nodes": report.nodes, "answered": report.answered, "gpus": report.gpus,
-        "tolerances": tolerances.model_dump(),
+        "tolerances": tolerances.model_dump(exclude={"allreduce_floor"}),  # health allreduce's
         "reference_checksum": report.reference_checksum, "reference_count": report.reference_count,
         "medians": [asdict(m) for m in report.medians],
         "groups": groups,

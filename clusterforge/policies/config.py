@@ -67,6 +67,9 @@ class PerfTolerances(BaseModel):
         "a GPU is slow below its model's fleet median × (1 − this); healthy GPUs spread about ±3 %"))
     gemm_floor: Share = Field(0.50, description="a GPU is slow below this fraction of its model's dense BF16 peak")
     hbm_floor: Share = Field(0.60, description="a GPU is slow below this fraction of its model's memory bandwidth")
+    allreduce_floor: Share = Field(0.70, description=(
+        "`health allreduce` fails below this fraction of the nodes' fabric line rate (with --blueprint): a healthy "
+        "ring all-reduce reaches about 80-90 % of the NICs' rate"))
 
 
 class HealthSettings(BaseModel):
