@@ -8,13 +8,16 @@ import json
 import shlex
 import subprocess
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import click
 
 from clusterforge.cli.app import EXIT_POLICY, app, catalog_option, format_option
 from clusterforge.core.errors import ClusterforgeError, Problem
+
+_Read = TypeVar("_Read")
 
 if TYPE_CHECKING:
     from clusterforge.catalog.software import GpuModelRow
@@ -209,11 +212,17 @@ def _read_saved(saved: str) -> list[NodeResult]:
     """The node results in FILE (or standard input for `-`); a bad line is an input error at FILE:LINE."""
     from clusterforge.operations.perf_run import read_saved
 
+    return _from_saved(saved, read_saved)
+
+
+def _from_saved(saved: str, reader: Callable[[Iterable[str], str], _Read]) -> _Read:
+    """What READER makes of the lines of `--from` FILE, or of standard input for `-`; an unreadable file is an
+    input error naming it."""
     if saved == "-":
-        return read_saved(click.get_text_stream("stdin"), "<stdin>")
+        return reader(click.get_text_stream("stdin"), "<stdin>")
     try:
         with open(saved, encoding="utf-8", errors="replace") as lines:
-            return read_saved(lines, saved)
+            return reader(lines, saved)
     except OSError as error:
         raise ClusterforgeError(Problem(f"cannot read it: {error.strerror}", file=saved, path="--from")) from None
 
@@ -402,12 +411,7 @@ def _line_rate(blueprint: Path, pool: str | None, catalog: tuple[Path, ...]) -> 
 
 
 def _read_allreduce(saved: str) -> Measurement:
+    """The all_reduce_perf output saved in FILE (or standard input for `-`)."""
     from clusterforge.operations.allreduce import read_saved
 
-    if saved == "-":
-        return read_saved(click.get_text_stream("stdin"), "<stdin>")
-    try:
-        with open(saved, encoding="utf-8", errors="replace") as lines:
-            return read_saved(lines, saved)
-    except OSError as error:
-        raise ClusterforgeError(Problem(f"cannot read it: {error.strerror}", file=saved, path="--from")) from None
+    return _from_saved(saved, read_saved)

@@ -8,10 +8,10 @@ to two hours and more; 3 and 4 need the GPUs idle, hence `--exclusive`.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from clusterforge.core.errors import ClusterforgeError, Problem
+from clusterforge.operations.node_lines import node_objects
 
 HEALTH_SCRIPT = "/usr/local/sbin/clusterforge-health"  # health_script in roles/health/defaults/main.yml
 TIME_LIMIT_MIN = {1: 10, 2: 30, 3: 90, 4: 240}  # generous: DCGM's durations plus the node's own variance
@@ -41,16 +41,7 @@ def srun_command(level: int, nodes: str, partition: str | None = None, reservati
 def parse(output: str, expected: list[str]) -> list[NodeVerdict]:
     """One verdict per expected node, from the JSON lines the nodes printed (other lines are srun's own)."""
     found: dict[str, NodeVerdict] = {}
-    for line in output.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            data = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(data, dict) or not isinstance(data.get("node"), str):
-            continue
+    for data in node_objects(output):
         status = str(data.get("status", "fail"))
         found[data["node"]] = NodeVerdict(data["node"], status if status in ("pass", "fail", "skipped") else "fail",
                                           float(data.get("seconds") or 0.0), str(data.get("detail", ""))[:500])

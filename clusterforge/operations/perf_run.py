@@ -21,6 +21,7 @@ from typing import Any
 
 from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.operations.diag import HEALTH_SCRIPT
+from clusterforge.operations.node_lines import node_objects
 
 TIME_LIMIT_MIN = 10  # a GEMM and a copy per GPU take seconds; the rest is SLURM's start
 NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")  # a name scontrol's NodeName= reads as one node
@@ -158,16 +159,7 @@ def read_output(output: str) -> list[NodeResult]:
     """The results in srun's output: lines that are JSON objects naming a node. Other lines are srun's own; a
     node's line that is malformed counts as that node failing, with what was wrong as its detail."""
     results: list[NodeResult] = []
-    for line in output.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            data = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(data, dict) or not isinstance(data.get("node"), str):
-            continue
+    for data in node_objects(output):
         try:
             results.append(node_result(data))
         except _Bad as bad:
