@@ -232,7 +232,7 @@ def pairs(nodes: Sequence[str], shift: int = 0) -> list[tuple[str, str]]:
 
 def line_rate(entry: Entry) -> tuple[float, int, str] | None:
     """A node's compute-fabric line rate in GB/s, its GPUs, and how it was counted, from its catalog entry: the
-    NICs of a server (one per rail) or an instance type's EFA bandwidth. None where the catalog has neither.
+    NICs of a server (one per rail) or a cloud instance type's fabric bandwidth. None where the catalog has neither.
 
     A ring all-reduce crosses each node's boundary once per ring, one ring per NIC, so its bus bandwidth is bounded
     by the node's NICs together (8 x 400 Gb/s NDR: 400 GB/s), not by one GPU's NIC."""
@@ -244,7 +244,7 @@ def line_rate(entry: Entry) -> tuple[float, int, str] | None:
             return nics.compute * nics.speed_gbps / 8, gpus.count, f"{nics.compute} x {nics.speed_gbps} Gb/s NICs"
         return None
     gpus = getattr(entry, "gpus", None)
-    efa = getattr(entry, "efa_bandwidth_gbps", None)  # a cloud instance kind's network figure, where it has one
-    if gpus is not None and isinstance(efa, int) and efa > 0:
-        return efa / 8, int(gpus.count), f"{efa:,} Gb/s EFA"
+    fabric = getattr(entry, "fabric_line_rate", None)  # a cloud instance kind's network figure, where it has one
+    if gpus is not None and fabric is not None and fabric[0] > 0:
+        return fabric[0] / 8, int(gpus.count), f"{fabric[0]:,} Gb/s {fabric[1]}"
     return None

@@ -43,5 +43,11 @@ class Ec2Instance(Instance):
         return range(0 if self.primary_card_efa else 1, self.network_cards)
 
     @property
+    def fabric_line_rate(self) -> tuple[int, str]:
+        """The instance's compute-fabric bandwidth in Gb/s and what it is, for checks that judge the fabric by a
+        figure without knowing which cloud's (`clusterforge health allreduce`'s floor)."""
+        return self.efa_bandwidth_gbps, "EFA"
+
+    @property
     def network(self) -> str:
         return f"{self.efa_max_interfaces} EFA / {self.network_cards} cards" if self.efa_max_interfaces else "no EFA"

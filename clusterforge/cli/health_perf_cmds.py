@@ -1,0 +1,125 @@
+"""`health perf`: the GPU perf tier on chosen nodes, its stragglers and wrong answers named against the fleet."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from clusterforge.cli.app import EXIT_POLICY, catalog_option, format_option
+from clusterforge.cli.health_common import from_saved, perf_tolerances, run_on_cluster
+from clusterforge.core.errors import ClusterforgeError, Problem
+
+if TYPE_CHECKING:
+    from clusterforge.catalog.software import GpuModelRow
+    from clusterforge.operations.perf_run import NodeResult
+
+@click.command("perf")
+@click.option("--nodes", "-w", help="Nodes as a SLURM hostlist, e.g. gpu-[00001-12500] (with --from: the nodes "
+              "expected in the file, those without a line are missing).")
+@click.option("--partition", "-p", help="Partition to run in (default: the nodes' default partition).")
+@click.option("--reservation", help="A maintenance reservation holding the nodes (they must be idle).")
+@click.option("--drain", is_flag=True, help="Drain the outliers: one scontrol per reason code (gpu-sdc, gpu-perf, "
+              "gpu-slow), its nodes as one hostlist.")
+@click.option("--from", "saved", metavar="FILE", type=click.Path(dir_okay=False, allow_dash=True),
+              help="Read saved JSON lines (one per node, `-` for standard input) instead of running anything.")
+@click.option("--tolerance", type=float, help="How far below its fleet median a GPU may measure, 0 < t < 1 "
+              "(default: the policy config's health.perf.fleet_tolerance, 0.10).")
+@click.option("--policy-config", "policy_config", type=click.Path(path_type=Path, dir_okay=False),
+              help="Policy config YAML whose `health: {perf: {...}}` sets the tolerance and the floors.")
+@catalog_option
+@click.option("--ssh", "via", metavar="HOST", help="Run srun (and scontrol) on HOST (a login node) over ssh.")
+@click.option("--lab", metavar="NAME", help="Run on the controller of this clusterforge lab.")
+@format_option("text", "json")
+def perf(nodes: str | None, partition: str | None, reservation: str | None, drain: bool, saved: str | None,
+         tolerance: float | None, policy_config: Path | None, catalog: tuple[Path, ...], via: str | None,
+         lab: str | None, fmt: str) -> None:
+    """Run the GPU perf tier on NODES and name the stragglers and wrong answers against the fleet.
+
+    \b
+    Each node runs `clusterforge-health --perf --json` in one SLURM job, the nodes to itself: a bf16 GEMM and a
+    device-to-device copy on every GPU, and a checksum from exact integer arithmetic. Per GPU model (the catalog
+    model of the name nvidia-smi or amd-smi reports), a GPU is
+      slow (gpu-slow)        below the fleet median by more than the tolerance (10 %), or below the floor
+                             (policy config health.perf.gemm_floor / hbm_floor) of its datasheet peak;
+      corruption (gpu-sdc)   its checksum is not the fleet's, or its node found it wrong, however fast it is;
+      error (gpu-perf)       the test failed on it; a node that printed nothing is `missing`.
+    Healthy GPUs spread a few percent and are never named.
+
+    \b
+    Examples:
+      clusterforge health perf -w gpu-[00001-12500] --reservation maint --ssh login-0001
+      clusterforge health perf -w gpu-[00001-12500] --reservation maint --ssh login-0001 --drain
+      clusterforge health perf --from perf-2026-11-30.jsonl -f json > outliers.json
+      ssh login-0001 srun -w gpu-[0001-0064] --exclusive /usr/local/sbin/clusterforge-health --perf --json \\
+          | clusterforge health perf --from - -w gpu-[0001-0064] --tolerance 0.05
+      clusterforge health perf -w gpu-0001,gpu-0002 --lab clusterforge
+
+    Exit status 0 when no GPU is named, 1 when one is slow, wrong, failed or missing (or a drain failed), 2 on bad
+    input (a bad --from line as FILE:LINE: field: message).
+    """
+    from clusterforge.cli.perf_view import DrainResult, as_json, text
+    from clusterforge.core.hostlist import expand
+    from clusterforge.operations.perf_run import read_output, srun_command, with_missing
+    from clusterforge.operations.stragglers import analyse, catalog_peaks, drains
+    from clusterforge.operations.transport import check_destination, raise_for_transport
+
+    tolerances = perf_tolerances(policy_config, tolerance)
+    if nodes is None and saved is None:
+        raise ClusterforgeError(Problem("name the nodes to test", path="--nodes",
+                                        hint="--nodes gpu-[0001-0064], or --from FILE to read saved results"))
+    try:
+        expected = expand(nodes) if nodes is not None else []
+    except ClusterforgeError as error:
+        raise ClusterforgeError(Problem(error.problems[0].message, path="--nodes")) from None
+    if via is not None:
+        check_destination(via, "--ssh")
+    peaks = catalog_peaks(_gpu_model_rows(catalog))
+    started = time.monotonic()
+    srun_exit: int | None = None
+    if saved is not None:
+        results = _read_saved(saved)
+        if expected:
+            results = with_missing(results, expected)
+    else:
+        assert nodes is not None
+        stdout, stderr, srun_exit = run_on_cluster(srun_command(nodes, partition, reservation), via, lab)
+        results = with_missing(read_output(stdout + stderr), expected)
+        if via is not None or lab:  # ssh failing is not the nodes failing
+            answered = any(r.status != "missing" for r in results)
+            raise_for_transport(srun_exit, stderr, answered, via or f"the controller of lab {lab}",
+                                "--ssh" if via is not None else "--lab", "srun")
+    report = analyse(results, peaks, tolerances)
+    drained: list[DrainResult] = []
+    if drain:
+        for planned in drains(report.outliers):
+            out, err, status = run_on_cluster(planned.argv(), via, lab)
+            said = (err or out).strip().splitlines()
+            drained.append(DrainResult(planned.code, planned.hostlist, planned.count, status,
+                                       said[-1][:200] if said and status else ""))
+    elapsed = time.monotonic() - started
+    if fmt == "json":
+        click.echo(as_json(report, tolerances, drained, srun_exit, elapsed))
+    else:
+        for line in text(report, tolerances, drained):
+            click.echo(line)
+    if not report.ok or any(d.exit for d in drained):
+        raise click.exceptions.Exit(EXIT_POLICY)
+
+
+
+def _gpu_model_rows(catalog: tuple[Path, ...]) -> list[GpuModelRow]:
+    """The catalog's GPU models (built-in and --catalog files'), for their reported names and peaks."""
+    from clusterforge.catalog.software import GpuModelRow
+    from clusterforge.target_kernel import load_catalog
+
+    return [row for _, row in load_catalog(catalog).software.rows() if isinstance(row, GpuModelRow)]
+
+
+def _read_saved(saved: str) -> list[NodeResult]:
+    """The node results in FILE (or standard input for `-`); a bad line is an input error at FILE:LINE."""
+    from clusterforge.operations.perf_run import read_saved
+
+    return from_saved(saved, read_saved)
