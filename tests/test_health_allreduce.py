@@ -85,8 +85,8 @@ def run(*args: str) -> tuple[int, str]:
 
 def test_the_srun_is_one_rank_per_gpu_on_every_node() -> None:
     assert srun_command("gpu-[0001-0016]", 8, "/opt/nccl-tests/all_reduce_perf", "maint", "rma") == [
-        "srun", "--nodelist=gpu-[0001-0016]", "--ntasks-per-node=8", "--exclusive", "--mpi=pmix",
-        "--job-name=clusterforge-allreduce", "--time=10", "--partition=maint", "--reservation=rma",
+        "srun", "--nodelist=gpu-[0001-0016]", "--ntasks-per-node=8", "--exclusive",
+        "--job-name=clusterforge-allreduce", "--time=10", "--mpi=pmix", "--partition=maint", "--reservation=rma",
         "/opt/nccl-tests/all_reduce_perf", "-b", "8G", "-e", "8G", "-f", "2", "-g", "1"]
 
 

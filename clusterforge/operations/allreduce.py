@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from clusterforge.core.errors import ClusterforgeError, Problem
+from clusterforge.operations.srun import exclusive_srun
 
 if TYPE_CHECKING:
     from clusterforge.catalog import Entry
@@ -109,12 +110,8 @@ def srun_command(nodes: str, gpus_per_node: int, program: str = "all_reduce_perf
                  reservation: str | None = None) -> list[str]:
     """One rank per GPU on every node, the nodes to the job, PMIx wiring the MPI ranks (nccl-tests built with
     MPI=1)."""
-    argv = ["srun", f"--nodelist={nodes}", f"--ntasks-per-node={gpus_per_node}", "--exclusive", "--mpi=pmix",
-            "--job-name=clusterforge-allreduce", f"--time={TIME_LIMIT_MIN}"]
-    if partition:
-        argv.append(f"--partition={partition}")
-    if reservation:
-        argv.append(f"--reservation={reservation}")
+    argv = exclusive_srun(nodes, gpus_per_node, "clusterforge-allreduce", TIME_LIMIT_MIN, partition, reservation,
+                          "--mpi=pmix")
     return [*argv, program, "-b", SIZE, "-e", SIZE, "-f", "2", "-g", "1"]
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.operations.node_lines import node_objects
+from clusterforge.operations.srun import exclusive_srun
 
 HEALTH_SCRIPT = "/usr/local/sbin/clusterforge-health"  # health_script in roles/health/defaults/main.yml
 TIME_LIMIT_MIN = {1: 10, 2: 30, 3: 90, 4: 240}  # generous: DCGM's durations plus the node's own variance
@@ -28,12 +29,8 @@ class NodeVerdict:
 def srun_command(level: int, nodes: str, partition: str | None = None, reservation: str | None = None,
                  drain: bool = False) -> list[str]:
     """The srun argv: one task on each node, the nodes to itself, a time limit by level."""
-    argv = ["srun", f"--nodelist={nodes}", "--ntasks-per-node=1", "--exclusive", "--job-name=clusterforge-diag",
-            f"--time={TIME_LIMIT_MIN[level]}", "--kill-on-bad-exit=0"]
-    if partition:
-        argv.append(f"--partition={partition}")
-    if reservation:
-        argv.append(f"--reservation={reservation}")
+    argv = exclusive_srun(nodes, 1, "clusterforge-diag", TIME_LIMIT_MIN[level], partition, reservation,
+                          "--kill-on-bad-exit=0")
     argv += [HEALTH_SCRIPT, "--diag", str(level), "--json"] + (["--drain"] if drain else [])
     return argv
 

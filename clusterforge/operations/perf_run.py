@@ -22,6 +22,7 @@ from typing import Any
 from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.operations.diag import HEALTH_SCRIPT
 from clusterforge.operations.node_lines import node_objects
+from clusterforge.operations.srun import exclusive_srun
 
 TIME_LIMIT_MIN = 10  # a GEMM and a copy per GPU take seconds; the rest is SLURM's start
 NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")  # a name scontrol's NodeName= reads as one node
@@ -58,12 +59,7 @@ class NodeResult:
 
 def srun_command(nodes: str, partition: str | None = None, reservation: str | None = None) -> list[str]:
     """The srun argv: one task on each node, the nodes to itself (a neighbour's job would slow the GEMM)."""
-    argv = ["srun", f"--nodelist={nodes}", "--ntasks-per-node=1", "--exclusive", "--job-name=clusterforge-perf",
-            f"--time={TIME_LIMIT_MIN}", "--kill-on-bad-exit=0"]
-    if partition:
-        argv.append(f"--partition={partition}")
-    if reservation:
-        argv.append(f"--reservation={reservation}")
+    argv = exclusive_srun(nodes, 1, "clusterforge-perf", TIME_LIMIT_MIN, partition, reservation, "--kill-on-bad-exit=0")
     return [*argv, HEALTH_SCRIPT, "--perf", "--json"]
 
 
