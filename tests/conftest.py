@@ -23,6 +23,14 @@ def example_files() -> list[Path]:
     return files
 
 
+@pytest.fixture(autouse=True)
+def _no_inherited_terminal_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test starts without COLUMNS: pytest-xdist's workers inherit COLUMNS=80 where a serial run has none, so
+    a command's text, which wraps at the terminal's width (clusterforge/cli/terminal.py), would depend on how the
+    suite was started. A test that wants a width sets COLUMNS itself."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+
+
 @pytest.fixture
 def cli() -> Callable[..., Result]:
     runner = CliRunner()

@@ -4,6 +4,7 @@ written out here from the catalog's prices, not against the estimator's own outp
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 from pathlib import Path
@@ -31,8 +32,11 @@ def cost_of(cli, old: Path, new: Path) -> tuple[dict[str, float], str]:
     result = cli("diff", old, new, "--format", "json")
     assert result.exit_code in (0, 1), result.output
     text = cli("diff", old, new)
-    line = next(line for line in text.stdout.splitlines() if line.startswith("cost: "))
-    return json.loads(result.stdout)["cost"], line
+    lines = text.stdout.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("cost: "))
+    # the cost line with the lines it wraps onto (indented) joined back: the text fits the terminal's width
+    wrapped = [lines[first]] + [line for line in itertools.takewhile(lambda x: x.startswith(" "), lines[first + 1:])]
+    return json.loads(result.stdout)["cost"], " ".join(" ".join(wrapped).split())
 
 
 def test_doubling_an_aws_pool_doubles_its_compute_cost(cli, write) -> None:
