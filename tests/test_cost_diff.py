@@ -9,10 +9,10 @@ import re
 
 from clusterforge.cost.model import CostEstimate, CostLine
 from clusterforge.formats.cost_diff import MARKER, CostDiff, markdown, text
-from tests.conftest import SHARED_EXAMPLES
+from tests.conftest import EXAMPLES
 from tests.test_day2_diff import edited
 
-AWS = SHARED_EXAMPLES / "aws-p5.yaml"  # 64 p5.48xlarge as a capacity block, FSx, an implicit controller
+AWS = EXAMPLES / "aws-p5.yaml"  # 64 p5.48xlarge as a capacity block, FSx, an implicit controller
 POOL = "p5.48xlarge, count: 64,"
 BLOCK = 39.33  # $/instance-hour, p5.48xlarge capacity block, us-east-1 (the catalog's 2025 table)
 
