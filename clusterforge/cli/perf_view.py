@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from clusterforge.cli import terminal
-from clusterforge.core.hostlist import compress_parts
+from clusterforge.core.hostlist import HostlistCut, compress, cut_to_width
 from clusterforge.operations.stragglers import FleetReport, ModelMedian, Outlier, grouped
 from clusterforge.policies.config import PerfTolerances
 
@@ -28,21 +28,11 @@ class DrainResult:
 def hosts(names: Sequence[str], width: int) -> str:
     """The names as a hostlist of at most about `width` characters: whole parts while they fit, a part too long
     cut after its last range that fits, then `…(+N more)` for what was left out."""
-    parts = compress_parts(names)
-    total = sum(many for _, many in parts)
-    shown: list[str] = []
-    length = covered = 0
-    for text, many in parts:
-        if length + len(text) > width:
-            if not shown:
-                cut, many = _cut(text, width - length)
-                shown.append(cut)
-                covered += many
-            break
-        shown.append(text)
-        length += len(text) + 1
-        covered += many
-    return ",".join(shown) + (f",…(+{total - covered:,} more)" if covered < total else "")
+    cut = cut_to_width(names, width)
+    if cut.parts and len(cut.parts[0]) > width:  # one part, too long: its ranges that fit
+        first, many = _cut(cut.parts[0], width)
+        return HostlistCut((first,), cut.total - many, cut.total).text()
+    return cut.text()
 
 
 def _cut(part: str, width: int) -> tuple[str, int]:
@@ -130,7 +120,7 @@ def verdict(report: FleetReport) -> str:
 def as_json(report: FleetReport, tolerances: PerfTolerances, drained: Sequence[DrainResult],
             srun_exit: int | None, seconds: float) -> str:
     groups = [{"class": g.kind, "code": g.code, "reason": g.reason, "model": g.model,
-               "nodes": ",".join(p for p, _ in compress_parts(g.nodes)), "node_count": len(g.nodes),
+               "nodes": compress(g.nodes), "node_count": len(g.nodes),
                "gpu_count": g.gpus} for g in grouped(report.outliers)]
     out: dict[str, Any] = {
         "nodes": report.nodes, "answered": report.answered, "gpus": report.gpus,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from clusterforge.core import limits
 from clusterforge.core.errors import ClusterforgeError, Problem, shown
@@ -47,6 +48,36 @@ def _format_run(low: int, high: int, width: int) -> str:
 def compress(names: Iterable[str]) -> str:
     """The shortest SLURM hostlist expression for `names` (duplicates collapse)."""
     return ",".join(part for part, _ in compress_parts(names))
+
+
+@dataclass(frozen=True)
+class HostlistCut:
+    """The leading parts of a hostlist that fit a width, and how many names the parts left out stand for: how
+    check's groups, diff's hosts and health perf's outliers show thousands of nodes on part of a line."""
+
+    parts: tuple[str, ...]
+    left: int  # names the parts not shown stand for
+    total: int
+
+    def text(self, parts: Iterable[str] | None = None) -> str:
+        """`gpu-[0001-0128],ctl-0001,…(+40 more)`: the parts shown (or PARTS in their place), then what is left."""
+        return ",".join(self.parts if parts is None else parts) + (f",…(+{self.left:,} more)" if self.left else "")
+
+
+def cut_to_width(names: Iterable[str], width: int) -> HostlistCut:
+    """The parts of `compress(names)` that fit in about `width` characters, whole: the first always, however long
+    (the caller decides whether to shorten it), then each next one while the text so far stays within `width`."""
+    parts = compress_parts(names)
+    shown: list[str] = []
+    length = covered = 0
+    for text, many in parts:
+        if shown and length + len(text) > width:
+            break
+        shown.append(text)
+        length += len(text) + 1
+        covered += many
+    total = sum(many for _, many in parts)
+    return HostlistCut(tuple(shown), total - covered, total)
 
 
 def compress_parts(names: Iterable[str]) -> list[tuple[str, int]]:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from clusterforge.core.errors import one_line
-from clusterforge.core.hostlist import compress, compress_parts
+from clusterforge.core.hostlist import compress, cut_to_width
 from clusterforge.day2.changes import Change, Diff, PhysicalDelta
 from clusterforge.render.change_classes import Action
 
@@ -46,17 +46,8 @@ def elided(value: str | None, width: int) -> str:
 def hostlist(hosts: tuple[str, ...] | list[str], width: int) -> str:
     """`gpu-[0001-0128],ctl-0001,…(+40 more)`: the hosts as a SLURM hostlist cut at a whole part after about
     `width` characters (grouping.Group.targets does the same for check's racks)."""
-    parts = compress_parts(hosts)
-    shown: list[str] = []
-    length = covered = 0
-    for text, many in parts:
-        if shown and length + len(text) > width:
-            break
-        shown.append(text if len(text) <= width else elided(text, width))
-        length += len(text) + 1
-        covered += many
-    total = sum(many for _, many in parts)
-    return ",".join(shown) + (f",…(+{total - covered:,} more)" if covered < total else "")
+    cut = cut_to_width(hosts, width)
+    return cut.text(text if len(text) <= width else elided(text, width) for text in cut.parts)
 
 
 def short_why(why: str) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from clusterforge.core.hostlist import compress_parts
+from clusterforge.core.hostlist import cut_to_width
 from clusterforge.policies.findings import PoolRef, RackRef, RowRef
 
 if TYPE_CHECKING:
@@ -65,19 +65,9 @@ class Group:
         names = self.names()
         if not names:
             return self.first.group
-        parts = compress_parts(names)
-        shown: list[str] = []
-        length = covered = 0
-        for text, many in parts:
-            if shown and length + len(text) > width:
-                break
-            shown.append(text)
-            length += len(text) + 1
-            covered += many
-        total = sum(many for _, many in parts)
-        more = f",…(+{total - covered:,} more)" if covered < total else ""
-        noun = self.noun if total != 1 else self.noun[:-1]
-        return f"{noun} {','.join(shown)}{more}"
+        cut = cut_to_width(names, width)
+        noun = self.noun if cut.total != 1 else self.noun[:-1]
+        return f"{noun} {cut.text()}"
 
     def utilisation(self) -> tuple[float, float] | None:
         """The lowest and highest share of the limit among the findings, where they state one."""
