@@ -13,21 +13,9 @@ import yaml
 
 from clusterforge.catalog.price_book import PriceBook
 from clusterforge.catalog.prices import PriceTable
-from clusterforge.cost import CostEstimate, CostLine, estimate_cost
-from clusterforge.pipeline.analysis import PolicyInputs, analyze, read_policy
+from tests.test_cost import estimate, line
 
 ZONES = {"us-east-1": "use1-az4", "us-east-2": "use2-az1", "us-west-1": "usw1-az1", "eu-north-1": "eun1-az1"}
-
-
-def estimate(path: Path, *catalogs: Path) -> CostEstimate:
-    policy = read_policy(PolicyInputs(tuple(catalogs)))
-    result = analyze(path, policy)
-    return estimate_cost(result.cluster, result.plan, policy.catalog)
-
-
-def line(found: CostEstimate, starts: str) -> CostLine:
-    [match] = [x for x in found.lines if x.item.startswith(starts)]
-    return match
 
 
 def in_region(tmp_path: Path, data: dict, region: str, hardware: str = "p5.48xlarge",

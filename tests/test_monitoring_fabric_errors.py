@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
-from typing import Any
 
 import jinja2
 import pytest
@@ -28,6 +27,7 @@ from tests.test_monitoring_rules import (
     fired,
     node,
     promtool,
+    promtool_test,
     render_role,
     run,
     severity,
@@ -116,18 +116,8 @@ def unit_rules(rules: Path, out: Path, keep_annotations: bool = False) -> list[s
     return [str(path)]
 
 
-def promtool_test(files: list[str], series: dict[str, str], checks: list[dict[str, Any]], out: Path) -> None:
-    tests = {"rule_files": files, "evaluation_interval": "1m", "tests": [{
-        "interval": "1m", "input_series": [{"series": k, "values": v} for k, v in series.items()],
-        "alert_rule_test": checks}]}
-    path = out / "fabric-errors.test.yml"
-    path.write_text(yaml.safe_dump(tests, sort_keys=False, width=1000))
-    result = run([promtool(), "test", "rules", str(path)])
-    assert result.returncode == 0, result.stdout + result.stderr
-
-
 def test_errors_climbing_on_an_active_full_rate_port_fire_and_nothing_else_does(rules: Path, tmp_path: Path) -> None:
-    promtool_test(unit_rules(rules, tmp_path), SERIES, CHECKS, tmp_path)
+    promtool_test(unit_rules(rules, tmp_path), SERIES, CHECKS, tmp_path, "fabric-errors")
 
 
 def test_error_rates_are_recorded_per_port_and_counter(rules: Path, tmp_path: Path) -> None:
@@ -164,7 +154,7 @@ def test_the_alert_names_the_node_port_rack_and_count(rules: Path, tmp_path: Pat
         "runbook": runbook}
     checks = [{"eval_time": "20m", "alertname": ALERT, "exp_alerts": [
         {"exp_labels": fires("e1", "mlx5_0", "symbol_error", rack="a01"), "exp_annotations": annotations}]}]
-    promtool_test(unit_rules(rules, tmp_path, keep_annotations=True), series, checks, tmp_path)
+    promtool_test(unit_rules(rules, tmp_path, keep_annotations=True), series, checks, tmp_path, "fabric-errors")
 
 
 def test_this_module_tests_the_alert_it_claims() -> None:

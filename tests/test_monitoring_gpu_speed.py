@@ -18,7 +18,15 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.test_monitoring_rules import TESTED_ELSEWHERE, at, fired, node, promtool, render_role, run, severity
+from tests.test_monitoring_rules import (
+    TESTED_ELSEWHERE,
+    at,
+    fired,
+    node,
+    promtool_test,
+    render_role,
+    severity,
+)
 
 WARN_PERSON, CRIT_PERSON = severity("warning", "person"), severity("critical", "person")
 H100 = "NVIDIA H100 80GB HBM3"
@@ -113,21 +121,10 @@ def unit_rules(rules: Path, out: Path, keep_annotations: bool = False) -> list[s
     return [str(path)]
 
 
-def promtool_test(files: list[str], interval: str, series: dict[str, str], checks: list[dict[str, Any]],
-                  out: Path) -> None:
-    tests = {"rule_files": files, "evaluation_interval": "1m", "tests": [{
-        "interval": interval, "input_series": [{"series": k, "values": v} for k, v in series.items()],
-        "alert_rule_test": checks}]}
-    path = out / "gpu-perf.test.yml"
-    path.write_text(yaml.safe_dump(tests, sort_keys=False, width=1000))
-    result = run([promtool(), "test", "rules", str(path)])
-    assert result.returncode == 0, result.stdout + result.stderr
-
-
 @pytest.mark.parametrize("alert", sorted(CASES))
 def test_alert_rule(alert: str, rules: Path, tmp_path: Path) -> None:
     interval, series, checks = CASES[alert]
-    promtool_test(unit_rules(rules, tmp_path), interval, series, checks, tmp_path)
+    promtool_test(unit_rules(rules, tmp_path), series, checks, tmp_path, "gpu-perf", interval=interval)
 
 
 def test_the_straggler_alert_names_the_gpu_its_figure_and_the_health_code(rules: Path, tmp_path: Path) -> None:
@@ -143,4 +140,4 @@ def test_the_straggler_alert_names_the_gpu_its_figure_and_the_health_code(rules:
     checks = [{"eval_time": "1m", "alertname": "GpuStraggler", "exp_alerts": [
         {"exp_labels": {**at("s1", gpu="3", name=H100, figure="gemm_tflops"), **WARN_PERSON},
          "exp_annotations": annotations}]}]
-    promtool_test(unit_rules(rules, tmp_path, keep_annotations=True), "1m", series, checks, tmp_path)
+    promtool_test(unit_rules(rules, tmp_path, keep_annotations=True), series, checks, tmp_path, "gpu-perf")

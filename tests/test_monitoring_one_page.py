@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.test_monitoring_rules import at, fired, node, promtool, render_role, run, severity, tool
+from tests.test_monitoring_rules import at, fired, node, promtool_test, render_role, severity, tool
 
 # the specific alert -> the health check's reason code for the same fault
 SPECIFIC = {"GpuHardwareSlowdown": "gpu-clocks", "GpuPcieLinkDegraded": "gpu-pcie", "GpuStraggler": "gpu-slow",
@@ -48,13 +48,7 @@ def test_a_throttled_gpu_fires_both_alerts_in_prometheus(rendered: Path, tmp_pat
     checks = [fired("NodeHealthCheckFailing", "15m", {**at("t1", code="gpu-clocks"), **severity("warning", "person")}),
               fired("GpuHardwareSlowdown", "15m", {**at("t1", gpu="0", reason="hw_slowdown"),
                                                    **severity("warning", "person")})]
-    tests = {"rule_files": files, "evaluation_interval": "1m", "tests": [{
-        "interval": "1m", "input_series": [{"series": k, "values": v} for k, v in series.items()],
-        "alert_rule_test": checks}]}
-    path = tmp_path / "one-page.test.yml"
-    path.write_text(yaml.safe_dump(tests, sort_keys=False, width=1000))
-    result = run([promtool(), "test", "rules", str(path)])
-    assert result.returncode == 0, result.stdout + result.stderr
+    promtool_test(files, series, checks, tmp_path, "one-page")
 
 
 def _free_port() -> int:

@@ -18,7 +18,7 @@ from clusterforge.physics.electrical import derated_kw, rack_kw
 from clusterforge.pipeline.analysis import Analysis, analyze, read_policy
 from clusterforge.render.group_vars import power_budget_vars
 from tests.conftest import ROOT
-from tests.test_monitoring_rules import Unsafe, promtool, render_role, run
+from tests.test_monitoring_rules import Unsafe, promtool_test, render_role
 
 EXAMPLE = ROOT / "examples" / "onprem-dgx-h100.yaml"
 
@@ -109,10 +109,4 @@ def test_alerts_fire_one_watt_over_the_budget_and_not_at_it(rendered_vars: dict[
                 rule.pop("annotations", None)
     unit = tmp_path / "clusterforge-power.yml"
     unit.write_text(yaml.safe_dump(data, sort_keys=False, width=1000))
-    tests = {"rule_files": [str(unit)], "evaluation_interval": "15s", "tests": [{
-        "interval": "1m", "input_series": [{"series": k, "values": v} for k, v in series.items()],
-        "alert_rule_test": checks}]}
-    path = tmp_path / "power.test.yml"
-    path.write_text(yaml.safe_dump(tests, sort_keys=False, width=1000))
-    result = run([promtool(), "test", "rules", str(path)])
-    assert result.returncode == 0, result.stdout + result.stderr
+    promtool_test([str(unit)], series, checks, tmp_path, "power", evaluation_interval="15s")

@@ -70,6 +70,19 @@ def run(argv: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, capture_output=True, text=True, check=False, timeout=120, **kwargs)
 
 
+def promtool_test(files: list[str], series: dict[str, str], checks: list[dict[str, Any]], out: Path, name: str,
+                  interval: str = "1m", evaluation_interval: str = "1m") -> None:
+    """`promtool test rules` on FILES: one test of SERIES (name: values) and its alert CHECKS, written to
+    OUT/NAME.test.yml; fails with promtool's own words."""
+    tests = {"rule_files": files, "evaluation_interval": evaluation_interval, "tests": [{
+        "interval": interval, "input_series": [{"series": k, "values": v} for k, v in series.items()],
+        "alert_rule_test": checks}]}
+    path = out / f"{name}.test.yml"
+    path.write_text(yaml.safe_dump(tests, sort_keys=False, width=1000))
+    result = run([promtool(), "test", "rules", str(path)])
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 # --- rendering the role's templates with Ansible ----------------------------------------------------------------
 
 class Unsafe(str):
@@ -516,14 +529,7 @@ def test_every_alert_has_a_unit_test() -> None:
 @pytest.mark.parametrize("alert", sorted(CASES))
 def test_alert_rule(alert: str, unit_rules: list[str], tmp_path: Path) -> None:
     interval, series, checks = CASES[alert]
-    tests = {"rule_files": unit_rules, "evaluation_interval": "15s", "tests": [{
-        "interval": interval,
-        "input_series": [{"series": name, "values": values} for name, values in series.items()],
-        "alert_rule_test": checks}]}
-    path = tmp_path / f"{alert}.test.yml"
-    path.write_text(yaml.safe_dump(tests, sort_keys=False, width=1000))
-    result = run([promtool(), "test", "rules", str(path)])
-    assert result.returncode == 0, result.stdout + result.stderr
+    promtool_test(unit_rules, series, checks, tmp_path, alert, interval=interval, evaluation_interval="15s")
 
 
 # --- what the rules and dashboards read exists -------------------------------------------------------------------
