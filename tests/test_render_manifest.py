@@ -129,6 +129,14 @@ def test_growing_an_elastic_pool_is_a_reconfigure_that_names_the_nodes(tmp_path:
     assert powersave and {c["action"] for c in powersave} == {"NONE"}
     text = CliRunner().invoke(app, ["diff", str(old), str(new)], catch_exceptions=False).output
     assert f"added    {len(data['powered_added'])}: {added}" in text
+    assert "none added" not in text, "the nodes section must not say nothing was added beside the added nodes"
+    assert "only in the new" in text and "lines differ -> " not in text
+    dry = CliRunner().invoke(app, ["update", str(old), str(new), "--dry-run", "-o", str(tmp_path / "out")],
+                             catch_exceptions=False).output
+    if "update refused: fix the design" in dry:  # the example's Capacity Block holds 64: the gate stops update
+        assert "holds at most 64" in dry
+    else:
+        assert f"{len(data['powered_added'])} power-saved node(s) added ({added})" in dry
 
 
 def test_a_directorys_own_manifest_is_checked_and_said_never_trusted(tmp_path: Path) -> None:

@@ -109,8 +109,9 @@ def _other(path: str, old_text: str | None, new_text: str | None, scope: Scope) 
     kept_before, kept_after = set(before), set(after)
     gone = sum(line not in kept_after for line in before)
     came = sum(line not in kept_before for line in after)
-    yield from scope.changes(short_name(path), "(lines)", None if old_text is None else f"{gone} lines differ",
-                             None if new_text is None else f"{came} lines differ",
+    yield from scope.changes(short_name(path), "(lines)",
+                             None if old_text is None else f"{gone} line(s) only in the old",
+                             None if new_text is None else f"{came} line(s) only in the new",
                              scope.effects(path, "whole", "", UNCLASSIFIED))
 
 

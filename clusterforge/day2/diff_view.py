@@ -249,7 +249,10 @@ def report(old: str, new: str, result: Diff, cost: CostDelta | None, width: int)
     lines: list[Line] = [(f"clusterforge diff: {old} -> {new}", 4), ("nodes", 0)]
     moved = [nodes_line(label, hosts, width) for label, hosts in
              (("added", result.added), ("removed", result.removed), ("changed", result.changed)) if hosts]
-    lines += moved or [("  none added, removed or changed", 0)]
+    if not moved:
+        powered = " (power-saved nodes are below)" if result.powered_added or result.powered_removed else ""
+        moved = [(f"  none to provision added, removed or changed{powered}", 0)]
+    lines += moved
     if result.powered_added or result.powered_removed:
         lines += [("power-saved nodes (SLURM starts them when jobs need them; no host to provision)", 2),
                   nodes_line("added", result.powered_added, width),

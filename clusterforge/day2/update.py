@@ -67,7 +67,9 @@ def headline(diff: Diff) -> str:
     """One line for what a change is: nodes added and removed, settings, and the largest action."""
     added = f" ({compress(diff.added)})" if diff.added else ""
     removed = f" ({compress(diff.removed)})" if diff.removed else ""
-    return (f"change: {len(diff.added)} node(s) added{added}, {len(diff.removed)} removed{removed}, "
+    powered = "".join(f", {len(nodes)} power-saved node(s) {verb} ({compress(nodes)})" for verb, nodes in
+                      (("added", diff.powered_added), ("removed", diff.powered_removed)) if nodes)
+    return (f"change: {len(diff.added)} node(s) added{added}, {len(diff.removed)} removed{removed}{powered}, "
             f"{len(diff.changes)} setting(s) changed; largest action {diff.largest.name.lower()}, "
             f"{len(diff.interrupted)} running node(s) interrupted")
 
