@@ -3,6 +3,7 @@ the job on errors. The changed-blueprint finder is run for real against a scratc
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -391,23 +392,65 @@ def test_a_fragment_outside_the_blueprint_folders_and_a_yml_blueprint_are_checke
 
 
 def test_a_change_that_touches_no_blueprint_says_so(workflow: dict[str, Any], tmp_path: Path) -> None:
-    """count=0 is an explained result: each changed YAML file among the blueprints' folders that nothing judges
-    is named with its kind, and the gate step runs and says there is nothing to judge."""
+    """count=0 is an explained result: every YAML file of the repository is considered, so count=0 means no
+    blueprint anywhere reads a changed file; each changed YAML file is named with its kind (with workflow
+    commands off: the names are the PR's), and the gate step runs and says there is nothing to judge."""
     repo, base = _shared_site_repo(tmp_path)
     (repo / "examples" / "policy.yaml").write_text("kind: PolicyConfig\n")
     (repo / "fragments" / "notes.yaml").write_text("note: changed\n")
+    (repo / "::error title=forged::x.yaml").write_text("note: a name that is a workflow command\n")
     (repo / "README.md").write_text("x\n")
     _commit(repo, "no blueprint")
     env = runner_env(workflow, repo, BASE_SHA=base)
     Path(env["GITHUB_OUTPUT"]).write_text("")
     finder = subprocess.run(["bash", "-e", "-c", find_script(workflow)], cwd=repo, env=env, capture_output=True,
                             text=True, check=True)
-    assert "examples/policy.yaml: changed, not a Cluster (kind: 'PolicyConfig')" in finder.stderr
     assert _outputs(env)["count"] == "0"
-    gate = _run_step(workflow, repo, "Check blueprints")
+    summary = tmp_path / "summary.md"
+    gate = _run_step(workflow, repo, "Check blueprints", GITHUB_STEP_SUMMARY=str(summary))
     assert gate.returncode == 0 and "No blueprint is touched by this change" in gate.stdout
+    for log in (finder.stdout, gate.stdout):
+        _, token, rest = log.partition("::stop-commands::")
+        token = token.split("\n", 1)[0]
+        quiet = rest.partition(f"::{token}::")[0]
+        assert token and "examples/policy.yaml: changed, not a Cluster (kind: 'PolicyConfig')" in quiet
+        assert "fragments/notes.yaml: changed, not a Cluster (no kind)" in quiet  # outside the usual folders
+        assert "::error title=forged::x.yaml: changed" in quiet
+        assert "::error title=forged" not in log.replace(quiet, "")
+    assert "3 changed YAML file(s), read by no blueprint" in summary.read_text()
     [step] = [s for s in steps(workflow) if s.get("name", "").startswith("Check blueprints")]
     assert "if" not in step  # the gate always runs: a skipped step would read as a pass
+
+
+def test_a_blueprint_anywhere_and_in_any_case_is_checked(workflow: dict[str, Any], tmp_path: Path) -> None:
+    """A Cluster outside the usual folders (teams/rogue.yml), one named .YAML, and a team outside them whose
+    only change is a fragment it includes: each is checked, and the gate fails on their errors."""
+    repo, base = _shared_site_repo(tmp_path)
+    failing = (EXAMPLES / "onprem-dgx-h100.yaml").read_text().replace("amps: 60", "amps: 16")
+    (repo / "teams").mkdir()
+    (repo / "teams" / "pools.yaml").write_text("  - {name: gpu, hardware: dgx-h100, count: 3, partition: train}\n")
+    team = (repo / "examples/shared-site/team-nlp.yaml").read_text()
+    pools = "pools:\n  - {name: gpu, hardware: dgx-h100, count: 3, partition: train}\n"
+    assert pools in team
+    (repo / "teams" / "speech.yaml").write_text(
+        team.replace(pools, "pools: !include pools.yaml\n").replace("../../", "../").replace(
+            "site-dc1.yaml", "../examples/shared-site/site-dc1.yaml").replace("name: nlp", "name: speech"))
+    _commit(repo, "a team outside the usual folders")
+    base = git(repo, "rev-parse", "HEAD")
+    assert find(workflow, repo, base) == ([], [], "count=0")
+    (repo / "teams" / "pools.yaml").write_text("  - {name: gpu, hardware: dgx-h100, count: 300, partition: train}\n")
+    (repo / "teams" / "rogue.yml").write_text(failing)
+    (repo / "rogue.YAML").write_text(failing)
+    _commit(repo, "fragment only, and two rogue blueprints")
+    blueprints, _, count = find(workflow, repo, base)
+    assert sorted(blueprints) == ["rogue.YAML", "teams/rogue.yml", "teams/speech.yaml"] and count == "count=3"
+    gate = _run_step(workflow, repo, "Check blueprints")
+    assert gate.returncode == 2, gate.stdout + gate.stderr  # the fragment's 300 nodes break the placements
+    assert "file=teams/speech.yaml,line=10,title=INPUT::pool 'gpu' has 300 nodes" in gate.stdout
+    judged = subprocess.run([str(Path(sys.executable).parent / "clusterforge"), "check", "-f", "json", "--",
+                             *blueprints], env=runner_env(workflow, repo), cwd=repo, capture_output=True, text=True)
+    assert {f["file"] for f in json.loads(judged.stdout)["findings"] if f["id"] == "PWR-002"} == {
+        "rogue.YAML", "teams/rogue.yml"}
 
 
 def test_report_paths_the_pr_planted_as_links_are_neither_written_through_nor_uploaded(

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from clusterforge.compose.site_users import MAX_SCANNED, SUFFIXES, includes, yaml_below
+from clusterforge.compose.site_users import MAX_SCANNED, includes, is_yaml_name, yaml_below
 from clusterforge.core.errors import ClusterforgeError, Problem, shown
 from clusterforge.core.source import Source
 from clusterforge.files.paths import report_path
@@ -60,7 +60,7 @@ def _expand(candidates: Iterable[Path]) -> list[Path]:
     out), at most MAX_SCANNED of them."""
     found: list[Path] = []
     for path in candidates:
-        more = yaml_below(path) if path.is_dir() else [path] if path.name.endswith(SUFFIXES) else []
+        more = yaml_below(path) if path.is_dir() else [path] if is_yaml_name(path.name) else []
         for item in more:
             if len(found) >= MAX_SCANNED:
                 raise ClusterforgeError(Problem(f"more than {MAX_SCANNED:,} YAML files to consider",

@@ -24,6 +24,13 @@ from clusterforge.files.yamlsource import INCLUDE_ROOT, MAX_INCLUDE_DEPTH
 STDIN = Path("-")
 SUFFIXES = (".yaml", ".yml")
 MAX_SCANNED = 20_000  # YAML files looked at when searching for a site's blueprints: a bound on a huge tree
+
+
+def is_yaml_name(name: str) -> bool:
+    """Whether a file name is a YAML file's: .yaml or .yml in any case (`check` reads `rogue.YAML` as well)."""
+    return name.lower().endswith(SUFFIXES)
+
+
 _KIND = re.compile(r"""^kind:[ \t]*["']?([A-Za-z]+)["']?[ \t]*(?:#.*)?$""", re.MULTILINE)
 _INCLUDE = re.compile(r"""!include[ \t]+["']?([^\s"'#,\]}]+)""")
 
@@ -55,7 +62,7 @@ def includes(path: Path, target: Path, depth: int = 0) -> bool:
     except ClusterforgeError:
         return False
     for name in _INCLUDE.findall(text):
-        if os.path.isabs(name) or not name.endswith(SUFFIXES):
+        if os.path.isabs(name) or not is_yaml_name(name):
             continue
         included = path.parent / name
         try:
@@ -74,7 +81,7 @@ def yaml_below(folder: Path) -> Iterator[Path]:
     for top, dirs, names in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(names):
-            if name.endswith(SUFFIXES):
+            if is_yaml_name(name):
                 yield Path(top) / name
 
 
@@ -110,7 +117,7 @@ def site_users(site: Path, given: Sequence[Path]) -> list[Path]:
                 break
             candidates.append(path)
     for folder in above:
-        candidates += sorted(p for p in folder.iterdir() if p.name.endswith(SUFFIXES) and p.is_file())
+        candidates += sorted(p for p in folder.iterdir() if is_yaml_name(p.name) and p.is_file())
     for path in candidates:
         real = path.resolve()
         if real in seen or real == target:
