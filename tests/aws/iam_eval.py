@@ -2,11 +2,13 @@
 for the operators the stack's documents use: an explicit Deny wins, then an Allow, else the implicit deny.
 
 Covered: Action, Resource and NotResource with `*`/`?` wildcards (actions case-insensitively), StringEquals,
-StringNotEquals, StringLike, Bool and their `ForAllValues:`/`ForAnyValue:` forms; a condition key absent from the
-request fails a positive operator and passes a negated one (StringNotEquals), `ForAllValues` over no values passes,
-as AWS's "Condition operators" and "multivalued context keys" pages say. Anything else raises, so a document using
-an operator this does not know is never judged by a guess. parliament (tests/aws/test_iam_documents.py) checks the
-documents' actions, ARNs and condition keys against AWS's own tables; this checks what they allow.
+StringNotEquals, StringLike, Bool and their `ForAllValues:`/`ForAnyValue:` forms, and Null; a condition key absent
+from the request fails a positive operator and passes a negated one (StringNotEquals), `ForAllValues` over no values
+passes and `ForAnyValue` over none fails, `Null` "true" holds when the key is absent and "false" when present, and a
+Condition holds when all its operators do, as AWS's "Condition operators" and "multivalued context keys" pages say.
+Anything else raises, so a document using an operator this does not know is never judged by a guess. parliament
+(tests/aws/test_iam_documents.py) checks the documents' actions, ARNs and condition keys against AWS's own tables;
+this checks what they allow.
 
 No library evaluates conditions offline (moto's access control ignores them), hence this small one.
 """
@@ -57,7 +59,11 @@ def _condition(block: Mapping[str, Mapping[str, Any]], context: Context) -> bool
         for key, wanted in pairs.items():
             present = key in context
             values = _listed(context[key]) if present else []
-            if qualifier == "ForAllValues":
+            if operator == "Null":
+                if qualifier:
+                    raise NotImplementedError(qualified)
+                ok = _compare("Bool", _listed(wanted), str(not present))
+            elif qualifier == "ForAllValues":
                 ok = all(_compare(operator, _listed(wanted), v) for v in values)
             elif qualifier == "ForAnyValue":
                 ok = any(_compare(operator, _listed(wanted), v) for v in values)
