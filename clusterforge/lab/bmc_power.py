@@ -4,7 +4,10 @@ power change it notifies becomes a container started or removed.
 The emulator PUTs a system (its name, `power_state`, and `pending_power` while a change waits to apply) to a URL on
 this machine's loopback. Only that emulator may: the agent finds the connecting socket in /proc/net/tcp and
 answers only when the emulator process holds it (the peer's credentials, as the Unix socket's SO_PEERCRED gives
-them for the `lab` provider's requests). A notification is bounded in size and depth, and each read in time.
+them for the `lab` provider's requests), checked before a byte of the request is read. A notification is bounded
+as the `lab` provider's requests are, by the same code (lab/bounded_server.py): in size (headers and body) and
+depth, in time (one deadline for the whole request, not one per read), and in connections handled at once (past
+the cap, one is answered 503 at once, with no thread).
 The work happens on one worker thread, in the order notified, so the emulator's request is answered at once: a
 real BMC reports a server On before its operating system boots, and slurmctld's ResumeTimeout covers the boot.
 
@@ -15,6 +18,7 @@ agent starts it when the address can be bound, and again if it exits.
 from __future__ import annotations
 
 import http.server
+import io
 import json
 import logging
 import os
@@ -23,6 +27,7 @@ import socket
 import subprocess
 import threading
 import time
+from http import HTTPStatus
 from typing import Any, Protocol
 
 import yaml
@@ -31,9 +36,13 @@ from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.lab import bmc_service
 from clusterforge.lab.bmc_service import BmcFiles
 from clusterforge.lab.bounded_json import too_deep
+from clusterforge.lab.bounded_server import BoundedThreadingMixIn, DeadlineReader, RequestTimedOut, RequestTooLarge
 
 log = logging.getLogger("clusterforge.lab.power_agent")
-MAX_REQUEST = 64 * 1024  # one system's JSON is under a kilobyte
+MAX_REQUEST = 64 * 1024  # a notification's body: one system's JSON is under a kilobyte
+MAX_HEADERS = 16 * 1024  # its request line and headers: the emulator's (requests') are a few hundred bytes
+REQUEST_DEADLINE_S = 30.0  # the whole request, from the first read to its body's last byte
+DRAIN_S = 0.25  # how long a refused client's unread request is read and dropped before its connection is closed
 RESTART_S = 2.0
 
 
@@ -77,16 +86,66 @@ def holds(pid: int, inode: int) -> bool:
     return False
 
 
+def _raw_answer(status: int) -> bytes:
+    """An HTTP answer with no body, for a connection whose request was not (or not wholly) read."""
+    return f"HTTP/1.0 {status} {HTTPStatus(status).phrase}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".encode()
+
+
+def _status(exc: Exception) -> int:
+    if isinstance(exc, PermissionError):
+        return 403
+    if isinstance(exc, RequestTimedOut):
+        return 408
+    if isinstance(exc, RequestTooLarge):
+        return 413
+    return 400
+
+
 class _Notified(http.server.BaseHTTPRequestHandler):
+    """One notification per connection (HTTP/1.0), read whole within `timeout` (its request line, headers and body:
+    one deadline, not one per read) and at most `MAX_HEADERS` + `MAX_REQUEST` bytes, from the emulator only: the
+    peer is checked before a byte is read, so another process holds a thread for the check alone."""
+
     server: _NotifyServer
-    timeout = 30.0
+    timeout = REQUEST_DEADLINE_S  # the whole request's deadline, and the answer's (sendall's timeout)
+
+    def setup(self) -> None:
+        super().setup()
+        self.rfile.close()  # the socket's own file, read per recv: the deadline's reader reads instead
+        self.rfile = io.BufferedReader(DeadlineReader(self.connection, self.timeout, MAX_HEADERS + MAX_REQUEST))
+
+    def handle(self) -> None:
+        try:
+            self.server.check_peer(self.client_address)
+        except OSError as exc:
+            log.warning("notification refused: %s", exc)
+            self.refuse_unread(403)
+            return
+        try:
+            super().handle()
+        except (RequestTimedOut, RequestTooLarge) as exc:  # in the request line or the headers
+            log.warning("notification refused: %s", exc.problems[0].message)
+            self.refuse_unread(_status(exc))
+
+    def refuse_unread(self, status: int) -> None:
+        """Answer `status` before the request is read (or wholly read), then drop what the client still sends for
+        a moment: closing with its bytes unread would reset the connection, and a reset can lose the answer."""
+        try:
+            self.connection.settimeout(self.timeout)
+            self.connection.sendall(_raw_answer(status))
+            self.connection.shutdown(socket.SHUT_WR)
+            drain = DeadlineReader(self.connection, min(DRAIN_S, self.timeout), MAX_HEADERS + MAX_REQUEST)
+            while drain.read(65536):
+                pass
+        except (ClusterforgeError, OSError):
+            pass
 
     def do_PUT(self) -> None:
         try:
-            self.server.check_peer(self.client_address)
             size = int(self.headers.get("Content-Length") or 0)
             if size <= 0 or size > MAX_REQUEST:
-                raise ClusterforgeError(Problem(f"a notification is 1 to {MAX_REQUEST} bytes, not {size}"))
+                error = RequestTooLarge if size > MAX_REQUEST else ClusterforgeError
+                raise error(Problem(f"a notification is 1 to {MAX_REQUEST} bytes, not {size}"))
             raw = self.rfile.read(size)
             if too_deep(raw):
                 raise ClusterforgeError(Problem("notification nested too deep"))
@@ -97,9 +156,11 @@ class _Notified(http.server.BaseHTTPRequestHandler):
         except (ClusterforgeError, ValueError, OSError) as exc:
             message = exc.problems[0].message if isinstance(exc, ClusterforgeError) else str(exc)
             log.warning("notification refused: %s", message)
-            self.send_response(403 if isinstance(exc, PermissionError) else 400)
+            self.connection.settimeout(self.timeout)  # a client that does not read its answer is cut off too
+            self.send_response(_status(exc))
             self.end_headers()
             return
+        self.connection.settimeout(self.timeout)
         self.send_response(204)
         self.end_headers()
 
@@ -107,12 +168,17 @@ class _Notified(http.server.BaseHTTPRequestHandler):
         pass
 
 
-class _NotifyServer(http.server.ThreadingHTTPServer):
-    daemon_threads = True
+class _NotifyServer(BoundedThreadingMixIn, http.server.HTTPServer):
+    """A thread per connection, at most `max_clients` at once: past that a connection is answered 503 at once and
+    closed, with no thread started (lab/bounded_server.py). The emulator notifies one change per request and is
+    answered at once (the work is queued), so it holds a slot for moments."""
 
     def __init__(self, side: BmcSide) -> None:
         self.side = side
         super().__init__(("127.0.0.1", 0), _Notified)
+
+    def busy_answer(self, message: str) -> bytes:
+        return _raw_answer(503)
 
     def check_peer(self, client: tuple[str, int]) -> None:
         pid = self.side.emulator_pid()

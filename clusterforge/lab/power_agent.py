@@ -15,7 +15,8 @@ for root or the controller's slurm user (the socket's peer credentials).
 What a client may cost the agent is bounded too, each bound refused with an `{"error": ...}` answer and one warning
 line: a request of at most `MAX_REQUEST` bytes, nested at most `MAX_DEPTH` arrays or objects deep (checked before
 json.loads, which recurses), whole within `REQUEST_DEADLINE_S` of the agent starting to read it (a deadline for the
-whole read, not for each recv), and at most `MAX_CLIENTS` connections handled at once (see `_Server`).
+whole read, not for each recv), and at most `MAX_CLIENTS` connections handled at once (see `_Server`); the BMC
+emulator's notifications (lab/bmc_power.py) are bounded the same way, by the same code (lab/bounded_server.py).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from clusterforge.lab import launched, nodes, podman, repo, selfboot, state
 from clusterforge.lab.bmc_power import BmcSide
 from clusterforge.lab.bmc_service import BmcFiles
 from clusterforge.lab.bounded_json import MAX_DEPTH, too_deep
+from clusterforge.lab.bounded_server import MAX_CLIENTS, BoundedThreadingMixIn, DeadlineReader
 from clusterforge.lab.paths import LABEL, LabPaths
 from clusterforge.powersave import agent as protocol
 from clusterforge.powersave.provider import INSUFFICIENT_CAPACITY, Instance
@@ -49,7 +51,6 @@ from clusterforge.powersave.provider import INSUFFICIENT_CAPACITY, Instance
 LAUNCHED = f"{LABEL}.launched"
 MAX_REQUEST = 1024 * 1024  # a launch of every node of a large pool is a few hundred kilobytes
 REQUEST_DEADLINE_S = 60.0  # the whole request, from the first read to the client's end of it
-MAX_CLIENTS = 64  # slurmctld's programs ask a few at a time; each connection handled costs a thread
 log = logging.getLogger("clusterforge.lab.power_agent")
 
 
@@ -168,24 +169,11 @@ class _Handler(socketserver.StreamRequestHandler):
 
     def read_request(self) -> bytes:
         """The client's bytes to its end of the connection, whole within `timeout` however slowly they come."""
-        deadline = time.monotonic() + self.timeout
+        reader = DeadlineReader(self.connection, self.timeout, MAX_REQUEST)
         chunks: list[bytes] = []
-        size = 0
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise ClusterforgeError(Problem(f"timed out: no whole request within {self.timeout:g} s"))
-            self.connection.settimeout(left)
-            try:
-                chunk = self.connection.recv(65536)
-            except TimeoutError:
-                raise ClusterforgeError(Problem(f"timed out: no whole request within {self.timeout:g} s")) from None
-            if not chunk:
-                return b"".join(chunks)
-            size += len(chunk)
-            if size > MAX_REQUEST:
-                raise ClusterforgeError(Problem("request too large"))
+        while chunk := reader.read(65536):
             chunks.append(chunk)
+        return b"".join(chunks)
 
     def handle(self) -> None:
         creds = self.request.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
@@ -214,59 +202,22 @@ class _Handler(socketserver.StreamRequestHandler):
             log.warning("could not answer: %s", exc)
 
 
-class _Server(socketserver.ThreadingUnixStreamServer):
+class _Server(BoundedThreadingMixIn, socketserver.UnixStreamServer):
     """One thread per connection, at most `max_clients` at once: past that, a connection is answered an error at
-    once from the accepting thread and closed, with no thread started and nothing read.
+    once from the accepting thread and closed, with no thread started and nothing read (lab/bounded_server.py).
 
-    Refusing, not queueing: a queue (not accepting, or blocking until a thread ends) would leave the clients behind
-    the full slots waiting on the slowest of them, up to `REQUEST_DEADLINE_S` each, and block `lab down`'s shutdown
-    while it waits; an error at once lets the program exit 2 (slurmctld marks its nodes DOWN, reconcile and the next
-    resume try again). Only root and slurm can hold a slot for the deadline: others are answered before their
-    request is read.
+    An error at once lets the program exit 2 (slurmctld marks its nodes DOWN, reconcile and the next resume try
+    again). Only root and slurm can hold a slot for the deadline: others are answered before their request is read.
     """
 
-    daemon_threads = True
     max_clients = MAX_CLIENTS
 
     def __init__(self, path: str, agent: Agent) -> None:
         self.agent = agent
-        self.clients = 0
-        self.clients_lock = threading.Lock()
         super().__init__(path, _Handler)
 
-    def process_request(self, request: Any, client_address: Any) -> None:
-        with self.clients_lock:
-            busy = self.clients >= self.max_clients
-            if not busy:
-                self.clients += 1
-        if busy:
-            self.refuse_busy(request)
-            return
-        try:
-            super().process_request(request, client_address)
-        except BaseException:  # no thread started: its slot is free again
-            self.release()
-            raise
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self.release()
-
-    def release(self) -> None:
-        with self.clients_lock:
-            self.clients -= 1
-
-    def refuse_busy(self, request: socket.socket) -> None:
-        message = f"busy: {self.max_clients} clients at once, try again"
-        log.warning("refused: %s", message)
-        try:
-            request.setblocking(False)  # a new connection's send buffer takes a short line: never waits
-            request.send(json.dumps({"error": message}).encode() + b"\n")
-        except OSError as exc:
-            log.warning("could not answer: %s", exc)
-        self.shutdown_request(request)
+    def busy_answer(self, message: str) -> bytes:
+        return json.dumps({"error": message}).encode() + b"\n"
 
 
 def socket_path(paths: LabPaths) -> Path:
