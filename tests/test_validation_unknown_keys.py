@@ -1,5 +1,5 @@
 """Unknown keys past the first thousand are taken out before pydantic sees the data and reported after its
-errors (core/validation._strip_unknown): the problems are the same as when pydantic reports every one of them,
+errors (core/unknown_keys.strip_unknown): the problems are the same as when pydantic reports every one of them,
 the source's data is left as it was, and a blueprint of few unknown keys goes to pydantic untouched."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from clusterforge.blueprint.load import load_text
-from clusterforge.core import validation
+from clusterforge.core import unknown_keys
 from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.files.yamlsource import parse_text
 from clusterforge.target_kernel import blueprint_model
@@ -42,9 +42,9 @@ def _problems(text: str) -> list[Problem]:
 @pytest.mark.parametrize("kept", [0, 1, 25, 130])
 def test_taken_out_keys_read_as_pydantic_reports_them(text: str, kept: int, monkeypatch: pytest.MonkeyPatch
                                                        ) -> None:
-    monkeypatch.setattr(validation, "_KEPT_UNKNOWN", 10_000)
+    monkeypatch.setattr(unknown_keys, "_KEPT_UNKNOWN", 10_000)
     every = _problems(text)  # pydantic reports every unknown key
-    monkeypatch.setattr(validation, "_KEPT_UNKNOWN", kept)
+    monkeypatch.setattr(unknown_keys, "_KEPT_UNKNOWN", kept)
     taken_out = _problems(text)
     if kept >= 20:  # the 20 unknown keys shown are pydantic's: the problems come in its order
         assert taken_out == every
@@ -63,11 +63,11 @@ def test_counts_what_it_leaves_out() -> None:
 
 def test_takes_out_of_a_copy_only_past_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     few = parse_text(_many_keys(5), "cluster.yaml")
-    data, stripped = validation._strip_unknown(blueprint_model(), few.data)
+    data, stripped = unknown_keys.strip_unknown(blueprint_model(), few.data)
     assert data is few.data and not stripped  # 362 unknown keys: under the default, nothing is taken out
     source = parse_text(MANY_KEYS, "cluster.yaml")
-    monkeypatch.setattr(validation, "_KEPT_UNKNOWN", 100)
-    data, stripped = validation._strip_unknown(blueprint_model(), source.data)
+    monkeypatch.setattr(unknown_keys, "_KEPT_UNKNOWN", 100)
+    data, stripped = unknown_keys.strip_unknown(blueprint_model(), source.data)
     assert sum(len(keys) for _, keys in stripped) == 49 * 60 + 2 - 100  # and 'x-keys'
     assert stripped[0] == (("pools", 1), [f"zq{i:03d}" for i in range(40, 60)])
     assert all(len(pool) == 3 for pool in data["pools"][2:49]) and len(data["pools"][0]) == 63

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from itertools import islice
 from types import UnionType
 from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
-from pydantic import BaseModel, BeforeValidator, Field, PlainValidator, TypeAdapter, ValidationError, WrapValidator
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from clusterforge.core.errors import ClusterforgeError, Problem, one_line, shown
 from clusterforge.core.hints import PER_KIND, and_more, closest
 from clusterforge.core.source import Source, format_path
+from clusterforge.core.unknown_keys import Stripped, strip_unknown, with_stripped
 
 T = TypeVar("T")
 
@@ -235,7 +236,7 @@ def _unknown_key_hint(key: str, allowed: list[str]) -> tuple[str, str | None]:
 def problems_from(exc: ValidationError, source: Source, root: type[BaseModel] | None,
                   stripped: Stripped = ()) -> list[Problem]:
     """Translate every pydantic error into a Problem located in `source`, then the unknown keys that
-    _strip_unknown took out before pydantic saw them (`stripped`), as if pydantic had reported them last.
+    strip_unknown took out before pydantic saw them (`stripped`), as if pydantic had reported them last.
 
     Errors that repeat on one line (a value inherited through a YAML merge key by many racks) are reported
     once, with a count; a missing key that an unknown key's 'did you mean' already explains is dropped. At
@@ -258,7 +259,7 @@ def problems_from(exc: ValidationError, source: Source, root: type[BaseModel] | 
     errors = exc.errors(include_url=False)
     taken = len(errors) + sum(len(keys) for _, keys in stripped)
     looked_at = taken  # unknown keys after this error were left out (PER_KIND located)
-    for n, err in enumerate(_with_stripped(errors, stripped)):
+    for n, err in enumerate(with_stripped(errors, stripped)):
         kind = err["type"]
         if located.get(kind, 0) >= PER_KIND:
             count, last = left_out.get(kind, (0, 0))
@@ -318,7 +319,7 @@ def problems_from(exc: ValidationError, source: Source, root: type[BaseModel] | 
         problems.append(problem)
     more = {last: count for count, last in left_out.values() if count}
     if repeated_keys:
-        suggested |= _suggested_by_repeats(problems, suggested, islice(_with_stripped(errors, stripped), looked_at),
+        suggested |= _suggested_by_repeats(problems, suggested, islice(with_stripped(errors, stripped), looked_at),
                                            source, root, steps)
     out = []
     for i, problem in enumerate(problems):
@@ -353,141 +354,18 @@ def _suggested_by_repeats(problems: list[Problem], suggested: set[tuple[str, str
     return found
 
 
-Stripped = Sequence[tuple[tuple[str | int, ...], Sequence[str]]]
-"""Unknown keys taken out of the data before validation: (path of their mapping, the keys), in pydantic's order."""
-_KEPT_UNKNOWN = 1_000  # unknown keys left in the data for pydantic to report; the rest are taken out and counted
-_VALIDATORS = (BeforeValidator, PlainValidator, WrapValidator)
-
-
-def _with_stripped(errors: list[Any], stripped: Stripped) -> Iterator[Any]:
-    """pydantic's errors, then one extra_forbidden error (as pydantic words it) per unknown key taken out."""
-    yield from errors
-    for path, keys in stripped:
-        for key in keys:
-            yield {"type": "extra_forbidden", "loc": (*path, key), "msg": "Extra inputs are not permitted"}
-
-
-def _shape(annotation: Any) -> tuple[str, Any] | None:
-    """How the pre-pass walks a value of this type: ("model", M), ("list", item type), ("dict", value type), or
-    None where it cannot tell for sure which model pydantic checks the value with (a union of several models, a
-    validator that sees the raw value first, any other type): those values are left to pydantic whole."""
-    origin = get_origin(annotation)
-    if origin is Annotated:
-        inner, *metadata = get_args(annotation)
-        return None if any(isinstance(m, _VALIDATORS) for m in metadata) else _shape(inner)
-    if origin in (Union, UnionType):
-        members = [arg for arg in get_args(annotation) if arg is not type(None)]
-        return _shape(members[0]) if len(members) == 1 else None
-    if origin is list:
-        return "list", get_args(annotation)[0]
-    if origin is dict:
-        return "dict", get_args(annotation)[1]
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel) and _fields_to_walk(annotation):
-        return "model", annotation
-    return None
-
-
-@functools.lru_cache(maxsize=256)
-def _fields_to_walk(model: type[BaseModel]) -> tuple[frozenset[str], tuple[tuple[str, Any], ...]] | None:
-    """The keys a model allows, and (key, type) of the fields the pre-pass walks into; None for a model whose
-    unknown keys it must not judge (extra keys allowed, a root model, a validator that sees the raw mapping, an
-    alias other than a plain key)."""
-    decorators = model.__pydantic_decorators__
-    if (model.model_config.get("extra") != "forbid" or getattr(model, "__pydantic_root_model__", False)
-            or any(d.info.mode in ("before", "wrap") for d in decorators.model_validators.values())):
-        return None
-    raw = {f for d in decorators.field_validators.values() if d.info.mode != "after" for f in d.info.fields}
-    by_name = bool(model.model_config.get("populate_by_name") or model.model_config.get("validate_by_name"))
-    allowed: set[str] = set()
-    fields: list[tuple[str, Any]] = []
-    for name, field in model.model_fields.items():
-        alias = field.validation_alias if field.validation_alias is not None else field.alias
-        if alias is not None and not isinstance(alias, str):
-            return None
-        key = alias or name
-        allowed |= {key, name} if by_name else {key}
-        if "*" not in raw and name not in raw and not any(isinstance(m, _VALIDATORS) for m in field.metadata):
-            fields.append((key, field.annotation))
-    return frozenset(allowed), tuple(fields)
-
-
-class _Strip:
-    """One pre-pass over the data along the model: the first _KEPT_UNKNOWN unknown keys stay for pydantic to
-    report; the rest are taken out of a copy (the mappings and lists above them copied, the rest shared) and
-    listed, in the order pydantic meets them (a model's fields in their order, then its unknown keys)."""
-
-    def __init__(self) -> None:
-        self.kept = 0
-        self.stripped: list[tuple[tuple[str | int, ...], list[str]]] = []
-
-    def walk(self, annotation: Any, node: Any, path: tuple[str | int, ...]) -> Any:
-        shape = _shape(annotation)
-        if shape is None:
-            return node
-        form, inner = shape
-        if form == "model":
-            return self.model(inner, node, path)
-        if form == "list" and isinstance(node, list):
-            items: list[Any] | None = None
-            for i, item in enumerate(node):
-                new = self.walk(inner, item, (*path, i))
-                if new is not item:
-                    items = items if items is not None else list(node)
-                    items[i] = new
-            return node if items is None else items
-        if form == "dict" and isinstance(node, dict):
-            return self.fields(node, [(key, inner) for key in node if isinstance(key, str)], path)
-        return node
-
-    def fields(self, node: dict[Any, Any], fields: Sequence[tuple[str, Any]], path: tuple[str | int, ...]
-               ) -> dict[Any, Any]:
-        out: dict[Any, Any] | None = None
-        for key, annotation in fields:
-            if key in node:
-                new = self.walk(annotation, node[key], (*path, key))
-                if new is not node[key]:
-                    out = out if out is not None else dict(node)
-                    out[key] = new
-        return node if out is None else out
-
-    def model(self, model: type[BaseModel], node: Any, path: tuple[str | int, ...]) -> Any:
-        walk = _fields_to_walk(model)
-        if walk is None or not isinstance(node, dict):
-            return node
-        allowed, fields = walk
-        out = self.fields(node, fields, path)
-        unknown = [key for key in node if isinstance(key, str) and key not in allowed]
-        keep = min(len(unknown), max(0, _KEPT_UNKNOWN - self.kept))
-        self.kept += keep
-        if keep < len(unknown):
-            gone = unknown[keep:]
-            self.stripped.append((path, gone))
-            out = dict(out) if out is node else out
-            for key in gone:
-                del out[key]
-        return out
-
-
-def _strip_unknown(model: type[BaseModel], data: Any) -> tuple[Any, Stripped]:
-    """`data` with its unknown keys past the first _KEPT_UNKNOWN taken out, and those keys: pydantic builds an
-    error (and errors() a dict) for every unknown key, half a kilobyte each, so the 240,000 that a few kilobytes
-    of aliases stand for would take hundreds of megabytes to report "... and 239,981 more like this"."""
-    strip = _Strip()
-    return strip.model(model, data, ()), strip.stripped
-
-
 def validate(model: type[T] | TypeAdapter[T], source: Source, root: type[BaseModel] | None = None) -> T:
     """Validate `source.data` against a model, raising one ClusterforgeError with every located problem.
 
     The unknown keys of a model past the first _KEPT_UNKNOWN are taken out before pydantic sees the data and
-    reported after its errors (_strip_unknown), so thousands of them cost a count each, not an error each."""
+    reported after its errors (strip_unknown), so thousands of them cost a count each, not an error each."""
     adapter = model if isinstance(model, TypeAdapter) else TypeAdapter(model)
     if root is None and isinstance(model, type) and issubclass(model, BaseModel):
         root = model
     data: Any = source.data
     stripped: Stripped = ()
     if isinstance(model, type) and issubclass(model, BaseModel):
-        data, stripped = _strip_unknown(model, data)
+        data, stripped = strip_unknown(model, data)
     try:
         return adapter.validate_python(data)
     except ValidationError as exc:
