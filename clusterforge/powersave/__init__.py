@@ -33,8 +33,8 @@ PROGRAM_MODULES = ("clusterforge/__init__.py", "clusterforge/core/__init__.py", 
 # untrusted YAML, not two); a controller whose file names another provider never imports them.
 BMC_MODULES = ("clusterforge/bmc/__init__.py", "clusterforge/bmc/credentials.py", "clusterforge/bmc/fleet.py",
                "clusterforge/bmc/hosts.py", "clusterforge/bmc/redfish.py", "clusterforge/core/hints.py",
-               "clusterforge/core/source.py", "clusterforge/core/validation.py", "clusterforge/files/yamlguard.py",
-               "clusterforge/files/yamlsource.py")
+               "clusterforge/core/source.py", "clusterforge/core/unknown_keys.py", "clusterforge/core/validation.py",
+               "clusterforge/files/yamlguard.py", "clusterforge/files/yamlsource.py")
 PROVIDER_MODULES = tuple(sorted(f"clusterforge/targets/{path.parent.name}/powersave.py"
                                 for path in (_PACKAGE / "targets").glob("*/powersave.py")))
 CONTROLLER_MODULES = PROGRAM_MODULES + BMC_MODULES + PROVIDER_MODULES
