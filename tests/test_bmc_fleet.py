@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from clusterforge.bmc import fleet
-from clusterforge.bmc.credentials import Credentials
+from clusterforge.bmc.credentials import Credentials, Logins
 from clusterforge.bmc.hosts import Target
 from clusterforge.bmc.redfish import BmcFailure, Outcome, Pending
 
-LOGIN = Credentials("admin", "secret")
+LOGIN = Logins(Credentials("admin", "secret"))
 TARGETS = [Target(f"gpu-{i:04d}", "https://127.0.0.1:1", None, True) for i in range(1, 41)]
 
 
@@ -63,7 +63,7 @@ def test_a_node_that_never_settles_fails_with_its_state_and_the_others_finish(mo
     def begin(target: Target, *_: Any) -> Pending:
         return Pending(target.node, system, "On", "powered on (On)")
 
-    def settle(target: Target, pending: Pending) -> Outcome | None:
+    def settle(target: Target, pending: Pending, *_: Any) -> Outcome | None:
         return None if target.node == "gpu-0001" else Outcome(target.node, "On", "", pending.did)
 
     monkeypatch.setattr(fleet, "begin", begin)

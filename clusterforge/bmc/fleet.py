@@ -4,8 +4,14 @@ At 12,500 nodes the work is the BMCs' (hundreds of ms to seconds a request, minu
 this process's, so requests run in threads, `concurrency` at once, and no thread waits for a server to change
 state: the resets are sent, then the changing nodes are read in rounds (64 by default: enough to keep 12,500 BMCs
 busy, few enough for one management network and one controller). A node whose BMC does not answer or answers
-5xx is asked again after a growing pause (1, 2, 4 s ...), `attempts` times in all; a refused login or an unknown
-system is not asked again. One node failing never stops the others: every node gets an `Outcome` or a reason.
+5xx is asked again after a growing pause (1, 2, 4 s ...), `attempts` times in all; a refused login, an unknown
+system or an answer that breaks the transport's rules is not asked again. One node failing never stops the others:
+every node gets an `Outcome` or a reason, whatever its BMC did.
+
+How long a run can take, with every BMC silent or dripping: one ask is at most `timeout_s` (the transport's
+deadline), so a node's asking ends within `attempts * timeout_s` plus the pauses (`2**(attempts-1) - 1` s);
+`ceil(nodes / concurrency)` such waves; then at most `settle_s` plus one round of looks (`timeout_s` each) for the
+nodes still changing. `bound_s` is that figure, which the power-save programs state and hold.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TypeVar
 
-from clusterforge.bmc.credentials import Credentials
+from clusterforge.bmc.credentials import Logins
 from clusterforge.bmc.hosts import Target
 from clusterforge.bmc.redfish import BmcFailure, Outcome, Pending, begin, settle, state_of
 
@@ -49,18 +55,29 @@ def _retried(call: Callable[[], T], attempts: int, sleep: Callable[[float], None
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+def bound_s(nodes: int, concurrency: int = DEFAULT_CONCURRENCY, attempts: int = DEFAULT_ATTEMPTS,
+            timeout_s: float = 20.0, settle_s: float = 300.0, poll_s: float = POLL_S) -> float:
+    """The longest `run` can take for `nodes` nodes, whatever their BMCs do (the module's docstring)."""
+    waves = -(-max(nodes, 1) // max(concurrency, 1))
+    one_node = attempts * timeout_s + float(2 ** (attempts - 1) - 1)  # its tries and the pauses between them
+    return waves * one_node + settle_s + poll_s + waves * one_node  # the asking, then settling's last round
+
+
 def _round(pool: ThreadPoolExecutor, work: dict[str, Callable[[], T]], attempts: int,
            sleep: Callable[[float], None]) -> Iterator[tuple[str, T | BmcFailure]]:
-    """Each node's call, retried, `pool`'s workers at once; (node, answer or failure) as each ends."""
+    """Each node's call, retried, `pool`'s workers at once; (node, answer or failure) as each ends. An error that
+    is not a BmcFailure is a fault of this program, and still only that node's: the others are answered."""
     futures = {pool.submit(_retried, call, attempts, sleep): node for node, call in work.items()}
     for future in as_completed(futures):
         try:
             yield futures[future], future.result()
         except BmcFailure as failure:
             yield futures[future], failure
+        except Exception as exc:  # one node's fault never ends the fleet's run
+            yield futures[future], BmcFailure(f"internal error ({type(exc).__name__}): please report it", final=True)
 
 
-def run(targets: Sequence[Target], credentials: Credentials, action: str, pxe_once: bool = False,
+def run(targets: Sequence[Target], logins: Logins, action: str, pxe_once: bool = False,
         concurrency: int = DEFAULT_CONCURRENCY, attempts: int = DEFAULT_ATTEMPTS, timeout_s: float = 20.0,
         settle_s: float = 300.0, progress: Callable[[str], None] | None = None,
         sleep: Callable[[float], None] = time.sleep, poll_s: float = POLL_S) -> FleetResult:
@@ -90,15 +107,20 @@ def run(targets: Sequence[Target], credentials: Credentials, action: str, pxe_on
 
     pool = ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(targets) or 1)))
     try:
-        asks: dict[str, Callable[[], Outcome | Pending]] = {
-            t.node: partial(begin, t, credentials, action, pxe_once, timeout_s) for t in targets}
+        asks: dict[str, Callable[[], Outcome | Pending]] = {}
+        for t in targets:
+            login = logins.for_node(t.node)
+            if login is None:
+                ended(t.node, BmcFailure("no login for this node in the credentials file", final=True))
+            else:
+                asks[t.node] = partial(begin, t, login, action, pxe_once, timeout_s)
         for node, answer in _round(pool, asks, attempts, sleep):
             ended(node, answer)
         deadline = time.monotonic() + settle_s
         while pending:
             sleep(poll_s)
             looks: dict[str, Callable[[], Outcome | None]] = {
-                node: partial(settle, by_node[node], p) for node, p in pending.items()}
+                node: partial(settle, by_node[node], p, timeout_s) for node, p in pending.items()}
             for node, seen in _round(pool, looks, attempts, sleep):
                 ended(node, seen)
             if pending and time.monotonic() >= deadline:

@@ -10,10 +10,17 @@ repository holds), every mistake reported as `file:line: path: message`.
     bmcs:
       gpu-0001: {url: "https://10.2.0.11"}              # the BMC's only system
       gpu-0002: {url: "https://10.2.0.20", system: "2"} # a BMC (a chassis manager) holding several
+
+Every request for a node goes to its URL's scheme, host and port and nowhere else (clusterforge.bmc.transport).
+Plain `http://` carries the login in clear text, so it is taken for a loopback address (an emulator on this host)
+and otherwise only with `defaults: {allow_plain_http: true}`, named as `verify_tls: false` is. Two nodes on one
+server would have one node's `off` power off the other's, so each (URL, system) belongs to one node, and a BMC
+whose system is not named holds that node alone.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +30,7 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from clusterforge.core.errors import ClusterforgeError, Problem
+from clusterforge.core.source import Source
 from clusterforge.core.validation import validate
 from clusterforge.files.yamlsource import load_file
 
@@ -69,6 +77,8 @@ class Bmc(_Strict):
 class Defaults(_Strict):
     ca_file: Path | None = Field(None, description="the CA bundle BMC certificates are checked against")
     verify_tls: bool = Field(True, description="false turns certificate checks off (an emulator, a lab)")
+    allow_plain_http: bool = Field(False, description="true lets http:// URLs of hosts other than loopback be used: "
+                                                      "the login then crosses the network in clear text (a lab)")
 
 
 class BmcDocument(_Strict):
@@ -83,7 +93,54 @@ class Target:
     node: str
     url: str
     system: str | None
-    verify: bool | str  # requests' `verify`: True, False, or a CA bundle's path
+    verify: bool | str  # requests' `verify`: True, False, or a CA bundle's path (https:// only)
+
+    @property
+    def clear_text(self) -> bool:
+        """The login crosses a network unencrypted: plain http:// to a host that is not this one."""
+        return self.url.startswith("http://") and not _loopback(self.url)
+
+
+def _loopback(url: str) -> bool:
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _server(url: str, system: str | None) -> tuple[str, str | None]:
+    """What identifies the server a node's BMC powers: the BMC's origin and the system's id."""
+    from clusterforge.bmc.transport import origin
+
+    _scheme, host, port = origin(url)
+    return f"{host}:{port}", system
+
+
+def _shared_servers(document: BmcDocument, source: Source) -> list[Problem]:
+    """Each node that would power a server an earlier node already powers, named with both lines: the same
+    (BMC, system), or a BMC shared where one of its nodes names no system (the BMC's only system is that node's)."""
+    problems: list[Problem] = []
+    by_server: dict[tuple[str, str | None], str] = {}
+    first_on: dict[str, str] = {}  # the first node of each BMC
+    unnamed_on: dict[str, str] = {}  # the first node of each BMC that names no system
+    for node, bmc in document.bmcs.items():
+        place, system = _server(bmc.url, bmc.system)
+        other = by_server.get((place, system)) or (first_on if system is None else unnamed_on).get(place)
+        by_server.setdefault((place, system), node)
+        first_on.setdefault(place, node)
+        if system is None:
+            unnamed_on.setdefault(place, node)
+        if other is not None:
+            shown_system = f" system {system}" if system else ""
+            problems.append(source.problem(
+                ("bmcs", node), f"the same server as {other} (line {source.line_of(('bmcs', other))}): "
+                                f"{bmc.url}{shown_system}",
+                hint="each server belongs to one node: give each node the system: its BMC holds it by, or correct "
+                     "the URL"))
+    return problems
 
 
 def load(path: Path) -> dict[str, Target]:
@@ -91,8 +148,17 @@ def load(path: Path) -> dict[str, Target]:
     source = load_file(path)
     document = validate(BmcDocument, source)
     defaults = document.defaults
+    problems = _shared_servers(document, source)
     if defaults.ca_file is not None and not defaults.ca_file.is_file():
-        raise ClusterforgeError(source.problem(("defaults", "ca_file"), f"no such file: {defaults.ca_file}"))
+        problems.append(source.problem(("defaults", "ca_file"), f"no such file: {defaults.ca_file}"))
+    if not defaults.allow_plain_http:
+        problems += [source.problem(("bmcs", node, "url"), "http:// sends the BMC login in clear text",
+                                    hint="use https://, or set defaults: {allow_plain_http: true} for a lab or an "
+                                         "emulator")
+                     for node, bmc in document.bmcs.items()
+                     if Target(node, bmc.url, bmc.system, False).clear_text]
+    if problems:
+        raise ClusterforgeError(problems)
     verify: bool | str = str(defaults.ca_file) if defaults.ca_file is not None else defaults.verify_tls
     return {node: Target(node, bmc.url, bmc.system, verify) for node, bmc in document.bmcs.items()}
 

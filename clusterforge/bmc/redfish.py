@@ -7,27 +7,25 @@ a PXE override is checked by reading the target back. Actions are not instant on
 after a reset the state is read again (`settle`, which `fleet` calls in rounds for every node still changing, so a
 slow server holds no worker while it boots). Errors become one line per node for `fleet`, which decides what to
 retry: a refused login or an unknown system is final; no answer or a 5xx is not.
+
+What crosses the wire is `transport`'s: every request on the node's own BMC, every answer bounded in bytes, and
+`timeout_s` the deadline of one whole ask (or one later look), whatever the BMC does. Nothing a BMC answers ends
+more than its own node's request: any error at all becomes that node's BmcFailure.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from clusterforge.bmc import transport
 from clusterforge.bmc.credentials import Credentials
 from clusterforge.bmc.hosts import Target
+from clusterforge.bmc.transport import BmcFailure
 
 ROOT_PATH = "/redfish/v1/"  # the service root every Redfish service serves (DSP0266)
-
-
-class BmcFailure(Exception):
-    """One node's BMC could not do what was asked; `final` when asking again cannot help (credentials, no system)."""
-
-    def __init__(self, reason: str, final: bool = False) -> None:
-        super().__init__(reason)
-        self.reason, self.final = reason, final
+__all__ = ["BmcFailure", "Outcome", "Pending", "begin", "settle", "state_of"]
 
 
 @dataclass(frozen=True)
@@ -38,31 +36,24 @@ class Outcome:
     power: str  # On, Off, PoweringOn, PoweringOff
     boot: str  # the one-time override, e.g. "Pxe (Once)", or "" when none
     did: str  # "powered on", "already off", "cycled", "read", ...
+    warning: str = ""  # what the BMC did that was not asked, e.g. a one-time boot kept as continuous
 
 
-def _session(target: Target, credentials: Credentials, timeout_s: float) -> Any:
-    """The service root, logged in with basic auth: every Redfish service must take it (DSP0266), and unlike a
-    session it leaves nothing open on a BMC that holds only a handful of sessions (12,500 commands a day would
-    leak them until they time out)."""
+def _session(target: Target, credentials: Credentials, timeout_s: float) -> tuple[Any, Any]:
+    """The service root, logged in with basic auth, over the bounded transport, and that transport's adapter.
+
+    Basic auth because every Redfish service must take it (DSP0266), and unlike a session it leaves nothing open
+    on a BMC that holds only a handful of sessions (12,500 commands a day would leak them until they time out).
+    sushy is given its connector, so the same code holds on sushy 5.5 (Debian 13's, which a controller's
+    power-save programs import) and on the pinned release: the deadline and the retries are the transport's."""
     import sushy
     from sushy import auth
 
-    options = {"read_timeout": timeout_s, "connect_timeout": min(timeout_s, 10.0)}
-    taken = _sushy_parameters()
-    return sushy.Sushy(target.url, auth=auth.BasicAuth(credentials.username, credentials.password),
-                       verify=target.verify, server_side_retries=0,  # fleet retries, with backoff over the fleet
-                       **{k: v for k, v in options.items() if k in taken})
-
-
-@functools.cache
-def _sushy_parameters() -> frozenset[str]:
-    """What this sushy's client takes: its timeouts are newer than sushy 5.5, Debian 13's python3-sushy, which a
-    controller's power-save programs import; that one keeps its connector's 60 s per request."""
-    import inspect
-
-    import sushy
-
-    return frozenset(inspect.signature(sushy.Sushy.__init__).parameters)
+    connection, adapter = transport.connector(target.url, target.verify, timeout_s)
+    transport.begin_exchange(adapter, target.url, timeout_s)
+    root = sushy.Sushy(target.url, auth=auth.BasicAuth(credentials.username, credentials.password),
+                       verify=target.verify, connector=connection)
+    return root, adapter
 
 
 def _system(root: Any, target: Target) -> Any:
@@ -72,7 +63,7 @@ def _system(root: Any, target: Target) -> Any:
     if len(members) != 1:
         raise BmcFailure(f"the BMC holds {len(members)} systems: give this node's `system:` in the BMC document",
                          final=True)
-    return root.get_system(members[0])
+    return root.get_system(members[0])  # on another host it is refused by the transport, and nothing is sent
 
 
 def _value(enum_or_str: Any) -> str:
@@ -105,6 +96,8 @@ class Pending:
     system: Any
     wanted: str
     did: str
+    adapter: Any = None  # the node's transport, given a new exchange for each look
+    warning: str = ""
 
 
 def _close(system: Any) -> None:
@@ -117,7 +110,8 @@ def _close(system: Any) -> None:
 
 
 def _translated(target: Target, call: Callable[[], Any]) -> Any:
-    """`call()`, with sushy's errors as one-line BmcFailures (final where asking again cannot help)."""
+    """`call()`, with sushy's errors as one-line BmcFailures (final where asking again cannot help), and any other
+    error as this node's failure: what one BMC answers never ends the fleet's run."""
     from sushy import exceptions
 
     try:
@@ -130,10 +124,20 @@ def _translated(target: Target, call: Callable[[], Any]) -> Any:
         raise BmcFailure(f"no system {target.system or ''} on this BMC".replace("  ", " "), final=True) from None
     except exceptions.HTTPError as exc:
         raise BmcFailure(f"the BMC answered HTTP {exc.status_code}") from None
-    except exceptions.ConnectionError as exc:
-        raise BmcFailure(f"no answer from {target.url}: {_cause(exc)}") from None
+    except exceptions.ConnectionError as exc:  # the transport's own failures arrive as BmcFailure, not here
+        raise BmcFailure(f"no answer from {target.url}: {_first_line(str(exc))}") from None
     except exceptions.SushyError as exc:
-        raise BmcFailure(f"Redfish error: {str(exc).splitlines()[0][:200]}") from None
+        raise BmcFailure(f"Redfish error: {_first_line(str(exc))}") from None
+    except Exception as exc:  # a malformed answer (bad JSON, wrong types, depth) is the node's alone
+        cause = exc.__context__ if isinstance(exc.__context__, BmcFailure) else None
+        if cause is not None:
+            raise cause from None
+        raise BmcFailure(f"the BMC's answer could not be read ({type(exc).__name__})", final=True) from None
+
+
+def _first_line(text: str) -> str:
+    line = text.splitlines()[0] if text else ""
+    return line if len(line) <= 160 else line[:157].rsplit(" ", 1)[0] + " ..."
 
 
 def begin(target: Target, credentials: Credentials, action: str, pxe_once: bool = False,
@@ -143,12 +147,16 @@ def begin(target: Target, credentials: Credentials, action: str, pxe_once: bool 
     import sushy
 
     def ask() -> Outcome | Pending:
-        system = _system(_session(target, credentials, timeout_s), target)
+        root, adapter = _session(target, credentials, timeout_s)
+        system = _system(root, target)
+        warning = ""
         if pxe_once:
             system.set_system_boot_options(sushy.BootSource.PXE, enabled=sushy.BootSourceOverrideEnabled.ONCE)
             system.refresh()
             if _value(system.boot.target) != "Pxe":  # test the target, not only the flag (some BMCs keep it)
                 raise BmcFailure(f"the BMC kept boot target {_value(system.boot.target)} after the PXE override")
+            if _value(system.boot.enabled) == "Continuous":  # it would boot from the network on every restart
+                warning = "the one-time network boot reads back as Continuous: every restart will boot from PXE"
         state = _value(system.power_state)
         wanted, did = "", "read"
         if action == "on" and state != "On":
@@ -163,21 +171,26 @@ def begin(target: Target, credentials: Credentials, action: str, pxe_once: bool 
             did = f"already {action}"
         _close(system)
         if wanted:
-            return Pending(target.node, system, wanted, did)
-        return Outcome(target.node, state, _boot(system), did)
+            return Pending(target.node, system, wanted, did, adapter, warning)
+        return Outcome(target.node, state, _boot(system), did, warning)
 
     result: Outcome | Pending = _translated(target, ask)
     return result
 
 
-def settle(target: Target, pending: Pending) -> Outcome | None:
-    """One look at a pending node: its Outcome once its power state is the one asked for, else None."""
+def settle(target: Target, pending: Pending, timeout_s: float = 20.0) -> Outcome | None:
+    """One look at a pending node (one request, `timeout_s` whole): its Outcome once its power state is the one
+    asked for, else None."""
 
     def look() -> Outcome | None:
+        if pending.adapter is not None:
+            transport.begin_exchange(pending.adapter, target.url, timeout_s)
         pending.system.refresh()
         _close(pending.system)
         state = _value(pending.system.power_state)
-        return Outcome(pending.node, state, _boot(pending.system), pending.did) if state == pending.wanted else None
+        if state != pending.wanted:
+            return None
+        return Outcome(pending.node, state, _boot(pending.system), pending.did, pending.warning)
 
     result: Outcome | None = _translated(target, look)
     return result
@@ -186,11 +199,3 @@ def settle(target: Target, pending: Pending) -> Outcome | None:
 def state_of(pending: Pending) -> str:
     return _value(pending.system.power_state) or "unknown"
 
-
-def _cause(exc: Exception) -> str:
-    text = str(exc)
-    for word in ("timed out", "Connection refused", "Name or service not known",
-                 "certificate verify failed"):
-        if word.lower() in text.lower():
-            return word.lower()
-    return text.splitlines()[0][:160] if text else type(exc).__name__

@@ -11,20 +11,24 @@ from clusterforge.core.hostlist import compress
 
 
 def lines(result: FleetResult, action: str) -> list[str]:
-    alike: dict[tuple[str, str, str], list[str]] = {}
+    alike: dict[tuple[str, str, str, str], list[str]] = {}
     for node, outcome in result.done.items():
-        alike.setdefault((outcome.power, outcome.boot, outcome.did), []).append(node)
+        alike.setdefault((outcome.power, outcome.boot, outcome.did, outcome.warning), []).append(node)
     reasons: dict[str, list[str]] = {}
     for node, reason in result.failed.items():
         reasons.setdefault(reason, []).append(node)
     out = []
-    for (power, boot, did), nodes in sorted(alike.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+    warned = 0
+    for (power, boot, did, warning), nodes in sorted(alike.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         boot_note = f", boot {boot}" if boot else ""
-        out.append(f"{power:<11} {len(nodes):>6}  {compress(sorted(nodes))}  ({did}{boot_note})")
+        warning_note = f"; WARNING: {warning}" if warning else ""
+        warned += len(nodes) if warning else 0
+        out.append(f"{power:<11} {len(nodes):>6}  {compress(sorted(nodes))}  ({did}{boot_note}{warning_note})")
     for reason, nodes in sorted(reasons.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         out.append(f"{'FAILED':<11} {len(nodes):>6}  {compress(sorted(nodes))}  ({reason})")
     asked = len(result.done) + len(result.failed)
     rate = asked / result.seconds if result.seconds else 0.0
-    out.append(f"power {action}: {len(result.done)} of {asked} nodes done, {len(result.failed)} failed, "
+    warned_note = f", {warned} with a warning" if warned else ""
+    out.append(f"power {action}: {len(result.done)} of {asked} nodes done{warned_note}, {len(result.failed)} failed, "
                f"{result.seconds:.1f} s ({rate:.1f} nodes/s)")
     return out

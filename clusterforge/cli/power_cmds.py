@@ -29,7 +29,8 @@ from clusterforge.core.errors import ClusterforgeError, Problem
 @click.option("--attempts", type=click.IntRange(1, 10), default=3, show_default=True,
               help="Tries per node when its BMC does not answer or answers 5xx (1, 2, 4 s apart).")
 @click.option("--timeout", "timeout_s", type=click.FloatRange(1, 600), default=20, show_default=True,
-              help="Seconds one BMC request may take.")
+              help="Seconds one node's request may take, whole: the few HTTP exchanges of one ask (the service root, "
+                   "the system, the reset) together, however slowly its BMC answers. Each try gets its own.")
 @click.option("--settle", "settle_s", type=click.FloatRange(0, 3600), default=300, show_default=True,
               help="Seconds a node's power state may take to reach the one asked for.")
 @format_option("text", "json")
@@ -46,12 +47,17 @@ def power(action: str, nodes: str, bmcs_file: Path, credentials: Path | None, bo
     `on` and `off` wait until the BMC reports the new state (`--settle`); `cycle` restarts a node that is on
     and powers on one that is off. Every node gets an answer: one whose BMC refuses the credentials, answers an
     error or does not answer is reported with the reason, and the others go on. Credentials come from the
-    environment or a 0600 file, never from the document or the command line. Exit status 0 when every node did
-    what was asked, 1 when one did not, 2 on bad input.
+    environment or a 0600 file (one login for the fleet, or one per hostlist: docs/bare-metal.md), never from the
+    document or the command line.
+
+    A BMC's answers are untrusted: every request stays on the node's own BMC (a link or action target elsewhere
+    fails the node, and nothing is sent there), an answer over 1 MiB or not whole within --timeout fails only its
+    node, and no retry happens beyond --attempts. Exit status 0 when every node did what was asked, 1 when one did
+    not, 2 on bad input.
     """
     from clusterforge.bmc import credentials as creds
     from clusterforge.bmc import fleet, hosts, summary
-    from clusterforge.core.hostlist import expand
+    from clusterforge.core.hostlist import compress, expand
 
     try:
         import sushy  # noqa: F401
@@ -64,12 +70,21 @@ def power(action: str, nodes: str, bmcs_file: Path, credentials: Path | None, bo
         raise ClusterforgeError(Problem(error.problems[0].message, path="NODES")) from None
     targets = hosts.pick(hosts.load(bmcs_file), names, str(bmcs_file))
     login = creds.find(credentials)
+    unlogged = login.without(names)
+    if unlogged:
+        raise ClusterforgeError(Problem(f"{len(unlogged)} node(s) have no login in the credentials file: "
+                                        f"{compress(unlogged)}", str(credentials),
+                                        hint="add them under by_nodes:, or give the fleet's username: and password:"))
+    plain = [t.node for t in targets if t.clear_text]
+    if plain and fmt == "text":
+        click.echo(f"clusterforge: {len(plain)} BMC(s) over plain http://, the login in clear text: "
+                   f"{compress(plain)}", err=True)
     with _Bar(len(targets), f"power {action}", enabled=fmt == "text" and sys.stderr.isatty()) as bar:
         result = fleet.run(targets, login, action, pxe_once=boot == "pxe", concurrency=concurrency,
                            attempts=attempts, timeout_s=timeout_s, settle_s=settle_s, progress=bar.advance)
     if fmt == "json":
         click.echo(json.dumps({"action": action, "boot": boot, "seconds": round(result.seconds, 2),
-                               "nodes": {n: {"power": o.power, "boot": o.boot, "did": o.did}
+                               "nodes": {n: {"power": o.power, "boot": o.boot, "did": o.did, "warning": o.warning}
                                          for n, o in sorted(result.done.items())},
                                "failed": dict(sorted(result.failed.items())), "ok": result.ok}, indent=2))
     else:

@@ -100,7 +100,8 @@ def prepare(paths: LabPaths, launched: Sequence[NodeSpec], subnet: ipaddress.IPv
     address, port = gateway(subnet), free_port()
     url = f"http://{address}:{port}"
     ids = {spec.name: system_id(paths.name, spec.name) for spec in launched}
-    document = {"defaults": {"verify_tls": False},  # plain HTTP: the lab's own bridge, never a network
+    # plain HTTP, named: the lab's own bridge on this host, never a network
+    document = {"defaults": {"verify_tls": False, "allow_plain_http": True},
                 "bmcs": {node: {"url": url, "system": ident} for node, ident in ids.items()}}
     write_text(files.document, "# the lab's BMCs (sushy-tools emulator), written by clusterforge lab\n"
                + yaml.safe_dump(document, sort_keys=True))

@@ -32,7 +32,8 @@ PROGRAM_MODULES = ("clusterforge/__init__.py", "clusterforge/core/__init__.py", 
 # The on-prem provider's Redfish client and what it imports (the BMC document's loader is the CLI's: one check of
 # untrusted YAML, not two); a controller whose file names another provider never imports them.
 BMC_MODULES = ("clusterforge/bmc/__init__.py", "clusterforge/bmc/credentials.py", "clusterforge/bmc/fleet.py",
-               "clusterforge/bmc/hosts.py", "clusterforge/bmc/redfish.py", "clusterforge/core/hints.py",
+               "clusterforge/bmc/hosts.py", "clusterforge/bmc/redfish.py", "clusterforge/bmc/transport.py",
+               "clusterforge/core/hints.py",
                "clusterforge/core/source.py", "clusterforge/core/unknown_keys.py", "clusterforge/core/validation.py",
                "clusterforge/files/yamlguard.py", "clusterforge/files/yamlsource.py")
 PROVIDER_MODULES = tuple(sorted(f"clusterforge/targets/{path.parent.name}/powersave.py"

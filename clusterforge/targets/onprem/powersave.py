@@ -14,6 +14,15 @@ servers, in turn: a full round over 12,500 takes 49 passes, about 4 requests a s
 slurmctld holds it powered down (a lost suspend) is found and powered off within that round; a server that
 remediation gave up on is power-cycled through the same round.
 
+How long a call can take, whatever the BMCs do (a silent one, one that drips its answer, one that never ends it):
+each ask is at most `TIMEOUT_S` whole (clusterforge.bmc.transport), so a node's asking ends within
+`fleet.bound_s`'s figure. For a resume of up to `fleet.DEFAULT_CONCURRENCY` nodes that is `RESUME_BOUND_S`: the
+read (`find`), the power-on with its settling, and the power-off of an all-or-nothing launch that fell short,
+well inside slurmctld's ResumeTimeout (1,800 s by default with power saving); a suspend is a read and a power-off,
+`SUSPEND_BOUND_S`. Only the nodes whose BMC failed are left without a server: resume marks them DOWN with the
+reason. A BMC's answer is read at most 1 MiB and never leaves its own host, so one compromised BMC cannot make
+this controller power off another server.
+
 This module is copied to controllers (`clusterforge.powersave.CONTROLLER_MODULES`) with clusterforge.bmc and
 what it imports, and nothing else of this target's package.
 """
@@ -37,7 +46,12 @@ CREDENTIALS_FILE = "/etc/slurm/clusterforge-bmc.credentials"  # YAML username/pa
 SWEEP = 256  # servers reconcile reads per pass
 PASS_S = 60  # the reconcile timer's period: which slice a pass reads follows the clock
 SETTLE_S = 120.0  # how long a program waits for a BMC to report the state it asked for
-TIMEOUT_S = 20.0  # one request
+TIMEOUT_S = 20.0  # one ask of one BMC, whole (the service root, the system, the reset)
+_ONE_WAVE = fleet.DEFAULT_CONCURRENCY
+RESUME_BOUND_S = round(fleet.bound_s(_ONE_WAVE, timeout_s=TIMEOUT_S, settle_s=0)  # find: reads, nothing settles
+                       + 2 * fleet.bound_s(_ONE_WAVE, timeout_s=TIMEOUT_S, settle_s=SETTLE_S))  # on, give-back
+SUSPEND_BOUND_S = round(fleet.bound_s(_ONE_WAVE, timeout_s=TIMEOUT_S, settle_s=0)
+                        + fleet.bound_s(_ONE_WAVE, timeout_s=TIMEOUT_S, settle_s=SETTLE_S))
 log = logging.getLogger("clusterforge.powersave")
 
 
@@ -54,20 +68,20 @@ class RedfishProvider:
         self.bmcs_file = _path("CLUSTERFORGE_BMCS", BMCS_FILE)
         self.credentials_file = _path("CLUSTERFORGE_BMC_CREDENTIALS", CREDENTIALS_FILE)
         self._targets: dict[str, hosts.Target] | None = None
-        self._login: bmc_credentials.Credentials | None = None
+        self._logins: bmc_credentials.Logins | None = None
 
     def _bmcs(self) -> dict[str, hosts.Target]:
         if self._targets is None:
             self._targets = hosts.load(self.bmcs_file)
-            self._login = bmc_credentials.from_file(self.credentials_file)
+            self._logins = bmc_credentials.from_file(self.credentials_file)
         return self._targets
 
     def _run(self, nodes: Sequence[str], action: str) -> fleet.FleetResult:
         """`action` on the nodes' BMCs; the nodes the document lacks fail with that reason, the others run."""
         known = self._bmcs()
-        assert self._login is not None
+        assert self._logins is not None
         missing = [n for n in nodes if n not in known]
-        result = fleet.run([known[n] for n in nodes if n in known], self._login, action, timeout_s=TIMEOUT_S,
+        result = fleet.run([known[n] for n in nodes if n in known], self._logins, action, timeout_s=TIMEOUT_S,
                            settle_s=SETTLE_S)
         result.failed.update(dict.fromkeys(missing, f"no BMC in {self.bmcs_file}"))
         return result
