@@ -72,6 +72,7 @@ def reference_problems(cluster: Cluster, source: Source) -> list[Problem]:
         for j, member in enumerate(part.pools):
             if member not in pools:
                 out += _unknown(("slurm", "partitions", i, "pools", j), "pool", member, pool_names, source, kinds)
+    out += _named_once(cluster, source, kinds)
     partitions = set(part_names)
     for i, pool in enumerate(cluster.pools):
         if pool.partition and parts and pool.partition not in partitions:
@@ -84,6 +85,18 @@ def reference_problems(cluster: Cluster, source: Source) -> list[Problem]:
     if cluster.site is not None:
         out += _site_problems(cluster, source, pool_names, kinds)
     return kinds.capped(out, lambda p: p.message, _more)
+
+
+def _named_once(cluster: Cluster, source: Source, kinds: Kinds) -> Iterator[Problem]:
+    """QOS and accounts: sacctmgr keeps one of each name, so a second entry would silently replace the first."""
+    for what, key, names in (("QOS", "qos", [q.name for q in cluster.slurm.qos]),
+                             ("account", "accounts", [a.name for a in cluster.slurm.accounts])):
+        count = len(names)
+        yield from _duplicates(names, functools.partial(_entries, key, count), what, source, kinds)
+
+
+def _entries(key: str, count: int) -> Iterator[PathKey]:
+    return (("slurm", key, i, "name") for i in range(count))
 
 
 def _site_problems(cluster: Cluster, source: Source, pool_names: list[str], kinds: Kinds) -> Iterator[Problem]:

@@ -34,7 +34,6 @@ def low_high(**high: Any) -> list[dict]:
     ([{"name": "a", "preempt": ["b"]}, {"name": "b", "preempt": ["c"]}, {"name": "c", "preempt": ["a"]}],
      "requeue", True),                                                      # a cycle of three
     ([{"name": "a", "preempt": ["b"]}, {"name": "b", "preempt": ["c"]}, {"name": "c"}], "cancel", False),
-    ([{"name": "low"}, {"name": "low"}], "requeue", True),                  # declared twice
     (low_high(), "off", True),                                              # preempt lists with preemption off
     ([{"name": "low"}, {"name": "high", "priority": 10}], "off", False),
 ])
@@ -60,10 +59,29 @@ def test_slm003_says_where_and_what() -> None:
     ([{"name": "physics", "qos": ["low"], "default_qos": "high"}], True),   # default not among its QOS
     ([{"name": "physics", "default_qos": "low"}], True),                    # no list means normal only
     ([{"name": "physics", "qos": ["low"], "default_qos": "urgent"}], True),  # default unknown
-    ([{"name": "physics"}, {"name": "physics"}], True),                     # declared twice
 ])
 def test_slm004_accounts(accounts: list[dict], fires: bool) -> None:
     assert found(with_slurm(qos=low_high(), accounts=accounts)) == (["SLM-004"] if fires else [])
+
+
+@pytest.mark.parametrize(("key", "entries", "what"), [
+    ("qos", [{"name": "low"}, *({"name": "high"} for _ in range(999))], "QOS"),
+    ("accounts", [{"name": "physics"}, {"name": "physics"}], "account"),
+])
+def test_a_name_declared_twice_is_a_validate_error_at_its_line(cli, tmp_path, key: str, entries: list[dict],
+                                                               what: str) -> None:
+    """Before any rule: a QOS or account given twice is an input error at the second entry, said once however
+    often it repeats (and never listed name by name in a hint)."""
+    import yaml
+
+    path = tmp_path / "bp.yaml"
+    path.write_text(yaml.safe_dump(with_slurm(**{key: entries}), sort_keys=False))
+    result = cli("validate", str(path))
+    assert result.exit_code == 2, result.output
+    name, second = ("high", 2) if key == "qos" else ("physics", 1)
+    assert f"slurm.{key}[{second}].name: duplicate {what} name '{name}' (first on line" in result.output, result.output
+    assert result.output.count(f"'{name}'") <= 20, result.output[-500:]  # 998 repeats: 20 said, the rest counted
+    assert ("more like this" in result.output) == (len(entries) > 20)
 
 
 @pytest.mark.parametrize(("slurm", "fires"), [

@@ -61,16 +61,6 @@ def gres_matches(ctx: Context, settings: Settings) -> Iterator[Draft]:
 NORMAL = "normal"  # the QOS every SLURM database has: accounts may name it without declaring it
 
 
-def _duplicates(names: list[str], path: tuple[str, ...], what: str) -> Iterator[Draft]:
-    first: dict[str, int] = {}
-    for i, name in enumerate(names):
-        if name in first:
-            yield Draft((*path, i, "name"), f"{what} {name} is declared twice (first as {path[-1]}[{first[name]}])",
-                        "keep one entry per name")
-        else:
-            first[name] = i
-
-
 def _unknown_qos(name: str, known: list[str], path: tuple[str | int, ...], who: str) -> Draft:
     return Draft(path, f"{who} names QOS {name}, which slurm.qos does not declare",
                  did_you_mean(name, known, f"declare it in slurm.qos (known: {known_names(known)})"))
@@ -103,19 +93,14 @@ def _cycle(preempts: dict[str, list[str]]) -> list[str] | None:
       "SLURM sacctmgr(1) QOS Preempt; slurm.schedmd.com/preempt.html (PreemptType=preempt/qos)",
       inputs=Inputs(("slurm.qos[].{name,preempt}", "slurm.preempt_mode")))
 def qos_preemption(ctx: Context, settings: Settings) -> Iterator[Draft]:
-    """Each QOS is declared once and preempts only other declared QOS (or `normal`), without a cycle, and
-    preemption is not switched off while a QOS asks for it."""
+    """Each QOS preempts only other declared QOS (or `normal`), without a cycle, and preemption is not switched off
+    while a QOS asks for it. (A QOS declared twice is refused before any rule runs: model/references.py.)"""
     spec = ctx.cluster.slurm
     names = [q.name for q in spec.qos]
-    yield from _duplicates(names, ("slurm", "qos"), "QOS")
     known = [NORMAL, *names]
     declared = set(known)
     unknown: dict[str, list[tuple[str, tuple[str | int, ...]]]] = {}  # one finding per unknown name, not per use
-    judged: set[str] = set()
     for i, qos in enumerate(spec.qos):
-        if qos.name in judged:
-            continue  # a second declaration: reported as a duplicate, its list is not judged twice
-        judged.add(qos.name)
         for j, victim in enumerate(qos.preempt):
             path = ("slurm", "qos", i, "preempt", j)
             if victim == qos.name:
@@ -127,7 +112,7 @@ def qos_preemption(ctx: Context, settings: Settings) -> Iterator[Draft]:
         others = f" (and {len(uses) - 1:,} other preempt lists)" if len(uses) > 1 else ""
         yield _unknown_qos(victim, known, where, f"QOS {first}'s preempt list{others}")
     preempts: dict[str, list[str]] = {}
-    for qos in spec.qos:  # a name declared twice: both entries' lists (SLM-003 reports the duplicate too)
+    for qos in spec.qos:
         preempts.setdefault(qos.name, []).extend(v for v in qos.preempt if v != qos.name)
     cycle = _cycle(preempts)
     if cycle:
@@ -144,10 +129,9 @@ def qos_preemption(ctx: Context, settings: Settings) -> Iterator[Draft]:
       "SLURM sacctmgr(1) account QOS and DefaultQOS; slurm.schedmd.com/qos.html",
       inputs=Inputs(("slurm.accounts[].{name,qos,default_qos}", "slurm.qos[].name")))
 def account_qos(ctx: Context, settings: Settings) -> Iterator[Draft]:
-    """Each account is declared once, names only declared QOS (or `normal`), and its default QOS is one of its
-    QOS (`normal` when it lists none)."""
+    """Each account names only declared QOS (or `normal`), and its default QOS is one of its QOS (`normal` when it
+    lists none). (An account declared twice is refused before any rule runs: model/references.py.)"""
     spec = ctx.cluster.slurm
-    yield from _duplicates([a.name for a in spec.accounts], ("slurm", "accounts"), "account")
     known = [NORMAL, *(q.name for q in spec.qos)]
     for i, account in enumerate(spec.accounts):
         base = ("slurm", "accounts", i)
