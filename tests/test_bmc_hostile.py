@@ -214,3 +214,12 @@ def test_resume_and_suspend_with_hostile_bmcs_mark_only_the_hostile_nodes(tmp_pa
 
 def resets(bmc: StandIn) -> int:
     return sum(1 for method, path, _ in bmc.requests if method == "POST" and path.endswith("ComputerSystem.Reset"))
+
+
+def test_the_stated_bounds_are_the_providers_and_within_slurmctlds_resume_timeout() -> None:
+    from clusterforge.model.slurm import POWER_UP_TIMEOUT_S
+    from tests.conftest import ROOT
+
+    assert onprem.SUSPEND_BOUND_S < onprem.RESUME_BOUND_S < POWER_UP_TIMEOUT_S
+    for page in ("docs/bare-metal.md", "docs/security.md"):
+        assert f"within {onprem.RESUME_BOUND_S} s" in " ".join((ROOT / page).read_text().split()), page
