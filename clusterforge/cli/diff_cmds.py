@@ -26,7 +26,8 @@ def diff(old: str, new: str, fmt: str, inputs: PolicyInputs) -> None:
 
     Both are rendered in memory (nothing is written) and compared as what their files mean: every changed
     setting is listed with what applying it takes and on which hosts (slurm.conf keys as SLURM 24.11's
-    slurm.conf(5) states; JSON quotes the sentence with each change). The actions, least to most disruptive:
+    slurm.conf(5) states; cloud resources, such as FSx capacity or a pool's instance type, as the provider's
+    documentation states; JSON quotes the source with each change). The actions, least to most disruptive:
 
     \b
       NONE         nothing on running nodes (sacctmgr accounts and QOS, monitoring, a new node)
@@ -34,9 +35,13 @@ def diff(old: str, new: str, fmt: str, inputs: PolicyInputs) -> None:
       RESTART      a daemon restarts (TCP ports, CredType, gres.conf, a SLURM upgrade): jobs keep running
       DRAIN        the node must be idle (NCCL, MPI and other libraries jobs load; a node removed)
       REBOOT       drain, apply, reboot (GPU driver, EFA, Lustre client kernel modules)
-      REIMAGE      the node is replaced (other hardware, instance type, rack position)
+      REIMAGE      the node is replaced (other hardware, instance type, rack position); for a cloud pool
+                   (its instance type, capacity reservation or block, placement group, EFA interfaces) a
+                   rolling replacement: each node drained and launched again from the pool's new template
       LOSE_JOBS    queued or running jobs are lost (SelectType, SwitchType, AuthType, StateSaveLocation):
                    drain the whole cluster first; `update` applies it only with --accept-job-loss
+      LOSE_DATA    stored data is lost: the provider replaces or deletes a file system (FSx for Lustre's
+                   deployment type, storage type, zone, a smaller capacity); `update` needs --accept-data-loss
 
     OLD and NEW are each a blueprint file, a directory `clusterforge render` wrote, or REV:PATH for a
     blueprint at a git revision (read from git with the files it includes, which resolve inside its folder as
@@ -63,7 +68,7 @@ def diff(old: str, new: str, fmt: str, inputs: PolicyInputs) -> None:
 
     \b
     Exit codes: 0 running jobs keep running, 1 disruptive (a running node is drained, rebooted, reimaged or
-    removed, or jobs are lost), 2 invalid input (a Site file on either side is named as one, with the
+    removed, or jobs or data are lost), 2 invalid input (a Site file on either side is named as one, with the
     blueprints that include it).
     """
     from clusterforge.cli.site_file import refuse_site_sides

@@ -20,11 +20,12 @@ def rolling_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(func)
     def with_settings(*args: Any, batch_unit: str, max_fraction: float, drain_timeout: float, max_failures: int,
-                      accept_job_loss: bool, **kwargs: Any) -> Any:
+                      accept_job_loss: bool, accept_data_loss: bool, **kwargs: Any) -> Any:
         from clusterforge.day2.update import Settings
 
         settings = Settings(unit="rack" if batch_unit == "rack" else "node", max_fraction=max_fraction,
-                            drain_timeout_s=drain_timeout, max_failures=max_failures, accept_job_loss=accept_job_loss)
+                            drain_timeout_s=drain_timeout, max_failures=max_failures, accept_job_loss=accept_job_loss,
+                            accept_data_loss=accept_data_loss)
         return func(*args, settings=settings, **kwargs)
 
     options = (
@@ -42,6 +43,10 @@ def rolling_options(func: Callable[..., Any]) -> Callable[..., Any]:
                      help="Apply a change of diff class LOSE_JOBS (SelectType, SwitchType, AuthType, "
                      "StateSaveLocation), which loses queued or running jobs: drain the cluster and empty the queue "
                      "first. Without it such a change is refused."),
+        click.option("--accept-data-loss", is_flag=True,
+                     help="Apply a change of diff class LOSE_DATA (a file system the deployment replaces or deletes, "
+                     "as for another deployment type or a smaller capacity), which loses every byte on it: copy what "
+                     "must survive first. Without it such a change is refused."),
     )
     for option in reversed(options):
         with_settings = option(with_settings)

@@ -55,7 +55,10 @@ def update(old: str, new: Path, out: Path, inputs: PolicyInputs, settings: Setti
 
     A change that loses queued or running jobs (diff class LOSE_JOBS: SelectType, SwitchType, AuthType,
     StateSaveLocation, as slurm.conf(5) states) is refused, dry run included, unless --accept-job-loss says the
-    cluster was drained for it; accepted, it is applied in place on every host at once.
+    cluster was drained for it; accepted, it is applied in place on every host at once. A change that loses
+    stored data (diff class LOSE_DATA: FSx for Lustre replaced for another deployment type, storage type or zone, or
+    shrunk, or removed) is refused the same way unless --accept-data-loss says what must survive was copied; the
+    deployment (`pulumi up`) replaces the file system, not update.
 
     With --dry-run, `--format json` writes what would change as one document (day2/update_plan.py): the
     diff, the steps, the hosts changed in place and the rolling batches, or why it is refused.
@@ -69,12 +72,13 @@ def update(old: str, new: Path, out: Path, inputs: PolicyInputs, settings: Setti
     clusterforge update main:cluster.yaml cluster.yaml -o out --batch rack --max-fraction 0.05
     clusterforge update main:cluster.yaml cluster.yaml -o out --dry-run --format json
     """
+    from clusterforge.core.hostlist import compress
     from clusterforge.day2.diff import compare
     from clusterforge.day2.remote import AnsibleRemote, SiteApply
     from clusterforge.day2.rendered import Rendered
     from clusterforge.day2.revisions import blueprint_path
     from clusterforge.day2.rolling import Progress, digest
-    from clusterforge.day2.update import Updater, headline, job_loss_refusal
+    from clusterforge.day2.update import Updater, data_loss_refusal, headline, job_loss_refusal, relaunched
     from clusterforge.day2.update_plan import DryRun
     from clusterforge.files.checkout import cache_root, project_root
 
@@ -92,11 +96,19 @@ def update(old: str, new: Path, out: Path, inputs: PolicyInputs, settings: Setti
     if fmt == "text":
         view.print(log_line(f"{old} -> {new}"), markup=False, emoji=False, soft_wrap=True)  # names, not markup
         view.print(headline(change))
+        launched = relaunched(change, after)
+        if launched:
+            view.print(log_line(f"not rolled by update: {len(launched)} node(s) slurmctld launches "
+                                f"({compress(launched)}) keep what they were launched with until each is drained "
+                                "and launched again from the new template (docs/operations.md, Cloud resources)"),
+                       markup=False)
     if not change.changes:  # as `lab update`: nothing to apply is not a reason to run site.yml everywhere
         _show(plan, fmt, "nothing to change: the rendered files are the same", view.print)
         return
-    if change.loses_jobs and not settings.accept_job_loss:
-        for line in job_loss_refusal(change):
+    refusals = [*(data_loss_refusal(change) if change.loses_data and not settings.accept_data_loss else []),
+                *(job_loss_refusal(change) if change.loses_jobs and not settings.accept_job_loss else [])]
+    if refusals:
+        for line in refusals:
             click.echo(log_line(line), err=True)  # keys and values are input
         _show(replace(plan, refused=True), fmt, "", view.print)
         raise click.exceptions.Exit(EXIT_POLICY)

@@ -62,14 +62,15 @@ class Diff:
     def _node_actions(self) -> dict[str, Action]:
         out: dict[str, Action] = {}
         for change in self.changes:
-            if change.action != Action.LOSE_JOBS:
+            if change.action < Action.LOSE_JOBS:
                 for host in change.hosts:
                     out[host] = max(out.get(host, Action.NONE), change.action)
         return out
 
     def node_action_for(self, host: str) -> Action:
-        """What `host` itself must go through, leaving out the changes that lose jobs: those restart daemons on
-        every host at once (their jobs are gone either way), so they roll no node."""
+        """What `host` itself must go through, leaving out the changes that lose jobs or data: the first restart
+        daemons on every host at once (their jobs are gone either way), the second replace a file system the
+        deployment owns (nothing on the node rolls it), so neither rolls a node."""
         return self._node_actions.get(host, Action.NONE)
 
     @property
@@ -80,6 +81,15 @@ class Diff:
     @property
     def loses_jobs(self) -> bool:
         return bool(self.job_loss)
+
+    @property
+    def data_loss(self) -> tuple[Change, ...]:
+        """The changes that lose stored data (LOSE_DATA): a file system the provider replaces or deletes."""
+        return tuple(change for change in self.changes if change.action == Action.LOSE_DATA)
+
+    @property
+    def loses_data(self) -> bool:
+        return bool(self.data_loss)
 
     def hosts_at_least(self, action: Action) -> tuple[str, ...]:
         """The hosts some change names whose largest action is `action` or more, in the order changes name them."""
@@ -94,8 +104,8 @@ class Diff:
 
     @property
     def disruptive(self) -> bool:
-        """Applying it touches running jobs: a DRAIN or more on a host in both, a host removed, or jobs lost."""
-        return bool(self.interrupted) or self.loses_jobs
+        """Applying it touches running jobs: a DRAIN or more on a host in both, a host removed, jobs or data lost."""
+        return bool(self.interrupted) or self.loses_jobs or self.loses_data
 
     @property
     def slurm_upgrade(self) -> bool:
@@ -114,5 +124,6 @@ class Diff:
                         for change in self.changes],
             "physical": [asdict(delta) for delta in self.physical],
             "largest": self.largest.name, "interrupted": list(self.interrupted),
-            "disruptive": self.disruptive, "loses_jobs": self.loses_jobs, "slurm_upgrade": self.slurm_upgrade,
+            "disruptive": self.disruptive, "loses_jobs": self.loses_jobs, "loses_data": self.loses_data,
+            "slurm_upgrade": self.slurm_upgrade,
         }

@@ -2,9 +2,10 @@
 
 Each file is compared as what it means, not as text: the SLURM files entry by entry and node by node, the
 inventory host by host and var by var, the group vars key by key, a target's config (the Pulumi stack config) key
-by key as the target declares it; any
-other file line by line. What a change takes comes from clusterforge.render.change_classes; the inventory's side is
-clusterforge.day2.inventory_diff, what both share clusterforge.day2.scope, the result clusterforge.day2.changes.
+by key as the target declares it, a target's resources file (what its deployment builds) resource by resource
+(clusterforge.day2.resource_diff); any other file line by line. What a change takes comes from
+clusterforge.render.change_classes; the inventory's side is clusterforge.day2.inventory_diff, what both share
+clusterforge.day2.scope, the result clusterforge.day2.changes.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from clusterforge.core.hostlist import compress
 from clusterforge.day2.changes import Change, Diff, PhysicalDelta
 from clusterforge.day2.inventory_diff import group_vars_changes, host_differs, inventory_changes, pool_vars_changes
 from clusterforge.day2.rendered import GROUP_VARS_FILE, HOSTS_FILE, Rendered, conf_entries
+from clusterforge.day2.resource_diff import resource_changes
 from clusterforge.day2.scope import Scope, keys, value_text
 from clusterforge.render.change_classes import NAMED_LINES, UNCLASSIFIED, Action, config_table
 from clusterforge.render.manifest import MANIFEST
@@ -128,6 +130,8 @@ def _files(old: Rendered, new: Rendered, scope: Scope) -> Iterator[Change]:
             yield from _target_config(path, before or "", after or "", scope)
         elif compared == "vars":
             yield from pool_vars_changes(path, before or "", after or "", scope)
+        elif compared == "resources":
+            yield from resource_changes(path, before or "", after or "", scope)
         else:
             yield from _other(path, before, after, scope)
 

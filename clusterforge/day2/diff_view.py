@@ -233,6 +233,14 @@ def nodes_line(label: str, hosts: tuple[str, ...], width: int) -> Line:
 
 
 def verdict(result: Diff) -> str:
+    if result.loses_data:
+        first: dict[str, str] = {}  # one key per reason: a replaced resource's other settings share its reason
+        for change in result.data_loss:
+            first.setdefault(change.why, change.key)
+        keys = ", ".join(first.values())
+        jobs = " and queued or running jobs" if result.loses_jobs else ""
+        return (f"loses data: the provider replaces or deletes a file system, and every byte on it{jobs} is lost; "
+                f"copy what must survive first (largest action: {result.largest.name}): {elided(keys, 60)}")
     if result.loses_jobs:
         keys = ", ".join(dict.fromkeys(change.key for change in result.job_loss))
         return (f"loses jobs: queued or running jobs are lost; drain the cluster first (largest action: "

@@ -14,7 +14,9 @@ Each finished step and host is recorded (rolling.Progress); running the same upd
 
 A change that loses queued or running jobs (diff class LOSE_JOBS: SelectType, SwitchType...) is refused unless
 the operator accepts it (`Settings.accept_job_loss`, --accept-job-loss), having drained the cluster; accepted, it
-is applied in place on every host at once, as rolling nodes would save no job from it.
+is applied in place on every host at once, as rolling nodes would save no job from it. A change that loses stored
+data (LOSE_DATA: a file system the deployment replaces, such as FSx for another deployment type) is refused the
+same way unless accepted (--accept-data-loss); the deployment (`pulumi up`) replaces it, not this update.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ class Settings:
     poll_s: float = 5
     reboot_timeout_s: float = 900
     accept_job_loss: bool = False
+    accept_data_loss: bool = False
 
 
 @dataclass
@@ -83,7 +86,26 @@ def job_loss_refusal(diff: Diff) -> list[str]:
             f"it again with {ACCEPT_JOB_LOSS}"]
 
 
+def relaunched(diff: Diff, new: Rendered) -> tuple[str, ...]:
+    """The nodes a change replaces that no inventory lists (those slurmctld launches from a template, such as a
+    cloud pool given another instance type): update rolls inventory hosts only, so these are left to the operator
+    (docs/operations.md, "Cloud resources")."""
+    return tuple(host for host in diff.hosts_at_least(Action.REIMAGE)
+                 if host not in new.hosts and diff.node_action_for(host) >= Action.REIMAGE)
+
+
 ACCEPT_JOB_LOSS = "--accept-job-loss"
+ACCEPT_DATA_LOSS = "--accept-data-loss"
+
+
+def data_loss_refusal(diff: Diff) -> list[str]:
+    """What refusing a change that loses stored data says: each such change with its reason, then how to go on."""
+    lines = [f"  {change.file}: {change.key}: {change.old or '(absent)'} -> {change.new or '(absent)'}: {change.why}"
+             for change in diff.data_loss]
+    return ["this change loses stored data (the file system is replaced or deleted, with every byte on it):",
+            *dict.fromkeys(lines),
+            f"update refused: copy what must survive (to S3: the data repository or the checkpoint bucket), then run "
+            f"it again with {ACCEPT_DATA_LOSS}"]
 
 
 def requeue_allowed(new: Rendered) -> bool:
@@ -106,6 +128,11 @@ class Updater:
         self.report = Report(skipped=list(progress.done))
 
     def run(self) -> Report:
+        if self.diff.loses_data and not self.settings.accept_data_loss:
+            raise ClusterforgeError(Problem(
+                "the change loses stored data: " + ", ".join(dict.fromkeys(c.key for c in self.diff.data_loss)),
+                self.diff.data_loss[0].file, hint=f"copy what must survive first, then accept it with "
+                f"{ACCEPT_DATA_LOSS}"))
         if self.diff.loses_jobs and not self.settings.accept_job_loss:
             raise ClusterforgeError(Problem(
                 "the change loses queued or running jobs: " + ", ".join(dict.fromkeys(

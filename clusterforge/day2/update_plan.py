@@ -14,7 +14,7 @@ from typing import Any
 from clusterforge.core.hostlist import compress
 from clusterforge.day2.diff import Diff
 from clusterforge.day2.rolling import Batch
-from clusterforge.day2.update import ACCEPT_JOB_LOSS, Settings
+from clusterforge.day2.update import ACCEPT_DATA_LOSS, ACCEPT_JOB_LOSS, Settings
 from clusterforge.files.paths import machine_path
 from clusterforge.formats.numbers import tidy
 
@@ -67,17 +67,22 @@ class DryRun:
                          "drain_timeout_s": tidy(self.settings.drain_timeout_s),
                          "max_failures": self.settings.max_failures,
                          "reboot_timeout_s": tidy(self.settings.reboot_timeout_s),
-                         "accept_job_loss": self.settings.accept_job_loss},
+                         "accept_job_loss": self.settings.accept_job_loss,
+                         "accept_data_loss": self.settings.accept_data_loss},
         }
 
     def _refusal(self) -> dict[str, Any] | None:
+        """Why the update is refused: the data a change loses, else the jobs (data first: it cannot be requeued)."""
         if not self.refused:
             return None
+        data = self.diff.loses_data and not self.settings.accept_data_loss
         changes = [{"file": c.file, "key": c.key, "old": c.old, "new": c.new, "daemon": c.daemon, "why": c.why}
-                   for c in self.diff.job_loss]
-        return {"reason": "loses_jobs", "changes": list({json_key(c): c for c in changes}.values()),
-                "hint": f"drain the cluster ({len(self.diff.interrupted)} host(s)) and empty the queue, then run "
-                        f"it again with {ACCEPT_JOB_LOSS}"}
+                   for c in (self.diff.data_loss if data else self.diff.job_loss)]
+        hint = (f"copy what must survive first, then run it again with {ACCEPT_DATA_LOSS}" if data else
+                f"drain the cluster ({len(self.diff.interrupted)} host(s)) and empty the queue, then run it again "
+                f"with {ACCEPT_JOB_LOSS}")
+        return {"reason": "loses_data" if data else "loses_jobs",
+                "changes": list({json_key(c): c for c in changes}.values()), "hint": hint}
 
 
 def json_key(change: dict[str, Any]) -> tuple[Any, ...]:

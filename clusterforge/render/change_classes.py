@@ -72,6 +72,12 @@ class TargetEffects:
     """The folder of the render holding the config file(s) it renders (`pulumi/`), compared key by key."""
     config_entries: Callable[[str], Mapping[str, Any]] | None = None
     """A config file's text as its settings by key (compared with `config`)."""
+    resources_file: str | None = None
+    """The resources file it renders (clusterforge.render.resource_file): what its deployment builds, compared
+    resource by resource and setting by setting."""
+    resource_classes: Callable[[str], Mapping[str, Any]] | None = None
+    """That file's text as what changing each of its keys takes: a `clusterforge.render.manifest.Classed` per
+    resource (its presence and kind) and per setting (`<resource>.<setting>`)."""
 
 
 @lru_cache(maxsize=1)

@@ -21,6 +21,7 @@ class Action(enum.IntEnum):
     REBOOT = 4  # drain, apply, reboot (kernel modules, drivers), health-check, resume
     REIMAGE = 5  # the node is replaced (other hardware or instance type): drain, then re-provision
     LOSE_JOBS = 6  # queued or running jobs are lost (SelectType, SwitchType): drain the whole cluster first
+    LOSE_DATA = 7  # stored data is lost: the provider replaces a file system (its deployment type), or deletes it
 
 
 ACTION_NAMES = {action.name.lower(): action for action in Action}  # as declarations and manifests write them

@@ -83,6 +83,20 @@ class Exempt:
     effects: tuple[Effect, ...]
 
 
+When = Literal["added", "removed", "smaller"]
+WHEN: tuple[When, ...] = ("added", "removed", "smaller")
+
+
+@dataclass(frozen=True)
+class Case:
+    """A direction of change a key's row classes apart: the key `added` (absent before), `removed` (absent after),
+    or `smaller` (both numbers, or versions such as 2.12 and 2.15, and the new one lower): a cloud provider grows a
+    file system in place but replaces it to shrink it."""
+
+    when: When
+    effects: tuple[Effect, ...]
+
+
 @dataclass(frozen=True)
 class Classed:
     """What changing one file or key takes, and where that is declared."""
@@ -90,17 +104,50 @@ class Classed:
     effects: tuple[Effect, ...]
     declared_by: str
     exempt: tuple[Exempt, ...] = ()
+    cases: tuple[Case, ...] = ()
 
     def for_values(self, old: str | None, new: str | None) -> tuple[Effect, ...]:
         """The effects of changing `old` to `new`: an exemption's where one names the pair (plugin names compared
-        as SLURM matches them: no case, the type prefix optional)."""
+        as SLURM matches them: no case, the type prefix optional), else a case's where one names the direction."""
         found = next((e for e in self.exempt if _plugin(e.old) == _plugin(old) and _plugin(e.new) == _plugin(new)),
                      None)
-        return found.effects if found is not None else self.effects
+        if found is not None:
+            return found.effects
+        case = next((c for c in self.cases if c.when == direction(old, new)), None)
+        return case.effects if case is not None else self.effects
 
 
 def _plugin(value: str | None) -> str:
     return (value or "").strip().lower().rpartition("/")[2]
+
+
+def _number(value: str) -> tuple[int, ...] | float | None:
+    """A value as what it counts: a number, a version's parts (`2.15` is (2, 15), above (2, 12)), else None."""
+    parts = value.strip().split(".")
+    if 1 < len(parts) <= 4 and all(p.isdigit() and len(p) <= 9 for p in parts):
+        return tuple(int(p) for p in parts)
+    try:
+        number = float(value) if len(value) <= 40 else None
+    except ValueError:
+        return None
+    return number if number is not None and number == number else None  # NaN is no number
+
+
+def direction(old: str | None, new: str | None) -> When | None:
+    """How a value changed: `added`, `removed`, `smaller` (both numbers or both versions, the new one lower), or
+    None (any other change)."""
+    if old is None:
+        return "added" if new is not None else None
+    if new is None:
+        return "removed"
+    before, after = _number(old), _number(new)
+    if type(before) is type(after) and before is not None and after is not None:
+        return "smaller" if after < before else None  # type: ignore[operator]
+    return None
+
+
+Compared = Literal["lines", "slurm", "vars", "config", "resources"]
+COMPARED: tuple[Compared, ...] = ("lines", "slurm", "vars", "config", "resources")
 
 
 @dataclass(frozen=True)
@@ -108,10 +155,12 @@ class FileEntry:
     """One rendered file's classes: `whole` for any change of it, `keys` for each setting it writes cluster-wide
     (a slurm.conf entry, a group var, a target's config key), `host_keys` for each var written per host or pool,
     `nodes` for its NodeName lines (`joins`: nodes entering or leaving slurm.conf; `changed`: a node's own line),
-    `hosts` for hosts.yml's membership (`added`, `removed`, `groups`, `groups-controller`, `hardware`)."""
+    `hosts` for hosts.yml's membership (`added`, `removed`, `groups`, `groups-controller`, `hardware`). A target's
+    resources file (`compared: resources`) has a key per resource (its presence and kind) and per setting
+    (`pool gpu.instance_type`)."""
 
     declared_by: str
-    compared: Literal["lines", "slurm", "vars", "config"] = "lines"  # how a diff reads the file: by line, by entry
+    compared: Compared = "lines"  # how a diff reads the file: by line, by entry, by resource
     whole: Classed | None = None
     keys: Mapping[str, Classed] = field(default_factory=dict)
     host_keys: Mapping[str, Classed] = field(default_factory=dict)
@@ -152,6 +201,8 @@ def _classed_json(classed: Classed) -> dict[str, Any]:
     if classed.exempt:
         out["exempt"] = [{"old": e.old, "new": e.new, "effects": [_effect_json(x) for x in e.effects]}
                          for e in classed.exempt]
+    if classed.cases:
+        out["cases"] = [{"when": c.when, "effects": [_effect_json(x) for x in c.effects]} for c in classed.cases]
     return out
 
 
@@ -202,17 +253,25 @@ def _effects(raw: Any, where: str, file: str) -> tuple[Effect, ...]:
 
 
 def _classed(raw: Any, where: str, file: str) -> Classed:
-    if not isinstance(raw, dict) or raw.keys() - {"declared_by", "effects", "exempt"}:
-        raise ClusterforgeError(Problem("not a class {declared_by, effects[, exempt]}", file, path=where))
-    exempt = raw.get("exempt", [])
-    if not isinstance(exempt, list):
-        raise ClusterforgeError(Problem("expected a list", file, path=f"{where}.exempt"))
+    if not isinstance(raw, dict) or raw.keys() - {"declared_by", "effects", "exempt", "cases"}:
+        raise ClusterforgeError(Problem("not a class {declared_by, effects[, exempt][, cases]}", file, path=where))
+    exempt, cases = raw.get("exempt", []), raw.get("cases", [])
+    for name, value in (("exempt", exempt), ("cases", cases)):
+        if not isinstance(value, list):
+            raise ClusterforgeError(Problem("expected a list", file, path=f"{where}.{name}"))
     return Classed(_effects(raw.get("effects"), f"{where}.effects", file),
                    _text(raw.get("declared_by"), f"{where}.declared_by", file),
                    tuple(Exempt(_text(e.get("old") if isinstance(e, dict) else None, f"{where}.exempt", file),
                                 _text(e.get("new") if isinstance(e, dict) else None, f"{where}.exempt", file),
                                 _effects(e.get("effects") if isinstance(e, dict) else None, f"{where}.exempt", file))
-                         for e in exempt))
+                         for e in exempt),
+                   tuple(_case(c, f"{where}.cases[{i}]", file) for i, c in enumerate(cases)))
+
+
+def _case(raw: Any, where: str, file: str) -> Case:
+    if not isinstance(raw, dict) or raw.keys() != {"when", "effects"} or raw["when"] not in WHEN:
+        raise ClusterforgeError(Problem(f"not a case {{when: {' | '.join(WHEN)}, effects}}", file, path=where))
+    return Case(raw["when"], _effects(raw["effects"], f"{where}.effects", file))
 
 
 def _table(raw: Any, where: str, file: str) -> dict[str, Classed]:
@@ -239,8 +298,8 @@ def from_json(text: str, file: str = MANIFEST) -> Manifest:
             raise ClusterforgeError(Problem("expected a mapping", file, path=where))
         whole = raw.get("whole")
         compared = raw.get("compared")
-        if compared not in ("lines", "slurm", "vars", "config"):
-            raise ClusterforgeError(Problem("compared is one of lines, slurm, vars, config", file,
+        if compared not in COMPARED:
+            raise ClusterforgeError(Problem(f"compared is one of {', '.join(COMPARED)}", file,
                                             path=f"{where}.compared"))
         files[str(path)] = FileEntry(
             _text(raw.get("declared_by"), f"{where}.declared_by", file), compared,

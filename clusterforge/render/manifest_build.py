@@ -49,6 +49,8 @@ def declaration_for(path: str, modules: Sequence[ModuleType]) -> tuple[FileDecla
             if fnmatch.fnmatchcase(path, pattern):
                 return declared, module.__name__.replace(".", "/") + ".py"
     for table in target_effects():
+        if table.resources_file is not None and path == table.resources_file:
+            return table, f"target resources ({table.resources_file}: Target.effects)"
         if table.config_dir is not None and path.startswith(table.config_dir) and table.config is not None:
             return table, f"target config ({table.config_dir}: Target.effects)"
     return None
@@ -88,7 +90,9 @@ def _vars(keys: VarKeys, declared: ByKey, declared_by: str) -> FileEntry:
     return FileEntry(declared_by, "vars", keys=group, host_keys=host, hosts=membership)
 
 
-def _target(table: TargetEffects, text: str, declared_by: str) -> FileEntry:
+def _target(path: str, table: TargetEffects, text: str, declared_by: str) -> FileEntry:
+    if path == table.resources_file and table.resource_classes is not None:
+        return FileEntry(declared_by, "resources", keys=dict(table.resource_classes(text)))
     assert table.config is not None and table.config_entries is not None
     keys: dict[str, Classed] = {}
     for key in table.config_entries(text):
@@ -112,7 +116,7 @@ def entry_for(path: str, text: str, modules: Sequence[ModuleType], keys: VarKeys
         if declared.kind == "slurm.conf":
             return _slurm_conf(text, declared_by)
         return _vars(keys or VarKeys(), declared, declared_by)
-    return _target(declared, text, declared_by)
+    return _target(path, declared, text, declared_by)
 
 
 def build(files: Mapping[str, str], var_keys: Mapping[str, VarKeys], modules: Sequence[ModuleType],

@@ -51,9 +51,10 @@ def _with_controller(cluster: Cluster, instance_type: str | None) -> tuple[Clust
 
 
 def _render(ctx: RenderInput) -> dict[str, str]:
-    from clusterforge.targets.aws.stack_config import render
+    """The stack config, and what the stack builds resource by resource (pulumi/resources.yaml, for `diff`)."""
+    from clusterforge.targets.aws import cloud_resources, stack_config
 
-    return render(ctx)
+    return stack_config.render(ctx) | cloud_resources.render(ctx)
 
 
 def _report_pools(cluster: Cluster, catalog: Catalog) -> list[dict[str, Any]]:

@@ -1,12 +1,18 @@
 """What a change to target aws's own rendered keys takes on day two: the region in all.yml, the pools' placement,
-the facts a deployed stack adds to hosts.yml (each with what it is), and the keys of the Pulumi stack config.
-`clusterforge.render.change_classes` asks every target for its table; nothing there names AWS."""
+the facts a deployed stack adds to hosts.yml (each with what it is), the keys of the Pulumi stack config, and what
+the stack builds (pulumi/resources.yaml: FSx, each pool's template or instances), classed by data/cloud-changes.yaml
+with the provider's own words. `clusterforge.render.change_classes` asks every target for its table; nothing there
+names AWS."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from clusterforge.render.change_classes import Action, Effect, TargetEffects
+
+if TYPE_CHECKING:
+    from clusterforge.render.manifest import Classed
 
 _HOW = "how Ansible reaches the hosts (the SSM connection plugin)"
 _STACK = "the stack's {}: its groups carry what applies to it, and a change is treated as needing it idle"
@@ -62,19 +68,44 @@ STACK_FACTS = frozenset({
     "lustre_client_fsx_file_system_id", "clusterforge_checkpoint_bucket", "ansible_connection",
     "ansible_aws_ssm_region", "ansible_aws_ssm_bucket_name"})
 
-# pulumi/Pulumi.<cluster>.yaml, by the part of a config key after its namespace
+# pulumi/Pulumi.<cluster>.yaml, by the part of a config key after its namespace: the keys stacks/aws/__main__.py
+# reads (docs/aws.md, "Stack config"). What the stack builds from the blueprint is pulumi/resources.yaml's.
 PULUMI_IGNORED = frozenset({"blueprint"})  # where the stack reads the blueprint: a path, not a setting
-PULUMI_REPLACES = ("instance_type", "instancetype", "ami")  # a key holding one of these replaces instances
-PULUMI_REPLACE = Effect(Action.REIMAGE, "all", "the instances are replaced (`pulumi up`), then provisioned")
-PULUMI_OTHER = Effect(Action.NONE, "none", "pulumi up")
+_GATE = Effect(Action.NONE, "none", "the policy gate's input: `pulumi preview` and `up` refuse a design it fails")
+_IMAGE = Effect(Action.REIMAGE, "all", "the node image is baked again from it: running nodes keep the image they "
+                "were launched with until each is launched again (a rolling replacement)")
+PULUMI_KEYS: dict[str, Effect] = {
+    "region": Effect(Action.NONE, "none", "the program takes the region from the blueprint (aws.region), not "
+                     "from aws:region"),
+    "catalogs": _GATE, "policyconfig": _GATE, "waivers": _GATE,
+    "natgateway": Effect(Action.NONE, "none", "`pulumi up` adds or removes the NAT gateway and the private "
+                         "subnets' route to it: the nodes' outbound traffic moves, running jobs go on"),
+    "packagemirror": Effect(Action.NONE, "none", "where the image build fetches packages"),
+    "protectdata": Effect(Action.NONE, "none", "Pulumi's protect flag on FSx and the checkpoint bucket"),
+    "imageinstancetype": Effect(Action.NONE, "none", "the instance the node image is baked on"),
+    "imageinstancetypearm64": Effect(Action.NONE, "none", "the instance the arm64 node image is baked on"),
+    "amiparameter": _IMAGE, "amiparameterarm64": _IMAGE,
+    "controllerinstancetype": Effect(Action.REIMAGE, "controllers", "the controller's instance ignores changes "
+                                     "to its launch template: replace it with `pulumi up --replace`"),
+    "controlleraddress": Effect(Action.REIMAGE, "compute", "cloud nodes read the on-prem controller's address "
+                                "from their user data at first boot: running ones keep the old one until each is "
+                                "launched again"),
+    "kmskeyarn": Effect(Action.LOSE_DATA, "all", "FSx for Lustre's KMS key is set at creation: another one "
+                        "replaces the file system with an empty one, and every byte on it is lost "
+                        "(terraform-provider-aws, internal/service/fsx/lustre_file_system.go: "
+                        "\"names.AttrKMSKeyID: { Type: schema.TypeString, Optional: true, Computed: true, "
+                        "ForceNew: true,\")"),
+}
+PULUMI_OTHER = Effect(Action.NONE, "none", "the stack reads no such key")
 
 
 def stack_config_effect(key: str) -> Effect | None:
-    """A stack config key's entry (`clusterforge-aws:instance_type`), or None for a key that is not a setting."""
+    """A stack config key's entry (`clusterforge-aws:controllerInstanceType`), or None for a key that is not a
+    setting."""
     name = key.rpartition(":")[2].lower()
     if name in PULUMI_IGNORED:
         return None
-    return PULUMI_REPLACE if any(word in name for word in PULUMI_REPLACES) else PULUMI_OTHER
+    return PULUMI_KEYS.get(name, PULUMI_OTHER)
 
 
 def stack_config_entries(text: str) -> dict[str, Any]:
@@ -86,5 +117,15 @@ def stack_config_entries(text: str) -> dict[str, Any]:
     return config if isinstance(config, dict) else {}
 
 
+def resource_classes(text: str) -> Mapping[str, Classed]:
+    """What changing each key of pulumi/resources.yaml takes (data/cloud-changes.yaml, by the provider's words)."""
+    from clusterforge.render.resource_file import read
+    from clusterforge.targets.aws.cloud_changes import table
+    from clusterforge.targets.aws.cloud_resources import RESOURCES_FILE
+
+    return table().classes(read(text, RESOURCES_FILE))
+
+
 EFFECTS = TargetEffects(group_vars=GROUP_VARS, facts=STACK_FACTS, config=stack_config_effect, host_vars=HOST_VARS,
-                        descriptions=DESCRIPTIONS, config_dir="pulumi/", config_entries=stack_config_entries)
+                        descriptions=DESCRIPTIONS, config_dir="pulumi/", config_entries=stack_config_entries,
+                        resources_file="pulumi/resources.yaml", resource_classes=resource_classes)
