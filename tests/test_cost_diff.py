@@ -82,3 +82,84 @@ def test_names_from_a_pull_request_are_literal_text() -> None:
     outside = re.sub(r"(`+).*?\1", "", body)
     assert "<img" not in outside and "](http" not in outside
     assert "| &#91;link&#93;(http&#58;//x) | $1.00 | - | -$1.00 |" in body
+
+
+FSX = "capacity_gib: 50400"  # FSx for Lustre PERSISTENT_2 SSD 250 MB/s/TiB at $0.21/GB-month (the catalog's)
+
+
+def test_a_changed_item_is_one_row_before_after_and_delta(cli, write) -> None:
+    """A file system grown is one row `name: $before -> $after (+$delta)`, not one removed and one added."""
+    new = write(edited(AWS, (FSX, "capacity_gib: 60000")), "fsx-60000.yaml")
+    text = cli("cost", "--diff", AWS, new).stdout
+    rows = [line for line in text.replace("\n      ", " ").splitlines() if "FSx for Lustre" in line]  # unwrapped
+    assert rows == ["  FSx for Lustre PERSISTENT_2 SSD 250 MB/s/TiB, 60,000 GiB (was 50,400): $10,584.00 -> "
+                    "$12,600.00 (+$2,016.00)"], text
+    body = cli("cost", "--diff", AWS, new, "-f", "markdown").stdout
+    assert re.search(r"^\| FSx for Lustre PERSISTENT&#95;2 SSD 250 MB/s/TiB, 60,000 GiB \(was 50,400\) \| \$10,584\.00 "
+                     r"\| \$12,600\.00 \| \+\$2,016\.00 \|$", body, re.M), body
+    assert "| - |" not in body  # nothing reads as removed or added
+    data = json.loads(cli("cost", "--diff", AWS, new, "-f", "json").stdout)
+    [fsx] = [i for i in data["items"] if i["item"].startswith("FSx")]
+    assert fsx["before_item"] == "FSx for Lustre PERSISTENT_2 SSD 250 MB/s/TiB, 50,400 GiB"
+    assert (fsx["before_usd"], fsx["after_usd"]) == (10584.0, 12600.0) and abs(fsx["delta_usd"] - 2016) < 1e-6
+
+
+def test_an_instance_type_change_is_one_row_of_the_pool(cli, write) -> None:
+    new = write(edited(AWS, ("hardware: p5.48xlarge", "hardware: p5e.48xlarge")), "p5e.yaml")
+    data = json.loads(cli("cost", "--diff", AWS, new, "-f", "json").stdout)
+    pools = [i for i in data["items"] if i["item"].endswith("pool gpu")]
+    assert [(i["before_item"], i["item"]) for i in pools] == [
+        ("p5.48xlarge capacity-block, pool gpu", "p5e.48xlarge capacity-block, pool gpu")]
+
+
+def test_an_unpriced_item_is_unpriced_never_zero(cli, write) -> None:
+    """The catalog prices no p5e.48xlarge Capacity Block: the row says unpriced, the difference is unknown, JSON has
+    null (never 0), and the totals it leaves out are floors (`at least`)."""
+    new = write(edited(AWS, ("hardware: p5.48xlarge", "hardware: p5e.48xlarge")), "p5e.yaml")
+    text = cli("cost", "--diff", AWS, new).stdout.replace("\n      ", " ")  # rows unwrapped
+    assert ("  p5e.48xlarge capacity-block, pool gpu (was p5.48xlarge): $1,837,497.60 -> unpriced (unknown)"
+            in text.splitlines()), text
+    assert "monthly total: $1,848,670.27 -> at least $11,172.67 (unknown)" in text
+    body = cli("cost", "--diff", AWS, new, "-f", "markdown").stdout
+    row = next(line for line in body.splitlines() if line.startswith("| p5e.48xlarge"))
+    assert row == "| p5e.48xlarge capacity-block, pool gpu (was p5.48xlarge) | $1,837,497.60 | unpriced | unknown |"
+    assert "$0.00" not in row and "**at least $11,172.67**" in body
+    data = json.loads(cli("cost", "--diff", AWS, new, "-f", "json").stdout)
+    [pool] = [i for i in data["items"] if i["item"].startswith("p5e")]
+    assert (pool["after_usd"], pool["delta_usd"], pool["after_state"]) == (None, None, "unpriced")
+    diff = json.loads(cli("diff", AWS, new, "-f", "json").stdout)["cost"]
+    assert diff["delta_monthly_usd"] is None
+    assert diff["unpriced"] == {"old": [], "new": ["p5e.48xlarge capacity-block x 64 (pool gpu)"]}
+    assert "at least $11,173/month (difference unknown)" in " ".join(cli("diff", AWS, new).stdout.split())
+
+
+def test_lines_of_one_kind_are_paired_only_when_one_each_is_left() -> None:
+    old = estimate(line("qm9700 leaf switch", 10.0, "once"), line("qm9700 spine switch", 5.0, "once"))
+    new = estimate(line("qm9790 leaf switch", 12.0, "once"), line("qm9790 spine switch", 6.0, "once"))
+    diff = CostDiff("old.yaml", "new.yaml", old, new)
+    assert [(c.item, c.before, c.after) for c in diff.items("once")] == [
+        ("qm9700 leaf switch", 10.0, None), ("qm9700 spine switch", 5.0, None),
+        ("qm9790 leaf switch", None, 12.0), ("qm9790 spine switch", None, 6.0)]  # two each: which is which?
+    one = CostDiff("old.yaml", "new.yaml", estimate(line("dgx-h100 (DGX H100), pool gpu", 9.0, "once")),
+                   estimate(line("dgx-b200 (DGX B200), pool gpu", 12.0, "once")))
+    [changed] = one.items("once")
+    assert (changed.name, changed.delta) == ("dgx-b200 (DGX B200), pool gpu (was dgx-h100 (DGX H100))", 3.0)
+
+
+def unpriced_line(item: str, quantity: float, period: str = "once") -> CostLine:
+    return CostLine(item, "compute", quantity, "server", 0.0, 0.0, period, "none", "", True, f"{item} x {quantity:g}")
+
+
+def test_the_same_items_unpriced_on_both_sides_leave_the_difference_exact() -> None:
+    """An on-prem login server without a price before and after costs the same either way: the totals' difference
+    stays exact; one more of it, or a new unpriced item, makes it unknown."""
+    same = CostDiff("a", "b", estimate(line("dgx", 100.0, "once"), unpriced_line("cpu-1u", 2)),
+                    estimate(line("dgx", 150.0, "once"), unpriced_line("cpu-1u", 2)))
+    [_, cpu] = same.items("once")
+    assert (cpu.before_state, cpu.after_state, cpu.delta) == ("unpriced", "unpriced", 0.0)
+    assert same.total_cells("once", 100.0, 150.0) == ("$100.00", "$150.00", "+$50.00 (+50%)")
+    more = CostDiff("a", "b", estimate(line("dgx", 100.0, "once"), unpriced_line("cpu-1u", 2)),
+                    estimate(line("dgx", 150.0, "once"), unpriced_line("cpu-1u", 3)))
+    assert more.items("once")[1].delta is None
+    assert more.total_cells("once", 100.0, 150.0) == ("at least $100.00", "at least $150.00", "unknown")
+    assert "| cpu-1u | unpriced | unpriced | unknown |" in markdown(more)

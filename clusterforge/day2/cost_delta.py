@@ -23,21 +23,31 @@ class CostDelta:
     new: CostEstimate
 
     @property
-    def delta_monthly_usd(self) -> float:
-        return self.new.monthly_usd - self.old.monthly_usd
+    def complete(self) -> bool:
+        """The deltas are exact: both estimates price every item, or leave out the same items (named with their
+        counts, so they cost the same on both sides)."""
+        return sorted(self.old.unpriced) == sorted(self.new.unpriced)
 
     @property
-    def delta_capex_usd(self) -> float:
-        return self.new.capex_usd - self.old.capex_usd
+    def delta_monthly_usd(self) -> float | None:
+        """NEW minus OLD; None where a side has an item without a price (the difference is not known)."""
+        return self.new.monthly_usd - self.old.monthly_usd if self.complete else None
+
+    @property
+    def delta_capex_usd(self) -> float | None:
+        return self.new.capex_usd - self.old.capex_usd if self.complete else None
 
     def to_dict(self) -> dict[str, object]:
+        """The totals of both sides and the deltas (null, never a figure that counts an item without a price as $0,
+        where the sides leave out different items: `unpriced` names them per side)."""
         return {"currency": self.new.currency,
                 "old_monthly_usd": self.old.monthly_usd, "new_monthly_usd": self.new.monthly_usd,
                 "delta_monthly_usd": self.delta_monthly_usd,
                 "old_capex_usd": self.old.capex_usd, "new_capex_usd": self.new.capex_usd,
                 "delta_capex_usd": self.delta_capex_usd,
                 "old_usd_per_gpu_hour": self.old.usd_per_gpu_hour,
-                "new_usd_per_gpu_hour": self.new.usd_per_gpu_hour}
+                "new_usd_per_gpu_hour": self.new.usd_per_gpu_hour,
+                "unpriced": {"old": list(self.old.unpriced), "new": list(self.new.unpriced)}}
 
     def view(self, old_name: str, new_name: str) -> CostDiff:
         """Item by item, for the pull-request comment (formats.cost_diff)."""
@@ -46,13 +56,24 @@ class CostDelta:
         return CostDiff(old_name, new_name, self.old, self.new)
 
     def line(self) -> str:
-        """`cost: $A/month -> $B/month (+$C, +P%); capex $D -> $E`, whole dollars: an estimate, not an invoice."""
+        """`cost: $A/month -> $B/month (+$C, +P%); capex $D -> $E`, whole dollars: an estimate, not an invoice. A
+        side with an item the catalog has no price for is `at least` its total, the difference is unknown, and the
+        items are named (`not priced after: ...`), unless both sides leave out the same items."""
         old, new, delta = self.old.monthly_usd, self.new.monthly_usd, self.delta_monthly_usd
-        change = f"{_signed(delta)}, {_percent(delta, old)}" if old else _signed(delta)
-        text = (f"cost: {_usd(old)}/month -> {_usd(new)}/month ({change}); "
-                f"capex {_usd(self.old.capex_usd)} -> {_usd(self.new.capex_usd)}")
+        floor = {side: "" if self.complete or estimate.complete else "at least "
+                 for side, estimate in (("old", self.old), ("new", self.new))}
+        if delta is None:
+            change = "difference unknown"
+        else:
+            change = f"{_signed(delta)}, {_percent(delta, old)}" if old else _signed(delta)
+        text = (f"cost: {floor['old']}{_usd(old)}/month -> {floor['new']}{_usd(new)}/month ({change}); "
+                f"capex {floor['old']}{_usd(self.old.capex_usd)} -> {floor['new']}{_usd(self.new.capex_usd)}")
         if self.old.usd_per_gpu_hour is not None and self.new.usd_per_gpu_hour is not None:
-            text += f"; per GPU-hour ${self.old.usd_per_gpu_hour:,.2f} -> ${self.new.usd_per_gpu_hour:,.2f}"
+            text += (f"; per GPU-hour {floor['old']}${self.old.usd_per_gpu_hour:,.2f} -> "
+                     f"{floor['new']}${self.new.usd_per_gpu_hour:,.2f}")
+        for side, estimate in (("before", self.old), ("after", self.new)):
+            if not self.complete and not estimate.complete:
+                text += f"; not priced {side}: {', '.join(estimate.unpriced)}"
         return text
 
 

@@ -24,20 +24,57 @@ from clusterforge.formats.escape import log_line, markdown_code, markdown_safe
 
 MARKER = "<!-- clusterforge-cost-diff -->"
 PERIODS = (("month", "monthly"), ("once", "one-off"))
+UNPRICED = "unpriced"  # a side has the item but the catalog no price for it: no figure at all, never $0
+UNKNOWN = "unknown"  # the difference where a side is unpriced
+
+
+State = str  # "priced" | "unpriced" (the side has the item, with no price) | "absent" (the side has no such item)
 
 
 @dataclass(frozen=True)
 class ItemChange:
-    """One item's cost for its period in OLD and NEW (None: the side has no such item)."""
+    """One item's cost for its period in OLD and NEW (None: the side has no such item, or no price for it). An
+    item whose name changed with the change (`FSx ... 50,400 GiB` grown to `60,000 GiB`, a pool's instance type) is
+    one ItemChange: `item` is NEW's name, `old_item` OLD's."""
 
     item: str
     period: str  # "month" | "once"
     before: float | None
     after: float | None
+    old_item: str | None = None  # OLD's name where it differs
+    before_state: State = "priced"
+    after_state: State = "priced"
+    unchanged: bool = False  # unpriced on both sides, as many of it: whatever it costs, it costs the same
 
     @property
-    def delta(self) -> float:
+    def delta(self) -> float | None:
+        """NEW minus OLD; None where a side has the item without a price (the difference is not known), unless
+        both have as many of it without a price (then nothing changed: 0)."""
+        if self.unchanged:
+            return 0.0
+        if "unpriced" in (self.before_state, self.after_state):
+            return None
         return (self.after or 0.0) - (self.before or 0.0)
+
+    @property
+    def name(self) -> str:
+        """NEW's name, and where OLD's differs, what it was: `p5e.48xlarge capacity-block, pool gpu (was
+        p5.48xlarge)` (the words the two names do not share)."""
+        if self.old_item is None or self.old_item == self.item:
+            return self.item
+        return f"{self.item} (was {was(self.old_item, self.item)})"
+
+
+def was(old: str, new: str) -> str:
+    """The words of `old` that `new` does not share at either end (the whole of `old` when they share none)."""
+    before, after = old.split(" "), new.split(" ")
+    lead = next((i for i, (a, b) in enumerate(zip(before, after, strict=False)) if a != b), min(len(before),
+                                                                                                 len(after)))
+    tail = 0
+    while tail < min(len(before), len(after)) - lead and before[-1 - tail] == after[-1 - tail]:
+        tail += 1
+    middle = " ".join(before[lead:len(before) - tail]).strip(" ,;")
+    return middle if middle and (lead or tail) else old
 
 
 @dataclass(frozen=True)
@@ -50,20 +87,48 @@ class CostDiff:
     new: CostEstimate
 
     def items(self, period: str) -> list[ItemChange]:
-        """The priced lines of `period` matched by item: OLD's order, then the items only NEW has. An item
-        named twice on one side (it should not be) is summed, so no dollar goes missing."""
-        before: dict[str, float] = {}
-        after: dict[str, float] = {}
-        for side, estimate in ((before, self.old), (after, self.new)):
-            for line in estimate.lines:
-                if line.period == period:
-                    side[line.item] = side.get(line.item, 0.0) + line.total_usd
-        names = list(dict.fromkeys([*before, *after]))
-        return [ItemChange(name, period, before.get(name), after.get(name)) for name in names]
+        """The lines of `period` matched by item: OLD's order, then the items only NEW has. An item whose name
+        changed is matched by what it is: the one line of OLD and the one of NEW left unmatched with the same
+        category, unit and pool (a pool's line with its new instance type, a file system at its new size) are one
+        change, not one removed and one added. An item named twice on one side (it should not be) is summed, so
+        no dollar goes missing; a side with the item but no price for it is `unpriced`, never $0."""
+        before, after = _side(self.old, period), _side(self.new, period)
+        paired: dict[str, str] = {}  # NEW's name -> OLD's, for the renamed
+        only_old = [name for name in before if name not in after]
+        only_new = [name for name in after if name not in before]
+        for identity in dict.fromkeys(before[name].identity for name in only_old):
+            olds = [n for n in only_old if before[n].identity == identity]
+            news = [n for n in only_new if after[n].identity == identity]
+            if len(olds) == 1 and len(news) == 1:
+                paired[news[0]] = olds[0]
+        renamed = set(paired.values())
+        out: list[ItemChange] = []
+        for name in dict.fromkeys([*before, *after]):
+            if name in paired or (name in renamed and name not in after):
+                if name in renamed:  # OLD's place in the order, NEW's name
+                    new_name = next(n for n, o in paired.items() if o == name)
+                    out.append(_change(new_name, period, before[name], after[new_name], name))
+                continue
+            out.append(_change(name, period, before.get(name), after.get(name)))
+        return out
 
     def amortised(self, estimate: CostEstimate) -> float:
         """What the monthly total holds beyond its monthly lines: the purchase amortised per month."""
         return estimate.monthly_usd - sum(line.total_usd for line in estimate.lines if line.period == "month")
+
+    def partial(self, estimate: CostEstimate, period: str) -> bool:
+        """The side's total for `period` is a floor, not the cost, in a way the difference depends on: it leaves out
+        an item without a price that the other side does not leave out the same (the monthly total holds the
+        purchase amortised, so a one-off item counts there too)."""
+        return bool(_unpriced(estimate, period) - _unpriced(self.new if estimate is self.old else self.old, period))
+
+    def total_cells(self, period: str, before: float, after: float) -> tuple[str, str, str]:
+        """A total's before, after and difference as shown: `at least $X` on a side that leaves an item out, and
+        then the difference `unknown` (it could be anything), else the difference with its percentage."""
+        old, new = self.partial(self.old, period), self.partial(self.new, period)
+        if old or new:
+            return at_least(before, old), at_least(after, new), UNKNOWN
+        return usd(before), usd(after), f"{signed(after - before)}{percent(before, after)}"
 
     def totals(self) -> list[tuple[str, float, float]]:
         """(label, before, after) for the monthly and one-off totals."""
@@ -79,10 +144,15 @@ class CostDiff:
                  "after only" if name in new else "before only") for name in names]
 
     def as_json(self) -> dict[str, object]:
+        """Every item with its cost before and after and the difference: null where a side has no price for it
+        (`before_state`/`after_state` `unpriced`) or no such item (`absent`), never 0; `before_item` is OLD's name
+        (the item's own unless the change renamed it)."""
         return {
             "old": self.old_name, "new": self.new_name, "currency": self.new.currency,
-            "items": [{"item": c.item, "period": c.period, "before_usd": c.before, "after_usd": c.after,
-                       "delta_usd": c.delta} for period, _ in PERIODS for c in self.items(period)],
+            "items": [{"item": c.item, "before_item": c.old_item or (c.item if c.before_state != "absent" else None),
+                       "period": c.period, "before_usd": c.before, "after_usd": c.after, "delta_usd": c.delta,
+                       "before_state": c.before_state, "after_state": c.after_state}
+                      for period, _ in PERIODS for c in self.items(period)],
             "monthly": _triple(self.old.monthly_usd, self.new.monthly_usd),
             "once": _triple(self.old.capex_usd, self.new.capex_usd),
             "usd_per_gpu_hour": {"before": self.old.usd_per_gpu_hour, "after": self.new.usd_per_gpu_hour},
@@ -90,19 +160,65 @@ class CostDiff:
         }
 
 
+def _unpriced(estimate: CostEstimate, period: str) -> set[tuple[str, float]]:
+    """The items of `period` (for `month`: of every period) without a price, with their quantities."""
+    return {(line.item, line.quantity) for line in estimate.lines
+            if not line.priced and (period == "month" or line.period == period)}
+
+
+@dataclass
+class _Side:
+    """One side's lines of one item: their total, whether every one is priced, what identifies the item, and how
+    many of it there are."""
+
+    usd: float
+    priced: bool
+    identity: tuple[str, str, str]
+    quantity: float = 0.0
+
+
+def _side(estimate: CostEstimate, period: str) -> dict[str, _Side]:
+    out: dict[str, _Side] = {}
+    for line in estimate.lines:
+        if line.period != period:
+            continue
+        found = out.setdefault(line.item, _Side(0.0, True, (line.category, line.unit, line.pool)))
+        found.usd += line.total_usd if line.priced else 0.0
+        found.priced = found.priced and line.priced
+        found.quantity += line.quantity
+    return out
+
+
+def _change(item: str, period: str, before: _Side | None, after: _Side | None, old_item: str | None = None
+            ) -> ItemChange:
+    def state(side: _Side | None) -> State:
+        return "absent" if side is None else "priced" if side.priced else "unpriced"
+
+    same = before is not None and after is not None and not before.priced and not after.priced and \
+        before.quantity == after.quantity and old_item is None
+    return ItemChange(item, period, before.usd if before is not None and before.priced else None,
+                      after.usd if after is not None and after.priced else None, old_item, state(before),
+                      state(after), same)
+
+
 def _triple(before: float, after: float) -> dict[str, float]:
     return {"before_usd": before, "after_usd": after, "delta_usd": after - before}
 
 
-def usd(value: float | None) -> str:
-    """$1,234.56; `-` for an item a side does not have."""
+def usd(value: float | None, state: State = "priced") -> str:
+    """$1,234.56; `-` for an item a side does not have; `unpriced` for one it has without a price."""
+    if state == "unpriced":
+        return UNPRICED
     if value is None:
         return "-"
     return f"{'-' if round(value, 2) < 0 else ''}${abs(value):,.2f}"
 
 
-def signed(value: float) -> str:
-    """+$1,234.56 / -$1,234.56 / $0.00: the difference, its sign always written."""
+def signed(value: float | None) -> str:
+    """+$1,234.56 / -$1,234.56 / $0.00: the difference, its sign always written; `unknown` where a side has no
+    price."""
+    if value is None:
+        return UNKNOWN
     if round(value, 2) == 0:
         return "$0.00"
     return f"{'+' if value > 0 else '-'}${abs(value):,.2f}"
@@ -116,24 +232,32 @@ def percent(before: float, after: float) -> str:
     return f" ({'+' if share >= 0 else '-'}{abs(share):.0f}%)"
 
 
-def per_gpu_hour(value: float | None) -> str:
-    return "-" if value is None else f"${value:,.4f}"
+def at_least(value: float, partial: bool) -> str:
+    """A total: `at least $X` where it leaves an item without a price out."""
+    return f"at least {usd(value)}" if partial else usd(value)
+
+
+def per_gpu_hour(value: float | None, partial: bool = False) -> str:
+    return "-" if value is None else f"{'at least ' if partial else ''}${value:,.4f}"
 
 
 def headline(diff: CostDiff, arrow: str = "->") -> str:
-    """`monthly $A -> $B (+$C, +P%)`: the one figure a reviewer reads first (figures only: no input in it)."""
+    """`monthly $A -> $B (+$C, +P%)`: the one figure a reviewer reads first (figures only: no input in it); with
+    an item not priced on a side, that side is `at least` and the difference unknown."""
     old, new = diff.old.monthly_usd, diff.new.monthly_usd
+    before, after, change = diff.total_cells("month", old, new)
+    if change == UNKNOWN:
+        return f"monthly {before} {arrow} {after} (difference unknown: an item has no price)"
     share = percent(old, new).strip(" ()")
-    return f"monthly {usd(old)} {arrow} {usd(new)} ({signed(new - old)}{', ' + share if share else ''})"
+    return f"monthly {before} {arrow} {after} ({signed(new - old)}{', ' + share if share else ''})"
 
 
 def markdown(diff: CostDiff) -> str:
     """The pull-request comment: MARKER, a heading naming both sides, the monthly and one-off items as tables
     (before, after, difference), the totals, $/GPU-hour before and after, and what is not priced."""
     out = [MARKER, f"### clusterforge cost: {markdown_code(diff.old_name)} → {markdown_code(diff.new_name)}", "",
-           f"**{headline(diff, '→')}**, per GPU-hour {per_gpu_hour(diff.old.usd_per_gpu_hour)} → "
-           f"{per_gpu_hour(diff.new.usd_per_gpu_hour)} ({markdown_safe(diff.new.currency)}; an estimate from "
-           "list prices, not an invoice)", ""]
+           f"**{headline(diff, '→')}**, per GPU-hour {_gpu_hours(diff, ' → ').rsplit(' → ', 1)[0]} "
+           f"({markdown_safe(diff.new.currency)}; an estimate from list prices, not an invoice)", ""]
     totals = dict((label, (before, after)) for label, before, after in diff.totals())
     for period, label in PERIODS:
         items = diff.items(period)
@@ -141,17 +265,18 @@ def markdown(diff: CostDiff) -> str:
         if not items and not before and not after:
             continue
         out += [f"| {label} item | before | after | difference |", "|---|--:|--:|--:|"]
-        out += [f"| {markdown_safe(c.item)} | {usd(c.before)} | {usd(c.after)} | {signed(c.delta)} |" for c in items]
+        out += [f"| {markdown_safe(c.name)} | {usd(c.before, c.before_state)} | {usd(c.after, c.after_state)} | "
+                f"{signed(c.delta)} |" for c in items]
         if period == "month":
             amortised_before, amortised_after = diff.amortised(diff.old), diff.amortised(diff.new)
             if round(amortised_before, 2) or round(amortised_after, 2):
                 out.append(f"| purchase amortised per month | {usd(amortised_before)} | {usd(amortised_after)} | "
                            f"{signed(amortised_after - amortised_before)} |")
-        out += [f"| **{label} total** | **{usd(before)}** | **{usd(after)}** | "
-                f"**{signed(after - before)}**{percent(before, after)} |", ""]
-    out += [f"| per GPU-hour | {per_gpu_hour(diff.old.usd_per_gpu_hour)} | "
-            f"{per_gpu_hour(diff.new.usd_per_gpu_hour)} | "
-            f"{_gpu_hour_delta(diff)} |", ""] if diff.old.usd_per_gpu_hour or diff.new.usd_per_gpu_hour else []
+        old, new, change = diff.total_cells(period, before, after)
+        change = f"**{change}**" if change == UNKNOWN else f"**{signed(after - before)}**{percent(before, after)}"
+        out += [f"| **{label} total** | **{old}** | **{new}** | {change} |", ""]
+    out += [f"| per GPU-hour | {_gpu_hours(diff, ' | ')} |", ""] \
+        if diff.old.usd_per_gpu_hour or diff.new.usd_per_gpu_hour else []
     unpriced = diff.unpriced()
     if unpriced:
         named = ", ".join(f"{markdown_code(name)} ({where})" for name, where in unpriced)
@@ -164,8 +289,17 @@ def _gpu_hour_delta(diff: CostDiff) -> str:
     old, new = diff.old.usd_per_gpu_hour, diff.new.usd_per_gpu_hour
     if old is None or new is None:
         return "-"
+    if diff.partial(diff.old, "month") or diff.partial(diff.new, "month"):
+        return UNKNOWN
     change = new - old
     return "$0.0000" if round(change, 4) == 0 else f"{'+' if change > 0 else '-'}${abs(change):,.4f}"
+
+
+def _gpu_hours(diff: CostDiff, between: str) -> str:
+    """$/GPU-hour before, after and the difference, joined by `between` (` | ` for a table row)."""
+    return between.join((per_gpu_hour(diff.old.usd_per_gpu_hour, diff.partial(diff.old, "month")),
+                         per_gpu_hour(diff.new.usd_per_gpu_hour, diff.partial(diff.new, "month")),
+                         _gpu_hour_delta(diff)))
 
 
 def text(diff: CostDiff) -> list[tuple[str, int]]:
@@ -177,15 +311,19 @@ def text(diff: CostDiff) -> list[tuple[str, int]]:
         if not items:
             continue
         out.append((f"{label} items (before -> after, difference)", 0))
-        out += [(f"  {c.item}: {usd(c.before)} -> {usd(c.after)} ({signed(c.delta)})", 6) for c in items]
+        out += [(f"  {c.name}: {usd(c.before, c.before_state)} -> {usd(c.after, c.after_state)} ({signed(c.delta)})",
+                 6) for c in items]
         if period == "month" and (round(diff.amortised(diff.old), 2) or round(diff.amortised(diff.new), 2)):
             before, after = diff.amortised(diff.old), diff.amortised(diff.new)
             out.append((f"  purchase amortised per month: {usd(before)} -> {usd(after)} "
                         f"({signed(after - before)})", 6))
-    out += [(f"{label}: {usd(before)} -> {usd(after)} ({signed(after - before)}){percent(before, after)}", 4)
-            for label, before, after in diff.totals() if before or after or label == "monthly total"]
-    out.append((f"per GPU-hour: {per_gpu_hour(diff.old.usd_per_gpu_hour)} -> "
-                f"{per_gpu_hour(diff.new.usd_per_gpu_hour)} ({_gpu_hour_delta(diff)})", 4))
+    for (period, _), (label, before, after) in zip(PERIODS, diff.totals(), strict=True):
+        if before or after or label == "monthly total":
+            old, new, change = diff.total_cells(period, before, after)
+            change = f"({change})" if change == UNKNOWN else f"({signed(after - before)}){percent(before, after)}"
+            out.append((f"{label}: {old} -> {new} {change}", 4))
+    before_after, _, change = _gpu_hours(diff, " -> ").rpartition(" -> ")
+    out.append((f"per GPU-hour: {before_after} ({change})", 4))
     for name, where in diff.unpriced():
         out.append((f"not priced ({where}): {name}", 4))
     return [(log_line(line), indent) for line, indent in out]
