@@ -1,6 +1,6 @@
-"""How long `clusterforge health perf` takes to judge a fleet, and how much memory: N nodes × 8 GPUs of JSON lines
-as the health check's `--perf --json` prints them (seeded normal spread, a few planted outliers), read from a file,
-analysed against the fleet and shown as text and JSON.
+"""How long `clusterforge health perf` takes to judge a fleet, and how much memory: N nodes × 8 GPUs of results
+as the health check's `--perf --json` prints them (seeded normal spread, a few planted outliers), saved as `--save`
+writes them (`NODE: {...}`), read from a file, analysed against the fleet and shown as text and JSON.
 
 `python benchmarks/stragglers.py [--nodes 1250 12500 100000]` prints a Markdown table: seconds to read the lines,
 to analyse, to render, in all, and the peak memory Python allocated (tracemalloc, a second run, so the timing runs
@@ -43,8 +43,9 @@ def write_fleet(path: Path, nodes: int, seed: int = 1) -> int:
                      "hbm_gbps": round(3030.5 * rng.gauss(1, 0.01), 1), "checksum": "9f2c0a5b7e1d3c48",
                      "checksum_ok": True, "bad_rows": 0, "bad_cols": 0, "seconds": 1.4, "status": "pass"}
                     for i in range(8)]
-            out.write(json.dumps({"node": f"gpu-{n:06d}", "status": "pass", "seconds": 2.1, "gpus": gpus,
-                                  "nccl_busbw_gbps": None, "codes": [], "detail": ""}) + "\n")
+            node = f"gpu-{n:06d}"  # the saved format (`--save`): `NODE: {...}`
+            out.write(f"{node}: " + json.dumps({"node": node, "status": "pass", "seconds": 2.1, "gpus": gpus,
+                                                "nccl_busbw_gbps": None, "codes": [], "detail": ""}) + "\n")
     return planted
 
 

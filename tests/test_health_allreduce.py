@@ -113,7 +113,7 @@ def test_below_the_floor_exits_1_and_points_at_pairs(srun: Path) -> None:
     code, out = run("-w", "gpu-[0001-0016]", "--min-busbw", "300")
     assert code == 1, out
     assert "verdict: below-floor: bus bandwidth 181.2 GB/s, below the floor 300.0 GB/s (40% short)" in out
-    assert "run --pairs" in out
+    assert out.splitlines()[-1] == "next (below-floor): rerun with --pairs to name the node or link below the floor"
 
 
 def test_without_a_floor_the_figure_is_shown_not_judged(srun: Path) -> None:
@@ -242,7 +242,10 @@ def test_shifted_pairs_and_an_odd_node_name_the_node_in_two_bad_pairs(srun: Path
     code, out = run("-w", "gpu-[0001-0003]", "--pairs", "--min-busbw", "300", "-f", "json")
     assert code == 1 and json.loads(out)["suspects"] == "gpu-0001"
     code, out = run("-w", "gpu-[0001-0003]", "--pairs", "--min-busbw", "300")
-    assert out.splitlines()[-1] == "verdict: 2 of 2 pairs bad; in more than one bad pair: gpu-0001", out
+    lines = out.splitlines()
+    assert "verdict: 2 of 2 pairs bad; in more than one bad pair: gpu-0001" in lines, out
+    assert lines[lines.index("verdict: 2 of 2 pairs bad; in more than one bad pair: gpu-0001") + 1].startswith(
+        "next (below-floor): drain the node in two bad pairs"), out
 
 
 def test_ssh_failing_before_any_run_answered_is_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -258,3 +261,53 @@ def test_ssh_failing_before_any_run_answered_is_exit_2(tmp_path: Path, monkeypat
 def test_help_teaches_with_examples() -> None:
     code, out = run("--help")
     assert code == 0 and "--pairs --shift 1 --min-busbw 300" in out and "nccl-wrong" in out
+
+
+@pytest.mark.parametrize(("line", "late"), [
+    ("slurmstepd: error: *** STEP 4411.0 ON gpu-0001 CANCELLED AT 2026-11-30T02:14:07 DUE TO TIME LIMIT ***", True),
+    ("srun: error: gpu-0002: task 3: time limit exceeded", True),
+    ("srun: Job step aborted: Waiting up to 32 seconds for job step to finish. TIME", True),
+    ("srun: Job step aborted: Waiting up to 32 seconds for job step to finish.", False),
+    ("the time: Job step aborted", False),
+])
+def test_slurms_time_limit_words_are_found_by_plain_search(line: str, late: bool) -> None:
+    assert parse(HEADER + line + "\n").timed_out is late
+
+
+def test_a_2_mb_line_that_repeats_the_words_parses_and_is_read_right() -> None:
+    """`Job step aborted.*time` scanned to the end of the line from each of its matches (an 85 KB line took
+    seconds, 680 KB minutes); plain searches read the line once. benchmarks/health_bounds.py times it."""
+    aborted = "Job step aborted " * (2_000_000 // 17)
+    assert len(aborted) >= 1_999_000
+    measured = parse(output(350.0) + aborted + "\n")
+    assert (measured.busbw, measured.timed_out) == (350.0, False)
+    assert parse(output(350.0) + aborted + "in time\n").timed_out
+    assert parse("# " * 1_000_000 + "\n" + "1 " * 1_000_000 + "\n").rows == ()
+
+
+def test_a_saved_line_past_1_mib_is_exit_2_at_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("allreduce.out").write_text(output(350.0) + "Job step aborted " * 120_000 + "\n")
+    code, out = run("--from", "allreduce.out", "--min-busbw", "300")
+    assert code == 2, out
+    assert out.startswith("allreduce.out:16: a line longer than 1 MiB: not a health run's output"), out
+
+
+@pytest.mark.parametrize(("planted", "status", "step"), [
+    ("wrong", "nccl-wrong", "run `clusterforge health perf` on them"),
+    ("late", "timeout", "rerun with --pairs to find the pair that hangs"),
+    ("crash", "failed", "read the first error above"),
+    ("slow-pair", "below-floor", "run each of the two nodes with a third, healthy one"),
+])
+def test_each_bad_verdict_ends_with_what_to_do_next(srun: Path, planted: str, status: str, step: str) -> None:
+    text = {"wrong": output(362.4, wrong=3), "slow-pair": output(120.0),
+            "late": HEADER + "slurmstepd: error: *** STEP 1.0 CANCELLED AT 2026-11-30T02:14:07 DUE TO TIME LIMIT ***\n",
+            "crash": HEADER + "gpu-0002: Test NCCL failure common.cu:1005 'unhandled system error'\n"}[planted]
+    (srun / "all.out").write_text(text)
+    code, out = run("-w", "gpu-[0001-0002]", "--min-busbw", "300")
+    assert code == 1, out
+    last = " ".join(line.strip() for line in out[out.index("\nnext (") + 1:].split("\n")).strip()
+    assert last.startswith(f"next ({status}):") and step in last, out
+    code, out = run("-w", "gpu-[0001-0002]", "--min-busbw", "300", "-f", "json")
+    [said] = json.loads(out)["next"]
+    assert said["status"] == status and step in said["step"]

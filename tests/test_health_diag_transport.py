@@ -73,7 +73,7 @@ def test_a_login_node_without_srun_is_exit_2(fake_ssh: Path, monkeypatch: pytest
 
 def test_exit_255_after_node_results_is_still_a_verdict(fake_ssh: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """srun (or ssh after the job) may end with 255 once nodes have answered: their verdicts stand."""
-    monkeypatch.setenv("SSH_PRINTS", json.dumps({"node": "gpu-0001", "status": "pass", "seconds": 1}) + "\n")
+    monkeypatch.setenv("SSH_PRINTS", "0: " + json.dumps({"node": "gpu-0001", "status": "pass", "seconds": 1}) + "\n")
     monkeypatch.setenv("SSH_SAYS", "Connection to login-0001 closed by remote host.\n")
     monkeypatch.setenv("SSH_EXIT", "255")
     result = CliRunner().invoke(app, ["health", "diag", "-w", "gpu-0001,gpu-0002", "--ssh", "login-0001"])

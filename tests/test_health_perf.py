@@ -1,13 +1,14 @@
-"""`clusterforge health perf`: the srun it runs, the results it reads (srun's output or a saved file), its verdict
-and exit status, the policy config's tolerances, and the drains, with stand-in srun, scontrol and ssh on PATH and
-the lab's controller mocked. Nothing leaves this machine."""
+"""`clusterforge health perf`: the srun it runs, the results it reads (srun's labelled output or a saved file), its
+verdict and exit status, the policy config's tolerances, and the drains, with stand-in srun (tests/test_health_labels:
+labels and 1,024-byte pieces as srun's), scontrol and ssh on PATH and the lab's controller's ssh stood in for.
+Nothing leaves this machine."""
 
 from __future__ import annotations
 
 import json
 import os
 import random
-import subprocess
+import re
 import sys
 from pathlib import Path
 
@@ -15,7 +16,10 @@ import pytest
 from click.testing import CliRunner
 
 from clusterforge.cli.app import app
+from clusterforge.core.hostlist import expand
+from clusterforge.operations.node_lines import by_node
 from clusterforge.operations.perf_run import read_output, srun_command
+from tests.test_health_labels import SRUN, srun_label
 
 H100 = "NVIDIA H100 80GB HBM3"
 CHECKSUM = "9f2c0a5b7e1d3c48"
@@ -45,22 +49,44 @@ def fleet_lines(count: int, **planted: dict[str, dict[int, object]]) -> list[str
             for n in range(1, count + 1)]
 
 
+def own(line: str) -> str:
+    """The node a result line names: the node whose task prints it, when nothing is forged."""
+    return str(json.loads(line)["node"])
+
+
+def saved(lines: list[str]) -> str:
+    """A saved run (`--save`'s format): each line as `NODE: {...}`, NODE the node that printed it."""
+    return "".join(f"{own(line)}: {line}\n" for line in lines)
+
+
+def prints(tools: Path, lines: list[str], extra: dict[str, list[str]] | None = None) -> None:
+    """Each line printed by the task of the node it names, and EXTRA[node]'s lines by that node's task after it."""
+    by_node_: dict[str, list[str]] = {}
+    for line in lines:
+        by_node_.setdefault(own(line), []).append(line)
+    for node, more in (extra or {}).items():
+        by_node_.setdefault(node, []).extend(more)
+    for node, printed in by_node_.items():
+        (tools / "tasks" / f"{node}.out").write_text("".join(f"{line}\n" for line in printed))
+
+
 @pytest.fixture
 def tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """srun that logs its argv and prints $SRUN_PRINTS (a file); scontrol that logs its argv and exits
-    $SCONTROL_EXIT. Both log one JSON argv per line to $TOOL_LOG."""
+    """The labelling srun (each node's task prints tasks/<node>.out) and an scontrol that exits $SCONTROL_EXIT;
+    both log one JSON argv per line to $TOOL_LOG."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    for tool, body in (("srun", "sys.stdout.write(open(os.environ['SRUN_PRINTS']).read())"),
-                       ("scontrol", "sys.exit(int(os.environ.get('SCONTROL_EXIT', '0')))")):
-        script = bin_dir / tool
-        script.write_text(f"#!{sys.executable}\nimport json, os, sys\n"
-                          "with open(os.environ['TOOL_LOG'], 'a') as log:\n"
-                          "    log.write(json.dumps(sys.argv) + '\\n')\n" + body + "\n")
-        script.chmod(0o755)
+    (tmp_path / "tasks").mkdir()
+    (bin_dir / "srun").write_text(SRUN)
+    (bin_dir / "scontrol").write_text(f"#!{sys.executable}\nimport json, os, sys\n"
+                                      "with open(os.environ['TOOL_LOG'], 'a') as log:\n"
+                                      "    log.write(json.dumps(sys.argv) + '\\n')\n"
+                                      "sys.exit(int(os.environ.get('SCONTROL_EXIT', '0')))\n")
+    for tool in ("srun", "scontrol"):
+        (bin_dir / tool).chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("TOOL_LOG", str(tmp_path / "calls.jsonl"))
-    monkeypatch.setenv("SRUN_PRINTS", str(tmp_path / "srun.out"))
+    monkeypatch.setenv("SRUN_TASKS", str(tmp_path / "tasks"))
     monkeypatch.setenv("COLUMNS", "100")
     return tmp_path
 
@@ -70,36 +96,41 @@ def calls(tools: Path) -> list[list[str]]:
     return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
 
-def test_the_srun_gives_each_node_to_the_perf_tier() -> None:
-    assert srun_command("gpu-[0001-0002]", partition="maint", reservation="rma") == [
-        "srun", "--nodelist=gpu-[0001-0002]", "--ntasks-per-node=1", "--exclusive", "--job-name=clusterforge-perf",
-        "--time=10", "--kill-on-bad-exit=0", "--partition=maint", "--reservation=rma",
-        "/usr/local/sbin/clusterforge-health", "--perf", "--json"]
+def test_the_srun_gives_each_node_to_the_perf_tier_as_a_labelled_task() -> None:
+    assert srun_command(["gpu-0002", "gpu-0001"], partition="maint", reservation="rma") == [
+        "srun", "--nodelist=gpu-[0001-0002]", "--ntasks=2", "--distribution=arbitrary", "--label", "--exclusive",
+        "--job-name=clusterforge-perf", "--time=10", "--kill-on-bad-exit=0", "--partition=maint",
+        "--reservation=rma", "/usr/local/sbin/clusterforge-health", "--perf", "--json"]
 
 
-def test_srun_noise_is_skipped_and_a_malformed_node_line_fails_that_node() -> None:
-    out = ("srun: job 7 queued and waiting for resources\n" + node_line("gpu-0001", 1) + "\n{not json\n"
-           '{"node": "gpu-0002", "status": "pass", "gpus": [{"index": "zero"}]}\n')
-    results = read_output(out)
-    assert [(r.node, r.status) for r in results] == [("gpu-0001", "pass"), ("gpu-0002", "fail")]
+def test_srun_noise_is_skipped_and_a_malformed_result_fails_its_node() -> None:
+    order = ["gpu-0001", "gpu-0002", "gpu-0003"]
+    out = ("srun: job 7 queued and waiting for resources\n"
+           + srun_label([node_line("gpu-0001", 1) + "\n",
+                         '{"node": "gpu-0002", "status": "pass", "gpus": [{"index": "zero"}]}\n',
+                         '{"node": "gpu-0003", "gpus": []}\nwarning: stray\n']))
+    results = read_output(by_node(out, order), order)
+    assert [(r.node, r.status) for r in results] == [("gpu-0001", "pass"), ("gpu-0002", "unreadable"),
+                                                     ("gpu-0003", "unreadable")]
     assert results[1].detail.startswith("unreadable result: gpus[0].index")
+    assert results[2].detail == "unreadable result: status: missing: expected one of pass, fail, skipped"
 
 
 def test_a_healthy_fleet_exits_0(tools: Path) -> None:
-    (tools / "srun.out").write_text("\n".join(fleet_lines(32)) + "\n")
+    prints(tools, fleet_lines(32))
     result = CliRunner().invoke(app, ["health", "perf", "-w", "gpu-[0001-0032]", "--reservation", "maint"])
     assert result.exit_code == 0, result.output
     assert "H100-SXM5 (NVIDIA H100 80GB HBM3): 256 GPUs" in result.output
     assert result.output.splitlines()[-1] == "verdict: no outlier among 256 GPUs on 32 nodes"
     [srun] = calls(tools)
-    assert srun[1:] == srun_command("gpu-[0001-0032]", reservation="maint")[1:]
+    assert srun[1:] == srun_command(expand("gpu-[0001-0032]"), reservation="maint")[1:]
 
 
 def test_slow_wrong_and_missing_are_named_grouped_and_drained_once_per_reason(tools: Path) -> None:
     lines = fleet_lines(40, slow={"gpu-0003": {1: 0.8}, "gpu-0004": {6: 0.78}},
                         checksum={"gpu-0020": {0: "0123456789abcdef"}})
     del lines[36]  # gpu-0037 printed nothing
-    (tools / "srun.out").write_text("\n".join(lines) + "\n")
+    prints(tools, lines)
     result = CliRunner().invoke(app, ["health", "perf", "-w", "gpu-[0001-0040]", "--drain"])
     assert result.exit_code == 1, result.output
     out = result.output
@@ -118,7 +149,7 @@ def test_slow_wrong_and_missing_are_named_grouped_and_drained_once_per_reason(to
 
 
 def test_json_lists_every_outlier_and_the_medians(tools: Path) -> None:
-    (tools / "srun.out").write_text("\n".join(fleet_lines(16, slow={"gpu-0009": {2: 0.8}})) + "\n")
+    prints(tools, fleet_lines(16, slow={"gpu-0009": {2: 0.8}}))
     result = CliRunner().invoke(app, ["health", "perf", "-w", "gpu-[0001-0016]", "-f", "json"])
     assert result.exit_code == 1, result.output
     report = json.loads(result.output)
@@ -133,9 +164,9 @@ def test_json_lists_every_outlier_and_the_medians(tools: Path) -> None:
 
 
 def test_from_a_saved_file_runs_nothing(tools: Path, tmp_path: Path) -> None:
-    saved = tmp_path / "perf.jsonl"
-    saved.write_text("\n".join(fleet_lines(8, error={"gpu-0002": {5: "CUDA error: an illegal memory access"}})) + "\n")
-    result = CliRunner().invoke(app, ["health", "perf", "--from", str(saved), "-w", "gpu-[0001-0009]"])
+    saved_file = tmp_path / "perf.lines"
+    saved_file.write_text(saved(fleet_lines(8, error={"gpu-0002": {5: "CUDA error: an illegal memory access"}})))
+    result = CliRunner().invoke(app, ["health", "perf", "--from", str(saved_file), "-w", "gpu-[0001-0009]"])
     assert result.exit_code == 1, result.output
     assert "  error gpu-perf: the test failed on a GPU: 1 node, 1 GPU: gpu-0002" in result.output
     assert "missing gpu-perf: no result: 1 node: gpu-0009" in result.output
@@ -143,30 +174,48 @@ def test_from_a_saved_file_runs_nothing(tools: Path, tmp_path: Path) -> None:
 
 
 def test_from_standard_input(tools: Path) -> None:
-    result = CliRunner().invoke(app, ["health", "perf", "--from", "-"], input="\n".join(fleet_lines(4)) + "\n")
+    result = CliRunner().invoke(app, ["health", "perf", "--from", "-"], input=saved(fleet_lines(4)))
     assert result.exit_code == 0, result.output
     assert "verdict: no outlier among 32 GPUs on 4 nodes" in result.output
 
 
 @pytest.mark.parametrize(("bad", "message"), [
-    ("{not json", "perf.jsonl:3: not a JSON line: Expecting property name"),
-    ('{"node": "gpu-0003", "gpus": [{"index": 0, "gemm_tflops": "fast"}]}',
-     "perf.jsonl:3: gpus[0].gemm_tflops: expected a non-negative number, got 'fast'"),
-    ('{"node": "gpu-[0001-0009]", "gpus": []}', "perf.jsonl:3: node: expected a node name"),
-    ('{"node": "gpu-0003", "gpus": [{"index": 0, "checksum": "zz"}]}', "perf.jsonl:3: gpus[0].checksum: expected hex"),
+    ("gpu-0003: {not json", "perf.lines:3: not a JSON object: Expecting property name"),
+    ('gpu-0003: {"node": "gpu-0003", "status": "pass", "gpus": [{"index": 0, "gemm_tflops": "fast"}]}',
+     "perf.lines:3: gpus[0].gemm_tflops: expected a non-negative number, got 'fast' (printed by gpu-0003"),
+    ('gpu-0003: {"node": "gpu-[0001-0009]", "status": "pass", "gpus": []}', "perf.lines:3: node: expected a node name"),
+    ('gpu-0003: {"node": "gpu-0003", "status": "pass", "gpus": [{"index": 0, "checksum": "zz"}]}',
+     "perf.lines:3: gpus[0].checksum: expected hex"),
+    ('gpu-0003: {"node": "gpu-0003", "gpus": []}',
+     "perf.lines:3: status: missing: expected one of pass, fail, skipped (printed by gpu-0003; delete its lines"),
+    ('gpu-0003: {"node": "gpu-0003", "status": "pass", "gpus": [{"name": "H100"}]}',
+     "perf.lines:3: gpus[0].index: expected a GPU index 0 to 1023, got None"),
+    ('gpu 0003: {"node": "gpu-0003", "status": "pass"}', "perf.lines:3: expected `NODE: {...}` (a saved result)"),
+    ('{"node": "gpu-0003", "status": "pass", "gpus": []}',
+     "perf.lines:3: a result without the node that printed it: in this older format"),
 ])
 def test_a_bad_saved_line_is_exit_2_at_its_line(tools: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                bad: str, message: str) -> None:
+    """A saved line that is not one node's readable result is input to fix, never a verdict: a result without its
+    status is not read as `fail` (five healthy nodes were once called failed that way)."""
     monkeypatch.chdir(tmp_path)
-    Path("perf.jsonl").write_text("\n".join([*fleet_lines(2), bad, *fleet_lines(1)]) + "\n")
-    result = CliRunner().invoke(app, ["health", "perf", "--from", "perf.jsonl"])
+    lines = fleet_lines(4)
+    Path("perf.lines").write_text(saved(lines[:2]) + bad + "\n" + saved(lines[3:]))
+    result = CliRunner().invoke(app, ["health", "perf", "--from", "perf.lines", "--drain"])
     assert result.exit_code == 2, result.output
     assert result.output.startswith(message), result.output
-    assert "Traceback" not in result.output
+    assert "Traceback" not in result.output and calls(tools) == []
+
+
+def test_an_older_file_of_bare_json_lines_says_how_to_save_one() -> None:
+    result = CliRunner().invoke(app, ["health", "perf", "--from", "-"], input="\n".join(fleet_lines(3)) + "\n")
+    assert result.exit_code == 2, result.output
+    [line] = result.output.splitlines()
+    assert line.startswith("<stdin>:1: a result without the node that printed it") and "--save FILE" in line
 
 
 def test_the_policy_config_sets_the_tolerance_and_the_option_overrides_it(tools: Path, tmp_path: Path) -> None:
-    (tools / "srun.out").write_text("\n".join(fleet_lines(16, slow={"gpu-0005": {3: 0.93}})) + "\n")  # 7 % short
+    prints(tools, fleet_lines(16, slow={"gpu-0005": {3: 0.93}}))  # 7 % short
     config = tmp_path / "policy.yaml"
     config.write_text("apiVersion: clusterforge/v1\nkind: PolicyConfig\nhealth:\n  perf: {fleet_tolerance: 0.05}\n")
     args = ["health", "perf", "-w", "gpu-[0001-0016]"]
@@ -220,13 +269,14 @@ def fake_ssh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_over_ssh_srun_and_the_drains_run_on_the_login_node(fake_ssh: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = fake_ssh / "srun.out"
-    out.write_text("\n".join(fleet_lines(8, slow={"gpu-0002": {0: 0.7}})) + "\n")
+    out.write_text(srun_label([f"{line}\n" for line in fleet_lines(8, slow={"gpu-0002": {0: 0.7}})]))
     monkeypatch.setenv("SSH_PRINTS", str(out))
     result = CliRunner().invoke(app, ["health", "perf", "-w", "gpu-[0001-0008]", "--ssh", "login-0001", "--drain"])
     assert result.exit_code == 1, result.output
     logged = [json.loads(line) for line in (fake_ssh / "ssh.jsonl").read_text().splitlines()]
     assert [argv[:4] for argv in logged] == [["-o", "BatchMode=yes", "--", "login-0001"]] * 2
-    assert logged[0][4].startswith("srun '--nodelist=gpu-[0001-0008]' --ntasks-per-node=1 --exclusive")
+    assert logged[0][4].startswith("srun '--nodelist=gpu-[0001-0008]' --ntasks=8 --distribution=arbitrary --label "
+                                   "--exclusive")
     assert logged[1][4].startswith("scontrol update NodeName=gpu-0002 State=DRAIN "
                                    "'Reason=clusterforge-health: gpu-slow (person): GEMM or memory")
 
@@ -247,31 +297,27 @@ def test_a_host_that_is_not_a_host_name_is_refused(fake_ssh: Path) -> None:
     assert not (fake_ssh / "ssh.jsonl").exists()
 
 
-def test_in_a_lab_srun_and_the_drains_run_on_its_controller(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_in_a_lab_srun_and_the_drains_run_on_its_controller(fake_ssh: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from types import SimpleNamespace
 
-    from clusterforge.lab import nodes, state
+    from clusterforge.lab import state
 
-    ran: list[tuple[str, list[str]]] = []
-    srun_out = "\n".join(fleet_lines(4, checksum={"gpu-0003": {7: "deadbeefdeadbeef"}})) + "\n"
-
-    def fake_ssh(paths: object, node: str, argv: list[str], timeout: float | None = 30,
-                 control: bool = True) -> subprocess.CompletedProcess[str]:
-        ran.append((node, list(argv)))
-        return subprocess.CompletedProcess(argv, 0, srun_out if argv[0] == "srun" else "", "")
-
+    out = fake_ssh / "srun.out"
+    out.write_text(srun_label([f"{line}\n" for line in fleet_lines(4, checksum={"gpu-0003": {7: "deadbeefdeadbeef"}})]))
+    monkeypatch.setenv("SSH_PRINTS", str(out))
     monkeypatch.setattr(state, "require", lambda paths: SimpleNamespace(controller="ctl-0001"))
-    monkeypatch.setattr(nodes, "ssh", fake_ssh)
-    monkeypatch.setenv("COLUMNS", "100")
     result = CliRunner().invoke(app, ["health", "perf", "-w", "gpu-[0001-0004]", "--lab", "clusterforge", "--drain"])
     assert result.exit_code == 1, result.output
-    assert [(node, argv[0]) for node, argv in ran] == [("ctl-0001", "srun"), ("ctl-0001", "scontrol")]
-    assert ran[1][1][2:4] == ["NodeName=gpu-0003", "State=DRAIN"]
+    logged = [json.loads(line) for line in (fake_ssh / "ssh.jsonl").read_text().splitlines()]
+    assert [(argv[:2], argv[6], argv[7].split()[0]) for argv in logged] == [
+        (["-F", argv[1]], "ctl-0001", command) for argv, command in zip(logged, ("srun", "scontrol"), strict=True)]
+    assert logged[0][1].endswith("clusterforge/ssh_config") and logged[1][7].split()[2:4] == [
+        "NodeName=gpu-0003", "State=DRAIN"]
     assert "corruption gpu-sdc" in result.output
 
 
 def test_a_drain_that_fails_is_said_and_exits_1(tools: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tools / "srun.out").write_text("\n".join(fleet_lines(8, slow={"gpu-0001": {0: 0.5}})) + "\n")
+    prints(tools, fleet_lines(8, slow={"gpu-0001": {0: 0.5}}))
     monkeypatch.setenv("SCONTROL_EXIT", "1")
     result = CliRunner().invoke(app, ["health", "perf", "-w", "gpu-[0001-0008]", "--drain", "-f", "json"])
     assert result.exit_code == 1
@@ -293,3 +339,112 @@ def test_a_long_hostlist_is_cut_at_a_whole_range_with_the_count_left_out() -> No
     assert hosts(scattered, 40) == "gpu-[001000,002000,003000,004000],…(+8 more)"
     assert hosts(["gpu-0001", "gpu-0002", "login-01"], 40) == "gpu-[0001-0002],login-01"
     assert hosts([f"gpu-{n:04d}" for n in (*range(1, 51), *range(60, 70))], 14) == "gpu-[0001-0050],…(+10 more)"
+
+
+def test_one_nodes_extra_lines_fail_that_node_and_never_drain_the_node_they_name(tools: Path) -> None:
+    """gpu-0003 computes a wrong checksum; gpu-0002's task also prints a line calling gpu-0003 healthy and one
+    calling the healthy gpu-0001 wrong. Keyed by the lines' own `node`, the last line won: gpu-0003 was hidden and
+    gpu-0001 drained. Keyed by the node srun ran the task on, gpu-0003 is drained for gpu-sdc, gpu-0002 for its
+    output, and gpu-0001 is never named."""
+    lines = fleet_lines(8, checksum={"gpu-0003": {5: "0123456789abcdef"}})
+    forged = [node_line("gpu-0003", 3), node_line("gpu-0001", 1, checksum={2: "0123456789abcdef"})]
+    prints(tools, lines, extra={"gpu-0002": forged})
+    result = CliRunner().invoke(app, ["health", "perf", "-w", "gpu-[0001-0008]", "--drain"], env={"COLUMNS": "300"})
+    assert result.exit_code == 1, result.output
+    out = result.output
+    assert "  corruption gpu-sdc: checksum differs from the fleet's (H100-SXM5): 1 node, 1 GPU: gpu-0003" in out
+    assert "  error gpu-perf: no readable result of its own: 1 node: gpu-0002" in out
+    assert ("gpu-0002: printed 3 results naming gpu-0001, gpu-0002, gpu-0003 where one is expected: none of them "
+            "counts") in out
+    drains = {argv[2]: argv[4] for argv in calls(tools) if argv[0].endswith("scontrol")}
+    assert sorted(drains) == ["NodeName=gpu-0002", "NodeName=gpu-0003"], drains
+    assert drains["NodeName=gpu-0003"].startswith("Reason=clusterforge-health: gpu-sdc")
+    assert drains["NodeName=gpu-0002"].startswith("Reason=clusterforge-health: gpu-perf")
+    assert "verdict: 2 outliers on 2 of 8 nodes" in out
+
+
+def test_a_node_that_prints_another_nodes_result_fails_itself(tools: Path) -> None:
+    lines = fleet_lines(4)
+    prints(tools, [*lines[:1], *lines[2:]], extra={"gpu-0002": [node_line("gpu-0001", 1, slow={0: 0.5})]})
+    result = CliRunner().invoke(app, ["health", "perf", "-w", "gpu-[0001-0004]", "-f", "json"])
+    assert result.exit_code == 1, result.output
+    [outlier] = json.loads(result.output)["outliers"]
+    assert (outlier["node"], outlier["class"], outlier["detail"]) == ("gpu-0002", "error",
+                                                                      "printed a result naming gpu-0001")
+
+
+def test_a_result_without_its_status_fails_its_node_in_a_run(tools: Path) -> None:
+    lines = fleet_lines(4)
+    lines[1] = json.dumps({k: v for k, v in json.loads(lines[1]).items() if k != "status"})
+    prints(tools, lines)
+    result = CliRunner().invoke(app, ["health", "perf", "-w", "gpu-[0001-0004]"])
+    assert result.exit_code == 1, result.output
+    assert "gpu-0002: unreadable result: status: missing" in result.output
+    assert "reported a failure" not in result.output
+
+
+def test_lines_forged_in_a_saved_file_name_the_node_that_printed_them(tools: Path, tmp_path: Path) -> None:
+    lines = fleet_lines(8, checksum={"gpu-0003": {5: "0123456789abcdef"}})
+    text = saved(lines) + f"gpu-0002: {node_line('gpu-0003', 3)}\ngpu-0002: {node_line('gpu-0001', 1, slow={1: .5})}\n"
+    (tmp_path / "perf.lines").write_text(text)
+    result = CliRunner().invoke(app, ["health", "perf", "--from", str(tmp_path / "perf.lines"), "--drain"],
+                                env={"COLUMNS": "300"})
+    assert result.exit_code == 1, result.output
+    assert "gpu-0002: printed 3 results naming gpu-0001, gpu-0002, gpu-0003 (lines 2, 9, 10)" in result.output
+    drains = sorted(argv[2] for argv in calls(tools) if argv[0].endswith("scontrol"))
+    assert drains == ["NodeName=gpu-0002", "NodeName=gpu-0003"]
+
+
+def test_a_saved_run_is_judged_again_the_same(tools: Path, tmp_path: Path) -> None:
+    prints(tools, fleet_lines(16, slow={"gpu-0009": {2: 0.8}}), extra={"gpu-0004": ["warning: a stray line"]})
+    save = tmp_path / "perf.lines"
+    live = CliRunner().invoke(app, ["health", "perf", "-w", "gpu-[0001-0016]", "--save", str(save)])
+    assert live.exit_code == 1, live.output
+    assert save.read_text().splitlines()[2].startswith('gpu-0001: {"node": "gpu-0001"')
+    again = CliRunner().invoke(app, ["health", "perf", "--from", str(save), "-w", "gpu-[0001-0016]"])
+    assert (again.exit_code, again.output) == (live.exit_code, live.output)
+    both = CliRunner().invoke(app, ["health", "perf", "--from", str(save), "--save", str(tmp_path / "x")])
+    assert both.exit_code == 2 and both.output.startswith("--save: --save keeps what a run's nodes printed")
+
+
+def test_the_text_ends_with_what_to_do_next_per_class(tools: Path) -> None:
+    lines = fleet_lines(8, slow={"gpu-0002": {0: 0.7}}, checksum={"gpu-0005": {1: "0123456789abcdef"}})
+    prints(tools, lines[:-1])
+    result = CliRunner().invoke(app, ["health", "perf", "-w", "gpu-[0001-0008]"], env={"COLUMNS": "300"})
+    tail = [line for line in result.output.splitlines() if line.startswith("next (")]
+    assert [line.split(":")[0] for line in tail] == ["next (corruption gpu-sdc)", "next (missing gpu-perf)",
+                                                    "next (slow gpu-slow)"], result.output
+    assert "RMA the GPU" in tail[0] and "scontrol show node" in tail[1] and "reset the GPU" in tail[2]
+
+
+@pytest.mark.parametrize(("bound", "value", "message"), [
+    ("MAX_LINE_BYTES", 2_000, r"srun's output:1: a line longer than 2,000 bytes: not a health run's output \(a node"),
+    ("MAX_CAPTURED_BYTES", 20_000, r"srun's output:\d+: more than 20,000 bytes in all: not a health run's output"),
+])
+def test_srun_output_past_its_bounds_is_exit_2(tools: Path, monkeypatch: pytest.MonkeyPatch, bound: str, value: int,
+                                               message: str) -> None:
+    import clusterforge.operations.bounds as bounds
+
+    monkeypatch.setattr(bounds, bound, value)
+    monkeypatch.setenv("SRUN_SAYS", "srun: " + "x" * 3_000 + "\n" if bound == "MAX_LINE_BYTES" else "")
+    prints(tools, fleet_lines(32))
+    result = CliRunner().invoke(app, ["health", "perf", "-w", "gpu-[0001-0032]", "--drain"])
+    assert result.exit_code == 2, result.output
+    assert re.match(message, result.output), result.output
+    assert not [argv for argv in calls(tools) if argv[0].endswith("scontrol")]
+
+
+@pytest.mark.parametrize(("bound", "value", "message"), [
+    ("MAX_LINE_BYTES", 1_000, "perf.lines:1: a line longer than 1,000 bytes: not a health run's output"),
+    ("MAX_SAVED_BYTES", 10_000, "perf.lines:6: more than 10,000 bytes in all: not a health run's output"),
+])
+def test_a_saved_file_past_its_bounds_is_exit_2(tools: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                bound: str, value: int, message: str) -> None:
+    import clusterforge.operations.bounds as bounds
+
+    monkeypatch.setattr(bounds, bound, value)
+    monkeypatch.chdir(tmp_path)
+    Path("perf.lines").write_text(saved(fleet_lines(32)))
+    result = CliRunner().invoke(app, ["health", "perf", "--from", "perf.lines"])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith(message), result.output

@@ -158,3 +158,17 @@ def test_outliers_group_by_class_reason_and_model() -> None:
     groups = grouped(analyse(nodes, PEAKS, DEFAULTS).outliers)
     assert [(g.kind, g.reason, g.model, g.nodes, g.gpus) for g in groups] == [
         ("slow", "GEMM below the fleet median", "H100-SXM5", ["gpu-00003", "gpu-00004", "gpu-00005", "gpu-00020"], 4)]
+
+
+def test_a_node_without_a_readable_result_of_its_own_is_an_error_drained_for_it() -> None:
+    """A node whose task printed several results, or another node's (perf_run.UNREADABLE): nothing of it is judged
+    or counted in the fleet, and it is drained as gpu-perf, never the node it named."""
+    nodes = fleet(20)
+    nodes[6] = NodeResult("gpu-00007", "unreadable", 0.0, (), (), "printed a result naming gpu-00001")
+    report = analyse(nodes, PEAKS, DEFAULTS)
+    assert [(o.node, o.kind, o.reason, o.detail) for o in report.outliers] == [
+        ("gpu-00007", "error", "no readable result of its own", "printed a result naming gpu-00001")]
+    assert report.medians[0].gpus == 19 * 8
+    [drain] = drains(report.outliers)
+    assert (drain.code, drain.hostlist) == ("gpu-perf", "gpu-00007")
+    assert "printed no readable result of its own" in drain.argv()[-1] and len(drain.argv()[-1]) <= 207

@@ -12,6 +12,7 @@ from clusterforge.cli import terminal
 from clusterforge.cli.perf_view import hosts
 from clusterforge.core.hostlist import compress
 from clusterforge.operations.allreduce import OK, VERDICT_ORDER, Floor, Verdict
+from clusterforge.operations.next_steps import next_line, next_step
 
 DETAILS_PER_GROUP = 5
 BAD = ("below-floor", "nccl-wrong", "failed", "timeout")
@@ -44,8 +45,7 @@ def text(verdicts: Sequence[Verdict], floor: Floor, gpus_per_node: int, paired: 
             lines.append(f"  {_size(v.size_bytes)}: bus bandwidth {v.busbw:,.2f} GB/s"
                          + (f", average over sizes {v.avg_busbw:,.2f} GB/s" if v.avg_busbw is not None else ""))
         lines.append(f"verdict: {v.status}: {v.detail}")
-        if v.status == "below-floor" and len(nodes) > 2:
-            lines.append("  a bad node or link slows the whole set: run --pairs to name the pairs below the floor")
+        lines += [next_line("allreduce", key, status) for status, key in next_keys(verdicts, paired)]
         return [w for line in lines for w in terminal.wrap(line, columns, 6)]
     lines = [f"NCCL all-reduce on {len(verdicts):,} pairs of {len(nodes):,} nodes ({gpus_per_node} GPUs per node)",
              _floor_line(floor)]
@@ -65,7 +65,21 @@ def text(verdicts: Sequence[Verdict], floor: Floor, gpus_per_node: int, paired: 
         if len(group) > len(worst):
             lines.append(f"      … and {len(group) - len(worst):,} more (-f json lists every one)")
     lines.append(verdict(verdicts))
+    lines += [next_line("allreduce", key, status) for status, key in next_keys(verdicts, paired)]
     return [w for line in lines for w in terminal.wrap(line, columns, 6)]
+
+
+def next_keys(verdicts: Sequence[Verdict], paired: bool) -> list[tuple[str, str]]:
+    """(status, its key in operations/next_steps.py) of each bad verdict, worst first. Below the floor: a set of
+    nodes reruns as pairs, a single pair each node with a third one, pairs with --shift 1 until a node is in two bad
+    pairs, and that node is drained and its link checked."""
+    found = {v.status for v in verdicts}
+    nodes = len({n for v in verdicts for n in v.nodes})
+    if paired:
+        below = "below-floor-named" if suspects(verdicts) else "below-floor-pairs"
+    else:
+        below = "below-floor-pair" if nodes == 2 else "below-floor"  # no nodes: a saved run without --nodes
+    return [(s, below if s == "below-floor" else s) for s in VERDICT_ORDER if s in found and s in BAD]
 
 
 def suspects(verdicts: Sequence[Verdict]) -> list[str]:
@@ -94,7 +108,8 @@ def as_json(verdicts: Sequence[Verdict], floor: Floor, gpus_per_node: int, paire
     out: dict[str, Any] = {
         "mode": "pairs" if paired else "all", "gpus_per_node": gpus_per_node,
         "floor": {"gbps": floor.gbps, "source": floor.source, "line_rate_gbps": floor.line_rate_gbps},
-        "runs": runs, "seconds": round(seconds, 1), "ok": not any(v.status in BAD for v in verdicts)}
+        "runs": runs, "seconds": round(seconds, 1), "ok": not any(v.status in BAD for v in verdicts),
+        "next": [{"status": s, "step": next_step("allreduce", key)} for s, key in next_keys(verdicts, paired)]}
     if paired:
         out["suspects"] = compress(suspects(verdicts))
     return json.dumps(out, indent=2)

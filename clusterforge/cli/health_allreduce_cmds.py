@@ -71,7 +71,8 @@ def allreduce(nodes: str | None, pairs: bool, shift: int, parallel: int, gpus_pe
       clusterforge health allreduce --from allreduce-2026-11-30.out --min-busbw 300 -f json
 
     Exit status 0 when every run is at or above the floor (or measured without one), 1 when one is below it,
-    wrong, failed or timed out, 2 on bad input (a bad --from line as FILE:LINE: message).
+    wrong, failed or timed out, 2 on bad input (a bad --from line as FILE:LINE: message; a line past 1 MiB, or a
+    file or srun's output past 256 MiB, the same). A bad verdict ends with what to do next.
     """
     from concurrent.futures import ThreadPoolExecutor
 

@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING
 import click
 
 from clusterforge.cli.app import EXIT_POLICY, catalog_option, format_option
-from clusterforge.cli.health_common import from_saved, perf_tolerances, run_on_cluster
+from clusterforge.cli.health_common import (
+    check_save,
+    from_saved,
+    perf_tolerances,
+    run_on_cluster,
+    run_per_node,
+    save_option,
+)
 from clusterforge.core.errors import ClusterforgeError, Problem
 
 if TYPE_CHECKING:
@@ -24,7 +31,9 @@ if TYPE_CHECKING:
 @click.option("--drain", is_flag=True, help="Drain the outliers: one scontrol per reason code (gpu-sdc, gpu-perf, "
               "gpu-slow), its nodes as one hostlist.")
 @click.option("--from", "saved", metavar="FILE", type=click.Path(dir_okay=False, allow_dash=True),
-              help="Read saved JSON lines (one per node, `-` for standard input) instead of running anything.")
+              help="Judge a run saved with --save (`NODE: {...}` lines, `-` for standard input) instead of running "
+              "anything.")
+@save_option("perf")
 @click.option("--tolerance", type=float, help="How far below its fleet median a GPU may measure, 0 < t < 1 "
               "(default: the policy config's health.perf.fleet_tolerance, 0.10).")
 @click.option("--policy-config", "policy_config", type=click.Path(path_type=Path, dir_okay=False),
@@ -34,8 +43,8 @@ if TYPE_CHECKING:
 @click.option("--lab", metavar="NAME", help="Run on the controller of this clusterforge lab.")
 @format_option("text", "json")
 def perf(nodes: str | None, partition: str | None, reservation: str | None, drain: bool, saved: str | None,
-         tolerance: float | None, policy_config: Path | None, catalog: tuple[Path, ...], via: str | None,
-         lab: str | None, fmt: str) -> None:
+         save: Path | None, tolerance: float | None, policy_config: Path | None, catalog: tuple[Path, ...],
+         via: str | None, lab: str | None, fmt: str) -> None:
     """Run the GPU perf tier on NODES and name the stragglers and wrong answers against the fleet.
 
     \b
@@ -46,25 +55,27 @@ def perf(nodes: str | None, partition: str | None, reservation: str | None, drai
                              (policy config health.perf.gemm_floor / hbm_floor) of its datasheet peak;
       corruption (gpu-sdc)   its checksum is not the fleet's, or its node found it wrong, however fast it is;
       error (gpu-perf)       the test failed on it; a node that printed nothing is `missing`.
-    Healthy GPUs spread a few percent and are never named.
+    Healthy GPUs spread a few percent and are never named. A result counts only for the node whose task printed
+    it (srun --label, task N on the N-th node): a node that printed several results, or one naming another node, is
+    an error itself, and the node it named keeps its own result. The text ends with what to do next per class.
 
     \b
     Examples:
       clusterforge health perf -w gpu-[00001-12500] --reservation maint --ssh login-0001
-      clusterforge health perf -w gpu-[00001-12500] --reservation maint --ssh login-0001 --drain
-      clusterforge health perf --from perf-2026-11-30.jsonl -f json > outliers.json
-      ssh login-0001 srun -w gpu-[0001-0064] --exclusive /usr/local/sbin/clusterforge-health --perf --json \\
-          | clusterforge health perf --from - -w gpu-[0001-0064] --tolerance 0.05
+      clusterforge health perf -w gpu-[00001-12500] --reservation maint --ssh login-0001 --drain --save perf.lines
+      clusterforge health perf --from perf.lines -w gpu-[00001-12500] --tolerance 0.05 -f json > outliers.json
       clusterforge health perf -w gpu-0001,gpu-0002 --lab clusterforge
 
     Exit status 0 when no GPU is named, 1 when one is slow, wrong, failed or missing (or a drain failed), 2 on bad
-    input (a bad --from line as FILE:LINE: field: message).
+    input (a bad --from line as FILE:LINE: field: message, a result without its status included; a line or an
+    output past the bounds of docs/operations.md).
     """
     from clusterforge.cli.perf_view import DrainResult, as_json, text
     from clusterforge.core.hostlist import expand
     from clusterforge.operations.perf_run import read_output, srun_command, with_missing
+    from clusterforge.operations.srun import task_order
     from clusterforge.operations.stragglers import analyse, catalog_peaks, drains
-    from clusterforge.operations.transport import check_destination, raise_for_transport
+    from clusterforge.operations.transport import check_destination
 
     tolerances = perf_tolerances(policy_config, tolerance)
     if nodes is None and saved is None:
@@ -76,6 +87,7 @@ def perf(nodes: str | None, partition: str | None, reservation: str | None, drai
         raise ClusterforgeError(Problem(error.problems[0].message, path="--nodes")) from None
     if via is not None:
         check_destination(via, "--ssh")
+    check_save(save, saved, policy_config, *catalog)
     peaks = catalog_peaks(_gpu_model_rows(catalog))
     started = time.monotonic()
     srun_exit: int | None = None
@@ -84,13 +96,9 @@ def perf(nodes: str | None, partition: str | None, reservation: str | None, drai
         if expected:
             results = with_missing(results, expected)
     else:
-        assert nodes is not None
-        stdout, stderr, srun_exit = run_on_cluster(srun_command(nodes, partition, reservation), via, lab)
-        results = with_missing(read_output(stdout + stderr), expected)
-        if via is not None or lab:  # ssh failing is not the nodes failing
-            answered = any(r.status != "missing" for r in results)
-            raise_for_transport(srun_exit, stderr, answered, via or f"the controller of lab {lab}",
-                                "--ssh" if via is not None else "--lab", "srun")
+        order = task_order(expected)
+        printed, srun_exit = run_per_node(srun_command(order, partition, reservation), order, via, lab, "perf", save)
+        results = with_missing(read_output(printed, order), expected)
     report = analyse(results, peaks, tolerances)
     drained: list[DrainResult] = []
     if drain:
@@ -119,7 +127,7 @@ def _gpu_model_rows(catalog: tuple[Path, ...]) -> list[GpuModelRow]:
 
 
 def _read_saved(saved: str) -> list[NodeResult]:
-    """The node results in FILE (or standard input for `-`); a bad line is an input error at FILE:LINE."""
+    """The node results saved in FILE (or standard input for `-`); a bad line is an input error at FILE:LINE."""
     from clusterforge.operations.perf_run import read_saved
 
     return from_saved(saved, read_saved)

@@ -10,7 +10,8 @@ from typing import Any
 
 from clusterforge.cli import terminal
 from clusterforge.core.hostlist import HostlistCut, compress, cut_to_width
-from clusterforge.operations.stragglers import FleetReport, ModelMedian, Outlier, grouped
+from clusterforge.operations.next_steps import next_line, next_step
+from clusterforge.operations.stragglers import CLASS_ORDER, CODES, FleetReport, ModelMedian, Outlier, grouped
 from clusterforge.policies.config import PerfTolerances
 
 DETAILS_PER_GROUP = 3  # the worst few of a group are shown with their figures; JSON lists every one
@@ -103,7 +104,14 @@ def text(report: FleetReport, tolerances: PerfTolerances, drained: Sequence[Drai
         state = "drained" if d.exit == 0 else f"NOT drained (scontrol exited {d.exit}: {d.message})"
         lines.append(f"{state} for {d.code}: {d.hostlist} ({d.count:,} node{'s' if d.count != 1 else ''})")
     lines.append(verdict(report))
+    lines += [next_line("perf", kind, f"{kind} {CODES[kind]}") for kind in classes(report)]
     return [wrapped for line in lines for wrapped in terminal.wrap(line, columns, 6)]
+
+
+def classes(report: FleetReport) -> list[str]:
+    """The outlier classes named, worst first: each has its next step (operations/next_steps.py)."""
+    named = {o.kind for o in report.outliers}
+    return [kind for kind in CLASS_ORDER if kind in named]
 
 
 def verdict(report: FleetReport) -> str:
@@ -121,7 +129,7 @@ def as_json(report: FleetReport, tolerances: PerfTolerances, drained: Sequence[D
             srun_exit: int | None, seconds: float) -> str:
     groups = [{"class": g.kind, "code": g.code, "reason": g.reason, "model": g.model,
                "nodes": compress(g.nodes), "node_count": len(g.nodes),
-               "gpu_count": g.gpus} for g in grouped(report.outliers)]
+               "gpu_count": g.gpus, "next": next_step("perf", g.kind)} for g in grouped(report.outliers)]
     out: dict[str, Any] = {
         "nodes": report.nodes, "answered": report.answered, "gpus": report.gpus,
         "tolerances": tolerances.model_dump(exclude={"allreduce_floor"}),  # health allreduce's
@@ -131,5 +139,6 @@ def as_json(report: FleetReport, tolerances: PerfTolerances, drained: Sequence[D
         "outliers": [{"class": o.kind, "code": o.code, **{k: v for k, v in asdict(o).items() if k != "kind"}}
                      for o in report.outliers],
         "drains": [asdict(d) for d in drained],
+        "next": [{"class": kind, "code": CODES[kind], "step": next_step("perf", kind)} for kind in classes(report)],
         "srun_exit": srun_exit, "seconds": round(seconds, 1), "ok": report.ok}
     return json.dumps(out, indent=2)

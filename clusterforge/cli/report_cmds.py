@@ -68,6 +68,7 @@ def report(file: Path, output: Path, fmt: str, max_racks: int, exports: tuple[Pa
                     f"over budget, {plural(len(measured.inlets_over), 'rack')} over the inlet limit")
         if measured.unknown_rack_count:
             summary += f", {plural(measured.unknown_rack_count, 'rack')} the plan lacks"
+        summary += "".join(f"; next ({kind} over): {step}" for kind, step in measured.next_steps())
     if fmt == "html":
         write_text(output, build(result, max_racks, measured=measured))
         say(f"wrote {output} ({summary})")

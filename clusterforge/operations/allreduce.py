@@ -43,8 +43,11 @@ _ROW = re.compile(r"\s*([0-9]+)\s+([0-9]+)\s+\S+\s+\S+(?:\s+-?[0-9]+)?"  # size,
                   rf"\s+({_NUMBER})\s+({_NUMBER})\s+({_NUMBER})\s+(\S+)\s*\Z")  # in-place
 _AVG = re.compile(rf"#\s*Avg bus bandwidth\s*:\s*({_NUMBER})")
 _OUT_OF_BOUNDS = re.compile(r"#\s*Out of bounds values\s*:\s*([0-9]+)\s*(OK|FAILED)?")
-_TIME_LIMIT = re.compile(r"DUE TO TIME LIMIT|time limit exceeded|Job step aborted.*time", re.IGNORECASE)
-_FAILURE = re.compile(r"Test (?:NCCL |CUDA )?failure|(?:srun|slurmstepd): error:|NCCL WARN")
+# SLURM's words for a step cancelled at its time limit, found by plain string search (timed_out): a pattern such as
+# `Job step aborted.*time` scans to the end of the line from every match, quadratic in a line that repeats it.
+_TIME_LIMIT_WORDS = ("due to time limit", "time limit exceeded")
+_ABORTED = "job step aborted"
+_FAILURE = re.compile(r"Test (?:NCCL |CUDA )?failure|(?:srun|slurmstepd): error:|NCCL WARN")  # literals: linear
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,11 +141,26 @@ def _row(line: str) -> Row | None:
     return Row(int(groups[0]), float(groups[4]), float(groups[8]), wrong(groups[5]) + wrong(groups[9]))
 
 
+def timed_out(line: str) -> bool:
+    """Whether LINE is SLURM saying it cancelled the step at its time limit (`... DUE TO TIME LIMIT ***`, `time limit
+    exceeded`, `Job step aborted: ... time ...`), in any case: a few plain searches, each linear in the line."""
+    folded = line.lower()
+    if any(words in folded for words in _TIME_LIMIT_WORDS):
+        return True
+    aborted = folded.find(_ABORTED)
+    return aborted >= 0 and folded.find("time", aborted + len(_ABORTED)) >= 0
+
+
 def parse(output: str) -> Measurement:
-    """srun's output, leniently: lines other than the table's (NCCL INFO, srun's own) are skipped."""
+    """srun's output, leniently: lines other than the table's (NCCL INFO, srun's own) are skipped. One pass, each
+    line read by patterns without nested or overlapping repetition (linear in the line)."""
     rows: list[Row] = []
     avg = bounds = None
+    late, failure = False, ""
     for line in output.splitlines():
+        late = late or timed_out(line)
+        if not failure and _FAILURE.search(line):
+            failure = line.strip()[:300]
         if found := _AVG.search(line):
             avg = float(found.group(1))
         elif found := _OUT_OF_BOUNDS.search(line):
@@ -154,12 +172,7 @@ def parse(output: str) -> Measurement:
                 continue
             if row:
                 rows.append(row)
-    return Measurement(tuple(rows), avg, bounds, bool(_TIME_LIMIT.search(output)), _failure(output))
-
-
-def _failure(output: str) -> str:
-    said = [line.strip() for line in output.splitlines() if _FAILURE.search(line)]
-    return said[0][:300] if said else ""
+    return Measurement(tuple(rows), avg, bounds, late, failure)
 
 
 def read_saved(lines: Iterable[str], file: str) -> Measurement:

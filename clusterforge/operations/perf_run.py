@@ -1,31 +1,39 @@
 """`clusterforge health perf`: the srun that runs the health check's perf tier on every node, and the node's
-results read back from the one JSON line each node prints.
+results read back from the one JSON object each node prints.
 
 Each node runs `clusterforge-health --perf --json` (roles/health): a bf16 GEMM and a device-to-device copy on each
 GPU, with a checksum from exact integer arithmetic that every healthy GPU of every model prints the same. The node
 cannot tell slow from normal (that takes the fleet: operations/stragglers.py), so nothing here judges speed.
 
-Results come from srun's output, where other lines (srun's own) are skipped, or from a saved file (`--from`),
-where every line must be a node's result: a bad line there is an input error at its line, not a guess.
+A result counts for the node whose task printed it, as SLURM labels it (node_lines.py, own_results.py), never for
+the node it names. Results come from srun's output, where other lines (srun's own, a node's stray output) are
+skipped and a node's unreadable, foreign or repeated result is that node's failure (status `unreadable`), or from
+a saved file (`--from`, the `NODE: {...}` lines `--save` writes), read strictly: a bad line there is an input error
+at its line, never a verdict.
+
+The object, as the health script prints it (docs/operations.md lists it too): `node` (required, the node's own
+name), `status` (required: pass, fail or skipped), `seconds`, `gpus` (a list, each `index` (required, 0 to 1,023),
+`name`, then either `error` or `gemm_tflops`, `hbm_gbps`, `checksum` (hexadecimal) and `checksum_ok`), `codes`
+(reason codes), `detail`; other fields are ignored.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.operations.diag import HEALTH_SCRIPT
-from clusterforge.operations.node_lines import node_objects
-from clusterforge.operations.srun import exclusive_srun
+from clusterforge.operations.node_lines import TaskOutput
+from clusterforge.operations.own_results import BadField, Own, live, node_field
+from clusterforge.operations.own_results import read_saved as read_own
+from clusterforge.operations.srun import per_node_srun
 
 TIME_LIMIT_MIN = 10  # a GEMM and a copy per GPU take seconds; the rest is SLURM's start
-NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")  # a name scontrol's NodeName= reads as one node
+UNREADABLE = "unreadable"  # a node whose output holds no one readable result of its own
 CHECKSUM = re.compile(r"[0-9a-fA-F]{1,64}\Z")
 STATUSES = ("pass", "fail", "skipped")
 MAX_GPUS = 1_024  # per node, far above any real host: bounds the work one line can ask for
@@ -47,7 +55,8 @@ class GpuResult:
 
 @dataclass(frozen=True, slots=True)
 class NodeResult:
-    """One node's line. `status` is the node's own word (pass, fail, skipped), or `missing` when it printed none."""
+    """One node's result. `status` is the node's own word (pass, fail, skipped), `missing` when it printed none, or
+    `unreadable` when what it printed is not one readable result of its own (`detail` says what)."""
 
     node: str
     status: str
@@ -57,25 +66,17 @@ class NodeResult:
     detail: str = ""
 
 
-def srun_command(nodes: str, partition: str | None = None, reservation: str | None = None) -> list[str]:
-    """The srun argv: one task on each node, the nodes to itself (a neighbour's job would slow the GEMM)."""
-    argv = exclusive_srun(nodes, 1, "clusterforge-perf", TIME_LIMIT_MIN, partition, reservation, "--kill-on-bad-exit=0")
+def srun_command(nodes: Sequence[str], partition: str | None = None, reservation: str | None = None) -> list[str]:
+    """The srun argv: one task on each node, labelled, the nodes to itself (a neighbour's job would slow the GEMM)."""
+    argv = per_node_srun(nodes, "clusterforge-perf", TIME_LIMIT_MIN, partition, reservation, "--kill-on-bad-exit=0")
     return [*argv, HEALTH_SCRIPT, "--perf", "--json"]
-
-
-class _Bad(ValueError):
-    """A node line's field that is not what the health script prints: (path, message)."""
-
-    def __init__(self, path: str, message: str) -> None:
-        super().__init__(message)
-        self.path = path
 
 
 def _text(value: Any, path: str, default: str = "") -> str:
     if value is None:
         return default
     if not isinstance(value, str):
-        raise _Bad(path, f"expected text, got {type(value).__name__}")
+        raise BadField(path, f"expected text, got {type(value).__name__}")
     return value[:MAX_TEXT]
 
 
@@ -84,90 +85,72 @@ def _figure(value: Any, path: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
-        raise _Bad(path, f"expected a non-negative number, got {value!r}"[:200])
+        raise BadField(path, f"expected a non-negative number, got {value!r}"[:200])
     return float(value)
 
 
 def _gpu(data: Any, path: str) -> GpuResult:
     if not isinstance(data, dict):
-        raise _Bad(path, "expected an object")
+        raise BadField(path, "expected an object")
     index = data.get("index")
     if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < MAX_GPUS:
-        raise _Bad(f"{path}.index", f"expected a GPU index 0 to {MAX_GPUS - 1}, got {index!r}"[:200])
+        raise BadField(f"{path}.index", f"expected a GPU index 0 to {MAX_GPUS - 1}, got {index!r}"[:200])
     name = sys.intern(_text(data.get("name"), f"{path}.name"))
     if "error" in data:
         return GpuResult(index, name, None, None, None, None, _text(data["error"], f"{path}.error") or "error")
     checksum = data.get("checksum")
     if checksum is not None and (not isinstance(checksum, str) or not CHECKSUM.match(checksum)):
-        raise _Bad(f"{path}.checksum", f"expected hexadecimal digits, got {checksum!r}"[:200])
+        raise BadField(f"{path}.checksum", f"expected hexadecimal digits, got {checksum!r}"[:200])
     checksum_ok = data.get("checksum_ok")
     if checksum_ok is not None and not isinstance(checksum_ok, bool):
-        raise _Bad(f"{path}.checksum_ok", f"expected true or false, got {checksum_ok!r}"[:200])
+        raise BadField(f"{path}.checksum_ok", f"expected true or false, got {checksum_ok!r}"[:200])
     return GpuResult(index, name, _figure(data.get("gemm_tflops"), f"{path}.gemm_tflops"),
                      _figure(data.get("hbm_gbps"), f"{path}.hbm_gbps"),
                      sys.intern(checksum.lower()) if checksum is not None else None, checksum_ok)
 
 
 def node_result(data: Any) -> NodeResult:
-    """A node's JSON object as a NodeResult; `_Bad` names the first field that is not as the script prints it."""
+    """A node's JSON object as a NodeResult; `BadField` names the first field that is not as the script prints it.
+    `node` and `status` are required: a result without its status is no verdict (never read as `fail`)."""
     if not isinstance(data, dict):
-        raise _Bad("", "expected a JSON object")
-    node = data.get("node")
-    if not isinstance(node, str) or not NODE_NAME.match(node):
-        raise _Bad("node", f"expected a node name of letters, digits, '.', '_' or '-', got {node!r}"[:200])
-    status = data.get("status", "fail")
+        raise BadField("", "expected a JSON object")
+    node = node_field(data)
+    if "status" not in data:
+        raise BadField("status", f"missing: expected one of {', '.join(STATUSES)}")
+    status = data["status"]
     if status not in STATUSES:
-        raise _Bad("status", f"expected one of {', '.join(STATUSES)}, got {status!r}"[:200])
+        raise BadField("status", f"expected one of {', '.join(STATUSES)}, got {status!r}"[:200])
     gpus = data.get("gpus") or []
     if not isinstance(gpus, list) or len(gpus) > MAX_GPUS:
-        raise _Bad("gpus", f"expected a list of at most {MAX_GPUS} GPUs")
+        raise BadField("gpus", f"expected a list of at most {MAX_GPUS} GPUs")
     codes = data.get("codes") or []
     if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
-        raise _Bad("codes", "expected a list of reason codes")
+        raise BadField("codes", "expected a list of reason codes")
     return NodeResult(node, status, _figure(data.get("seconds"), "seconds") or 0.0,
                       tuple(_gpu(g, f"gpus[{i}]") for i, g in enumerate(gpus)),
                       tuple(c[:64] for c in codes[:20]), _text(data.get("detail"), "detail"))
 
 
+def _results(own: list[Own[NodeResult]]) -> list[NodeResult]:
+    return [o.result if o.result is not None else NodeResult(o.node, UNREADABLE, 0.0, (), (), o.problem[:MAX_TEXT])
+            for o in own]
+
+
 def read_saved(lines: Iterable[str], file: str) -> list[NodeResult]:
-    """Every line of a saved file (`--from`) as a node's result; blank lines are skipped. Every bad line is a
-    problem at `file:line` (all of them, so one run shows what to fix)."""
-    results: list[NodeResult] = []
-    problems: list[Problem] = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            results.append(node_result(json.loads(line)))
-        except _Bad as bad:
-            problems.append(Problem(str(bad), file=file, line=number, path=bad.path))
-        except ValueError as error:  # json.JSONDecodeError, and a number too large for float
-            problems.append(Problem(f"not a JSON line: {error}"[:200], file=file, line=number))
-        if len(problems) >= 20:
-            problems.append(Problem("more bad lines not shown", file=file))
-            break
-    if problems:
-        raise ClusterforgeError(problems)
-    return results
+    """The results in a saved file (`NODE: {...}` lines, own_results.py): a bad line is a problem at `file:line`
+    (all of them, so one run shows what to fix); a node with several lines or naming another is `unreadable`."""
+    return _results(read_own(lines, file, node_result))
 
 
-def read_output(output: str) -> list[NodeResult]:
-    """The results in srun's output: lines that are JSON objects naming a node. Other lines are srun's own; a
-    node's line that is malformed counts as that node failing, with what was wrong as its detail."""
-    results: list[NodeResult] = []
-    for data in node_objects(output):
-        try:
-            results.append(node_result(data))
-        except _Bad as bad:
-            if NODE_NAME.match(data["node"]):
-                results.append(NodeResult(data["node"], "fail", 0.0, (), (),
-                                          f"unreadable result: {bad.path}: {bad}"[:MAX_TEXT]))
-    return results
+def read_output(printed: dict[str, TaskOutput], order: Sequence[str]) -> list[NodeResult]:
+    """The results of srun's output, by the node SLURM ran each task on (node_lines.by_node): one readable result of
+    its own per node, else that node `unreadable` with what was wrong as its detail."""
+    return _results(live(printed, order, node_result))
 
 
 def with_missing(results: list[NodeResult], expected: list[str]) -> list[NodeResult]:
     """One result per expected node, `missing` for those that printed nothing, in the order asked for; nodes that
-    answered without being asked for follow (the last line of a node counts)."""
+    answered without being asked for follow (there is one result per node: own_results.py)."""
     found = {r.node: r for r in results}
     asked = set(expected)
     return [found.get(node) or NodeResult(node, "missing", 0.0, (), (), "no result: the node did not run the test")

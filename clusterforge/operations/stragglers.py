@@ -9,8 +9,9 @@ stragglers by that measure, so a GPU is also slow below a floor, a fraction of i
 A wrong answer is worse than a slow one: the checksum comes from exact integer arithmetic, so every healthy GPU
 of every model prints the same. A GPU whose checksum differs from the fleet's most common one, or that its node
 found wrong itself (`checksum_ok: false`), is silent data corruption (`gpu-sdc`), whatever its speed. A GPU
-that could not run the test, or a node that printed nothing, is its own class (`gpu-perf`): nothing was
-measured, so it is neither slow nor wrong.
+that could not run the test, a node that printed nothing, or one whose output holds no readable result of its
+own (several, another node's: perf_run.py), is its own class (`gpu-perf`): nothing was measured, so it is
+neither slow nor wrong.
 
 GPUs are compared per reported name (one A100 name has 40 GB of 1.6 TB/s, another 80 GB of 2 TB/s), each name
 labelled with the catalog model it maps to; a name the catalog does not know is compared with itself, without
@@ -26,7 +27,7 @@ from statistics import median
 from typing import TYPE_CHECKING
 
 from clusterforge.core.hostlist import compress
-from clusterforge.operations.perf_run import GpuResult, NodeResult
+from clusterforge.operations.perf_run import UNREADABLE, GpuResult, NodeResult
 from clusterforge.policies.config import PerfTolerances
 
 if TYPE_CHECKING:
@@ -193,6 +194,9 @@ def analyse(nodes: Sequence[NodeResult], peaks: Mapping[str, Peak], tolerances: 
         if node.status == "missing":
             outliers.append(Outlier(node.node, MISSING, "no result", detail=node.detail))
             continue
+        if node.status == UNREADABLE:  # several results, another node's, or not readable: none is judged
+            outliers.append(Outlier(node.node, ERROR, "no readable result of its own", detail=node.detail))
+            continue
         named = len(outliers)
         for gpu in node.gpus:
             label = medians[gpu.name].label if gpu.name in medians else gpu.name
@@ -249,8 +253,8 @@ def grouped(outliers: Iterable[Outlier]) -> list[OutlierGroup]:
 DRAIN_REASONS = {
     "gpu-sdc": "clusterforge-health: gpu-sdc (person): a GPU computed a wrong GEMM checksum against the fleet "
                "(clusterforge health perf)",
-    "gpu-perf": "clusterforge-health: gpu-perf (person): the GPU performance test failed on a GPU "
-                "(clusterforge health perf)",
+    "gpu-perf": "clusterforge-health: gpu-perf (person): the GPU performance test failed on a GPU, or the node "
+                "printed no readable result of its own (clusterforge health perf)",
     "gpu-slow": "clusterforge-health: gpu-slow (person): GEMM or memory bandwidth of a GPU below the fleet "
                 "(clusterforge health perf)",
 }

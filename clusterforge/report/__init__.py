@@ -189,7 +189,7 @@ def _measured_view(measured: Measured, limit: int) -> dict[str, Any]:
             "more_racks_over": len(measured.racks_over) - sum(d.over for d in racks),
             "more_feeds_over": len(measured.feeds_over) - sum(d.over for d in feeds),
             "files": ", ".join(report_path(f) for f in measured.files), "shown": _shown_share,
-            "bar": lambda d: _bar(Bar(d.name, d.measured_kw, d.budget_kw))}
+            "bar": lambda d: _bar(Bar(d.name, d.measured_kw, d.budget_kw)), "next": measured.next_steps()}
 
 
 def _shown_share(share: float) -> str:

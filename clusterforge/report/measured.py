@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.core.hostlist import compress
 from clusterforge.model import Rack, Site
+from clusterforge.operations.next_steps import next_step
 from clusterforge.physics import Electrical
 from clusterforge.physics.budget import exceeds
 from clusterforge.physics.electrical import rack_kw
@@ -114,6 +115,12 @@ class Measured:
     @property
     def inlets_over(self) -> list[Inlet]:
         return [i for i in self.inlets.values() if i.over]
+
+    def next_steps(self) -> list[tuple[str, str]]:
+        """(what is over, what the operator does next) for each kind over its bound, the feed first (it may trip):
+        the words are operations/next_steps.py's, as the power alerts' runbooks say them."""
+        over = (("feed", self.feeds_over), ("rack", self.racks_over), ("inlet", self.inlets_over))
+        return [(kind, next_step("measured", kind)) for kind, found in over if found]
 
 
 def compare(analysis: Analysis, exports: Sequence[Export]) -> Measured:
