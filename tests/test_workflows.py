@@ -1,5 +1,9 @@
-"""The PR workflow and the pre-commit hook: they run the real command, report where GitHub shows it, and fail
-the job on errors. The changed-blueprint finder is run for real against a scratch git repository."""
+"""The PR gate and the pre-commit hook: they run the real command, report where GitHub shows it, and fail the job on
+errors. The gate's steps live in the composite action (action.yml); the reusable workflow (gate.yml) runs them and
+posts the cost comment; this repository's policy-check.yml calls that workflow with its own base commit as the
+checker. The steps are run for real against scratch git repositories (tests/gate_steps.py runs them as the runner
+does); tests/test_gate_action.py runs the whole gate in a repository of blueprints only, with the wheel as the
+checker."""
 
 from __future__ import annotations
 
@@ -20,63 +24,143 @@ from click.testing import CliRunner
 
 from clusterforge.cli.main import app
 from tests.conftest import EXAMPLES, ROOT
+from tests.gate_steps import ACTION, GATE, POLICY_CHECK, ActionRun, load, no_op, pull_request_event, triggers
 from tests.hostile.cases_basic import VALID
 
-WORKFLOW = ROOT / ".github" / "workflows" / "policy-check.yml"
 HOOKS = ROOT / ".pre-commit-hooks.yaml"
+VENV_BIN = str(Path(sys.executable).parent)  # this checkout's clusterforge: the finder tests need no wheel
+STUBS = {"actions/setup-python": no_op, "github/codeql-action/upload-sarif": no_op, "actions/upload-artifact": no_op}
+
+
+@pytest.fixture(scope="module")
+def action() -> dict[str, Any]:
+    return load(ACTION)
+
+
+@pytest.fixture(scope="module")
+def gate() -> dict[str, Any]:
+    return load(GATE)
 
 
 @pytest.fixture(scope="module")
 def workflow() -> dict[str, Any]:
-    return yaml.safe_load(WORKFLOW.read_text())
+    return load(POLICY_CHECK)
 
 
-def steps(workflow: dict[str, Any]) -> list[dict[str, Any]]:
-    """The check job's steps (the cost-comment job has its own: `comment_job`)."""
-    return list(workflow["jobs"]["check"]["steps"])
+def steps(action: dict[str, Any]) -> list[dict[str, Any]]:
+    """The composite action's steps: the one implementation of the gate."""
+    return list(action["runs"]["steps"])
 
 
-def runs(workflow: dict[str, Any], text: str) -> list[dict[str, Any]]:
-    return [s for s in steps(workflow) if text in s.get("run", "")]
+def step(action: dict[str, Any], key: str) -> dict[str, Any]:
+    [found] = [s for s in steps(action) if s.get("id") == key or s.get("name", "").startswith(key)]
+    return found
 
 
-def test_runs_on_pull_requests_with_code_scanning_permissions(workflow: dict[str, Any]) -> None:
-    triggers = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` key as true
-    assert "pull_request" in triggers
-    assert workflow["permissions"] == {"contents": "read", "security-events": "write"}
+def check_job(gate: dict[str, Any]) -> dict[str, Any]:
+    return dict(gate["jobs"]["check"])
 
 
-def test_writes_sarif_and_uploads_it(workflow: dict[str, Any]) -> None:
+def comment_job(gate: dict[str, Any]) -> dict[str, Any]:
+    return dict(gate["jobs"]["cost-comment"])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# What each file says
+
+
+def test_runs_on_pull_requests_with_code_scanning_permissions(workflow: dict[str, Any], gate: dict[str, Any]) -> None:
+    """policy-check.yml runs on PRs and calls the reusable gate; the calling job grants exactly what gate.yml's jobs
+    ask for (GitHub refuses to start a run whose nested job asks for more), and nothing is granted workflow-wide."""
+    assert "pull_request" in triggers(workflow) and "workflow_call" in triggers(gate)
+    assert workflow["permissions"] == {}
+    [job] = workflow["jobs"].values()
+    assert job["uses"] == "./.github/workflows/gate.yml"
+    asked: dict[str, str] = {}
+    for nested in gate["jobs"].values():
+        asked.update(nested["permissions"])
+    assert job["permissions"] == asked
+    assert check_job(gate)["permissions"] == {"contents": "read", "actions": "read", "security-events": "write"}
+
+
+def test_writes_sarif_and_uploads_it(action: dict[str, Any]) -> None:
     """The reports go to the runner's temp folder, and what is uploaded is what that step wrote (its outputs),
-    never a path in the PR's checkout."""
-    [report] = [s for s in steps(workflow) if s.get("id") == "reports"]
-    assert "--format \"$format\" -o \"$path\"" in report["run"] and 'path="$RUNNER_TEMP/$name"' in report["run"]
-    assert "|| true" not in report["run"]
-    [upload] = [s for s in steps(workflow) if s.get("uses", "").startswith("github/codeql-action/upload-sarif@")]
+    never a path in the PR's checkout; the upload may fail without failing the job (the verdict step judges)."""
+    report = step(action, "reports")
+    assert "--format \"$format\" -o \"$path\"" in report["run"] and 'path="$gate/$name"' in report["run"]
+    assert 'gate="$RUNNER_TEMP/clusterforge-gate"' in report["run"] and "|| true" not in report["run"]
+    [upload] = [s for s in steps(action) if s.get("uses", "").startswith("github/codeql-action/upload-sarif@")]
     assert upload["with"]["sarif_file"] == "${{ steps.reports.outputs.sarif }}"
-    [junit] = [s for s in steps(workflow) if s.get("uses", "").startswith("actions/upload-artifact@")]
+    [junit] = [s for s in steps(action) if s.get("uses", "").startswith("actions/upload-artifact@")]
     assert junit["with"]["path"] == "${{ steps.reports.outputs.junit }}"
-    assert steps(workflow).index(report) < steps(workflow).index(upload)
+    assert steps(action).index(report) < steps(action).index(upload)
     assert "always()" in upload["if"] and "steps.reports.outputs.sarif" in upload["if"]  # uploaded on failure too
-    assert "hashFiles" not in upload["if"]
+    assert "inputs.sarif != 'false'" in upload["if"] and "hashFiles" not in upload["if"]
+    assert upload["continue-on-error"] is True and junit["continue-on-error"] is True
 
 
-def test_annotates_and_fails_the_job_last(workflow: dict[str, Any]) -> None:
-    last = steps(workflow)[-1]
-    assert re.search(r'^\s*clusterforge check .*--format github -- "\$\{files\[@\]\}"\s*$', last["run"], re.MULTILINE)
-    assert "|| true" not in last["run"] and not last.get("continue-on-error")  # exit 1 fails the job
+def test_annotates_then_the_saved_verdict_fails_the_job_last(action: dict[str, Any]) -> None:
+    """The annotations come from `check --format github`, whose exit code is kept; the last step, which always
+    runs, exits with it: no upload between them can skip or change the verdict."""
+    annotate = step(action, "check")
+    assert re.search(r'^\s*clusterforge check .*--format github -- "\$\{files\[@\]\}" \|\| status=\$\?\s*$',
+                     annotate["run"], re.MULTILINE)
+    assert 'echo "status=$status" >> "$GITHUB_OUTPUT"' in annotate["run"]
+    last = steps(action)[-1]
+    assert last["id"] == "verdict" and last["if"] == "always()" and not last.get("continue-on-error")
+    assert last["env"]["STATUS"] == "${{ steps.check.outputs.status }}"
+    assert 'exit "$STATUS"' in last["run"] and "|| true" not in last["run"]
+    upload = step(action, "upload")
+    assert steps(action).index(annotate) < steps(action).index(upload) < steps(action).index(last)
 
 
-def test_actions_are_pinned_to_a_major_version_at_least(workflow: dict[str, Any]) -> None:
-    for step in steps(workflow):
-        if "uses" in step:
-            assert re.fullmatch(r"[\w.-]+/[\w./-]+@(v\d+(\.\d+){0,2}|[0-9a-f]{40})", step["uses"]), step["uses"]
+@pytest.mark.parametrize("path", [ACTION, GATE, POLICY_CHECK], ids=lambda p: p.name)
+def test_actions_are_pinned_to_a_major_version_at_least(path: Path) -> None:
+    document = load(path)
+    found = steps(document) if path == ACTION else [s for j in document["jobs"].values() for s in j.get("steps", [])]
+    for entry in found:
+        if "uses" in entry and not entry["uses"].startswith("./"):
+            assert re.fullmatch(r"[\w.-]+/[\w./-]+@(v\d+(\.\d+){0,2}|[0-9a-f]{40})", entry["uses"]), entry["uses"]
 
 
-def find_script(workflow: dict[str, Any]) -> str:
-    [step] = [s for s in steps(workflow) if s.get("id") == "changed"]
-    assert "${{" not in step["run"], "event data reaches the script through env, never inline"
-    return str(step["run"])
+@pytest.mark.parametrize("path", [ACTION, GATE, POLICY_CHECK], ids=lambda p: p.name)
+def test_no_run_script_interpolates_an_expression(path: Path) -> None:
+    """`${{ }}` in a run: script is pasted into the shell before it runs: a PR's branch name, title or file name
+    would run as code. Every value reaches a script through env."""
+    document = load(path)
+    found = steps(document) if path == ACTION else [s for j in document["jobs"].values() for s in j.get("steps", [])]
+    for entry in found:
+        assert "${{" not in entry.get("run", ""), entry.get("name")
+
+
+def test_clusterforge_is_installed_from_the_trusted_checkout(workflow: dict[str, Any], gate: dict[str, Any],
+                                                             action: dict[str, Any]) -> None:
+    """A PR cannot change the checker that judges it. This repository passes its PR's base commit as the checker;
+    gate.yml checks that commit (or, for a team, the release it was called at) out beside the PR and runs the
+    action from there; the action installs its own copy ($GITHUB_ACTION_PATH), never the checkout's."""
+    [job] = workflow["jobs"].values()
+    assert job["with"]["checker-ref"] == "${{ github.event.pull_request.base.sha || github.sha }}"
+    assert "checker" not in job["with"]
+    pr, checker, run = check_job(gate)["steps"]
+    assert pr["uses"].startswith("actions/checkout@") and "ref" not in pr["with"] and "path" not in pr["with"]
+    assert checker["uses"].startswith("actions/checkout@")
+    assert checker["with"]["ref"] == "${{ inputs.checker-ref || job.workflow_sha }}"
+    assert checker["with"]["repository"] == "${{ inputs.checker-repository || job.workflow_repository }}"
+    assert run["uses"] == "./" + checker["with"]["path"]
+    for entry in (pr, checker):
+        assert entry["with"]["persist-credentials"] is False  # no token left in .git for what runs next
+    install = step(action, "install")
+    script = install["run"]
+    assert 'source="$GITHUB_ACTION_PATH"' in script and 'lock="$GITHUB_ACTION_PATH/requirements/lock.txt"' in script
+    assert 'python -P -m pip install --disable-pip-version-check -c "$lock" "$source"' in script
+    assert script.index('cd "$RUNNER_TEMP"') < script.index("pip install")  # not from the PR's checkout
+    assert steps(action).index(install) < steps(action).index(step(action, "changed"))
+    finder = step(action, "changed")["run"]
+    assert 'specs+=(":(exclude).clusterforge-checker")' in finder  # the checker's copy is never judged
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The finder, run as the runner runs it
 
 
 def git(repo: Path, *args: str) -> str:
@@ -101,88 +185,111 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
-def runner_env(workflow: dict[str, Any], repo: Path, **extra: str) -> dict[str, str]:
-    """The environment a step sees: the workflow's env, the runner's folders, and this venv's clusterforge."""
-    temp = repo.parent / "runner"
-    temp.mkdir(exist_ok=True)
-    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
-    values = {k: str(v).replace("${{ github.workspace }}", str(repo)) for k, v in workflow["env"].items()}
-    return {**os.environ, **values, "RUNNER_TEMP": str(temp), "GITHUB_OUTPUT": str(temp / "output"), "PATH": path,
-            **extra}
+def action_run(repo: Path, base: str, **inputs: str) -> ActionRun:
+    """The action in `repo` for a PR whose base is `base` ("" a manual run), this checkout's clusterforge."""
+    event = pull_request_event(base, "head") if base else {}
+    return ActionRun(repo, repo.parent / "runner", inputs={"base": base, **inputs}, event=event,
+                     event_name="pull_request" if base else "workflow_dispatch", path=VENV_BIN, uses=STUBS)
 
 
-def find(workflow: dict[str, Any], repo: Path, base: str, **extra: str) -> tuple[list[str], list[str], str]:
-    """Run the workflow's finder: (blueprints, clusterforge check options, count output)."""
-    env = runner_env(workflow, repo, BASE_SHA=base, **extra)
-    temp = Path(env["RUNNER_TEMP"])
-    (temp / "output").write_text("")
-    subprocess.run(["bash", "-e", "-c", find_script(workflow)], cwd=repo, env=env, check=True, capture_output=True)
-    names = (temp / "blueprints").read_bytes().decode("utf-8", "surrogateescape").split("\0")
-    return ([n for n in names if n], (temp / "check-options").read_text().splitlines(),
-            (temp / "output").read_text().strip())
+def find(*args: Any, **inputs: str) -> tuple[list[str], list[str], str]:
+    """Run the action's finder on (repo, base): (blueprints, clusterforge check options, count output). A leading
+    workflow mapping, as tests/test_check_sites.py still passes, is ignored: the finder is the action's."""
+    repo, base = args[1:] if args and isinstance(args[0], dict) else args
+    run = action_run(repo, base, **inputs)
+    done = run.step("changed", check_if=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    gate_dir = run.temp / "clusterforge-gate"
+    names = (gate_dir / "blueprints").read_bytes().decode("utf-8", "surrogateescape").split("\0")
+    count = f"count={done.outputs['count']}" if "count" in done.outputs else ""
+    return [n for n in names if n], (gate_dir / "check-options").read_text().splitlines(), count
 
 
-def test_finder_lists_changed_blueprints_only(workflow: dict[str, Any], repo: Path) -> None:
+def _commit(repo: Path, message: str) -> None:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", message)
+
+
+def test_finder_lists_changed_blueprints_only(repo: Path) -> None:
     base = git(repo, "rev-parse", "HEAD")
     (repo / "examples/a.yaml").write_text("kind: Cluster\nname: changed\n")
     (repo / "README.md").write_text("changed\n")
     (repo / "gpu.cluster.yaml").write_text("kind: Cluster\nname: gpu\n")
     git(repo, "rm", "-q", "examples/b.yaml")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "change")
-    blueprints, args, output = find(workflow, repo, base)
+    _commit(repo, "change")
+    blueprints, args, output = find(repo, base)
     assert sorted(blueprints) == ["examples/a.yaml", "gpu.cluster.yaml"]  # not the README, not the deleted file
     assert args == [] and output == "count=2"
 
 
-def test_finder_rechecks_everything_when_waivers_change(workflow: dict[str, Any], repo: Path) -> None:
+def test_finder_rechecks_everything_when_waivers_change(repo: Path) -> None:
+    """A change to a named verdict file re-checks every blueprint (any verdict may change once it merges), and the
+    waivers that judge are the base commit's, not the ones the PR carries."""
+    (repo / "waivers.yaml").write_text("apiVersion: clusterforge/v1\nkind: Waivers\nwaivers: []\n")
+    _commit(repo, "waivers on the base")
     base = git(repo, "rev-parse", "HEAD")
-    (repo / "waivers.yaml").write_text("waivers: []\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "waive")
-    blueprints, args, _ = find(workflow, repo, base)
+    (repo / "waivers.yaml").write_text("waivers: [{rule: PWR-002}]\n")
+    _commit(repo, "waive")
+    blueprints, args, _ = find(repo, base, waivers="waivers.yaml")
     assert sorted(blueprints) == ["blueprints/team/c.yaml", "examples/a.yaml", "examples/b.yaml"]
-    assert args == [] and not (repo / ".clusterforge-checker").exists()  # base: the PR's own waivers never count
-    assert find(workflow, repo, base, VERDICT_FILES="pr")[1] == ["--waivers", "waivers.yaml"]
+    assert args[0] == "--waivers" and Path(args[1]).read_text().endswith("waivers: []\n")
+    assert find(repo, base)[0] == []  # not named: the PR's waivers file is just another YAML file
 
 
-def test_finder_with_nothing_changed_reports_zero(workflow: dict[str, Any], repo: Path) -> None:
+def test_finder_with_nothing_changed_reports_zero(repo: Path) -> None:
     base = git(repo, "rev-parse", "HEAD")
-    assert find(workflow, repo, base) == ([], [], "count=0")
-    assert len(find(workflow, repo, "")[0]) == 3  # a manual run checks every blueprint
+    assert find(repo, base) == ([], [], "count=0")
+    assert len(find(repo, "")[0]) == 3  # a manual run checks every blueprint
 
 
-def test_verdict_files_come_from_the_trusted_checkout(workflow: dict[str, Any], repo: Path) -> None:
-    """The policy config and waivers that decide verdicts are the base branch's, not the ones the PR carries."""
+def test_verdict_files_come_from_the_base_commit(repo: Path) -> None:
+    """The policy config and waivers that decide verdicts are the base commit's, copied out of git into the
+    runner's temp folder: the PR's copies in the checkout are never read, nor is the checker's."""
+    (repo / "policy-config.yaml").write_text("apiVersion: clusterforge/v1\nkind: PolicyConfig\n# base\n")
+    (repo / "waivers.yaml").write_text("apiVersion: clusterforge/v1\nkind: Waivers\nwaivers: []  # base\n")
+    _commit(repo, "verdict files")
     base = git(repo, "rev-parse", "HEAD")
-    (repo / "waivers.yaml").write_text("waivers: []\n")  # the PR's own waivers: not used
-    checker = repo / workflow["env"]["CHECKER_DIR"]
+    (repo / "policy-config.yaml").write_text("# the PR's\n")
+    (repo / "waivers.yaml").write_text("# the PR's\n")
+    _commit(repo, "the PR changes them")
+    checker = repo / ".clusterforge-checker"  # the checker's copy beside the PR: never read for verdicts
     checker.mkdir()
-    (checker / "waivers.yaml").write_text("waivers: []\n")
-    (checker / "policy-config.yaml").write_text("rules: {}\n")
-    _, options, _ = find(workflow, repo, base)
-    assert options == ["--policy-config", f"{checker.name}/policy-config.yaml",
-                       "--waivers", f"{checker.name}/waivers.yaml"]
-    assert find(workflow, repo, base, VERDICT_FILES="pr")[1] == ["--waivers", "waivers.yaml"]
+    (checker / "policy-config.yaml").write_text("# the checker's\n")
+    _, options, _ = find(repo, base, **{"policy-config": "policy-config.yaml", "waivers": "waivers.yaml"})
+    assert options[0::2] == ["--policy-config", "--waivers"]
+    temp = repo.parent / "runner" / "clusterforge-gate"
+    assert [Path(p).read_text().splitlines()[-1][-6:] for p in options[1::2]] == ["# base", "# base"]
+    assert all(temp in Path(p).parents for p in options[1::2])
 
 
-def test_clusterforge_is_installed_from_the_trusted_checkout(workflow: dict[str, Any]) -> None:
-    """A PR cannot change the checker that judges it: the base commit is checked out beside it and installed."""
-    assert workflow["env"]["VERDICT_FILES"] == "base" and workflow["env"]["CHECKER_REF"] == ""
-    [trusted] = [s for s in steps(workflow) if s.get("with", {}).get("path") == "${{ env.CHECKER_DIR }}"]
-    assert "github.event.pull_request.base.sha" in trusted["with"]["ref"]
-    assert "env.CHECKER_REF" in trusted["with"]["ref"]
-    [install] = [s for s in steps(workflow) if "pip install" in s.get("run", "")]
-    assert '"./$CHECKER_DIR"' in install["run"] and re.search(r"install\s+[^\n]*\s\.\s*$", install["run"]) is None
-    assert steps(workflow).index(trusted) < steps(workflow).index(install)
-    for step in steps(workflow):
-        if step.get("uses", "").startswith("actions/checkout@"):
-            assert step["with"]["persist-credentials"] is False  # no token left in .git for what runs next
+def test_a_named_verdict_file_missing_at_the_base_commit_fails_with_its_name(repo: Path) -> None:
+    """Named but absent on the base (even when the PR adds it): the job fails and says which file and commit."""
+    base = git(repo, "rev-parse", "HEAD")
+    (repo / "policy-config.yaml").write_text("apiVersion: clusterforge/v1\nkind: PolicyConfig\n")
+    _commit(repo, "the PR adds it")
+    done = action_run(repo, base, **{"policy-config": "policy-config.yaml", "catalogs": "prices.yaml"}).step(
+        "changed", check_if=False)
+    assert done.returncode == 1
+    assert f"::error::policy config policy-config.yaml does not exist at the base commit {base}" in done.stdout
+    assert f"::error::catalog prices.yaml does not exist at the base commit {base}" in done.stdout
+    assert "count" not in done.outputs
 
 
-def _step(workflow: dict[str, Any], name: str) -> str:
-    [found] = [s for s in steps(workflow) if s.get("name", "").startswith(name)]
-    return str(found["run"])
+def test_a_file_named_like_an_option_cannot_pass_the_gate(tmp_path: Path) -> None:
+    """The action's own steps, run as the runner runs them: the failing blueprint still fails the job."""
+    repo = _blueprint_repo(tmp_path)
+    base = git(repo, "rev-parse", "HEAD~1")
+    run = action_run(repo, base).run(skip=("install",))
+    assert sorted(run.result("changed").stdout.split("Blueprints to check: 2\n")[1].split()[:2]) == [
+        "-ho.cluster.yaml", "examples/broken.yaml"]
+    assert run.steps["changed"]["outputs"]["count"] == "2"
+    gate = run.result("check")
+    assert gate.outputs["status"] == "1"
+    assert "Usage:" not in gate.stdout and "::error file=examples/broken.yaml," in gate.stdout
+    assert run.result("verdict").returncode == 1 and run.outputs()["verdict"] == "fail"
+    gate_dir = run.temp / "clusterforge-gate"
+    assert "PWR-002" in (gate_dir / "clusterforge.sarif").read_text()
+    assert "PWR-002" in (gate_dir / "clusterforge-junit.xml").read_text()
 
 
 def _blueprint_repo(tmp_path: Path) -> Path:
@@ -204,25 +311,6 @@ def _blueprint_repo(tmp_path: Path) -> Path:
     return root
 
 
-def test_a_file_named_like_an_option_cannot_pass_the_gate(workflow: dict[str, Any], tmp_path: Path) -> None:
-    """The workflow's own steps, run as the runner runs them: the failing blueprint still fails the job."""
-    repo = _blueprint_repo(tmp_path)
-    base = git(repo, "rev-parse", "HEAD~1")
-    blueprints, _, count = find(workflow, repo, base)
-    assert sorted(blueprints) == ["-ho.cluster.yaml", "examples/broken.yaml"] and count == "count=2"
-    env = runner_env(workflow, repo)
-    gate = subprocess.run(["bash", "-e", "-c", _step(workflow, "Check blueprints")], cwd=repo, env=env,
-                          capture_output=True, text=True)
-    assert gate.returncode == 1, gate.stdout + gate.stderr
-    assert "Usage:" not in gate.stdout and "::error file=examples/broken.yaml," in gate.stdout
-    reports = subprocess.run(["bash", "-e", "-c", _step(workflow, "Write the SARIF")], cwd=repo, env=env,
-                             capture_output=True, text=True)
-    assert reports.returncode == 0, reports.stderr
-    temp = Path(env["RUNNER_TEMP"])
-    assert "PWR-002" in (temp / "clusterforge.sarif").read_text()
-    assert "PWR-002" in (temp / "clusterforge-junit.xml").read_text()
-
-
 def test_a_file_named_like_an_option_cannot_pass_the_hook(hook: dict[str, Any], tmp_path: Path) -> None:
     """pre-commit runs `entry`, then the file names: the failing blueprint still fails the commit."""
     repo = _blueprint_repo(tmp_path)
@@ -234,23 +322,21 @@ def test_a_file_named_like_an_option_cannot_pass_the_hook(hook: dict[str, Any], 
     assert "Usage:" not in result.stdout and "PWR-002" in result.stdout
 
 
-def test_file_names_are_listed_with_workflow_commands_off(workflow: dict[str, Any], repo: Path) -> None:
+def test_file_names_are_listed_with_workflow_commands_off(repo: Path) -> None:
     """The finder prints the PR's file names: between `::stop-commands::` and its token, so none is a command."""
     base = git(repo, "rev-parse", "HEAD")
     for name in ("::warning file=x::forged.cluster.yaml", " ::error::forged.cluster.yaml", "##[error]x.cluster.yaml"):
         (repo / name).write_text("kind: Cluster\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "forge")
-    env = runner_env(workflow, repo, BASE_SHA=base)
-    (Path(env["RUNNER_TEMP"]) / "output").write_text("")
-    log = subprocess.run(["bash", "-e", "-c", find_script(workflow)], cwd=repo, env=env, check=True,
-                         capture_output=True, text=True).stdout.splitlines()
+    _commit(repo, "forge")
+    done = action_run(repo, base).step("changed", check_if=False)
+    assert done.returncode == 0, done.stderr
+    log = done.stdout.splitlines()
     [stop] = [i for i, line in enumerate(log) if line.startswith("::stop-commands::")]
     token = log[stop].removeprefix("::stop-commands::")
     assert len(token) == 32 and log.index(f"::{token}::") > stop
     for line in log[:stop] + log[log.index(f"::{token}::") + 1:]:
         assert not line.lstrip().startswith("::") and "##[" not in line, line
-    assert len(find(workflow, repo, base)[0]) == 3
+    assert len(find(repo, base)[0]) == 3
 
 
 @pytest.fixture(scope="module")
@@ -305,17 +391,12 @@ def test_the_lock_pins_every_package_as_the_audit_needs() -> None:
     assert unpinned == []
 
 
-def _outputs(env: dict[str, str]) -> dict[str, str]:
-    lines = Path(env["GITHUB_OUTPUT"]).read_text().splitlines()
-    return dict(line.split("=", 1) for line in lines if "=" in line)
-
-
-def _run_step(workflow: dict[str, Any], repo: Path, name: str, **extra: str) -> subprocess.CompletedProcess[str]:
-    """A step's script as the runner runs it (bash -e), in the PR's checkout, with the runner's folders."""
-    env = runner_env(workflow, repo, **extra)
-    Path(env["GITHUB_OUTPUT"]).touch()
-    return subprocess.run(["bash", "-e", "-c", _step(workflow, name)], cwd=repo, env=env, capture_output=True,
-                          text=True, timeout=300)
+def _run_step(repo: Path, base: str, name: str, **inputs: str) -> Any:
+    """The finder, then one step of the action, as the runner runs them (the step's `if:` is not consulted)."""
+    run = action_run(repo, base, **inputs)
+    found = run.step("changed", check_if=False)
+    assert found.returncode == 0, found.stdout + found.stderr
+    return run.step(name, check_if=False)
 
 
 def _shared_site_repo(tmp_path: Path) -> tuple[Path, str]:
@@ -334,32 +415,32 @@ def _shared_site_repo(tmp_path: Path) -> tuple[Path, str]:
     return root, git(root, "rev-parse", "HEAD")
 
 
-def _commit(repo: Path, message: str) -> None:
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", message)
+def _checked(repo: Path, *files: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(Path(VENV_BIN) / "clusterforge"), "check", "-f", "json", "--", *files], cwd=repo,
+                          env={**os.environ, "CLUSTERFORGE_INCLUDE_ROOT": str(repo)},
+                          capture_output=True, text=True)
 
 
-def test_an_include_only_change_is_checked_through_its_blueprints(workflow: dict[str, Any], tmp_path: Path) -> None:
+def test_an_include_only_change_is_checked_through_its_blueprints(tmp_path: Path) -> None:
     """A PR that changes only the site both teams include: both are checked, and the gate fails on the error the
     site's change makes (it passed on the base commit)."""
     repo, base = _shared_site_repo(tmp_path)
-    assert find(workflow, repo, base) == ([], [], "count=0")
+    assert find(repo, base) == ([], [], "count=0")
     site = repo / "examples/shared-site/site-dc1.yaml"
     text = site.read_text()
     weaker = text.replace("amps: 60", "amps: 16")
     assert weaker != text
     site.write_text(weaker)
     _commit(repo, "site only")
-    blueprints, _, count = find(workflow, repo, base)
+    blueprints, _, count = find(repo, base)
     assert sorted(blueprints) == ["examples/shared-site/team-nlp.yaml", "examples/shared-site/team-vision.yaml"]
     assert count == "count=2"
-    gate = _run_step(workflow, repo, "Check blueprints")
-    assert gate.returncode == 1, gate.stdout + gate.stderr
+    gate = _run_step(repo, base, "check")
+    assert gate.outputs["status"] == "1", gate.stdout + gate.stderr
     assert "::error file=examples/shared-site/site-dc1.yaml," in gate.stdout
 
 
-def test_a_fragment_outside_the_blueprint_folders_and_a_yml_blueprint_are_checked(workflow: dict[str, Any],
-                                                                                  tmp_path: Path) -> None:
+def test_a_fragment_outside_the_blueprint_folders_and_a_yml_blueprint_are_checked(tmp_path: Path) -> None:
     """A fragment under the include root but outside BLUEPRINTS, included from a team; a new `.yml` blueprint;
     then the fragment deleted: each time the blueprints it touches are listed."""
     repo, base = _shared_site_repo(tmp_path)
@@ -370,28 +451,27 @@ def test_a_fragment_outside_the_blueprint_folders_and_a_yml_blueprint_are_checke
     assert pools in text
     team.write_text(text.replace("pools:\n" + pools, "pools: !include ../../fragments/nlp-pools.yaml\n"))
     _commit(repo, "pools in a fragment")
-    assert subprocess.run([str(Path(sys.executable).parent / "clusterforge"), "check", "--", str(team)],
-                          env=runner_env(workflow, repo), cwd=repo, capture_output=True).returncode == 0
+    assert _checked(repo, str(team)).returncode == 0
     base = git(repo, "rev-parse", "HEAD")
     (repo / "fragments" / "nlp-pools.yaml").write_text(pools.lstrip().replace("count: 3", "count: 300"))
     (repo / "examples" / "rogue.yml").write_text((EXAMPLES / "onprem-dgx-h100.yaml").read_text().replace(
         "amps: 60", "amps: 16"))
     _commit(repo, "fragment and a .yml blueprint")
-    blueprints, _, count = find(workflow, repo, base)
+    blueprints, _, count = find(repo, base)
     assert sorted(blueprints) == ["examples/rogue.yml", "examples/shared-site/team-nlp.yaml"] and count == "count=2"
-    gate = _run_step(workflow, repo, "Check blueprints")
-    assert gate.returncode == 2, gate.stdout + gate.stderr  # the fragment's 300 nodes break the placements
+    gate = _run_step(repo, base, "check")
+    assert gate.outputs["status"] == "2", gate.stdout + gate.stderr  # the fragment's 300 nodes break the placements
     assert "file=examples/rogue.yml,line=28,title=PWR-002" in gate.stdout
     assert "file=examples/shared-site/team-nlp.yaml,line=10,title=INPUT::pool 'gpu' has 300 nodes" in gate.stdout
     base = git(repo, "rev-parse", "HEAD")
     git(repo, "rm", "-q", "fragments/nlp-pools.yaml")
     _commit(repo, "fragment deleted")
-    assert find(workflow, repo, base)[0] == ["examples/shared-site/team-nlp.yaml"]  # and check says it is missing
-    gate = _run_step(workflow, repo, "Check blueprints")
-    assert gate.returncode == 2 and "title=INPUT::" in gate.stdout and "no such file" in gate.stdout
+    assert find(repo, base)[0] == ["examples/shared-site/team-nlp.yaml"]  # and check says it is missing
+    gate = _run_step(repo, base, "check")
+    assert gate.outputs["status"] == "2" and "title=INPUT::" in gate.stdout and "no such file" in gate.stdout
 
 
-def test_a_change_that_touches_no_blueprint_says_so(workflow: dict[str, Any], tmp_path: Path) -> None:
+def test_a_change_that_touches_no_blueprint_says_so(tmp_path: Path) -> None:
     """count=0 is an explained result: every YAML file of the repository is considered, so count=0 means no
     blueprint anywhere reads a changed file; each changed YAML file is named with its kind (with workflow
     commands off: the names are the PR's), and the gate step runs and says there is nothing to judge."""
@@ -401,14 +481,11 @@ def test_a_change_that_touches_no_blueprint_says_so(workflow: dict[str, Any], tm
     (repo / "::error title=forged::x.yaml").write_text("note: a name that is a workflow command\n")
     (repo / "README.md").write_text("x\n")
     _commit(repo, "no blueprint")
-    env = runner_env(workflow, repo, BASE_SHA=base)
-    Path(env["GITHUB_OUTPUT"]).write_text("")
-    finder = subprocess.run(["bash", "-e", "-c", find_script(workflow)], cwd=repo, env=env, capture_output=True,
-                            text=True, check=True)
-    assert _outputs(env)["count"] == "0"
-    summary = tmp_path / "summary.md"
-    gate = _run_step(workflow, repo, "Check blueprints", GITHUB_STEP_SUMMARY=str(summary))
-    assert gate.returncode == 0 and "No blueprint is touched by this change" in gate.stdout
+    run = action_run(repo, base).run(skip=("install",))
+    finder, gate, verdict = run.result("changed"), run.result("check"), run.result("verdict")
+    assert finder.outputs["count"] == "0" and run.result("reports").outcome == "skipped"
+    assert gate.outputs["status"] == "0" and "No blueprint is touched by this change" in gate.stdout
+    assert verdict.returncode == 0 and "clusterforge check: pass" in verdict.stdout
     for log in (finder.stdout, gate.stdout):
         _, token, rest = log.partition("::stop-commands::")
         token = token.split("\n", 1)[0]
@@ -417,12 +494,10 @@ def test_a_change_that_touches_no_blueprint_says_so(workflow: dict[str, Any], tm
         assert "fragments/notes.yaml: changed, not a Cluster (no kind)" in quiet  # outside the usual folders
         assert "::error title=forged::x.yaml: changed" in quiet
         assert "::error title=forged" not in log.replace(quiet, "")
-    assert "3 changed YAML file(s), read by no blueprint" in summary.read_text()
-    [step] = [s for s in steps(workflow) if s.get("name", "").startswith("Check blueprints")]
-    assert "if" not in step  # the gate always runs: a skipped step would read as a pass
+    assert "3 changed YAML file(s), read by no blueprint" in run.summary.read_text()
 
 
-def test_a_blueprint_anywhere_and_in_any_case_is_checked(workflow: dict[str, Any], tmp_path: Path) -> None:
+def test_a_blueprint_anywhere_and_in_any_case_is_checked(tmp_path: Path) -> None:
     """A Cluster outside the usual folders (teams/rogue.yml), one named .YAML, and a team outside them whose
     only change is a fragment it includes: each is checked, and the gate fails on their errors."""
     repo, base = _shared_site_repo(tmp_path)
@@ -437,106 +512,83 @@ def test_a_blueprint_anywhere_and_in_any_case_is_checked(workflow: dict[str, Any
             "site-dc1.yaml", "../examples/shared-site/site-dc1.yaml").replace("name: nlp", "name: speech"))
     _commit(repo, "a team outside the usual folders")
     base = git(repo, "rev-parse", "HEAD")
-    assert find(workflow, repo, base) == ([], [], "count=0")
+    assert find(repo, base) == ([], [], "count=0")
     (repo / "teams" / "pools.yaml").write_text("  - {name: gpu, hardware: dgx-h100, count: 300, partition: train}\n")
     (repo / "teams" / "rogue.yml").write_text(failing)
     (repo / "rogue.YAML").write_text(failing)
     _commit(repo, "fragment only, and two rogue blueprints")
-    blueprints, _, count = find(workflow, repo, base)
+    blueprints, _, count = find(repo, base)
     assert sorted(blueprints) == ["rogue.YAML", "teams/rogue.yml", "teams/speech.yaml"] and count == "count=3"
-    gate = _run_step(workflow, repo, "Check blueprints")
-    assert gate.returncode == 2, gate.stdout + gate.stderr  # the fragment's 300 nodes break the placements
+    gate = _run_step(repo, base, "check")
+    assert gate.outputs["status"] == "2", gate.stdout + gate.stderr  # the fragment's 300 nodes break the placements
     assert "file=teams/speech.yaml,line=10,title=INPUT::pool 'gpu' has 300 nodes" in gate.stdout
-    judged = subprocess.run([str(Path(sys.executable).parent / "clusterforge"), "check", "-f", "json", "--",
-                             *blueprints], env=runner_env(workflow, repo), cwd=repo, capture_output=True, text=True)
+    judged = _checked(repo, *blueprints)
     assert {f["file"] for f in json.loads(judged.stdout)["findings"] if f["id"] == "PWR-002"} == {
         "rogue.YAML", "teams/rogue.yml"}
 
 
-def test_report_paths_the_pr_planted_as_links_are_neither_written_through_nor_uploaded(
-        workflow: dict[str, Any], tmp_path: Path) -> None:
+def test_report_paths_the_pr_planted_as_links_are_neither_written_through_nor_uploaded(tmp_path: Path) -> None:
     repo = _blueprint_repo(tmp_path)
     runner_file = tmp_path / "runner-secret.txt"
     runner_file.write_text("runner's own file\n")
     for name in ("clusterforge.sarif", "clusterforge-junit.xml"):
         (repo / name).symlink_to(runner_file)
     _commit(repo, "links where the reports used to go")
-    blueprints, _, _ = find(workflow, repo, git(repo, "rev-parse", "HEAD~2"))
-    assert "examples/broken.yaml" in blueprints
-    env = runner_env(workflow, repo)
-    Path(env["GITHUB_OUTPUT"]).write_text("")
-    reports = subprocess.run(["bash", "-e", "-c", _step(workflow, "Write the SARIF")], cwd=repo, env=env,
-                             capture_output=True, text=True)
+    reports = _run_step(repo, git(repo, "rev-parse", "HEAD~2"), "reports")
     assert reports.returncode == 0, reports.stdout + reports.stderr
     assert runner_file.read_text() == "runner's own file\n"
-    uploaded = _outputs(env)  # what the upload steps take: steps.reports.outputs.sarif / .junit
-    for key in ("sarif", "junit"):
-        path = Path(uploaded[key])
-        assert path.parent == Path(env["RUNNER_TEMP"]) and path.is_file() and not path.is_symlink()
-        assert "PWR-002" in path.read_text() and repo not in path.resolve().parents
+    for key in ("sarif", "junit"):  # what the upload steps take: steps.reports.outputs.sarif / .junit
+        path = Path(reports.outputs[key])
+        assert path.parent == repo.parent / "runner" / "clusterforge-gate" and path.is_file()
+        assert not path.is_symlink() and "PWR-002" in path.read_text() and repo not in path.resolve().parents
 
 
-def test_a_report_that_cannot_be_written_fails_the_step(workflow: dict[str, Any], tmp_path: Path) -> None:
+def test_a_report_that_cannot_be_written_fails_the_step(tmp_path: Path) -> None:
     repo = _blueprint_repo(tmp_path)
-    find(workflow, repo, git(repo, "rev-parse", "HEAD~1"))
-    env = runner_env(workflow, repo)
-    Path(env["GITHUB_OUTPUT"]).write_text("")
-    (Path(env["RUNNER_TEMP"]) / "clusterforge.sarif").mkdir()  # check -o refuses a folder
-    reports = subprocess.run(["bash", "-e", "-c", _step(workflow, "Write the SARIF")], cwd=repo, env=env,
-                             capture_output=True, text=True)
+    run = action_run(repo, git(repo, "rev-parse", "HEAD~1"))
+    assert run.step("changed", check_if=False).returncode == 0
+    (run.temp / "clusterforge-gate" / "clusterforge.sarif").mkdir()  # check -o refuses a folder
+    reports = run.step("reports", check_if=False)
     assert reports.returncode == 1 and "the sarif report was not written (exit 2)" in reports.stdout
-    assert "sarif" not in _outputs(env)
+    assert "sarif" not in reports.outputs
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # The cost of the change: the job summary and one PR comment edited in place
 
 
-def comment_job(workflow: dict[str, Any]) -> dict[str, Any]:
-    return dict(workflow["jobs"]["cost-comment"])
-
-
-def test_no_run_script_interpolates_an_expression(workflow: dict[str, Any]) -> None:
-    """`${{ }}` in a run: script is pasted into the shell before it runs: a PR's branch name, title or file name
-    would run as code. Every value reaches a script through env."""
-    for name, job in workflow["jobs"].items():
-        for step in job["steps"]:
-            assert "${{" not in step.get("run", ""), (name, step.get("name"))
-
-
-def test_only_the_comment_job_may_write_to_the_pull_request(workflow: dict[str, Any]) -> None:
-    assert "pull-requests" not in workflow["permissions"]
-    assert "permissions" not in workflow["jobs"]["check"]  # the workflow's: contents read, SARIF upload
-    job = comment_job(workflow)
+def test_only_the_comment_job_may_write_to_the_pull_request(gate: dict[str, Any]) -> None:
+    assert "pull-requests" not in check_job(gate)["permissions"]
+    job = comment_job(gate)
     assert job["permissions"] == {"pull-requests": "write"}
     assert job["needs"] == "check"
-    for step in job["steps"]:  # nothing of the PR is checked out or run where the token can write
-        assert "uses" not in step
-        assert "clusterforge" not in step.get("run", "").replace("clusterforge-cost-diff", "")
+    for entry in job["steps"]:  # nothing of the PR is checked out or run where the token can write
+        assert "uses" not in entry
+        assert "clusterforge" not in entry.get("run", "").replace("clusterforge-cost-diff", "")
 
 
-def test_the_comment_is_found_by_its_marker_and_edited_in_place(workflow: dict[str, Any]) -> None:
+def test_the_comment_is_found_by_its_marker_and_edited_in_place(gate: dict[str, Any], action: dict[str, Any]) -> None:
     from clusterforge.formats.cost_diff import MARKER
 
-    job = comment_job(workflow)
-    assert "always()" in job["if"]  # a failing check still gets its cost comment
+    job = comment_job(gate)
+    assert "always()" in job["if"] and "inputs.cost-comment" in job["if"]  # a failing check still gets its comment
     assert "github.event.pull_request.head.repo.full_name == github.repository" in job["if"]  # forks: summary only
-    [step] = job["steps"]
-    script, env = step["run"], step["env"]
+    [entry] = job["steps"]
+    script, env = entry["run"], entry["env"]
     assert MARKER in script and '"github-actions[bot]"' in script and "--paginate" in script
     assert re.search(r'gh api --method PATCH "repos/\$REPO/issues/comments/\$id" --input "\$payload"', script)
     assert re.search(r'gh api --method POST "repos/\$REPO/issues/\$PR/comments" --input "\$payload"', script)
     assert script.index("PATCH") < script.index("POST")  # a second push edits; it never adds a comment
     assert env["BODY"] == "${{ needs.check.outputs.cost_comment }}"
     assert env["PR"] == "${{ github.event.pull_request.number }}" and env["GH_TOKEN"] == "${{ github.token }}"
-    assert workflow["jobs"]["check"]["outputs"]["cost_comment"] == "${{ steps.cost.outputs.comment }}"
-    check = steps(workflow)
-    [price] = [s for s in check if s.get("id") == "cost"]
-    assert check.index(price) < len(check) - 1  # the gate stays the last step
+    assert check_job(gate)["outputs"]["cost_comment"] == "${{ steps.gate.outputs.cost-comment }}"
+    assert action["outputs"]["cost-comment"]["value"] == "${{ steps.cost.outputs.comment }}"
+    price = step(action, "cost")
+    assert steps(action).index(price) < steps(action).index(step(action, "upload"))  # before the upload can fail
     assert MARKER in price["run"]
 
 
-def test_the_pricing_step_writes_the_summary_and_the_comment(workflow: dict[str, Any], tmp_path: Path) -> None:
+def test_the_pricing_step_writes_the_summary_and_the_comment(tmp_path: Path) -> None:
     """The step run as the runner runs it on a PR that grows the AWS example from 64 to 96 nodes and adds a
     blueprint: the job summary and the comment output hold the marker, the p5.48xlarge line with its +$ delta,
     and the new blueprint's estimate."""
@@ -554,15 +606,16 @@ def test_the_pricing_step_writes_the_summary_and_the_comment(workflow: dict[str,
     (repo / "examples" / "p5.yaml").write_text(grown)
     (repo / "examples" / "dgx.yaml").write_text((EXAMPLES / "onprem-dgx-h100.yaml").read_text())
     _commit(repo, "grow")
-    assert sorted(find(workflow, repo, base)[0]) == ["examples/dgx.yaml", "examples/p5.yaml"]
-    summary = tmp_path / "summary.md"
-    result = _run_step(workflow, repo, "Price the change", BASE_SHA=base, GITHUB_STEP_SUMMARY=str(summary))
-    assert result.returncode == 0, result.stdout + result.stderr
-    text = summary.read_text()
+    assert sorted(find(repo, base)[0]) == ["examples/dgx.yaml", "examples/p5.yaml"]
+    run = action_run(repo, base)
+    assert run.step("changed", check_if=False).returncode == 0
+    result = run.step("cost")
+    assert result.outcome == "success", result.stdout + result.stderr
+    text = run.summary.read_text()
     assert text.startswith("<!-- clusterforge-cost-diff -->\n")
     assert re.search(r"^\| p5\.48xlarge [^|]*\| \$1,837,497\.60 \| \$2,756,246\.40 \| \+\$918,748\.80 \|$", text, re.M)
     assert "**monthly total**" in text and "### Cost: " in text  # the new blueprint, priced alone
-    output = Path(runner_env(workflow, repo)["GITHUB_OUTPUT"]).read_text()
+    output = Path(run.temp / f"output-{len(run.runs) - 1}").read_text()
     opening = re.search(r"^comment<<([0-9a-f]{32})$", output, re.M)
     assert opening is not None and output.rstrip().endswith(opening.group(1))
-    assert text in output
+    assert text in output and result.outputs["comment"] + "\n" == text
