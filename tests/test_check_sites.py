@@ -114,10 +114,12 @@ def _site_repo(tmp_path: Path) -> tuple[Path, str]:
     return repo, git(repo, "rev-parse", "HEAD")
 
 
-def _workflow() -> dict[str, object]:
-    loaded = yaml.safe_load((ROOT / ".github" / "workflows" / "policy-check.yml").read_text())
-    assert isinstance(loaded, dict)
-    return loaded
+def _finder_step() -> dict[str, object]:
+    """The PR gate's step that lists the blueprints a change touches (action.yml, id `changed`)."""
+    steps = yaml.safe_load((ROOT / "action.yml").read_text())["runs"]["steps"]
+    [finder] = [step for step in steps if step.get("id") == "changed"]
+    assert isinstance(finder, dict)
+    return finder
 
 
 def test_a_pr_changing_only_a_site_rechecks_its_teams(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -125,13 +127,12 @@ def test_a_pr_changing_only_a_site_rechecks_its_teams(tmp_path: Path, monkeypatc
     both."""
     from tests.test_workflows import find, git
 
-    workflow = _workflow()
-    assert str(workflow["env"]["CLUSTERFORGE_INCLUDE_ROOT"]) == "${{ github.workspace }}"  # type: ignore[index]
+    assert _finder_step()["env"]["CLUSTERFORGE_INCLUDE_ROOT"] == "${{ github.workspace }}"  # type: ignore[index]
     repo, base = _site_repo(tmp_path)
     site = repo / "blueprints" / "dc1" / "site-dc1.yaml"
     site.write_text(site.read_text().replace("amps: 60", "amps: 16"))
     git(repo, "commit", "-qam", "smaller feeds")
-    listed, _, count = find(workflow, repo, base)
+    listed, _, count = find(repo, base)
     assert sorted(listed) == ["blueprints/dc1/team-nlp.yaml", "blueprints/dc1/team-vision.yaml"]
     assert count == "count=2"
     monkeypatch.chdir(repo)
@@ -148,7 +149,7 @@ def test_a_pr_deleting_a_site_rechecks_the_teams_that_still_include_it(tmp_path:
     repo, base = _site_repo(tmp_path)
     git(repo, "rm", "-q", "blueprints/dc1/site-dc1.yaml")
     git(repo, "commit", "-qm", "drop the site")
-    listed, _, _ = find(_workflow(), repo, base)
+    listed, _, _ = find(repo, base)
     assert sorted(listed) == ["blueprints/dc1/team-nlp.yaml", "blueprints/dc1/team-vision.yaml"]
 
 

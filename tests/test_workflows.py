@@ -193,9 +193,8 @@ def action_run(repo: Path, base: str, **inputs: str) -> ActionRun:
 
 
 def find(*args: Any, **inputs: str) -> tuple[list[str], list[str], str]:
-    """Run the action's finder on (repo, base): (blueprints, clusterforge check options, count output). A leading
-    workflow mapping, as tests/test_check_sites.py still passes, is ignored: the finder is the action's."""
-    repo, base = args[1:] if args and isinstance(args[0], dict) else args
+    """Run the action's finder on (repo, base): (blueprints, clusterforge check options, count output)."""
+    repo, base = args
     run = action_run(repo, base, **inputs)
     done = run.step("changed", check_if=False)
     assert done.returncode == 0, done.stdout + done.stderr
