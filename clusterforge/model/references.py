@@ -12,6 +12,7 @@ from clusterforge.core.errors import Problem, shown
 from clusterforge.core.hints import Kinds, and_more, did_you_mean
 from clusterforge.files.yamlsource import PathKey, Source
 from clusterforge.model.blueprint import Cluster
+from clusterforge.model.power_references import elements, topology_problems
 from clusterforge.model.slurm_references import slurm_problems
 
 
@@ -112,10 +113,12 @@ def _site_problems(cluster: Cluster, source: Source, pool_names: list[str], kind
                            lambda: (("site", "rows", ri, "racks", ki, "feeds", fi, "name")
                                     for ri, ki, _, rack in racks for fi in range(len(rack.feeds))), "feed", source,
                            kinds)
-    panel_names = [p.name for p in site.panels]
+    declared = elements(site)  # panels and power sources: a cord may land on either, so one namespace
+    panel_names = [element.name for _, element in declared]
     panels, pools = set(panel_names), set(pool_names)
-    yield from _duplicates(panel_names, lambda: (("site", "panels", i, "name") for i in range(len(panel_names))),
-                           "panel", source, kinds)
+    yield from _duplicates(panel_names, lambda: ((*path, "name") for path, _ in declared),
+                           "panel or power source", source, kinds)
+    yield from topology_problems(site, source, kinds, panel_names)
     if site.max_inlet_c is not None and site.inlet_class is not None:
         yield source.problem(("site", "inlet_class"), "give max_inlet_c or inlet_class, not both")
     if site.max_supply_water_c is not None and site.facility_water_class is not None:

@@ -15,14 +15,25 @@ Airflow = Literal["front-to-rear", "rear-to-front"]
 
 
 class Feed(Strict):
-    """One power feed (whip) into a rack; `side` is its A/B redundancy path."""
+    """One power feed (whip, cord) into a rack; `side` is its A/B redundancy path."""
 
     name: ObjectName
     side: Literal["A", "B"]
     voltage: Annotated[float, figure("V", 1000)]
     amps: Annotated[float, figure("A", 1000)]
     phase: Literal[1, 3] = 1
-    panel: ObjectName | None = None
+    panel: ObjectName | None = Field(None, description=(
+        "the site panel (site.panels) or power source (site.power_sources) this cord lands on; the power rules "
+        "judge the loss of each of them (docs/power-topologies.md)"))
+
+
+# upstream elements a panel or power source draws from: a handful in any real one-line diagram
+Upstream = Annotated[list[ObjectName], Field(max_length=16)]
+FED_BY = ("the power sources or panels this one draws from; its load splits evenly over those that are live, and "
+          "it is lost only when all of them (and its catcher) are. Without it the site says nothing above this "
+          "element: the A/B side of the cords on it stands for their path (docs/power-topologies.md)")
+CATCHER = ("the reserve source that picks up this element's whole load when every source in fed_by is lost "
+           "(block-redundant, catcher topology); it carries nothing otherwise")
 
 
 class Panel(Strict):
@@ -32,6 +43,22 @@ class Panel(Strict):
     voltage: Annotated[float, figure("V", 100_000)]
     amps: Annotated[float, figure("A", 100_000)]
     phase: Literal[1, 3] = 3
+    fed_by: Upstream = Field([], description=FED_BY)
+    catcher: ObjectName | None = Field(None, description=CATCHER)
+
+
+class PowerSource(Strict):
+    """A UPS, switchboard, generator or utility feed upstream of the panels: an element whose loss the power rules
+    judge, and whose rated output they hold each surviving one to."""
+
+    name: ObjectName
+    kind: Literal["ups", "switchboard", "generator", "utility"] = Field(
+        "ups", description="what it is, for messages; every kind is judged the same way")
+    kw: Kw | None = Field(None, description=(
+        "rated output in kW (a UPS's kW rating at its output power factor); omitted: its loss is still judged, "
+        "its load is not"))
+    fed_by: Upstream = Field([], description=FED_BY)
+    catcher: ObjectName | None = Field(None, description=CATCHER)
 
 
 class Placement(Strict):
@@ -163,6 +190,9 @@ class Site(Strict):
     utility_kw: Kw | None = None
     contracted_kw_per_rack: Kw | None = None
     panels: list[Panel] = []
+    power_sources: list[PowerSource] = Field([], description=(
+        "UPS systems, switchboards, generators and utility feeds that panels draw from (panels[].fed_by): each is "
+        "a single element whose loss the power rules judge (docs/power-topologies.md)"))
     rows: list[Row]
 
     def racks(self) -> list[tuple[int, int, Row, Rack]]:

@@ -9,8 +9,10 @@ from pydantic import Field
 
 from clusterforge.model import Rack
 from clusterforge.physics.budget import exceeds, steps
-from clusterforge.physics.electrical import derated_kw, describe, stronger_feeds
-from clusterforge.plan.capacity import panel_shares
+from clusterforge.physics.electrical import describe, stronger_feeds
+from clusterforge.physics.failures import NORMAL, Survivors, weakest_survivors, worst_cases
+from clusterforge.physics.power_grid import grid
+from clusterforge.plan import RackLoad
 from clusterforge.plan.it_load import site_it_kw
 from clusterforge.policies.config import Settings
 from clusterforge.policies.context import Context, rack_ref
@@ -21,6 +23,9 @@ from clusterforge.policies.registry import domain, rule
 DOMAIN = domain("power", "Power", 10)
 
 SOURCE_NEC = "NEC 210.19/210.20 continuous-load (80 %) rule; NetBox available_power model"
+# the site's power topology: what each panel and power source draws from (docs/power-topologies.md)
+TOPOLOGY = ("site.panels[].{name,voltage,amps,phase,fed_by,catcher}",
+            "site.power_sources[].{name,kind,kw,fed_by,catcher}")
 
 
 def redundant(ctx: Context, rack: Rack) -> bool:
@@ -61,44 +66,70 @@ def feed_normal_load(ctx: Context, settings: Settings) -> Iterator[Draft]:
 
 
 class RedundancySettings(Settings):
-    warn_fraction: float = Field(0.9, gt=0, le=1, description="warn when a rack uses this share of one side")
+    warn_fraction: float = Field(0.9, gt=0, le=1, description=(
+        "warn when a rack uses this share of one side (or of the feeds its weakest single failure leaves)"))
 
 
-@rule("PWR-002", "error", DOMAIN, "Rack survives the loss of either feed (A/B, 2N)",
-      "NVIDIA DGX SuperPOD RA: no single point of failure; either side alone must carry the rack",
+@rule("PWR-002", "error", DOMAIN, "Rack survives the loss of any one feed path (A/B, 2N, N+1 cords)",
+      "NVIDIA DGX SuperPOD RA: no single point of failure, either side alone must carry the rack; Uptime Institute "
+      "Tier III/IV: any one element lost; Schneider Electric White Paper 75 (2N, distributed and block redundant)",
       RedundancySettings, needs_site=True,
-      inputs=Inputs((FEEDS, *PLACED), ("max_power_kw",), ("electrical",),
-             "a `warning` when a rack uses `warn_fraction` or more of its weaker side"))
+      inputs=Inputs((FEEDS, f"{RACK}.feeds[].panel", *TOPOLOGY, *PLACED), ("max_power_kw",), ("electrical",),
+             "a `warning` when a rack uses `warn_fraction` or more of what its weakest failure leaves"))
 def ab_redundancy(ctx: Context, settings: RedundancySettings) -> Iterator[Draft]:
-    """Rack load ≤ min(usable A side, usable B side): either side alone must carry the whole rack, not the sum."""
+    """Each single failure upstream of a rack (a side, a panel, a UPS) leaves feeds that carry the whole rack:
+    load ≤ Σ usable of the feeds left. For A/B feeds either side alone must carry the whole rack: min(usable A,
+    usable B), not the sum; a rack with N+1 cords on separately fed panels is judged per cord lost."""
+    topology = grid(ctx.site, ctx.config.electrical)
+    weakest: dict[tuple[object, ...], Survivors | None] = {}  # per rack make-up: a hall repeats a few
     for load, rack in ctx.racks():
-        if not load.power_kw or not rack.feeds:
+        kw = load.power_kw
+        if not kw or not rack.feeds:
             continue
-        a, b = ctx.side_kw(rack, "A"), ctx.side_kw(rack, "B")
+        key = tuple([(f.panel, f.side, f.voltage, f.amps, f.phase) for f in rack.feeds])
+        if key in weakest:
+            case = weakest[key]
+        else:
+            cords = tuple([topology.cord(f) for f in rack.feeds])
+            case = weakest[key] = weakest_survivors(topology, cords, rack.feeds, ctx.config.electrical)
+        if case is not None and (not case.left or exceeds(kw, settings.warn_fraction * case.usable_kw, "kW")):
+            yield from _survives(ctx, settings, load, rack, topology.labels[case.lost], case)
+
+
+def _survives(ctx: Context, settings: RedundancySettings, load: RackLoad, rack: Rack, lost: str, case: Survivors
+              ) -> Iterator[Draft]:
+    """PWR-002's finding for one rack and its weakest failure, in A/B terms where that failure leaves one side."""
+    kw, derate, path = load.power_kw, ctx.config.electrical.derate, (*load.rack.path, "feeds")
+    a, b = ctx.side_kw(rack, "A"), ctx.side_kw(rack, "B")
+    if not case.left:
         if not a or not b:
             missing = "B" if a else "A"
-            yield Draft((*load.rack.path, "feeds"), f"rack {rack.name} has no {missing}-side feed: losing its "
-                        f"only side drops {load.power_kw:.1f} kW", f"add a {missing}-side feed", load.power_kw, 0,
-                        "kW", where=rack_ref(load))
-            continue
-        weaker = min(a, b)
-        side = "A" if a <= b else "B"
-        if exceeds(load.power_kw, weaker, "kW"):
-            feeds = ", ".join(describe(f) for f in rack.feeds if f.side == side)
-            yield Draft(
-                (*load.rack.path, "feeds"),
-                f"rack {rack.name} draws {load.power_kw:.1f} kW; either side alone must carry it but side {side} "
-                f"gives {weaker:.1f} kW usable ({feeds} × {ctx.config.electrical.derate:g})",
-                f"move a server to another rack, or feed side {side} for {load.power_kw:.1f} kW: "
-                f"{stronger_feeds(load.power_kw, [f for f in rack.feeds if f.side == side], ctx.config.electrical)}",
-                load.power_kw, weaker, "kW",
-                where=rack_ref(load))
-        elif exceeds(load.power_kw, settings.warn_fraction * weaker, "kW"):
-            yield Draft(
-                (*load.rack.path, "feeds"),
-                f"rack {rack.name} draws {load.power_kw:.1f} kW, {load.power_kw / weaker:.0%} of what side {side} "
-                f"alone can carry ({weaker:.1f} kW)", "little headroom after a feed loss", load.power_kw, weaker,
-                "kW", level="warning", where=rack_ref(load))
+            yield Draft(path, f"rack {rack.name} has no {missing}-side feed: losing its only side drops {kw:.1f} kW",
+                        f"add a {missing}-side feed", kw, 0, "kW", where=rack_ref(load))
+        else:
+            yield Draft(path, f"rack {rack.name} loses all {len(rack.feeds)} feeds when {lost} is lost: "
+                        f"{kw:.1f} kW dropped", "land its feeds on panels that no single failure takes out together "
+                        "(different panels, fed from different sources)", kw, 0, "kW", where=rack_ref(load))
+        return
+    left = [rack.feeds[i] for i in case.left]
+    usable, side = case.usable_kw, left[0].side
+    plural = "s" if len(left) > 1 else ""
+    if a and b and all(f.side == side for f in left) and len(left) == sum(f.side == side for f in rack.feeds):
+        what = f"side {side}"  # the failure leaves one whole side: said as A/B racks always were
+        carries, warned = f"either side alone must carry it but side {side} gives", f"what side {side} alone can carry"
+    else:
+        what = f"feed{plural} {', '.join(f.name for f in left)}"
+        carries = f"when {lost} is lost, {what} must carry it but give{'' if plural else 's'}"
+        warned = f"what {what} can carry when {lost} is lost"
+    if exceeds(kw, usable, "kW"):
+        yield Draft(path, f"rack {rack.name} draws {kw:.1f} kW; {carries} {usable:.1f} kW usable "
+                    f"({', '.join(describe(f) for f in left)} × {derate:g})",
+                    f"move a server to another rack, or feed {what} for {kw:.1f} kW: "
+                    f"{stronger_feeds(kw, left, ctx.config.electrical)}", kw, usable, "kW", where=rack_ref(load))
+    elif exceeds(kw, settings.warn_fraction * usable, "kW"):
+        yield Draft(path, f"rack {rack.name} draws {kw:.1f} kW, {kw / usable:.0%} of {warned} "
+                    f"({usable:.1f} kW)", "little headroom after a feed loss", kw, usable, "kW", level="warning",
+                    where=rack_ref(load))
 
 
 @rule("PWR-003", "warning", DOMAIN, "Server PSU redundancy survives a feed loss",
@@ -220,24 +251,41 @@ def leg_balance(ctx: Context, settings: BalanceSettings) -> Iterator[Draft]:
                 imbalance * 100, settings.max_imbalance * 100, "%", where=rack_ref(load))
 
 
-@rule("PWR-006", "error", DOMAIN, "Panel and busway aggregate", SOURCE_NEC, needs_site=True,
-      inputs=Inputs(("site.panels[].{name,voltage,amps,phase}", f"{RACK}.feeds[].{{panel,side}}", *PLACED),
-             ("max_power_kw",), ("electrical",)))
+@rule("PWR-006", "error", DOMAIN, "Panel, busway and UPS load with any one element lost",
+      f"{SOURCE_NEC}; Uptime Institute Tier III/IV (any one element lost); Schneider Electric White Paper 75 "
+      "(2N, distributed redundant, block redundant with a catcher)", needs_site=True,
+      inputs=Inputs((*TOPOLOGY, f"{RACK}.feeds[].{{panel,side}}", *PLACED), ("max_power_kw",), ("electrical",),
+             "each panel's and power source's worst case names the element lost (docs/power-topologies.md)"))
 def panel_aggregate(ctx: Context, settings: Settings) -> Iterator[Draft]:
-    """The feeds on a panel, each at its load after the other side fails, stay within the panel's usable rating."""
-    loads: dict[str, float] = defaultdict(float)
-    for load, rack in ctx.racks():
-        if load.power_kw:
-            for name, share in panel_shares(rack).items():
-                loads[name] += load.power_kw * share
-    e = ctx.config.electrical
-    for i, panel in enumerate(ctx.site.panels):
-        usable = derated_kw(panel, e)
-        if exceeds(loads.get(panel.name, 0.0), usable, "kW"):
-            yield Draft(("site", "panels", i),
-                        f"panel {panel.name} carries {loads[panel.name]:.1f} kW when the other side is lost; it "
-                        f"gives {usable:.1f} kW usable ({describe(panel)} × {e.derate:g})",
-                        "move feeds to another panel or upgrade it", loads[panel.name], usable, "kW")
+    """Each panel and power source carries its load within its rating in normal operation and with any one
+    element lost (a side, a panel, a UPS): racks move their load to the cords they keep. The worst case is
+    reported, naming the element lost."""
+    site, e = ctx.site, ctx.config.electrical
+    topology = grid(site, e)
+    if not topology.declared:
+        return
+    racks = ((load.power_kw, tuple([topology.cord(f) for f in rack.feeds])) for load, rack in ctx.racks())
+    panels = len(site.panels)
+    for i, case in enumerate(worst_cases(topology, racks)):
+        usable = topology.usable_kw[i]
+        if usable is None or not exceeds(case.kw, usable, "kW"):
+            continue
+        when = "in normal operation" if case.lost == NORMAL else f"when {topology.labels[case.lost]} is lost"
+        hint = "move feeds to another panel or upgrade it" if i < panels else \
+            "move panels to another source or raise its rating"
+        if case.lost >= topology.declared:
+            side = topology.names[case.lost]
+            hint += (f"; side {side} stands for the path of every {side} cord on a panel without fed_by: declare "
+                     f"what feeds each panel if side {side} is no single path (docs/power-topologies.md)")
+        if i < panels:
+            panel = site.panels[i]
+            message = (f"panel {panel.name} carries {case.kw:.1f} kW of {usable:.1f} kW usable {when} "
+                       f"({describe(panel)} × {e.derate:g})")
+            where: tuple[str | int, ...] = ("site", "panels", i)
+        else:
+            message = f"{topology.labels[i]} carries {case.kw:.1f} kW of {usable:.1f} kW rated {when}"
+            where = ("site", "power_sources", i - panels)
+        yield Draft(where, message, hint, case.kw, usable, "kW")
 
 
 @rule("PWR-007", "error", DOMAIN, "Site power budget", "The Green Grid PUE definition (WP#49)", needs_site=True,
