@@ -122,7 +122,7 @@ COMMAND_MODULES = {
     "lab": "lab_cmds", "new": "new_cmds", "plan": "plan_cmds", "provision": "provision_cmds", "render": "plan_cmds",
     "report": "report_cmds", "rules": "rules_cmds", "schema": "blueprint_cmds", "validate": "blueprint_cmds",
     "diff": "diff_cmds", "update": "update_cmds", "cost": "cost_cmds", "image": "image_cmds",
-    "affected": "affected_cmds", "power": "power_cmds",
+    "affected": "affected_cmds", "power": "power_cmds", "stack": "stack_cmds",
 }
 
 

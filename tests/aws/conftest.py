@@ -188,12 +188,13 @@ def build_blueprint(path: Path, **overrides: Any) -> Callable[[], Any]:
     return program
 
 
-def run_main(config: dict[str, str]) -> Callable[[], Any]:
-    """The real `stacks/aws/__main__.py`, with its stack config (`packageMirror: true` unless it says)."""
+def run_main(config: dict[str, str], main: Path = MAIN) -> Callable[[], Any]:
+    """The real `stacks/aws/__main__.py` (or a project's own, `main`: `clusterforge stack new aws`), with its stack
+    config (`packageMirror: true` unless it says)."""
 
     def program() -> None:
         given = {"packageMirror": "true"} | config  # a route for the bake unless the test says otherwise
         pulumi.runtime.set_all_config({f"{PROJECT}:{k}": v for k, v in given.items()})
-        runpy.run_path(str(MAIN), run_name="__main__")
+        runpy.run_path(str(main), run_name="__main__")
 
     return program

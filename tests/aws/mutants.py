@@ -302,14 +302,14 @@ MUTANTS = (
     ),
     Mutant(
         "waivers not read",
-        "stacks/aws/__main__.py",
+        f"{PKG}/stack_main.py",
         'waivers=path("waivers")',
         "waivers=None",
         (f"{T}/test_program.py::test_a_waived_error_deploys",),
     ),
     Mutant(
         "an empty kmsKeyArn reaches the resources",
-        "stacks/aws/__main__.py",
+        f"{PKG}/stack_main.py",
         'kms_key_arn=config.get("kmsKeyArn") or None',
         'kms_key_arn=config.get("kmsKeyArn")',
         (f"{T}/test_program.py::test_the_project_defaults_mean_the_programs_defaults",),

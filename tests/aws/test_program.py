@@ -14,7 +14,7 @@ import yaml
 
 from clusterforge.targets.aws.inventory import inventory, parse_outputs
 from tests.aws.blueprints import example, with_errors, write
-from tests.aws.conftest import EXAMPLES, MAIN, Run, run_main
+from tests.aws.conftest import EXAMPLES, MAIN, Recorder, Run, run_main
 
 Stack = Callable[..., Run]
 
@@ -24,9 +24,13 @@ def line_of(path: Path, needle: str) -> int:
 
 
 def test_issue_done_criteria_for_aws_p5(stack: Stack) -> None:
-    """p5.48xlarge template with 32 EFA on cards 0-31, IMDSv2, the Capacity Block, a cluster placement group,
-    a self-referencing all-traffic group, 64 nodes, and 50,400 GiB PERSISTENT_2 at 250 MB/s/TiB."""
-    rec = stack(run_main({"blueprint": str(EXAMPLES / "aws-p5.yaml")})).recorder
+    assert_aws_p5(stack(run_main({"blueprint": str(EXAMPLES / "aws-p5.yaml")})).recorder)
+
+
+def assert_aws_p5(rec: Recorder) -> None:
+    """examples/aws-p5.yaml as deployed: a p5.48xlarge template with 32 EFA on cards 0-31, IMDSv2, the Capacity
+    Block, a cluster placement group, a self-referencing all-traffic group, 64 nodes, and 50,400 GiB PERSISTENT_2 at
+    250 MB/s/TiB."""
     [template] = [t for t in rec.of_type("aws:ec2/launchTemplate:LaunchTemplate")
                   if t.inputs["instanceType"] == "p5.48xlarge"]
     lt = template.inputs
