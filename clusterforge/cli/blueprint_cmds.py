@@ -81,15 +81,20 @@ def _validate_one(path: Path, catalog: Catalog, given: tuple[Path, ...]) -> File
 @app.command()
 @click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False),
               help="Write to a file instead of stdout.")
-def schema(output: Path | None) -> None:
+@catalog_option
+def schema(output: Path | None, catalog: tuple[Path, ...]) -> None:
     """Print the JSON Schema of the files you write, for editor completion and validation.
 
     One schema for every kind, picked by the file's `kind:` (Cluster, Site, PolicyConfig, Waivers, Catalog),
-    as written: name ranges, `count:` groups and `!include FILE` included. See docs/editor.md.
+    as written: name ranges, `count:` groups and `!include FILE` included. A pool's `hardware:` and a fabric's
+    `switch:` take the catalog's names, so the editor completes them and marks a misspelt one: give the same
+    --catalog files as to `validate` and `check`, and the schema knows your site's hardware too.
+    See docs/editor.md.
 
     \b
     VS Code (Red Hat YAML extension):
       clusterforge schema -o clusterforge.schema.json
+      clusterforge schema --catalog site-catalog.yaml -o clusterforge.schema.json
     then in settings.json:
       "yaml.schemas": {"./clusterforge.schema.json": ["*.cluster.yaml", "blueprints/*.yaml"]},
       "yaml.customTags": ["!include scalar"]
@@ -97,12 +102,14 @@ def schema(output: Path | None) -> None:
       # yaml-language-server: $schema=./clusterforge.schema.json
     """
     from clusterforge.schema import blueprint_schema
+    from clusterforge.target_kernel import load_catalog
 
-    text = json.dumps(blueprint_schema(), indent=2, sort_keys=True) + "\n"
+    text = json.dumps(blueprint_schema(load_catalog(catalog)), indent=2, sort_keys=True) + "\n"
     if output is None:
         click.echo(text, nl=False)
         return
-    from clusterforge.files.atomic import write_text
+    from clusterforge.files.atomic import refuse_inputs, write_text
 
+    refuse_inputs(output, catalog)  # never over a --catalog file it read
     write_text(output, text)
     say(f"wrote {output}")

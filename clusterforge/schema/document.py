@@ -6,14 +6,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic.json_schema import models_json_schema
 
 from clusterforge.core.version import __version__
 from clusterforge.schema.ecma import ecma_patterns
+from clusterforge.schema.hardware import hardware_names
 from clusterforge.schema.kinds import kind_models, kind_optional
 from clusterforge.schema.written import as_written
+
+if TYPE_CHECKING:
+    from clusterforge.catalog import Catalog
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -27,9 +31,12 @@ def _targets(defs: dict[str, Any], cluster: str) -> None:
     defs["Pool"]["properties"]["target"]["anyOf"][0]["enum"] = names
 
 
-def editor_schema() -> dict[str, Any]:
+def editor_schema(catalog: Catalog | None = None) -> dict[str, Any]:
     """One JSON Schema for blueprints, site files, policy configs, waivers and catalogs, as written, with
-    patterns every editor compiles as clusterforge does."""
+    patterns every editor compiles as clusterforge does, and the hardware names of `catalog` (default: the
+    built-in one) for pools and fabrics."""
+    from clusterforge.target_kernel import load_catalog
+
     models = kind_models()
     keys, top = models_json_schema([(model, "validation") for model in models.values()],
                                    ref_template="#/$defs/{model}")
@@ -37,6 +44,7 @@ def editor_schema() -> dict[str, Any]:
     refs = {kind: keys[(model, "validation")]["$ref"] for kind, model in models.items()}
     _targets(defs, refs["Cluster"].rsplit("/", 1)[-1])
     as_written(defs)
+    hardware_names(defs, catalog if catalog is not None else load_catalog())
     by_kind: list[dict[str, Any]] = [
         {"if": {"required": ["kind"], "properties": {"kind": {"const": kind}}}, "then": {"$ref": ref}}
         for kind, ref in refs.items()]
