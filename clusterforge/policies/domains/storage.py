@@ -17,9 +17,12 @@ SCRATCH_BASELINE_MB_S_PER_TIB = 200  # SCRATCH_1/2 baseline throughput (AWS FSx 
 
 
 def write_gb_s(ctx: Context) -> float | None:
-    """Aggregate file-system write bandwidth: FSx TiB × MB/s/TiB ÷ 1000, or the on-prem figure given."""
+    """Aggregate file-system write bandwidth: FSx TiB × MB/s/TiB ÷ 1000 (an Intelligent-Tiering file system's
+    throughput capacity ÷ 1000: it has no size), or the on-prem figure given."""
     lustre = ctx.cluster.storage.lustre
     if isinstance(lustre, FsxLustre):
+        if lustre.elastic or lustre.capacity_tib is None:
+            return lustre.throughput_capacity_mb_s / 1000 if lustre.throughput_capacity_mb_s else None
         tier = lustre.throughput_mb_s_per_tib or SCRATCH_BASELINE_MB_S_PER_TIB
         return lustre.capacity_tib * tier / 1000
     if isinstance(lustre, OnPremLustre):
@@ -30,7 +33,7 @@ def write_gb_s(ctx: Context) -> float | None:
 @rule("STO-003", "warning", DOMAIN, "Checkpoint window",
       "ZeRO (Rajbhandari et al. 2020): bf16 weights 2 B + Adam fp32 states 12 B per parameter",
       inputs=Inputs(("workload.{model_params_b,bytes_per_param,max_checkpoint_s}",
-             "storage.lustre.{capacity_gib,throughput_mb_s_per_tib,write_gb_s}")))
+             "storage.lustre.{capacity_gib,throughput_mb_s_per_tib,throughput_capacity_mb_s,write_gb_s}")))
 def checkpoint_window(ctx: Context, settings: Settings) -> Iterator[Draft]:
     """A full checkpoint (params × 14 B) written at the file system's bandwidth takes ≤ max_checkpoint_s."""
     workload = ctx.cluster.workload

@@ -24,6 +24,7 @@ from clusterforge.targets.aws.design import (
     with_controller,
 )
 from clusterforge.targets.aws.efa import RESERVED_ROLE, availability_zone, efa_interfaces, placement_group
+from clusterforge.targets.aws.fsx_tiering import read_cache
 from clusterforge.targets.aws.instance import Ec2Instance
 from clusterforge.targets.aws.section import Aws, aws_pool, aws_section
 from clusterforge.targets.aws.settings import DEFAULT_CONTROLLER_TYPE
@@ -52,12 +53,17 @@ def _lustre(cluster: Cluster, aws: Aws, lustre: FsxLustre, zone: str | None, nod
     """The file system as the stack's Lustre component sets it up, and the S3 link of a PERSISTENT_2 one."""
     p2 = lustre.deployment_type == PERSISTENT_2
     data = data_repository(cluster, aws)
+    elastic = lustre.elastic  # Intelligent-Tiering: no size, a throughput for the whole file system, a read cache
     settings: dict[str, Any] = {
         "deployment_type": lustre.deployment_type, "storage_type": lustre.storage_type,
-        "storage_capacity_gib": lustre.capacity_gib, "zone": zone,
+        "storage_capacity_gib": None if elastic else lustre.capacity_gib, "zone": zone,
         "throughput_mb_s_per_tib": lustre.throughput_mb_s_per_tib if lustre.deployment_type.startswith(
-            "PERSISTENT") else None,
+            "PERSISTENT") and not elastic else None,
         "data_compression": lustre.data_compression, "lustre_version": lustre.lustre_version}
+    if elastic:
+        mode, size = read_cache(lustre) or (None, None)
+        settings |= {"throughput_capacity_mb_s": lustre.throughput_capacity_mb_s, "read_cache": mode,
+                     "read_cache_gib": size}
     if p2:
         settings |= {"metadata_mode": "USER_PROVISIONED" if lustre.metadata_iops is not None else "AUTOMATIC",
                      "metadata_iops": lustre.metadata_iops}

@@ -7,11 +7,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from clusterforge.catalog import Catalog
-from clusterforge.cost.lines import in_region, no_price_in, priced
+from clusterforge.cost.lines import NO_PRICE, in_region, no_price_in, priced
 from clusterforge.cost.model import CostLine
 from clusterforge.model import Cluster, FsxLustre
 from clusterforge.targets.aws.prices import fsx_key
 from clusterforge.targets.aws.section import aws_section
+
+ELASTIC_UNPRICED = ("no price for Intelligent-Tiering storage (billed by the data stored in each tier, the "
+                    "throughput capacity, the SSD read cache and metadata IOPS, none of them in the price tables)")
 
 
 def storage_lines(cluster: Cluster, catalog: Catalog) -> Iterator[CostLine]:
@@ -21,9 +24,12 @@ def storage_lines(cluster: Cluster, catalog: Catalog) -> Iterator[CostLine]:
     lustre = cluster.storage.lustre
     if not isinstance(lustre, FsxLustre):
         return
+    aws = aws_section(cluster)
+    if lustre.capacity_gib is None or lustre.elastic:
+        yield _elastic_line(lustre, aws.region if aws is not None else None)
+        return
     key = fsx_key(lustre.deployment_type, lustre.storage_type, lustre.throughput_mb_s_per_tib)
     tier = f" {lustre.throughput_mb_s_per_tib} MB/s/TiB" if lustre.throughput_mb_s_per_tib else ""
-    aws = aws_section(cluster)
     region = aws.region if aws is not None else None
     quoted = catalog.prices.table("fsx_lustre", region).get(key)
     elsewhere = catalog.prices.table_regions("fsx_lustre", key) if quoted is None else ()
@@ -32,3 +38,13 @@ def storage_lines(cluster: Cluster, catalog: Catalog) -> Iterator[CostLine]:
     yield priced(f"{item}, {lustre.capacity_gib:,} GiB", "storage", float(lustre.capacity_gib), "GB-month", "month",
                  quoted, named,
                  no_price_in(region, f"{item} ({key})", elsewhere), region=region)
+
+
+def _elastic_line(lustre: FsxLustre, region: str | None) -> CostLine:
+    """An Intelligent-Tiering file system, unpriced: it has no provisioned size to bill per GB-month (AWS bills the
+    data it stores, by tier, besides its throughput capacity, SSD read cache and metadata IOPS), and the price
+    tables hold no rate for any of these. The line names it so the totals say what they leave out."""
+    mb_s = lustre.throughput_capacity_mb_s or 0
+    item = f"FSx for Lustre {lustre.deployment_type} {lustre.storage_type}, {mb_s:,} MB/s throughput capacity"
+    return priced(item, "storage", float(mb_s), "MB/s-month", "month", None,
+                  source=f"{ELASTIC_UNPRICED}: {NO_PRICE}", region=region)

@@ -1,11 +1,13 @@
 """FSx for Lustre sizes and throughput tiers AWS accepts, as plain values: the blueprint rules (STO-001,
-STO-002) and their CrossGuard policies share them."""
+STO-002) and their CrossGuard policies share them. Intelligent-Tiering storage has neither a size nor a tier per
+TiB: its limits are fsx_tiering.py's."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from clusterforge.model import FsxLustre
+from clusterforge.targets.aws.fsx_tiering import TIERING
 
 THROUGHPUT_TIERS: dict[tuple[str, str], tuple[int, ...]] = {
     ("PERSISTENT_2", "SSD"): (125, 250, 500, 1000),
@@ -34,7 +36,10 @@ def capacity_rule(
 
 
 def valid_capacities(fsx: FsxLustre) -> str | None:
-    """None when the blueprint's capacity is valid for its deployment and storage type, else the rule in words."""
+    """None when the blueprint's capacity is valid for its deployment and storage type, else the rule in words
+    (None too without a capacity: Intelligent-Tiering's is STO-001's own case)."""
+    if fsx.capacity_gib is None:
+        return None
     return capacity_rule(fsx.capacity_gib, fsx.deployment_type, fsx.storage_type, fsx.throughput_mb_s_per_tib)
 
 
@@ -49,7 +54,10 @@ class TierProblem:
 
 def tier_problems(deployment_type: str, storage_type: str = "SSD", throughput: int | None = None,
                   name: str = "throughput_mb_s_per_tib") -> list[TierProblem]:
-    """Throughput-tier problems from plain values (shared with CrossGuard); `name` is the throughput field's name."""
+    """Throughput-tier problems from plain values (shared with CrossGuard); `name` is the throughput field's name.
+    Intelligent-Tiering storage has no tier per TiB: fsx_tiering.tiering_problems judges it."""
+    if storage_type == TIERING:
+        return []
     if deployment_type.startswith("SCRATCH"):
         problems: list[TierProblem] = []
         if throughput is not None:

@@ -4,7 +4,8 @@ policy share them, so `check` and `pulumi preview` reach one verdict.
 AWS FSx API reference, CreateFileSystemLustreMetadataConfiguration, Iops (USER_PROVISIONED mode only): "For SSD
 file systems, valid values are 1500, 3000, 6000, 12000, and multiples of 12000 up to a maximum of 192000. For
 Intelligent-Tiering file systems, valid values are 6000 and 12000." The metadata configuration belongs to the
-PERSISTENT_2 deployment type; in AUTOMATIC mode "you cannot specify a value".
+PERSISTENT_2 deployment type; in AUTOMATIC mode "you cannot specify a value", and AUTOMATIC mode is "supported only
+on SSD file systems" (Mode): an Intelligent-Tiering file system needs its IOPS given.
 """
 
 from __future__ import annotations
@@ -53,12 +54,19 @@ def _rule_text(storage_type: str) -> str:
 
 def metadata_problem(iops: int | None, deployment_type: str, storage_type: str = "SSD",
                      mode: str = "USER_PROVISIONED") -> MetadataProblem | None:
-    """None when AWS accepts the metadata IOPS (or none are given), else the problem in words."""
+    """None when AWS accepts the metadata IOPS (or none are given where AWS may scale them), else the problem in
+    words."""
     if iops is None:
+        if storage_type == INTELLIGENT_TIERING and deployment_type == PERSISTENT_2:
+            return MetadataProblem(f"{INTELLIGENT_TIERING} storage needs provisioned metadata IOPS: AUTOMATIC mode is "
+                                   "for SSD file systems only", "set metadata_iops: 6000 or 12000")
         return None
     if deployment_type != PERSISTENT_2:
         return MetadataProblem(f"{deployment_type} takes no metadata IOPS: only PERSISTENT_2 provisions them",
                                "remove metadata_iops, or use PERSISTENT_2")
+    if mode == "AUTOMATIC" and storage_type == INTELLIGENT_TIERING:
+        return MetadataProblem(f"{INTELLIGENT_TIERING} storage takes no AUTOMATIC metadata mode (SSD only)",
+                               "use mode USER_PROVISIONED with 6,000 or 12,000 IOPS")
     if mode == "AUTOMATIC":
         return MetadataProblem(f"metadata IOPS {iops:,} are given in AUTOMATIC mode, which sets them itself",
                                "use mode USER_PROVISIONED, or give no IOPS")

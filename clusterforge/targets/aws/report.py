@@ -59,9 +59,15 @@ def storage_card(cluster: Cluster) -> dict[str, Any] | None:
         return None
     tib = lustre.capacity_tib
     per_tib = lustre.throughput_mb_s_per_tib
-    throughput = (f"{tib * per_tib / 1000:,.1f} GB/s ({per_tib} MB/s per TiB)" if per_tib
-                  else "the deployment type's baseline")
-    facts = [("capacity", f"{lustre.capacity_gib:,} GiB ({tib:,.1f} TiB, {lustre.storage_type})"),
+    if tib is None:  # Intelligent-Tiering: elastic storage, provisioned by throughput for the whole file system
+        mb_s = lustre.throughput_capacity_mb_s
+        size, big = f"elastic (grows and shrinks with the data, {lustre.storage_type})", "elastic"
+        throughput = f"{mb_s / 1000:,.1f} GB/s ({mb_s:,} MB/s provisioned)" if mb_s else "not given"
+    else:
+        size, big = f"{lustre.capacity_gib:,} GiB ({tib:,.1f} TiB, {lustre.storage_type})", f"{tib:,.1f} TiB"
+        throughput = (f"{tib * per_tib / 1000:,.1f} GB/s ({per_tib} MB/s per TiB)" if per_tib
+                      else "the deployment type's baseline")
+    facts = [("capacity", size),
              ("throughput", throughput), ("deployment type", lustre.deployment_type),
              ("mount", lustre.mount), ("Lustre", lustre.lustre_version)]
     if lustre.import_path:
@@ -69,6 +75,6 @@ def storage_card(cluster: Cluster) -> dict[str, Any] | None:
     svg = (f'<svg class="fsx" role="img" aria-label="FSx for Lustre" width="150" height="110" viewBox="0 0 150 110" '
            f'xmlns="http://www.w3.org/2000/svg"><path d="M10 20 v70 a65 14 0 0 0 130 0 v-70" class="drum"/>'
            f'<ellipse cx="75" cy="20" rx="65" ry="14" class="top"/>'
-           f'<text x="75" y="58" class="big">{tib:,.1f} TiB</text>'
+           f'<text x="75" y="58" class="big">{big}</text>'
            f'<text x="75" y="76" class="small">{escape(lustre.deployment_type)}</text></svg>')
     return {"title": "FSx for Lustre", "facts": facts, "svg": svg}

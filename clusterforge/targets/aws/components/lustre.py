@@ -3,6 +3,11 @@
 PERSISTENT_2 links S3 only through associations (no import_path): the data repository appears read-mostly
 under /data, and the checkpoint bucket under /checkpoints with automatic export, so a checkpoint written at
 Lustre speed reaches versioned S3 without the job waiting for it.
+
+An Intelligent-Tiering file system (PERSISTENT_2 only) has no storage capacity and no throughput per TiB: it takes
+`throughput_capacity` (MB/s for the whole file system), `data_read_cache_configuration` (required with that
+storage type) and USER_PROVISIONED metadata IOPS (pulumi-aws 7, aws.fsx.LustreFileSystem: "INTELLIGENT_TIERING
+requires data_read_cache_configuration and metadata_configuration to be set").
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import pulumi_aws as aws
 
 from clusterforge.model import FsxLustre
 from clusterforge.targets.aws.design import DataRepository
+from clusterforge.targets.aws.fsx_tiering import read_cache as tiering_read_cache
 
 PERSISTENT_2 = "PERSISTENT_2"
 DATA_PATH = "/data"
@@ -34,8 +40,19 @@ class LustreArgs:
     protect: bool = True
 
 
+def read_cache(fsx: FsxLustre) -> aws.fsx.LustreFileSystemDataReadCacheConfigurationArgs | None:
+    """An Intelligent-Tiering file system's SSD read cache: the blueprint's, else sized by AWS in proportion to the
+    throughput capacity; None for SSD and HDD storage, which have none."""
+    cache = tiering_read_cache(fsx)
+    if cache is None:
+        return None
+    mode, size = cache
+    return aws.fsx.LustreFileSystemDataReadCacheConfigurationArgs(sizing_mode=mode, size=size)
+
+
 def metadata(fsx: FsxLustre) -> aws.fsx.LustreFileSystemMetadataConfigurationArgs | None:
-    """PERSISTENT_2 metadata: provisioned IOPS when the blueprint names them, else AWS scales them."""
+    """PERSISTENT_2 metadata: provisioned IOPS when the blueprint names them, else AWS scales them (SSD only:
+    Intelligent-Tiering takes its IOPS as given, STO-004 requires them)."""
     if fsx.deployment_type != PERSISTENT_2:
         return None
     if fsx.metadata_iops is not None:
@@ -69,9 +86,11 @@ class Lustre(pulumi.ComponentResource):
         p2 = fsx.deployment_type == PERSISTENT_2
         linked = args.data is not None and not p2
         fs = aws.fsx.LustreFileSystem(
-            f"{name}-fs", deployment_type=fsx.deployment_type, storage_capacity=fsx.capacity_gib,
-            storage_type=fsx.storage_type,
-            per_unit_storage_throughput=fsx.throughput_mb_s_per_tib if persistent else None,
+            f"{name}-fs", deployment_type=fsx.deployment_type,
+            storage_capacity=None if fsx.elastic else fsx.capacity_gib, storage_type=fsx.storage_type,
+            per_unit_storage_throughput=fsx.throughput_mb_s_per_tib if persistent and not fsx.elastic else None,
+            throughput_capacity=fsx.throughput_capacity_mb_s if fsx.elastic else None,
+            data_read_cache_configuration=read_cache(fsx),
             data_compression_type=fsx.data_compression, file_system_type_version=fsx.lustre_version,
             metadata_configuration=metadata(fsx), subnet_ids=args.subnet_id,
             security_group_ids=[args.security_group_id], kms_key_id=args.kms_key_arn if persistent else None,
