@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from clusterforge.cli.app import app, catalog_option, format_option
+from clusterforge.cli.catalog_prices_cmds import prices
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -18,7 +19,11 @@ if TYPE_CHECKING:
 
 @app.group("catalog")
 def catalog_group() -> None:
-    """Browse the catalog: hardware (servers, instance types, switches) and software sets, each with its source."""
+    """Browse the catalog: hardware (servers, instance types, switches) and software sets, each with its source;
+    make a region's price catalog from the cloud's own price lists (`catalog prices`)."""
+
+
+catalog_group.add_command(prices)  # `catalog prices`: a region's price catalog from the cloud's own price lists
 
 
 def _summary(entry: Entry) -> tuple[str, str, str, str]:
