@@ -388,3 +388,50 @@ def test_lab_up_lets_nodes_configure_themselves_unless_told_to_push(cli, monkeyp
     monkeypatch.setattr("clusterforge.lab.cluster.up", refuse("push"))
     result = cli("lab", "up", "--name", "cf-unit", *args)
     assert result.exit_code == 2 and f"{chosen} chosen" in result.stderr, result.output
+
+
+def test_the_labs_folder_is_made_private_as_the_munge_role_keeps_the_key_folder(tmp_path, monkeypatch) -> None:
+    """The lab's folder holds the munge key `lab provision` passes as munge_key_file: made in the mode the munge
+    role gives that key's folder, the role has nothing to change there after `lab up` (whichever boot made it)."""
+    import os
+
+    import yaml
+
+    from clusterforge.lab.paths import PRIVATE
+
+    tasks = yaml.safe_load((ROOT / "roles/munge/tasks/key.yml").read_text())
+    folder = next(t for t in tasks if t["name"] == "The control host keeps the key in a private directory")
+    assert folder["ansible.builtin.file"]["path"] == "{{ munge_key_file | dirname }}"
+    assert int(folder["ansible.builtin.file"]["mode"], 8) == PRIVATE
+    monkeypatch.setenv("CLUSTERFORGE_CACHE", str(tmp_path))
+    paths = LabPaths.of("cf-unit")
+    old = os.umask(0o022)
+    try:
+        assert (paths.make().stat().st_mode & 0o777) == PRIVATE  # made new
+        paths.root.chmod(0o755)
+        assert (paths.make().stat().st_mode & 0o777) == PRIVATE  # made private again (a folder of an older lab)
+    finally:
+        os.umask(old)
+
+
+def test_a_push_to_a_lab_with_power_saved_pools_sees_their_nodes_and_leaves_them_out(tmp_path, monkeypatch) -> None:
+    """`lab provision` reads the nodes SLURM starts as a node configuring itself does (their /etc/hosts lines and
+    node lists agree, so a push after `lab up` changes nothing) and never runs on them."""
+    from clusterforge.lab import state
+    from clusterforge.lab.cluster import pushed_to
+
+    monkeypatch.setenv("CLUSTERFORGE_CACHE", str(tmp_path))
+    paths = LabPaths.of("cf-unit")
+    rendered = paths.render / "inventory/hosts.yml"
+    always = (state.Node("ctl-0001", "cf-unit-ctl-0001", "10.0.0.10", ("slurm_controller",)),)
+    state.save(paths, state.LabState("cf-unit", "bp.yaml", (), "img", "net", "ctl-0001", always))
+    assert pushed_to(paths, rendered, None) == ([rendered], None)  # no power-saved pool: as rendered
+    burst = tuple(state.Node(f"burst-000{i}", f"cf-unit-burst-000{i}", f"10.0.0.1{i}", ("pool_burst",))
+                  for i in (1, 2))
+    state.save(paths, state.LabState("cf-unit", "bp.yaml", (), "img", "net", "ctl-0001", always, burst))
+    (paths.root / "boot").mkdir(parents=True)
+    (paths.root / "boot/nodes.yml").write_text("all: {}\n")
+    given = paths.root / "boot/nodes.yml"
+    assert pushed_to(paths, rendered, None) == ([rendered, given], "all:!burst-0001:!burst-0002")
+    assert pushed_to(paths, rendered, "node-0001,ctl-0001") == (
+        [rendered, given], "node-0001,ctl-0001:!burst-0001:!burst-0002")

@@ -75,11 +75,25 @@ def ansible_env(paths: LabPaths) -> dict[str, str]:
             "ANSIBLE_SSH_CONTROL_PATH": f"{paths.root}/cp-%%n"}
 
 
+def pushed_to(paths: LabPaths, inventory: Path, limit: str | None) -> tuple[list[Path], str | None]:
+    """The inventories and limit of a push. A lab with power-saved pools adds what its nodes are given to boot
+    (the boot folder's nodes.yml: the nodes SLURM starts, in their pools' groups), so a push sees the cluster as a
+    node configuring itself does (its /etc/hosts and node lists name them too), and leaves those nodes out of the
+    run: SLURM powers them, and a powered-down one answers nothing."""
+    lab = state.load(paths)
+    launched = [node.name for node in lab.launched] if lab is not None else []
+    given = paths.root / "boot" / "nodes.yml"
+    if not launched or not given.is_file():
+        return [inventory], limit
+    return [inventory, given], ":".join([limit or "all", *(f"!{name}" for name in launched)])
+
+
 def _run(paths: LabPaths, inventory: Path, on_event: EventHandler | None, *, check: bool = False,
          diff: bool = False, tags: str | None = None, limit: str | None = None, fast: bool = True,
          extra_vars: dict[str, Any] | None = None, vars_files: Sequence[Path] = ()) -> Outcome:
+    inventories, limit = pushed_to(paths, inventory, limit)
     return execute(Run(
-        project=project_root(), inventories=[inventory], private_dir=paths.runner_dir, check=check, diff=diff,
+        project=project_root(), inventories=inventories, private_dir=paths.runner_dir, check=check, diff=diff,
         tags=tags, limit=limit, extra_vars_files=[paths.extra_vars, *vars_files], extra_vars=extra_vars or {},
         fast=fast, env=ansible_env(paths)), on_event)
 
@@ -119,7 +133,7 @@ def prepare(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: i
             hint="`clusterforge lab provision` to re-run, `clusterforge lab down` to remove it"))
     timings = Timings()
     host.require(need_debootstrap=not podman_image_exists(image.BASE_IMAGE))
-    paths.root.mkdir(parents=True, exist_ok=True)
+    paths.make()
     render(blueprint, catalogs, count, paths.render, ha)
     hosts = inventory_hosts(paths.render / "inventory/hosts.yml")
     if not any(CONTROLLER in g for g in hosts.values()):

@@ -42,7 +42,7 @@ class NodeSpec:
 def ensure_ssh_key(paths: LabPaths) -> None:
     if paths.ssh_key.exists():
         return
-    paths.root.mkdir(parents=True, exist_ok=True)
+    paths.make()
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"clusterforge-lab-{paths.name}",
                     "-f", str(paths.ssh_key)], check=True)
 

@@ -12,6 +12,10 @@ from clusterforge.files.checkout import cache_root
 PREFIX = "cf-lab"
 LABEL = "io.clusterforge.lab"
 NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,30}$")
+# A lab's folder holds its secrets (the munge key, the slurmdbd password, the SSH key, the BMC login): private from
+# the moment it is made, in the mode the munge role keeps the control host's key folder in (roles/munge,
+# "The control host keeps the key in a private directory"), so `lab provision` after `lab up` changes nothing.
+PRIVATE = 0o700
 
 
 @dataclass(frozen=True)
@@ -27,6 +31,12 @@ class LabPaths:
             raise ClusterforgeError(Problem(f"invalid lab name {name!r}", path="--name",
                                             hint="lowercase letters, digits and dashes, starting with a letter"))
         return cls(name, cache_root() / "lab" / "instances" / name)
+
+    def make(self) -> Path:
+        """The lab's folder, made (or made again) private; `root`."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.root.chmod(PRIVATE)
+        return self.root
 
     @property
     def state(self) -> Path:
