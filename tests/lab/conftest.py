@@ -142,6 +142,14 @@ FIRST_START = re.compile(
     r"|No fed_mgr state file|We can't find assoc 1 on cluster|state file .* missing"
     r"|slurm_send_node_msg: .*SRUN_JOB_COMPLETE.*Connection reset by peer"
     r"|_sync_nodes_to_comp_job|(assoc|qos|usage) state file")
+# What a cold start of two controllers (`lab up --ha`) may add, once, on the primary alone (docs/lab.md, "clean
+# logs"): as it starts, the primary asks every backup to give up control (`_shutdown_backup_controller` in SLURM's
+# src/slurmctld/controller.c, called at every start of a primary), and the backup, started after the primary
+# answers, is not listening yet. Started the other way round, the backup logs its own line instead
+# (slurm-production reference, section 11: one of the two on every cold start of the pair). Nothing else: not a
+# timed-out call (`Socket timed out`: a backup started with the primary), nor slurmdbd refused (`_open_persist_conn`:
+# slurmctld started before slurmdbd listened), nor a reply lost to a re-execution (`Unexpected missing socket error`).
+HA_FIRST_START = re.compile(r"_shutdown_bu_thread:send/recv ctl-0002: Connection refused$")
 
 
 def error_lines(lab: Lab, node: str, log: str) -> list[str]:
