@@ -15,12 +15,36 @@ EXAMPLES = ROOT / "examples"
 SHARED_EXAMPLES = ROOT.parent / "shared" / "examples"
 
 
+def filter_plugins() -> Any:
+    """The roles' filter plugin module (plugins/filter/packages.py, clusterforge.cluster.missing_packages), loaded
+    from its file: the collection's plugins are not a Python package."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("clusterforge_cluster_packages",
+                                                  ROOT / "plugins" / "filter" / "packages.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def example_files() -> list[Path]:
     """The repository's examples plus ../shared/examples (present in CI and on developer machines)."""
     files = sorted(EXAMPLES.glob("*.yaml"))
     if SHARED_EXAMPLES.is_dir():
         files += sorted(SHARED_EXAMPLES.glob("*.yaml"))
     return files
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _the_roles_collection_is_found() -> None:
+    """ansible-playbook run by a test finds clusterforge.cluster (the roles' own filter) in this checkout, as
+    `provision` and the lab do (clusterforge.files.checkout.ansible_environment)."""
+    import os
+
+    from clusterforge.files.checkout import ansible_environment
+
+    os.environ.update(ansible_environment(ROOT))
 
 
 @pytest.fixture(autouse=True)

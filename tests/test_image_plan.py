@@ -92,7 +92,7 @@ def test_a_role_install_step_is_an_input(tmp_path: Path, monkeypatch: pytest.Mon
     (before,) = needed(LAB)
     copy = tmp_path / "checkout"
     copy.mkdir()
-    for part in ("site.yml", "roles", "filter_plugins"):
+    for part in ("site.yml", "roles", "plugins"):
         (shutil.copytree if (ROOT / part).is_dir() else shutil.copy)(ROOT / part, copy / part)
     monkeypatch.setattr("clusterforge.lab.bake.project_root", lambda: copy)
     (same,) = needed(LAB)

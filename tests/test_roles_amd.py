@@ -13,9 +13,11 @@ from typing import Any
 import pytest
 import yaml
 
-from filter_plugins.packages import missing_packages
-from tests.conftest import ROOT
+from clusterforge.files.checkout import ansible_environment
+from tests.conftest import ROOT, filter_plugins
 from tests.test_roles import trusted
+
+missing_packages = filter_plugins().missing_packages
 
 BIN = Path(sys.executable).parent
 FACTS = {"ansible_distribution_release": "noble", "ansible_distribution": "Ubuntu",
@@ -119,7 +121,7 @@ def _play(tmp_path: Path, extra: dict[str, Any]) -> subprocess.CompletedProcess[
     home = tmp_path / "ansible-home"
     env = {**os.environ, "ANSIBLE_HOME": str(home), "ANSIBLE_LOCAL_TEMP": str(home / "tmp"),
            "ANSIBLE_CONFIG": str(ROOT / "ansible.cfg"), "ANSIBLE_ROLES_PATH": str(ROOT / "roles"),
-           "ANSIBLE_FILTER_PLUGINS": str(ROOT / "filter_plugins"), "ANSIBLE_NOCOLOR": "1"}
+           **ansible_environment(ROOT), "ANSIBLE_NOCOLOR": "1"}
     variables = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
                  "ansible_become": False, **extra}
     return subprocess.run([str(BIN / "ansible-playbook"), "-i", "localhost,", str(playbook), "--check",

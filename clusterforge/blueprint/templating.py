@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -297,13 +296,14 @@ def _coerce(value: str, spec: ParamSpec) -> Any:
 
 
 def template_dirs(extra: Path | None = None) -> list[Path]:
-    """Where templates are found: --templates, $CLUSTERFORGE_TEMPLATES, the checkout, the installed share."""
-    candidates = [extra] if extra else []
+    """Where templates are found: --templates, $CLUSTERFORGE_TEMPLATES, the checkout or the installed release."""
+    candidates: list[Path | None] = [extra] if extra else []
     if os.environ.get(ENV_VAR):
         candidates.append(Path(os.environ[ENV_VAR]))
-    candidates.append(Path(__file__).resolve().parents[2] / "templates")  # clusterforge/blueprint/ -> the checkout
-    candidates.append(Path(sys.prefix) / "share" / "clusterforge" / "templates")
-    return [c for c in candidates if c.is_dir()]
+    from clusterforge.files.checkout import shipped
+
+    candidates.append(shipped("templates"))  # the checkout's, or the installed release's
+    return [c for c in candidates if c is not None and c.is_dir()]
 
 
 def discover(extra: Path | None = None) -> dict[str, Template]:

@@ -73,7 +73,7 @@ def role_inputs() -> list[Path]:
     """The checkout's files a bake reads: site.yml, the roles' install steps, defaults and vars, the filters."""
     root = project_root()
     return sorted([root / "site.yml", *root.glob("roles/*/tasks/install.yml"), *root.glob("roles/*/defaults/main.yml"),
-                   *root.glob("roles/*/vars/main.yml"), *root.glob("filter_plugins/*.py")])
+                   *root.glob("roles/*/vars/main.yml"), *root.glob("plugins/*/*.py")])
 
 
 def add_recipe(digest: Any, pins: object) -> None:

@@ -33,13 +33,12 @@ XID_79 = ("NVRM: Xid (PCI:0000:9a:00): 79, pid=1234, name=python3, GPU has falle
 
 
 def example_jobs() -> Path:
-    """examples/jobs of the checkout, or of the installed share (pyproject data-files)."""
-    import sys
+    """examples/jobs of the checkout, or of the installed release (clusterforge.files.checkout.shipped)."""
+    from clusterforge.files.checkout import shipped
 
-    for candidate in (Path(__file__).resolve().parents[2] / "examples" / "jobs",
-                      Path(sys.prefix) / "share" / "clusterforge" / "examples" / "jobs"):
-        if (candidate / "train.py").is_file():
-            return candidate
+    candidate = shipped("examples/jobs")
+    if candidate is not None and (candidate / "train.py").is_file():
+        return candidate
     raise ClusterforgeError(Problem("examples/jobs/train.py is not installed", "examples/jobs",
                                     hint="run from a checkout, or reinstall clusterforge"))
 

@@ -10,7 +10,8 @@ depend on it is given to the node, read-only, as a provisioning server or cloud-
   inventory and SLURM files);
 - /etc/clusterforge/secrets: the munge key and, on the accounting host, the slurmdbd password, files of mode 0600
   owned by root on the control host, so root only on the node; jobs never read them;
-- /usr/share/clusterforge/ansible: site.yml and the roles of this checkout, and the collections they name.
+- /usr/share/clusterforge/ansible: site.yml and the roles of this tree, and the collections they name (the
+  roles' own, clusterforge.cluster, is this tree's plugins/).
 
 The node writes its result to the shared volume (`.clusterforge/boot/<node>`): the control host reads one folder
 instead of asking every node, so its work per node is starting a container. `lab provision` (SSH push) repairs a
@@ -58,7 +59,8 @@ UNIT = "/etc/systemd/system/clusterforge-boot.service"
 # What the bake adds for nodes that configure themselves (part of the baked image's inputs)
 BAKE_PACKAGES = ("ansible-core",)
 # clusterforge: the power-save programs' modules, which the slurm role copies to a controller from the tree
-TREE_PARTS = ("site.yml", "ansible.cfg", "roles", "filter_plugins", "clusterforge")
+TREE_PARTS = ("site.yml", "ansible.cfg", "roles", "clusterforge")
+OWN_COLLECTION = "clusterforge/cluster"  # the roles name their filter clusterforge.cluster.missing_packages
 MUNGE_KEY_SIZE = 1024  # bytes, as roles/munge makes it
 FIRST = ("slurm_controller", "pool_db")  # the hosts every other node needs: their containers start first
 STATUS = Path(".clusterforge") / "boot"
@@ -152,6 +154,7 @@ class Given:
             common += ["--volume", f"{collections / namespace}:{COLLECTIONS}/{namespace}:ro"]
         for part in TREE_PARTS:
             common += ["--volume", f"{tree / part}:{TREE}/{part}:ro"]
+        common += ["--volume", f"{tree / 'plugins'}:{COLLECTIONS}/{OWN_COLLECTION}/plugins:ro"]
         mitogen = mitogen_dir()
         if mitogen is not None:
             common += [arg for package in MITOGEN_PACKAGES

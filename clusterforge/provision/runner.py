@@ -100,9 +100,12 @@ def mitogen_env() -> dict[str, str]:
 
 
 def base_env(project: Path) -> dict[str, str]:
-    """What every Ansible run of the project gets: its ansible.cfg, no colour, and this interpreter's Ansible."""
+    """What every Ansible run of the project gets: its ansible.cfg, the roles' collection (clusterforge.cluster,
+    whose plugins the roles name), no colour, and this interpreter's Ansible."""
+    from clusterforge.files.checkout import ansible_environment
+
     # ansible-runner turns host key checking off unless told otherwise; ansible.cfg's setting stands.
-    return {"ANSIBLE_CONFIG": str(project / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1",
+    return {"ANSIBLE_CONFIG": str(project / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1", **ansible_environment(project),
             "ANSIBLE_HOST_KEY_CHECKING": "True", "PATH": f"{_binaries()}{os.pathsep}{os.environ.get('PATH', '')}"}
 
 

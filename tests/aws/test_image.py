@@ -153,7 +153,7 @@ def bundle_root(tmp_path: Path) -> Path:
     for name in ("site.yml", "ansible.cfg", *CONTROLLER_MODULES):
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, root / name)
-    for name in ("roles", "filter_plugins"):
+    for name in ("roles", "plugins"):
         shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
     return root
 
@@ -186,7 +186,8 @@ def test_the_roles_bundle_is_deterministic_and_holds_every_role() -> None:
     names = members(bundle)
     roles = sorted(p.name for p in (ROOT / "roles").iterdir() if p.is_dir())
     assert len(roles) > 10
-    assert {"site.yml", "ansible.cfg", "filter_plugins/packages.py"} <= set(names)
+    plugin = "collections/ansible_collections/clusterforge/cluster/plugins/filter/packages.py"  # beside site.yml
+    assert {"site.yml", "ansible.cfg", plugin} <= set(names)
     assert all(f"roles/{role}/tasks/main.yml" in names for role in roles)
     assert names["site.yml"] == (ROOT / "site.yml").read_bytes()
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]

@@ -1,10 +1,12 @@
 """The two archives a node image and a booting node read from S3 (pure Python, no Pulumi).
 
-- the **roles bundle**: `site.yml`, `ansible.cfg`, `roles/` and `filter_plugins/` of this checkout, and the
-  power-save programs' modules (`powersave.CONTROLLER_MODULES`), which the slurm role installs on the
-  controller. The image build runs its `install` steps; the image keeps it for the boot phase. Its digest names
-  the bake, so the archive must be the same bytes for the same files: sorted entries, no timestamps, owners or
-  modes from the checkout (only the executable bit), and a gzip header without a name or a time.
+- the **roles bundle**: `site.yml`, `ansible.cfg` and `roles/` of this tree, the collection's plugins (the
+  roles name them as clusterforge.cluster.*) where Ansible finds them beside `site.yml`
+  (`collections/ansible_collections/clusterforge/cluster/plugins/`), and the power-save programs' modules
+  (`powersave.CONTROLLER_MODULES`), which the slurm role installs on the controller. The image build runs its
+  `install` steps; the image keeps it for the boot phase. Its digest names the bake, so the archive must be the
+  same bytes for the same files: sorted entries, no timestamps, owners or modes from the checkout (only the
+  executable bit), and a gzip header without a name or a time.
 - the **node config**: what `clusterforge render` writes for the roles' boot phase (`inventory/group_vars/` and
   `slurm/`), read by every node at first boot with its instance role. It holds no secret: the munge key has a
   place of its own (an SSM SecureString parameter, see components/image.py).
@@ -19,11 +21,13 @@ import tarfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from clusterforge.files.checkout import project_root
+from clusterforge.files.checkout import COLLECTION_NAME, COLLECTION_NAMESPACE, project_root
 from clusterforge.powersave import CONTROLLER_MODULES
 
 BUNDLE_FILES = ("site.yml", "ansible.cfg", *CONTROLLER_MODULES)
-BUNDLE_DIRS = ("roles", "filter_plugins")
+BUNDLE_DIRS = ("roles", "plugins")
+# In the archive the collection's plugins sit where ansible-playbook looks beside the playbook it runs.
+ARCHIVED_AS = {"plugins": f"collections/ansible_collections/{COLLECTION_NAMESPACE}/{COLLECTION_NAME}/plugins"}
 SKIPPED_PARTS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache"})
 SKIPPED_SUFFIXES = (".pyc", ".pyo", ".swp", "~")
 
@@ -58,11 +62,17 @@ def tar_gz(files: Iterable[tuple[str, bytes, bool]]) -> bytes:
     return out.getvalue()
 
 
+def archived_name(relative: str) -> str:
+    """A tree file's path in the roles bundle (the plugins go where the playbook finds their collection)."""
+    top, _, rest = relative.partition("/")
+    return f"{ARCHIVED_AS[top]}/{rest}" if top in ARCHIVED_AS and rest else relative
+
+
 def roles_bundle(root: Path | None = None) -> bytes:
-    """The roles bundle of the checkout (`clusterforge.files.checkout.project_root` unless `root` is given)."""
+    """The roles bundle of the tree (`clusterforge.files.checkout.project_root` unless `root` is given)."""
     base = root if root is not None else project_root()
-    return tar_gz((p.relative_to(base).as_posix(), p.read_bytes(), bool(p.stat().st_mode & 0o100))
-                  for p in bundle_paths(base))
+    entries = sorted((archived_name(p.relative_to(base).as_posix()), p) for p in bundle_paths(base))
+    return tar_gz((name, p.read_bytes(), bool(p.stat().st_mode & 0o100)) for name, p in entries)
 
 
 def config_bundle(files: Mapping[str, str]) -> bytes:
