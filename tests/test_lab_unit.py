@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
@@ -15,7 +14,7 @@ from clusterforge.lab.render import DEFAULT_BLUEPRINT, DEFAULT_CATALOG, data_fil
 from clusterforge.lab.repo import Pins
 from clusterforge.render import yamlout
 from clusterforge.target_kernel import load_catalog
-from tests.conftest import ROOT
+from tests.conftest import ROOT, filter_plugins
 
 GOOD_INFO = {"host": {"ociRuntime": {"name": "runc"}, "networkBackend": "netavark"}}
 ALL_TOOLS = dict.fromkeys(host.TOOLS, True)
@@ -189,14 +188,6 @@ def test_lab_blueprint_passes_check(cli) -> None:
     assert result.exit_code == 0, result.output
 
 
-def load_filter():
-    spec = importlib.util.spec_from_file_location("packages", ROOT / "filter_plugins" / "packages.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize(("specs", "lines", "missing"), [
     (["slurmd=22.05*"], ["slurmd 22.05.8-4+deb12u3 installed"], []),
     (["slurmd=22.05*"], ["slurmd 23.02.1-1 installed"], ["slurmd=22.05*"]),
@@ -207,7 +198,7 @@ def load_filter():
     (["a", "b=1*"], ["a 3 installed", "b 1.2 installed"], []),
 ])
 def test_missing_packages_filter(specs, lines, missing) -> None:
-    assert load_filter().missing_packages(specs, lines) == missing
+    assert filter_plugins().missing_packages(specs, lines) == missing
 
 
 def test_status_json_has_controller_and_nodes(cli, monkeypatch, tmp_path) -> None:
