@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from clusterforge.blueprint.expand import apply_placements, expand
-from clusterforge.catalog import Catalog, Server
+from clusterforge.catalog import Catalog, Instance, Server
 from clusterforge.core.errors import ClusterforgeError
 from clusterforge.core.hints import and_more, capped
 from clusterforge.core.limits import NODES, POOLS
@@ -41,10 +41,10 @@ def check_pools(source: Source) -> None:
 
 
 def _hosts_per_device(catalog: Catalog, key: str) -> int:
-    """SLURM hosts one device of a catalog entry holds (18 trays of an NVL72 rack); 1 for an unknown key, which
-    catalog_problems reports."""
+    """SLURM hosts one device of a catalog entry holds (18 trays of an NVL72 rack, the instances of a cloud's
+    rack-scale device); 1 for an unknown key, which catalog_problems reports."""
     entry = catalog.get(key) if key in catalog else None
-    return entry.hosts_per_device if isinstance(entry, Server) else 1
+    return entry.hosts_per_device if isinstance(entry, Server | Instance) else 1
 
 
 def check_nodes(cluster: Cluster, catalog: Catalog, source: Source) -> None:

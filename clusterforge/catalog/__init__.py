@@ -5,8 +5,8 @@ passes every registered target's.
 """
 
 from clusterforge.catalog.loader import Catalog, compose_catalog
-from clusterforge.catalog.models import Cpus, Entry, Gpus, Instance, Nics, Psus, Server, Switch
+from clusterforge.catalog.models import Cpus, Entry, Gpus, Instance, Nic, Nics, Psus, Server, Switch
 from clusterforge.catalog.parts import CatalogPart
 
-__all__ = ["Catalog", "CatalogPart", "Cpus", "Entry", "Gpus", "Instance", "Nics", "Psus", "Server", "Switch",
-           "compose_catalog"]
+__all__ = ["Catalog", "CatalogPart", "Cpus", "Entry", "Gpus", "Instance", "Nic", "Nics", "Psus", "Server",
+           "Switch", "compose_catalog"]

@@ -12,7 +12,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TypeVar
 
-from clusterforge.catalog.models import CatalogFile, Entry, Instance, Server, Switch
+from clusterforge.catalog.models import CatalogFile, Entry, Instance, Nic, Server, Switch
 from clusterforge.catalog.parts import CatalogPart, file_model
 from clusterforge.catalog.price_book import PriceBook
 from clusterforge.catalog.software import SoftwareCatalog
@@ -22,8 +22,9 @@ from clusterforge.core.validation import validate
 from clusterforge.files.fastyaml import parse_fast
 from clusterforge.files.yamlsource import Source, load_file, parse_text
 
-E = TypeVar("E", bound=Server | Switch | Instance)
-_BUILTIN_FILES = ("servers.yaml", "switches.yaml", "software.yaml", "prices.yaml")
+E = TypeVar("E", bound=Server | Switch | Nic | Instance)
+# nics first: servers name them (a server is checked against the NICs defined before it)
+_BUILTIN_FILES = ("nics.yaml", "servers.yaml", "switches.yaml", "software.yaml", "prices.yaml")
 
 
 class Catalog:
@@ -87,6 +88,9 @@ def _add_file(file: CatalogFile, source: Source, entries: dict[str, Entry], orig
             continue
         entries[key] = entry
         origins[key] = origin
+    for key, entry in file.hardware.items():
+        problems += [source.problem(("hardware", key, *where), message, hint)
+                     for where, message, hint in nic_problems(entry, entries)]
     for table, index, row in file.software.rows():
         defined = software.add(table, row, origin)
         if defined is not None:
@@ -94,6 +98,28 @@ def _add_file(file: CatalogFile, source: Source, entries: dict[str, Entry], orig
                 ("software", table, index), f"{table} {shown(row.key)} is already defined ({defined})",
                 "a qualified set adds releases the tables lack; to change a built-in pairing, report it upstream"))
     return problems
+
+
+def nic_problems(entry: Entry, entries: dict[str, Entry]) -> list[tuple[tuple[str, ...], str, str]]:
+    """A server's NICs against the `nic` entry they name: it exists, and they run no faster and speak nothing
+    it does not. (path under the entry, message, hint) each."""
+    if not isinstance(entry, Server) or entry.node_nics is None or entry.node_nics.model is None:
+        return []
+    nics, model = entry.node_nics, entry.node_nics.model
+    where: tuple[str, ...] = ("hosts", "nics", "model") if entry.hosts else ("nics", "model")
+    card = entries.get(model)
+    if not isinstance(card, Nic):
+        return [(where, f"nics.model {shown(model)} is not a nic of the catalog",
+                 "name a `kind: nic` entry (`clusterforge catalog list --kind nic`), or leave model out")]
+    out: list[tuple[tuple[str, ...], str, str]] = []
+    if nics.speed_gbps > card.port_speed_gbps:
+        out.append((where, f"{nics.speed_gbps}G NICs cannot be {model}, whose ports run at "
+                    f"{card.port_speed_gbps}G", f"use speed_gbps: {card.port_speed_gbps} or less"))
+    extra = sorted(set(nics.protocols or ()) - set(card.protocols))
+    if extra:
+        out.append((where, f"{model} does not speak {', '.join(extra)}",
+                    f"use protocols: [{', '.join(card.protocols)}]"))
+    return out
 
 
 @lru_cache(maxsize=4)

@@ -112,6 +112,9 @@ class Nics(_Frozen):
     compute: Annotated[int, figure("NICs", 64)]
     speed_gbps: Annotated[int, figure("Gb/s", 10_000)]
     protocols: Annotated[tuple[LinkProtocol, ...], Field(min_length=1, max_length=2)] | None = None
+    model: CatalogKey | None = None
+    """The catalog's `nic` entry of these NICs, where the catalog has one: the loader checks that they run no
+    faster than it and speak only what it speaks."""
 
 
 class Hosts(_Frozen):
@@ -269,6 +272,18 @@ class Switch(_Physical):
     split_speed_gbps: Annotated[int, figure("Gb/s", 10_000)] | None = None
 
 
+class Nic(_Sourced):
+    """A network adapter model (kind `nic`): what a server's `nics.model` names. It is no device of its own (no pool
+    or fabric takes it), so it has no rack figures: its ports, their speed and what they speak."""
+
+    kind: Literal["nic"]
+    vendor: Line
+    ports: Annotated[int, figure("ports", 64)]
+    port_speed_gbps: Annotated[int, figure("Gb/s", 10_000)]
+    protocols: Annotated[tuple[LinkProtocol, ...], Field(min_length=1, max_length=2)]
+    host_interface: Line | None = None
+
+
 TARGET = r"^[a-z][a-z0-9-]{0,31}$"
 
 
@@ -283,8 +298,20 @@ class Instance(_Sourced):
     accelerators: Gpus | None = None
 
     @property
+    def hosts_per_device(self) -> int:
+        """Hosts (SLURM nodes) one device of this entry is: 1 for an instance type; a target's kind may sell several
+        instances as one device in one scale-up domain (an UltraServer), and then says how many."""
+        return 1
+
+    def launched_as(self, key: str) -> str:
+        """The type a cloud launches for each host of this entry: its own key, unless the target's kind says the
+        entry is a device of several instances of another type."""
+        return key
+
+    @property
     def gpu_count(self) -> int:
-        return self.gpus.count if self.gpus else 0
+        """GPUs in one device (an UltraServer's, where the target's kind sells instances as one)."""
+        return self.gpus.count * self.hosts_per_device if self.gpus else 0
 
     @property
     def network(self) -> str:
@@ -292,7 +319,7 @@ class Instance(_Sourced):
         return "-"
 
 
-Entry = Server | Switch | Instance
+Entry = Server | Switch | Nic | Instance
 
 
 class CatalogFile(_Frozen):
@@ -303,6 +330,6 @@ class CatalogFile(_Frozen):
 
     apiVersion: Literal["clusterforge/v1"] = "clusterforge/v1"
     kind: Literal["Catalog"] = "Catalog"
-    hardware: dict[CatalogKey, Annotated[Server | Switch, Field(discriminator="kind")]] = {}
+    hardware: dict[CatalogKey, Annotated[Server | Switch | Nic, Field(discriminator="kind")]] = {}
     software: SoftwareTables = SoftwareTables()
     prices: PriceTable = PriceTable()  # USD, each with its source and date (catalog/prices.py)

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Union, get_args
 
 from pydantic import BaseModel, Discriminator, Field, Tag, create_model
 
-from clusterforge.catalog.models import CatalogFile, Instance, Server, Switch
+from clusterforge.catalog.models import CatalogFile, Instance, Nic, Server, Switch
 from clusterforge.catalog.prices import prices_model
 from clusterforge.catalog.software import Row, tables_model
 from clusterforge.core.text import CatalogKey
@@ -68,7 +68,7 @@ def _file_model(parts: tuple[CatalogPart, ...]) -> type[CatalogFile]:
     prices = [p.prices for p in parts if p.prices is not None]
     if not (instances or rows or prices):
         return CatalogFile
-    kinds: tuple[Any, ...] = (Server, Switch, *((_instance_kinds(instances),) if instances else ()))
+    kinds: tuple[Any, ...] = (Server, Switch, Nic, *((_instance_kinds(instances),) if instances else ()))
     entry: Any = Annotated[Union[kinds], Field(discriminator="kind")]  # noqa: UP007
     tables, priced = tables_model(rows), prices_model(prices)
     made: type[CatalogFile] = create_model(

@@ -28,8 +28,10 @@ catalog_group.add_command(prices)  # `catalog prices`: a region's price catalog 
 
 def _summary(entry: Entry) -> tuple[str, str, str, str]:
     """(gpus, power, space, network) columns for the list table."""
-    from clusterforge.catalog import Instance, Server, Switch
+    from clusterforge.catalog import Instance, Nic, Server, Switch
 
+    if isinstance(entry, Nic):  # an adapter servers name (`nics.model`): no device of its own
+        return "-", "-", "-", f"{entry.ports}x {entry.port_speed_gbps}G {'/'.join(entry.protocols)}"
     if isinstance(entry, Server):
         per = f"{entry.hosts.count} {entry.hosts.name}s × " if entry.hosts else ""
         gpus = f"{per}{entry.node_gpus.count}x {entry.node_gpus.model}" if entry.node_gpus else "-"
@@ -79,7 +81,7 @@ def _as_json(key: str, entry: Entry, catalog: Catalog) -> dict[str, Any]:
 
 @catalog_group.command("list")
 @format_option("text", "json")
-@click.option("--kind", type=click.Choice(["server", "instance", "switch"]), help="Only entries of this kind.")
+@click.option("--kind", type=click.Choice(["server", "instance", "switch", "nic"]), help="Only entries of this kind.")
 @catalog_option
 def list_entries(fmt: str, kind: str | None, catalog: tuple[Path, ...]) -> None:
     """List every catalog key, one per row, with its headline figures."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from clusterforge.catalog import Entry, Server
+from clusterforge.catalog import Entry, Instance, Server
 from clusterforge.model import Pool
 from clusterforge.plan.model import FabricSwitch, FatTree, PoolNodes, Topology
 
@@ -35,8 +35,9 @@ def fabric_nic_gbps(pool: Pool, entry: Entry) -> int:
 
 
 def hosts_per_device(entry: Entry) -> int:
-    """Nodes one device of this entry holds (18 trays of an NVL72 rack), else 1."""
-    return entry.hosts_per_device if isinstance(entry, Server) else 1
+    """Nodes one device of this entry holds (18 trays of an NVL72 rack, the instances of a cloud's rack-scale
+    device), else 1. Those nodes are one NVLink domain."""
+    return entry.hosts_per_device if isinstance(entry, Server | Instance) else 1
 
 
 def switch_names(tier: str, count: int) -> list[str]:

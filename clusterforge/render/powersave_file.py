@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from clusterforge.catalog import Instance
 from clusterforge.core.errors import ClusterforgeError
 from clusterforge.model import Cluster, Pool
 from clusterforge.powersave.config import FLEET_MAX, NodeGroup, PowerSaveConfig
@@ -45,6 +46,13 @@ def _section(cluster: Cluster, pool: Pool) -> Any:
     return getattr(cluster, target.section, None) if target.section else None
 
 
+def _launched(ctx: RenderContext, pool: Pool) -> str:
+    """The instance type the programs launch for each node: the pool's, or the one a device of it holds several
+    of (catalog Instance.launched_as)."""
+    entry = ctx.loaded.catalog.get(pool.hardware)
+    return entry.launched_as(pool.hardware) if isinstance(entry, Instance) else pool.hardware
+
+
 def group(ctx: RenderContext, pool: Pool) -> NodeGroup:
     """The pool's nodes, its static part and how they are launched."""
     cluster = ctx.loaded.cluster
@@ -53,7 +61,7 @@ def group(ctx: RenderContext, pool: Pool) -> NodeGroup:
     capacity = getattr(_section(cluster, pool), "capacity", None)
     reservation = getattr(capacity, "reservation_id", "") if purchase != "on-demand" else ""
     return NodeGroup(name=pool.name, nodes=nodes.hostlist, static=plan_of(ctx).static_of(pool.name),
-                     launch_template=launch_template_name(cluster, pool), instance_type=pool.hardware,
+                     launch_template=launch_template_name(cluster, pool), instance_type=_launched(ctx, pool),
                      capacity=purchase, reservation=reservation or "", scaling=pool.scaling)
 
 

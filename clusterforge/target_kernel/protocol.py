@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, get_args
 
 from pydantic import BaseModel
 
-from clusterforge.catalog import Catalog, CatalogPart, Instance, Server, Switch
+from clusterforge.catalog import Catalog, CatalogPart, Entry, Instance, Server
 
 if TYPE_CHECKING:
     from clusterforge.core.errors import Problem
@@ -99,7 +99,7 @@ def _no_rows(cluster: Cluster, catalog: Catalog) -> list[dict[str, Any]]:
     return []
 
 
-def _no_node_facts(cluster: Cluster, pool: Pool, entry: Server | Switch | Instance) -> NodeFacts:
+def _no_node_facts(cluster: Cluster, pool: Pool, entry: Entry) -> NodeFacts:
     return NodeFacts()
 
 
@@ -195,7 +195,7 @@ class Target:
     report_storage: Callable[[Cluster], dict[str, Any] | None] = _no_card
     """The report's card of the managed file system it provides: `title`, `facts` ((label, value) lines) and `svg`
     (its drawing); None: the blueprint has none of it."""
-    node_facts: Callable[[Cluster, Pool, Server | Switch | Instance], NodeFacts] = _no_node_facts
+    node_facts: Callable[[Cluster, Pool, Entry], NodeFacts] = _no_node_facts
     """What the target gives a pool's nodes (its catalog entry given): EFA interfaces, placement, zone."""
     group_vars: Callable[[Cluster], dict[str, Any]] = _no_vars
     """The target's own cluster-wide Ansible vars (all.yml), such as the region its nodes run in."""

@@ -40,7 +40,7 @@ def _pool(cluster: Cluster, aws: Aws, loaded: Loaded, pool: Pool, nodes: str) ->
         return None
     capacity = capacity_for(aws, pool)
     settings: dict[str, Any] = {
-        "instance_type": pool.hardware, "count": pool.count, "max_count": pool.max_count,
+        "instance_type": instance.launched_as(pool.hardware), "count": pool.count, "max_count": pool.max_count,
         "capacity": capacity.kind, "capacity_reservation": capacity.reservation_id,
         "placement_group": placement_group(cluster, pool, instance) or "none",
         "zone": availability_zone(cluster, pool), "efa_interfaces": efa_interfaces(pool, instance),

@@ -175,8 +175,9 @@ def _pool(cluster: Cluster, aws: Aws, loaded: Loaded, pool: Pool, nodes: tuple[s
                                         path=f"pools[{cluster.pools.index(pool)}].availability_zone",
                                         hint="use one of aws.availability_zones"))
     return PoolDesign(
-        name=pool.name, role=pool.role, instance_type=pool.hardware, nodes=nodes,
-        interfaces=pool_layout(pool.name, pool.hardware, instance, efa_interfaces(pool, instance)),
+        name=pool.name, role=pool.role, instance_type=instance.launched_as(pool.hardware), nodes=nodes,
+        interfaces=pool_layout(pool.name, instance.launched_as(pool.hardware), instance,
+                               efa_interfaces(pool, instance)),
         root_volume_gib=aws_pool(pool).root_volume_gib or instance.root_volume_gib,
         placement_group=placement_group(cluster, pool, instance), zone=zone, capacity=capacity_for(aws, pool),
         placement_opt_out=aws_pool(pool).placement == "none", launched_by_slurm=slurm_launched(cluster, pool),

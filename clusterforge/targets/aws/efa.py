@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from clusterforge.catalog import Instance, Server, Switch
+from clusterforge.catalog import Entry
 from clusterforge.model import Cluster, Pool
 from clusterforge.target_kernel.protocol import NodeFacts
 from clusterforge.targets.aws.instance import Ec2Instance
@@ -46,7 +46,7 @@ def availability_zone(cluster: Cluster, pool: Pool) -> str | None:
     return aws.availability_zones[0] if aws else None
 
 
-def node_facts(cluster: Cluster, pool: Pool, entry: Server | Switch | Instance) -> NodeFacts:
+def node_facts(cluster: Cluster, pool: Pool, entry: Entry) -> NodeFacts:
     """The facts an instance pool's nodes carry in the inventory (the `node_facts` hook of the target)."""
     if not isinstance(entry, Ec2Instance):
         return NodeFacts()
@@ -78,6 +78,12 @@ def efa_layout_problems(instance_type: str, instance: Ec2Instance, interfaces: I
     bad = [c for c in cards if not 0 <= c < instance.network_cards]
     if bad:
         problems.append(f"network card indexes {bad} are outside 0..{instance.network_cards - 1}")
+    crowded = sorted({(i.network_card_index, i.device_index) for i in listed
+                      if (room := instance.interfaces_on(i.network_card_index)) is not None
+                      and i.device_index >= room})
+    for card, index in crowded:
+        problems.append(f"network card {card} of {instance_type} takes {instance.interfaces_on(card)} interface(s): "
+                        f"device index {index} is refused (use device index 0 on a card that takes one)")
     primary = [i for i in listed if i.network_card_index == 0 and i.device_index == 0]
     if primary and primary[0].interface_type == "efa-only":
         problems.append("the primary interface (card 0, device 0) cannot be efa-only")

@@ -8,6 +8,10 @@ Types whose card 0 is ENA only (`primary_card_efa: false`, p6-b300) follow AWS's
 engineering gave it for p6-b300 and ParallelCluster builds it: card 0 holds only the primary `interface` (ENA), and
 each EFA card 1..n one `efa-only` interface at device index 0 (AWS EC2 User Guide, efa-acc-inst-types;
 aws/aws-parallelcluster issue 7143).
+
+A card that takes a single interface (the catalog's `network_card_interfaces`: p6e-gb200's odd cards) holds its
+`efa-only` interface at device index 0, as ParallelCluster builds it ("device_index=0 if
+network_card.maximum_network_interfaces() == 1 else 1", aws/aws-parallelcluster PR 6930).
 """
 
 from __future__ import annotations
@@ -19,19 +23,27 @@ from clusterforge.targets.aws.instance import Ec2Instance
 PRIMARY, EFA, EFA_ONLY, STANDARD = 0, "efa", "efa-only", "interface"
 
 
-def efa_layout(interfaces: int, primary_card_efa: bool = True) -> tuple[Interface, ...]:
+def efa_layout(interfaces: int, primary_card_efa: bool = True,
+               card_interfaces: tuple[int, ...] | None = None) -> tuple[Interface, ...]:
     """`interfaces` EFA devices on the first cards that carry EFA; none means one standard (ENA) interface on
-    card 0. Card 0 is `efa` when it carries EFA, else a standard interface before cards 1..interfaces."""
+    card 0. Card 0 is `efa` when it carries EFA, else a standard interface before cards 1..interfaces. A card
+    `card_interfaces` lists as taking one interface holds its `efa-only` at device index 0."""
     if interfaces <= 0:
         return (Interface(0, PRIMARY, STANDARD),)
     if not primary_card_efa:
         return (Interface(0, PRIMARY, STANDARD), *(Interface(card, 0, EFA_ONLY) for card in range(1, interfaces + 1)))
-    return (Interface(0, PRIMARY, EFA), *(Interface(card, 1, EFA_ONLY) for card in range(1, interfaces)))
+
+    def device(card: int) -> int:
+        single = card_interfaces is not None and card < len(card_interfaces) and card_interfaces[card] == 1
+        return 0 if single else 1
+
+    return (Interface(0, PRIMARY, EFA), *(Interface(card, device(card), EFA_ONLY) for card in range(1, interfaces)))
 
 
 def instance_layout(instance: Ec2Instance, interfaces: int) -> tuple[Interface, ...]:
-    """The layout for `interfaces` EFA devices on this instance type (its card 0 decides the form)."""
-    return efa_layout(interfaces, instance.primary_card_efa)
+    """The layout for `interfaces` EFA devices on this instance type (its card 0 and its cards' interface counts
+    decide the form)."""
+    return efa_layout(interfaces, instance.primary_card_efa, instance.network_card_interfaces)
 
 
 def pool_layout(pool: str, instance_type: str, instance: Ec2Instance, interfaces: int) -> tuple[Interface, ...]:

@@ -36,12 +36,17 @@ def _index(value: Any) -> int:
 
 
 def instance_of(instance_type: Any, catalog: Catalog) -> Ec2Instance | None:
-    """The catalog's instance entry, or None for a type the catalog does not know (nothing to check)."""
+    """The catalog's instance entry, or None for a type the catalog does not know (nothing to check). A type the
+    catalog knows only as an UltraServer's instances (p6e-gb200.36xlarge) is read from that UltraServer's entry,
+    whose figures are one instance's."""
     name = as_text(instance_type)
-    if name is None or name not in catalog:
+    if name is None:
         return None
-    entry = catalog.get(name)
-    return entry if isinstance(entry, Ec2Instance) else None
+    if name in catalog:
+        entry = catalog.get(name)
+        return entry if isinstance(entry, Ec2Instance) else None
+    return next((entry for key, entry in catalog.items()
+                 if isinstance(entry, Ec2Instance) and entry.launched_as(key) == name), None)
 
 
 def launch_template_problems(props: Mapping[str, Any], catalog: Catalog | None = None) -> list[str]:
