@@ -15,6 +15,7 @@ from pathlib import Path
 
 import yaml
 
+from clusterforge.files.checkout import ansible_environment
 from clusterforge.render.change_effects import Action
 from clusterforge.render.declarations import read_bindings
 from tests.test_contributing import DOC, ROOT
@@ -34,6 +35,7 @@ def role_files() -> dict[str, str]:
 def checkout(tmp_path: Path, files: dict[str, str]) -> Path:
     root = tmp_path / "checkout"
     shutil.copytree(ROOT / "roles", root / "roles")
+    shutil.copytree(ROOT / "plugins", root / "plugins")  # the collection's own modules and filter
     shutil.copy(ROOT / "ansible.cfg", root / "ansible.cfg")
     for path, text in files.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
@@ -51,7 +53,7 @@ def ansible(root: Path, tmp_path: Path, playbook: Path, *args: str) -> subproces
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "ANSIBLE_HOME": str(home),
            "ANSIBLE_LOCAL_TEMP": str(home / "tmp"), "ANSIBLE_REMOTE_TEMP": str(home / "remote"),
            "ANSIBLE_CONFIG": str(root / "ansible.cfg"), "ANSIBLE_ROLES_PATH": str(root / "roles"),
-           "ANSIBLE_NOCOLOR": "1"}
+           "ANSIBLE_NOCOLOR": "1", **ansible_environment(root)}
     return subprocess.run([str(BIN / "ansible-playbook"), "-i", str(inventory), str(playbook), *args],
                           capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env, check=False)
 

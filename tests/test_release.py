@@ -151,8 +151,13 @@ def test_the_collection_builds_installs_and_is_used_by_its_full_names(tmp_path: 
     assert all(f"roles/{role}/tasks/main.yml" in names for role in ROLES)
     assert not [n for n in names if n.startswith(("clusterforge/", "tests/", "docs/", "stacks/", ".git"))]
     collections = tmp_path / "collections"
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")},
+           "ANSIBLE_COLLECTIONS_PATH": str(collections), "ANSIBLE_HOME": str(tmp_path / "home"),
+           "ANSIBLE_LOCALHOST_WARNING": "False", "ANSIBLE_INVENTORY_UNPARSED_WARNING": "False"}
+    # only the tarball: the tests' own link to this tree as clusterforge.cluster is not on this path
     subprocess.run([galaxy, "collection", "install", str(tarball), "-p", str(collections)], check=True,
-                   capture_output=True, text=True)
+                   capture_output=True, text=True, env=env)
+    assert (collections / "ansible_collections" / "clusterforge" / "cluster" / "MANIFEST.json").is_file()
     team = tmp_path / "team"
     team.mkdir()
     (team / "cluster.yml").write_text(yaml.safe_dump([{
@@ -165,9 +170,6 @@ def test_the_collection_builds_installs_and_is_used_by_its_full_names(tmp_path: 
                    "ansible.builtin.assert": {"that": "['a=1.*', 'b'] | clusterforge.cluster.missing_packages("
                                                       "['a 1.2 installed']) == ['b']"}}],
     }], sort_keys=False))
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")},
-           "ANSIBLE_COLLECTIONS_PATH": str(collections), "ANSIBLE_HOME": str(tmp_path / "home"),
-           "ANSIBLE_LOCALHOST_WARNING": "False", "ANSIBLE_INVENTORY_UNPARSED_WARNING": "False"}
     playbook = str(Path(sys.executable).parent / "ansible-playbook")
     syntax = subprocess.run([playbook, "--syntax-check", "-i", "localhost,", "cluster.yml"], cwd=team, env=env,
                             capture_output=True, text=True)

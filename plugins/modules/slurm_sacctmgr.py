@@ -41,7 +41,7 @@ author: clusterforge
 
 EXAMPLES = r"""
 - name: QOS high preempts low
-  slurm_sacctmgr:
+  clusterforge.cluster.slurm_sacctmgr:
     kind: qos
     name: high
     options: {Priority: "1000", Preempt: low}
