@@ -12,10 +12,9 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from typing import Annotated, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from clusterforge.core.errors import ClusterforgeError, Problem
+from clusterforge.catalog.tables import validated_table
 
 DATA = "slurm-changes.yaml"
 PAGES = ("slurm.conf(5)", "scontrol(1)")
@@ -83,13 +82,7 @@ def _plugin(value: str | None) -> str:
 
 def load(text: str, name: str) -> Table:
     """The table in `text`; a row without its sentence, or any other shape, is an input problem naming it."""
-    try:
-        return Table.model_validate(yaml.safe_load(text))
-    except yaml.YAMLError as exc:
-        raise ClusterforgeError(Problem(f"is not YAML: {exc}".splitlines()[0], name)) from None
-    except ValidationError as exc:
-        raise ClusterforgeError([Problem(error["msg"], name, path=".".join(str(p) for p in error["loc"]))
-                                 for error in exc.errors()]) from None
+    return validated_table(Table, text, name)
 
 
 def packaged() -> Traversable:

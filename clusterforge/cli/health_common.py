@@ -60,6 +60,13 @@ def run_on_cluster(argv: list[str], via: str | None, lab: str | None) -> tuple[s
                                         hint="run on a login node, or pass --ssh LOGIN_NODE")) from None
 
 
+def from_option() -> Callable[[_F], _F]:
+    """`--from FILE`: judge the `NODE: {...}` lines a run saved with --save, running nothing."""
+    return click.option("--from", "saved", metavar="FILE", type=click.Path(dir_okay=False, allow_dash=True),
+                        help="Judge a run saved with --save (`NODE: {...}` lines, `-` for standard input) instead of "
+                        "running anything.")
+
+
 def save_option(command: str) -> Callable[[_F], _F]:
     """`--save FILE`: keep what a run's nodes printed, as the `NODE: {...}` lines `--from` reads back."""
     return click.option("--save", type=click.Path(path_type=Path, dir_okay=False), metavar="FILE",

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import click
 
 from clusterforge.cli.app import EXIT_POLICY, format_option
-from clusterforge.cli.health_common import check_save, from_saved, run_per_node, save_option
+from clusterforge.cli.health_common import check_save, from_option, from_saved, run_per_node, save_option
 from clusterforge.core.errors import ClusterforgeError, Problem
 
 if TYPE_CHECKING:
@@ -29,9 +29,7 @@ if TYPE_CHECKING:
 @click.option("--reservation", help="A maintenance reservation holding the nodes.")
 @click.option("--drain", is_flag=True, help="Drain a node that fails, with reason code dcgm-diag (each node's own "
               "health script drains its own node).")
-@click.option("--from", "saved", metavar="FILE", type=click.Path(dir_okay=False, allow_dash=True),
-              help="Judge a run saved with --save (`NODE: {...}` lines, `-` for standard input) instead of running "
-              "anything.")
+@from_option()
 @save_option("diag")
 @click.option("--ssh", "via", metavar="HOST", help="Run srun on HOST (a login node) over ssh; default: here.")
 @click.option("--lab", metavar="NAME", help="Run on the controller of this clusterforge lab.")

@@ -11,6 +11,7 @@ import click
 from clusterforge.cli.app import EXIT_POLICY, catalog_option, format_option
 from clusterforge.cli.health_common import (
     check_save,
+    from_option,
     from_saved,
     perf_tolerances,
     run_on_cluster,
@@ -30,9 +31,7 @@ if TYPE_CHECKING:
 @click.option("--reservation", help="A maintenance reservation holding the nodes (they must be idle).")
 @click.option("--drain", is_flag=True, help="Drain the outliers: one scontrol per reason code (gpu-sdc, gpu-perf, "
               "gpu-slow), its nodes as one hostlist.")
-@click.option("--from", "saved", metavar="FILE", type=click.Path(dir_okay=False, allow_dash=True),
-              help="Judge a run saved with --save (`NODE: {...}` lines, `-` for standard input) instead of running "
-              "anything.")
+@from_option()
 @save_option("perf")
 @click.option("--tolerance", type=float, help="How far below its fleet median a GPU may measure, 0 < t < 1 "
               "(default: the policy config's health.perf.fleet_tolerance, 0.10).")

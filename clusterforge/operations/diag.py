@@ -20,13 +20,12 @@ from typing import Any
 
 from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.operations.node_lines import TaskOutput
-from clusterforge.operations.own_results import BadField, Own, live, node_field
+from clusterforge.operations.own_results import BadField, Own, live, node_and_status
 from clusterforge.operations.own_results import read_saved as read_own
 from clusterforge.operations.srun import per_node_srun
 
 HEALTH_SCRIPT = "/usr/local/sbin/clusterforge-health"  # health_script in roles/health/defaults/main.yml
 TIME_LIMIT_MIN = {1: 10, 2: 30, 3: 90, 4: 240}  # generous: DCGM's durations plus the node's own variance
-STATUSES = ("pass", "fail", "skipped")
 FAILED = ("fail", "missing")
 MAX_DETAIL = 500
 
@@ -51,14 +50,7 @@ def srun_command(level: int, nodes: Sequence[str], partition: str | None = None,
 
 def verdict(data: Any) -> NodeVerdict:
     """A node's object as its verdict; `BadField` names the first field that is not as the script prints it."""
-    if not isinstance(data, dict):
-        raise BadField("", "expected a JSON object")
-    node = node_field(data)
-    if "status" not in data:
-        raise BadField("status", f"missing: expected one of {', '.join(STATUSES)}")
-    status = data["status"]
-    if status not in STATUSES:
-        raise BadField("status", f"expected one of {', '.join(STATUSES)}, got {status!r}"[:200])
+    node, status = node_and_status(data)
     level = data.get("level")
     if level is not None and (isinstance(level, bool) or level not in TIME_LIMIT_MIN):
         raise BadField("level", f"expected a DCGM diagnostic level 1 to 4, got {level!r}"[:200])

@@ -65,6 +65,23 @@ def node_field(data: Any) -> str:
     return node
 
 
+STATUSES = ("pass", "fail", "skipped")  # what the health script prints as a result's `status`, perf and diag alike
+
+
+def node_and_status(data: Any) -> tuple[str, str]:
+    """A result object's `node` and `status`, both required: a result without its status is no verdict (never
+    read as `fail`). `BadField` names the first that is not as the health script prints it."""
+    if not isinstance(data, dict):
+        raise BadField("", "expected a JSON object")
+    node = node_field(data)
+    if "status" not in data:
+        raise BadField("status", f"missing: expected one of {', '.join(STATUSES)}")
+    status = data["status"]
+    if status not in STATUSES:
+        raise BadField("status", f"expected one of {', '.join(STATUSES)}, got {status!r}"[:200])
+    return node, status
+
+
 def _claim(text: str) -> str | None:
     """The `node` an object names, read leniently (for saying which nodes a flood of results named)."""
     try:

@@ -28,14 +28,13 @@ from typing import Any
 
 from clusterforge.operations.diag import HEALTH_SCRIPT
 from clusterforge.operations.node_lines import TaskOutput
-from clusterforge.operations.own_results import BadField, Own, live, node_field
+from clusterforge.operations.own_results import BadField, Own, live, node_and_status
 from clusterforge.operations.own_results import read_saved as read_own
 from clusterforge.operations.srun import per_node_srun
 
 TIME_LIMIT_MIN = 10  # a GEMM and a copy per GPU take seconds; the rest is SLURM's start
 UNREADABLE = "unreadable"  # a node whose output holds no one readable result of its own
 CHECKSUM = re.compile(r"[0-9a-fA-F]{1,64}\Z")
-STATUSES = ("pass", "fail", "skipped")
 MAX_GPUS = 1_024  # per node, far above any real host: bounds the work one line can ask for
 MAX_TEXT = 500
 
@@ -112,14 +111,7 @@ def _gpu(data: Any, path: str) -> GpuResult:
 def node_result(data: Any) -> NodeResult:
     """A node's JSON object as a NodeResult; `BadField` names the first field that is not as the script prints it.
     `node` and `status` are required: a result without its status is no verdict (never read as `fail`)."""
-    if not isinstance(data, dict):
-        raise BadField("", "expected a JSON object")
-    node = node_field(data)
-    if "status" not in data:
-        raise BadField("status", f"missing: expected one of {', '.join(STATUSES)}")
-    status = data["status"]
-    if status not in STATUSES:
-        raise BadField("status", f"expected one of {', '.join(STATUSES)}, got {status!r}"[:200])
+    node, status = node_and_status(data)
     gpus = data.get("gpus") or []
     if not isinstance(gpus, list) or len(gpus) > MAX_GPUS:
         raise BadField("gpus", f"expected a list of at most {MAX_GPUS} GPUs")

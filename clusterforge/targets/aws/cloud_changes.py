@@ -14,10 +14,9 @@ from functools import lru_cache
 from importlib import resources
 from typing import Annotated, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from clusterforge.core.errors import ClusterforgeError, Problem
+from clusterforge.catalog.tables import validated_table
 from clusterforge.render.change_effects import Action, Effect
 from clusterforge.render.manifest import Case, Classed
 from clusterforge.render.resource_file import Resource
@@ -113,13 +112,7 @@ class Table(_Strict):
 
 def load(text: str, name: str) -> Table:
     """The table in `text`; a row without its source and quote, or any other shape, is an input problem."""
-    try:
-        return Table.model_validate(yaml.safe_load(text))
-    except yaml.YAMLError as exc:
-        raise ClusterforgeError(Problem(f"is not YAML: {exc}".splitlines()[0], name)) from None
-    except ValidationError as exc:
-        raise ClusterforgeError([Problem(error["msg"], name, path=".".join(str(p) for p in error["loc"]))
-                                 for error in exc.errors()]) from None
+    return validated_table(Table, text, name)
 
 
 @lru_cache(maxsize=1)
