@@ -14,7 +14,7 @@ from typing import Any
 from markupsafe import Markup
 
 from clusterforge.blueprint.load import Loaded
-from clusterforge.catalog import Instance, Server
+from clusterforge.catalog import Server
 from clusterforge.files.paths import report_path
 from clusterforge.model import Cluster, LiquidCooling, Rack
 from clusterforge.pipeline.analysis import Analysis
@@ -23,6 +23,7 @@ from clusterforge.plan.capacity import liquid_capacity_kw, n_plus_one_kw, own_cd
 from clusterforge.policies.context import Context
 from clusterforge.policies.findings import RackRef
 from clusterforge.report.cost import cost_panel
+from clusterforge.report.counts import size_cards
 from clusterforge.report.elevation import SWITCH_COLOUR, pool_colours, rack_svg
 from clusterforge.report.fabric import fabric_svg
 from clusterforge.report.findings import LISTED, summarise
@@ -39,7 +40,7 @@ from clusterforge.report.rows import (
     standing,
 )
 from clusterforge.report.words import agree, counted
-from clusterforge.target_kernel import in_use, target_of
+from clusterforge.target_kernel import in_use, pool_target
 
 MAX_RACKS = 200  # racks drawn by default: about 25,000 px of page; the rows table sums them all
 
@@ -135,10 +136,7 @@ def build(analysis: Analysis, max_racks: int = MAX_RACKS, drawings_only: bool = 
     fabric = plan.fabric
     switch = getattr(cluster.fabric, "switch", "")
     switch_kw = getattr(loaded.catalog.get(switch), "max_power_kw", 0.0) if fabric and switch else 0.0
-    gpus = sum(p.count * _gpus(loaded, p.hardware) for p in cluster.pools)
-    nodes = sum(p.count for p in plan.nodes)  # the plan's nodes: an NVL72 rack is 18 (its trays)
-    cards = [{"label": "nodes", "value": f"{nodes:,}"},
-             {"label": "GPUs", "value": f"{gpus:,}"}]
+    cards = size_cards(analysis.cluster, plan)  # the plan's nodes (an NVL72 rack is 18 trays) and their GPUs, alike
     if cluster.site is not None:
         site = cluster.site
         total_kw = it_kw + (fabric.switches * switch_kw if fabric else 0.0)
@@ -147,9 +145,11 @@ def build(analysis: Analysis, max_racks: int = MAX_RACKS, drawings_only: bool = 
                   {"label": "racks", "value": f"{total_racks:,}", "note": f"in {len(site.rows)} rows"}]
         if site.pue:
             cards.append({"label": "facility load (× PUE)", "value": f"{total_kw * site.pue:,.0f} kW"})
-    cloud = target_of(cluster).report_pools(cluster, loaded.catalog)
-    pools = [{"row": p, "svg": pool_svg(p, colours.get(str(p.get("name")), "#999")), "facts": pool_facts(p)}
-             for p in cloud]
+    cloud = _cloud_pools(cluster, loaded)
+    pools = [{"row": p, "svg": pool_svg(p, colours.get(str(p.get("name")), "#999")), "facts": pool_facts(p),
+              "colour": colours.get(str(p.get("name")), "#999")} for p in cloud]
+    shown = set(drawn)
+    racked = {placed.pool for load in plan.loads if load.rack.name in shown for placed in load.rack.devices}
     env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
     template = env.from_string(
         (resources.files("clusterforge.report") / "page.html.j2").read_text(encoding="utf-8"))
@@ -160,7 +160,8 @@ def build(analysis: Analysis, max_racks: int = MAX_RACKS, drawings_only: bool = 
         rack_blocks=[{"standing": b.standing, "row": b.row, "racks": [rack_cards[name] for name in b.racks]}
                      for b in blocks],
         standings=_standings(blocks), standing_words=STANDING_WORDS, counted=counted, agree=agree,
-        colours=colours, shown_racks=len(drawn), hidden_racks=max(0, total_racks - len(drawn)),
+        colours={pool: colour for pool, colour in colours.items() if pool in racked},  # the legend: pools drawn
+        hybrid=cluster.site is not None, shown_racks=len(drawn), hidden_racks=max(0, total_racks - len(drawn)),
         switch_colour=SWITCH_COLOUR, switches=_switch_note(plan, switch),
         fabric_svg=fabric_svg(fabric, switch, sum(p.count for p in cluster.pools if p.role == "compute"))
         if fabric else "",
@@ -201,9 +202,19 @@ def _storage(cluster: Cluster) -> dict[str, Any] | None:
     return next((card for target in in_use(cluster) if (card := target.report_storage(cluster)) is not None), None)
 
 
-def _gpus(loaded: Loaded, key: str) -> int:
-    entry = loaded.catalog.get(key)
-    return entry.gpu_count if isinstance(entry, Server | Instance) else 0
+def _cloud_pools(cluster: Cluster, loaded: Loaded) -> list[dict[str, Any]]:
+    """Every cloud pool, of whichever target runs it (`Target.report_pools` of each target in use: a hybrid's burst
+    pool is its cloud target's), with its blueprint counts: a power-saved pool is drawn up to its max_count."""
+    pools = {pool.name: pool for pool in cluster.pools}
+    rows = []
+    for target in in_use(cluster):
+        for row in target.report_pools(cluster, loaded.catalog):
+            pool = pools.get(str(row.get("name")))
+            if pool is None:  # a row of the target's own making: drawn as it gives it
+                rows.append(row)
+            elif pool_target(cluster, pool) is target:
+                rows.append({**row, "count": pool.count, "max_count": pool.max_count})
+    return rows
 
 
 def _switch_note(plan: Plan, switch: str) -> dict[str, str] | None:

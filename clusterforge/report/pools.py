@@ -1,8 +1,12 @@
-"""Cloud pools as drawings: a cloud blueprint has no racks, so the place where an on-prem report draws its
-elevations shows each pool's instances in their placement group, with their GPUs, their fabric interfaces and the
-capacity they launch into (the managed file system they mount is the target's own card, `Target.report_storage`).
+"""Cloud pools as drawings: a cloud pool has no rack, so the report draws each one as a block of its own (in a
+cloud blueprint where the elevations would be, in a hybrid beside the hall's racks): its instances in their
+placement group, with their GPUs, their fabric interfaces and the capacity they launch into (the managed file
+system they mount is the target's own card, `Target.report_storage`). A power-saved pool (`max_count`) is drawn at
+max_count, as the plan and the cost count it: its always-on instances solid, the ones SLURM powers up on demand
+with a dashed edge.
 
-The facts come from the target (`report_pools`); this module only draws what it is given.
+The facts come from the target (`report_pools`) and the pool's counts from the blueprint; this module only draws
+what it is given.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
+from clusterforge.report.counts import pool_words
 from clusterforge.report.words import counted
 
 WIDTH = 560
@@ -21,17 +26,22 @@ DRAWN = 32  # instances drawn per pool; more are counted in a label
 
 def pool_svg(pool: Mapping[str, Any], colour: str) -> str:
     """One pool: up to DRAWN instance boxes (each with its GPUs as cells and its fabric interfaces as ticks) inside
-    a dashed frame standing for its placement group, labelled with what the pool is and where it runs."""
-    count = int(pool.get("count", 0))
+    a dashed frame standing for its placement group, labelled with what the pool is and where it runs. A
+    power-saved pool shows max_count boxes, those above its count marked `on-demand`."""
+    always = int(pool.get("count", 0))
+    max_count = pool.get("max_count")
+    count = int(max_count) if max_count is not None else always
     shown = min(count, DRAWN)
     lines = max(1, -(-shown // PER_LINE))
     top = 46
     more = count - shown
     height = top + lines * (BOX_H + GAP) + (28 if more else 4)
-    name, hardware = escape(str(pool.get("name", ""))), escape(str(pool.get("hardware", "")))
+    name = escape(str(pool.get("name", "")))
     parts = [f'<svg class="pool" role="img" aria-label="pool {name}" width="{WIDTH}" height="{height}" '
              f'viewBox="0 0 {WIDTH} {height}" xmlns="http://www.w3.org/2000/svg">',
-             f'<text x="8" y="18" class="title">{name} · {count:,} × {hardware}</text>',
+             f'<text x="8" y="18" class="title">{name} · '
+             f'{escape(pool_words(always, None if max_count is None else count, str(pool.get("hardware", ""))))}'
+             '</text>',
              f'<text x="8" y="34" class="sub">{escape(str(pool.get("placement", "")))}'
              f'{" · " + escape(str(pool["zone"])) if pool.get("zone") else ""}</text>',
              f'<rect x="4" y="{top - 6}" width="{WIDTH - 8}" height="{lines * (BOX_H + GAP) + 6}" rx="6" '
@@ -40,8 +50,9 @@ def pool_svg(pool: Mapping[str, Any], colour: str) -> str:
     for i in range(shown):
         x = 12 + (i % PER_LINE) * (BOX_W + GAP)
         y = top + (i // PER_LINE) * (BOX_H + GAP)
+        kind = "instance" if i < always else "instance on-demand"
         parts.append(f'<rect x="{x}" y="{y}" width="{BOX_W}" height="{BOX_H}" rx="3" fill="{colour}" '
-                     f'class="instance"/>')
+                     f'class="{kind}"/>')
         for g in range(min(gpus, 8)):  # two lines of four GPU cells
             parts.append(f'<rect x="{x + 5 + (g % 4) * 12}" y="{y + 4 + (g // 4) * 10}" width="9" height="7" '
                          f'class="gpu"/>')
@@ -57,11 +68,14 @@ def pool_svg(pool: Mapping[str, Any], colour: str) -> str:
 
 def pool_facts(pool: Mapping[str, Any]) -> list[tuple[str, str]]:
     """The pool's facts as (label, value) lines beside its drawing."""
-    count, gpus_each = int(pool.get("count", 0)), int(pool.get("gpus_each", 0))
-    facts = [("instances", f"{count:,} × {pool.get('hardware', '')}")]
+    always, gpus_each = int(pool.get("count", 0)), int(pool.get("gpus_each", 0))
+    max_count = pool.get("max_count")
+    count = int(max_count) if max_count is not None else always
+    facts = [("instances", pool_words(always, None if max_count is None else count, str(pool.get("hardware", ""))))]
     if gpus_each:
         model = f", {pool['gpu_model']}" if pool.get("gpu_model") else ""
-        facts.append(("GPUs", f"{int(pool.get('gpus', count * gpus_each)):,} ({gpus_each} each{model})"))
+        ceiling = " at max_count" if max_count is not None else ""
+        facts.append(("GPUs", f"{count * gpus_each:,}{ceiling} ({gpus_each} each{model})"))
     facts.append(("network", str(pool.get("network", ""))))
     for key in ("placement", "zone", "capacity", "role"):
         if pool.get(key):
