@@ -219,7 +219,9 @@ def test_json_is_the_contract(cli) -> None:
     assert result.exit_code == 0
     data = json.loads(result.stdout)
     assert set(data) == {"currency", "monthly_usd", "capex_usd", "usd_per_gpu_hour", "gpus", "lines",
-                         "saved_monthly_usd", "idle_share", "savings", "unpriced"}
+                         "saved_monthly_usd", "idle_share", "savings", "unpriced", "unpriced_gpus",
+                         "usd_per_gpu_hour_withheld"}
+    assert (data["unpriced_gpus"], data["usd_per_gpu_hour_withheld"]) == ([], None)  # every GPU priced
     assert (data["savings"], data["saved_monthly_usd"], data["idle_share"]) == ([], 0, None)  # nothing power-saved
     assert data["unpriced"] == []  # every item of the example has a price
     assert data["currency"] == "USD" and data["gpus"] == 512

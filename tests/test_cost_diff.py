@@ -1,6 +1,7 @@
 """The cost change as a pull-request comment (`cost --diff OLD NEW`, `diff -f markdown`): a line per priced item
-with before, after and the difference, the totals, $/GPU-hour both sides, unpriced items named, and the hidden
-marker the workflow finds its comment by. Figures are checked against the catalog's prices written out here."""
+with before, after and the difference, the totals, $/GPU-hour both sides, unpriced items named; the gate's comment
+holds the hidden marker it finds its comment by once, and its heading names the base commit short. Figures are
+checked against the catalog's prices written out here."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def test_the_p5_line_shows_its_delta_and_the_total(cli, write) -> None:
     result = cli("cost", "--diff", AWS, new, "-f", "markdown")
     assert result.exit_code == 0, result.output
     body = result.stdout
-    assert body.startswith(MARKER + "\n")
+    assert body.startswith("### clusterforge cost: ") and MARKER not in body  # the gate writes it, once
     delta = 32 * BLOCK * 730  # 918,748.80
     assert f"+${delta:,.2f}" == "+$918,748.80"
     assert re.search(r"^\| p5\.48xlarge capacity-block, pool gpu \| \$1,837,497\.60 \| \$2,756,246\.40 \| "
@@ -45,7 +46,7 @@ def test_the_p5_line_shows_its_delta_and_the_total(cli, write) -> None:
 def test_diff_markdown_is_the_same_comment_with_running_work(cli, write) -> None:
     new = grown(write)
     body = cli("diff", AWS, new, "-f", "markdown").stdout
-    assert body.startswith(MARKER + "\n") and "+$918,748.80" in body
+    assert body.startswith("### clusterforge cost: ") and "+$918,748.80" in body
     assert "#### Running work" in body and "no disruption: running jobs keep running" in body
 
 
@@ -80,11 +81,12 @@ def test_names_from_a_pull_request_are_literal_text() -> None:
     body = markdown(diff)
     assert "`a\\|b<img src=x onerror=alert(1)>.yaml`" in body  # a code span: shown, never read as HTML
     outside = re.sub(r"(`+).*?\1", "", body)
-    assert "<img" not in outside and "](http" not in outside
-    assert "| &#91;link&#93;(http&#58;//x) | $1.00 | - | -$1.00 |" in body
+    assert "<img" not in outside and re.search(r"(?<!\\)\]\(", outside) is None  # no link can open
+    assert "| \\[link\\](http\\://x) | $1.00 | - | -$1.00 |" in body  # escaped with backslashes, read as text
+    assert "&#" not in body
 
 
-FSX = "capacity_gib: 50400"  # FSx for Lustre PERSISTENT_2 SSD 250 MB/s/TiB at $0.21/GB-month (the catalog's)
+FSX = FSX = "capacity_gib: 50400"  # FSx for Lustre PERSISTENT_2 SSD 250 MB/s/TiB at $0.21/GB-month (the catalog's)
 
 
 def test_a_changed_item_is_one_row_before_after_and_delta(cli, write) -> None:
@@ -95,7 +97,7 @@ def test_a_changed_item_is_one_row_before_after_and_delta(cli, write) -> None:
     assert rows == ["  FSx for Lustre PERSISTENT_2 SSD 250 MB/s/TiB, 60,000 GiB (was 50,400): $10,584.00 -> "
                     "$12,600.00 (+$2,016.00)"], text
     body = cli("cost", "--diff", AWS, new, "-f", "markdown").stdout
-    assert re.search(r"^\| FSx for Lustre PERSISTENT&#95;2 SSD 250 MB/s/TiB, 60,000 GiB \(was 50,400\) \| \$10,584\.00 "
+    assert re.search(r"^\| FSx for Lustre PERSISTENT_2 SSD 250 MB/s/TiB, 60,000 GiB \(was 50,400\) \| \$10,584\.00 "
                      r"\| \$12,600\.00 \| \+\$2,016\.00 \|$", body, re.M), body
     assert "| - |" not in body  # nothing reads as removed or added
     data = json.loads(cli("cost", "--diff", AWS, new, "-f", "json").stdout)
@@ -163,3 +165,92 @@ def test_the_same_items_unpriced_on_both_sides_leave_the_difference_exact() -> N
     assert more.items("once")[1].delta is None
     assert more.total_cells("once", 100.0, 150.0) == ("at least $100.00", "at least $150.00", "unknown")
     assert "| cpu-1u | unpriced | unpriced | unknown |" in markdown(more)
+
+
+def test_the_gates_comment_holds_the_marker_once_and_names_the_base_commit_short(tmp_path) -> None:
+    """The action's pricing step, run as the runner runs it, on a PR that changes two blueprints the base commit has
+    (two `cost --diff` sections) and adds one (priced alone): the marker the comment job finds its comment by is in
+    the comment once, at the top, and each section's heading names the base commit by seven characters."""
+    import shutil
+
+    import pytest
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    from tests.test_workflows import _commit, action_run, find, git
+
+    repo = tmp_path / "repo"
+    (repo / "bp").mkdir(parents=True)
+    (repo / "bp" / "p5.yaml").write_text(AWS.read_text())
+    (repo / "bp" / "dgx.yaml").write_text((EXAMPLES / "onprem-dgx-h100.yaml").read_text())
+    git(repo, "init", "-q")
+    _commit(repo, "base")
+    base = git(repo, "rev-parse", "HEAD")
+    (repo / "bp" / "p5.yaml").write_text(edited(AWS, (POOL, POOL.replace("64", "96"))))
+    (repo / "bp" / "dgx.yaml").write_text(edited(EXAMPLES / "onprem-dgx-h100.yaml", ("pue: 1.3", "pue: 1.4")))
+    (repo / "bp" / "hybrid.yaml").write_text((EXAMPLES / "hybrid-burst.yaml").read_text())
+    _commit(repo, "grow p5, a hall at a higher PUE, add a hybrid")
+    assert sorted(find(repo, base)[0]) == ["bp/dgx.yaml", "bp/hybrid.yaml", "bp/p5.yaml"]
+    run = action_run(repo, base)
+    assert run.step("changed", check_if=False).returncode == 0
+    result = run.step("cost")
+    assert result.outcome == "success", result.stdout + result.stderr
+    comment = result.outputs["comment"]
+    assert comment.startswith(MARKER + "\n") and comment.count(MARKER) == 1
+    headings = re.findall(r"^### clusterforge cost: `([^`]*)` → `([^`]*)`$", comment, re.M)
+    assert sorted(headings) == [(f"{base[:7]}:bp/dgx.yaml", "bp/dgx.yaml"), (f"{base[:7]}:bp/p5.yaml", "bp/p5.yaml")]
+    assert base not in comment and "### Cost: vision-hybrid" in comment
+    assert "&#" not in comment  # read as text too: no HTML entity anywhere
+
+
+def rendered(body: str) -> str:
+    """The Markdown as a CommonMark renderer with GitHub's tables and strikethrough reads it (markdown-it-py, which
+    rich depends on)."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable(["table", "strikethrough"]).render(body)
+
+
+HOSTILE = ["<img src=x onerror=alert(1)>", "[link](http://evil.example)", "![i](http://e/x.png)", "**bold** _em_",
+           "~~s~~ ~t~", "a | b", "`code`", "&lt;b&gt; &#60;", "\\| \\", "@someone #1 www.evil.example",
+           "$x^2$ and $$y$$", "<!-- x -->", "snake_case_name PERSISTENT_2"]
+
+
+def test_hostile_item_names_are_text_in_every_cost_markdown() -> None:
+    """Item names and sources a pull request can write reach the cost Markdown (the table's cells, the diff's rows):
+    rendered, each is the text it was, in its own cell, with no tag, link, image, emphasis or entity of its own;
+    and the Markdown itself has no HTML entity (it reads as text)."""
+    from clusterforge.formats.cost import markdown as cost_markdown
+
+    for name in HOSTILE:
+        lines = (CostLine(name, "compute", 1, "server", 5.0, 5.0, "once", name, "2026-01-01", False),)
+        est = CostEstimate("USD", 5.0 / 48, 5.0, None, 0, lines)
+        for body in (cost_markdown("c", est, 4), markdown(CostDiff("old.yaml", "new.yaml", estimate(), est))):
+            assert "&#" not in body, body
+            html = rendered(body)
+            for tag in ("<img", "<a ", "<em>", "<s>", "<del>", "<!--"):
+                assert tag not in html, (name, tag, html)
+            assert html.count("<strong>") == body.count("**") // 2  # only our own bold
+            cells = re.findall(r"<td[^>]*>(.*?)</td>", html, re.S)
+            assert any(_text(cell) == name for cell in cells), (name, cells)  # shown as written, in one cell
+            rows = re.findall(r"<tr>(.*?)</tr>", html, re.S)
+            widths = {len(re.findall(r"<t[dh]", row)) for row in rows}
+            assert len(widths) <= 2 and max(widths) in (4, 7), (name, widths)  # no cell added by the name
+            assert "<code>" not in "".join(cells) or "`" in name  # no code span of the name's own making
+
+
+def _text(cell: str) -> str:
+    """A rendered cell as the reader sees it: tags off, entities read."""
+    import html
+
+    return html.unescape(re.sub(r"<[^>]+>", "", cell)).strip()
+
+
+def test_a_dollar_is_escaped_only_where_two_could_make_math() -> None:
+    from clusterforge.formats.escape import markdown_safe
+
+    assert markdown_safe("monthly $1,234.56 over the budget of $1,000.00") == (
+        "monthly $1,234.56 over the budget of $1,000.00")  # neither closes: as written
+    assert markdown_safe("$x^2$ costs $5") == "\\$x^2\\$ costs \\$5"
+    assert markdown_safe("a$$b$$") == "a\\$\\$b\\$\\$"
+    assert markdown_safe("FSx PERSISTENT_2, _em_ a_") == "FSx PERSISTENT_2, \\_em\\_ a\\_"

@@ -36,7 +36,9 @@ def test_the_b200_servers_are_named_with_their_count_and_left_out_of_every_total
     found = estimate(B200)
     assert found.unpriced == UNPRICED and not found.complete
     assert found.capex_usd == PRICED_CAPEX  # not 32 x $0 added in: the servers are not in it at all
-    assert found.gpus == 256
+    # every GPU is in the unpriced pool: no GPU is left to divide by, so there is no $/GPU-hour, and it says why
+    assert (found.gpus, found.usd_per_gpu_hour, found.per_gpu_hour.left_out) == (0, None, (("su1", 256),))
+    assert found.per_gpu_hour.withheld == "withheld: no GPU has a price (256 GPUs of pool su1 unpriced)"
     [servers] = [line for line in found.lines if line.item.startswith("dgx-b200")]
     assert not servers.priced and servers.quantity == 32
 
@@ -56,7 +58,8 @@ def test_text_names_each_unpriced_item_and_every_total_says_it_excludes_them(cli
     rows = {row.split("  ", 1)[0]: row for row in out.splitlines() if row and not row.startswith(" ")}
     assert "excluding 3 unpriced items" in rows["monthly"]
     assert "excluding 3 unpriced items" in rows["capex"] and f"${PRICED_CAPEX:,.2f}" in rows["capex"]
-    assert "excluding 3 unpriced items" in rows["per GPU-hour"]
+    assert rows["per GPU-hour"].split("  ", 1)[1].strip() == ("withheld: no GPU has a price (256 GPUs of pool su1 "
+                                                               "unpriced)")
     assert all(name in rows["unpriced"] for name in UNPRICED) and "3 items with no price" in rows["unpriced"]
     assert any(row.split() == ["32", "server", "x", "no", "price", "=", "not", "in", "the", "totals"]
                for row in out.splitlines())

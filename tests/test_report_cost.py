@@ -109,7 +109,9 @@ def test_an_unpriced_pool_shows_no_price_and_is_named_never_zero(cli, tmp_path: 
     assert "no price" in cells[1] and "not in the totals" in cells[2], cells
     assert "$0" not in b200[0] and 'class="estimate"' not in b200[0]  # no figure, so no estimate of one
     assert "$0.00 once" not in html and "$0.00 ·" not in html  # no free line, no empty compute bar
-    assert html.count("excluding 3 unpriced items") == 3  # monthly, capex, per GPU-hour
+    assert html.count("excluding 3 unpriced items") == 4  # monthly, capex, and the breakdown of each period
+    assert "per month (of the priced total, excluding 3 unpriced items)" in html
+    assert "per GPU-hour<b>withheld</b><span class=\"note\">no GPU has a price (256 GPUs of pool su1 unpriced)" in html
     named = re.search(r'unpriced-items">.*?</ul>', html, re.S)
     assert named and "3 unpriced items</span> with no price, not in any total" in named.group(0)
     assert re.findall(r"<li>(.*?)</li>", named.group(0)) == [

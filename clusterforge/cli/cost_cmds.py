@@ -40,10 +40,14 @@ def cost(file: Path, old: str | None, catalog: tuple[Path, ...], fmt: str, outpu
     An on-prem pool with `max_count` is bought at max_count and powered at max_count (what a budget must hold);
     a separate "power saved" line shows what its idle nodes powered down save, at --idle-share.
 
-    With --diff OLD, FILE is the blueprint after the change (a file or REV:PATH too): one line per priced item
-    with its cost before, after and the difference, monthly and one-off apart, the totals, $/GPU-hour before
-    and after, and the items no price covers, named. The Markdown starts with `<!-- clusterforge-cost-diff -->`,
-    by which the shipped policy-check workflow finds and updates its one pull-request comment.
+    With an unpriced pool, the cost per GPU-hour is the priced cost over the priced GPUs, and says which GPUs it
+    leaves out; with no GPU priced it is withheld, with the reason.
+
+    With --diff OLD, FILE is the blueprint after the change (a file or REV:PATH too): one row per item with its
+    cost before -> after (+difference), `unpriced` (never $0) where a side has no price for it, monthly and
+    one-off apart, the totals, $/GPU-hour before and after, and the items no price covers, named. -f markdown is
+    one blueprint's section of the PR gate's comment (action.yml writes the comment's hidden marker once, above
+    the sections); a commit named by its whole hash in REV:PATH is shown by seven characters.
 
     \b
     Examples:

@@ -6,9 +6,10 @@ source under each line wraps at the width the caller gives (the terminal's)."""
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 
 from clusterforge.cost.model import HOURS_PER_MONTH, CostEstimate, CostLine
-from clusterforge.formats.escape import log_line, markdown_safe
+from clusterforge.formats.escape import log_line, markdown_code, markdown_safe, plural
 
 PERIOD = {"month": "/month", "once": " once"}
 SAVED = "saved by powering idle nodes down, not subtracted (a budget holds every node powered up all month)"
@@ -42,22 +43,26 @@ def _dated(line: CostLine) -> str:
     return f"{region}{mark}{line.source}{date}"
 
 
-def summary(estimate: CostEstimate, amortise_years: float) -> list[tuple[str, str]]:
+def summary(estimate: CostEstimate, amortise_years: float, markdown: bool = False) -> list[tuple[str, str]]:
     """The totals as (label, value) rows, with the arithmetic that makes them. With unpriced items every total
-    says it leaves them out (it is a floor, not the cost), and a row names each of them."""
+    says it leaves them out (it is a floor, not the cost), and a row names each of them. The cost per GPU-hour is
+    the priced cost over the priced GPUs, with what it leaves out, or withheld with the reason (cost/ratios.py).
+    With `markdown`, what comes from the input is written literal: the unpriced items' names as code spans, the
+    pools named in the cost per GPU-hour escaped (escape.markdown_safe); the figures stay as they are."""
+    name: Callable[[str], str] = markdown_code if markdown else str
     missing = len(estimate.unpriced)
-    floor = f", excluding {missing} unpriced item{'s' if missing != 1 else ''}" if missing else ""
+    floor = f", excluding {plural(missing, 'unpriced item')}" if missing else ""
     rows = [("monthly", f"{usd(estimate.monthly_usd)}/month{floor}")]
     if estimate.capex_usd:
         rows[0] = ("monthly", f"{usd(estimate.monthly_usd)}/month (recurring lines + capex "
                               f"{usd(estimate.capex_usd)} / (12 x {amortise_years:g} years)){floor}")
         rows.append(("capex", usd(estimate.capex_usd) + floor))
-    if estimate.usd_per_gpu_hour is not None:
-        rows.append(("per GPU-hour", f"${estimate.usd_per_gpu_hour:,.4f} ({usd(estimate.monthly_usd)} / "
-                                     f"({estimate.gpus:,} GPUs x {HOURS_PER_MONTH} h)){floor}"))
+    ratio = per_gpu_hour(estimate, markdown_safe if markdown else str)
+    if ratio:
+        rows.append(("per GPU-hour", ratio))
     if missing:
-        rows.append(("unpriced", f"{missing} item{'s' if missing != 1 else ''} with no price, not in any total "
-                                 f"above: {'; '.join(estimate.unpriced)} (add prices with --catalog)"))
+        rows.append(("unpriced", f"{plural(missing, 'item')} with no price, not in any total above: "
+                                 f"{'; '.join(name(item) for item in estimate.unpriced)} (add prices with --catalog)"))
     if estimate.savings:
         share = f" at idle share {estimate.idle_share * 100:g} %" if estimate.idle_share is not None else ""
         rows.append(("saved", f"{usd(estimate.saved_monthly_usd)}/month{share}, not in monthly (the budget's "
@@ -68,6 +73,18 @@ def summary(estimate: CostEstimate, amortise_years: float) -> list[tuple[str, st
         rows.append(("estimates", f"{estimates} of {with_price} priced lines use a figure with no published "
                                   "list price (override with --catalog)"))
     return rows
+
+
+def per_gpu_hour(estimate: CostEstimate, words: Callable[[str], str] = str) -> str:
+    """`$4.9461 over 512 GPUs: $1,848,670.27 / (512 GPUs x 730 h)`; with a pool left out, `$1.3282 over the 128
+    priced GPUs (128 GPUs of pool burst unpriced): ...` and the other unpriced items the figure excludes; `withheld:
+    ...` where no GPU is priced; empty where the cluster has no GPU. `words` writes the words that name pools."""
+    ratio = estimate.per_gpu_hour
+    if ratio.usd is None:
+        return words(ratio.withheld)
+    floor = f", {ratio.excluding()}" if ratio.excluded else ""
+    return (f"${ratio.usd:,.4f} {words(ratio.over())}: {usd(estimate.monthly_usd)} / ({ratio.gpus:,} GPUs x "
+            f"{HOURS_PER_MONTH} h){floor}")
 
 
 def text(title: str, estimate: CostEstimate, amortise_years: float, width: int) -> str:
@@ -102,14 +119,17 @@ def text(title: str, estimate: CostEstimate, amortise_years: float, width: int) 
 
 
 def markdown(title: str, estimate: CostEstimate, amortise_years: float) -> str:
-    """A table for a pull-request comment: every cell written as literal text (the blueprint is untrusted); what
-    powering idle nodes down saves in a table of its own, apart from the lines the totals add up."""
+    """A table for a pull-request comment that also reads as plain text: what comes from the input (item names,
+    sources, regions, the blueprint's name) written as literal text (escape.markdown_safe: a backslash before
+    what Markdown would read, no HTML entities) or, for the unpriced items' names, as code spans; the figures and
+    words of our own as they are. What powering idle nodes down saves is in a table of its own, apart from the
+    lines the totals add up."""
     out = [f"### Cost: {markdown_safe(title)}", "", *_table(estimate.lines)]
     if estimate.savings:
-        out += ["", f"{markdown_safe(SAVED[0].upper() + SAVED[1:])}:", "", *_table(estimate.savings)]
+        out += ["", f"{SAVED[0].upper() + SAVED[1:]}:", "", *_table(estimate.savings)]
     out.append("")
-    totals = summary(estimate, amortise_years)
-    out += [f"- **{markdown_safe(label)}**: {markdown_safe(value)}" for label, value in totals]
+    totals = summary(estimate, amortise_years, markdown=True)
+    out += [f"- **{label}**: {value}" for label, value in totals]
     return "\n".join(out) + "\n"
 
 
@@ -117,7 +137,7 @@ def _table(lines: tuple[CostLine, ...]) -> list[str]:
     out = ["| Item | Quantity | Unit price | Total | Region | Source | Date |", "|---|--:|--:|--:|---|---|---|"]
     for line in lines:
         source = ("estimate: " if line.estimate and line.priced else "") + line.source
-        out.append("| " + " | ".join(markdown_safe(cell) for cell in (
-            line.item, quantity(line), unit_price(line), line_total(line), line.region or "-", source,
-            line.date or "-")) + " |")
+        cells = (markdown_safe(line.item), quantity(line), unit_price(line), line_total(line),
+                 markdown_safe(line.region or "-"), markdown_safe(source), markdown_safe(line.date or "-"))
+        out.append("| " + " | ".join(cells) + " |")
     return out

@@ -9,20 +9,27 @@ purchase amortised), so the row that makes up the gap is shown instead of leavin
 What the catalog has no price for (`CostEstimate.unpriced`) is named on its own line: a total that leaves an
 item out must say so, not count it as $0.
 
-The Markdown starts with MARKER, an HTML comment GitHub does not show: the shipped workflow finds its own
-comment by it and edits that one on each push instead of adding another. Every string from the input (item
-names, the blueprints' paths or REV:PATH, which a pull request names) is written as literal text
-(escape.markdown_safe) or a code span (escape.markdown_code).
+The PR gate's comment starts with MARKER, an HTML comment GitHub does not show, by which the gate finds its own
+comment and edits that one on each push instead of adding another. The gate writes it once, above the section each
+changed blueprint gets (action.yml, `Price the change`), so the section this module writes carries none: a second
+copy per blueprint would leave a comment with the marker as many times as blueprints. Every string from the input
+(item names, the blueprints' paths or REV:PATH, which a pull request names) is written as literal text
+(escape.markdown_safe: backslashes, never HTML entities) or a code span (escape.markdown_code); the figures are
+plain, so the Markdown reads as text too (a notification email, the job summary's source). A commit named by its
+full hash in REV:PATH is shown by its first seven characters, as git and GitHub show it.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-from clusterforge.cost.model import CostEstimate
+from clusterforge.cost.model import CostEstimate, PerGpuHour
 from clusterforge.formats.escape import log_line, markdown_code, markdown_safe
 
-MARKER = "<!-- clusterforge-cost-diff -->"
+MARKER = "<!-- clusterforge-cost-diff -->"  # the gate's comment: written once by the gate, not by markdown()
+SHORT = 7  # a commit's hash as git's --short and GitHub show it
+_FULL_HASH = re.compile(r"^([0-9a-f]{40}|[0-9a-f]{64})(?=:)")  # REV:PATH whose REV is a whole SHA-1 or SHA-256
 PERIODS = (("month", "monthly"), ("once", "one-off"))
 UNPRICED = "unpriced"  # a side has the item but the catalog no price for it: no figure at all, never $0
 UNKNOWN = "unknown"  # the difference where a side is unpriced
@@ -237,8 +244,29 @@ def at_least(value: float, partial: bool) -> str:
     return f"at least {usd(value)}" if partial else usd(value)
 
 
-def per_gpu_hour(value: float | None, partial: bool = False) -> str:
-    return "-" if value is None else f"{'at least ' if partial else ''}${value:,.4f}"
+def per_gpu_hour(ratio: PerGpuHour, partial: bool = False) -> str:
+    """`$4.9461`; `at least $X` on a side that leaves out an item the other does not; `withheld` where no GPU of
+    the side has a price (cost/ratios.py), `-` where it has no GPU."""
+    if ratio.usd is None:
+        return "withheld" if ratio.withheld else "-"
+    return f"{'at least ' if partial else ''}${ratio.usd:,.4f}"
+
+
+def short(name: str) -> str:
+    """REV:PATH with a whole commit hash as REV (the gate's base commit) shortened to SHORT characters; any other
+    name as it is."""
+    return _FULL_HASH.sub(lambda m: m.group(1)[:SHORT], name)
+
+
+def gpu_hour_notes(diff: CostDiff) -> list[str]:
+    """What a side's $/GPU-hour divides by where it is not every GPU, and why it is withheld where it is: `after:
+    over the 128 priced GPUs (128 GPUs of pool burst unpriced)`."""
+    notes = []
+    for side, estimate in (("before", diff.old), ("after", diff.new)):
+        ratio = estimate.per_gpu_hour
+        if ratio.withheld or ratio.left_out:
+            notes.append(f"{side}: {ratio.withheld or ratio.over()}")
+    return notes
 
 
 def headline(diff: CostDiff, arrow: str = "->") -> str:
@@ -253,9 +281,10 @@ def headline(diff: CostDiff, arrow: str = "->") -> str:
 
 
 def markdown(diff: CostDiff) -> str:
-    """The pull-request comment: MARKER, a heading naming both sides, the monthly and one-off items as tables
-    (before, after, difference), the totals, $/GPU-hour before and after, and what is not priced."""
-    out = [MARKER, f"### clusterforge cost: {markdown_code(diff.old_name)} → {markdown_code(diff.new_name)}", "",
+    """One blueprint's section of the pull-request comment (the gate writes MARKER once above the sections): a
+    heading naming both sides, the monthly and one-off items as tables (before, after, difference), the totals,
+    $/GPU-hour before and after with what each divides by where that is not every GPU, and what is not priced."""
+    out = [f"### clusterforge cost: {markdown_code(short(diff.old_name))} → {markdown_code(short(diff.new_name))}", "",
            f"**{headline(diff, '→')}**, per GPU-hour {_gpu_hours(diff, ' → ').rsplit(' → ', 1)[0]} "
            f"({markdown_safe(diff.new.currency)}; an estimate from list prices, not an invoice)", ""]
     totals = dict((label, (before, after)) for label, before, after in diff.totals())
@@ -274,9 +303,12 @@ def markdown(diff: CostDiff) -> str:
                            f"{signed(amortised_after - amortised_before)} |")
         old, new, change = diff.total_cells(period, before, after)
         change = f"**{change}**" if change == UNKNOWN else f"**{signed(after - before)}**{percent(before, after)}"
-        out += [f"| **{label} total** | **{old}** | **{new}** | {change} |", ""]
-    out += [f"| per GPU-hour | {_gpu_hours(diff, ' | ')} |", ""] \
-        if diff.old.usd_per_gpu_hour or diff.new.usd_per_gpu_hour else []
+        out.append(f"| **{label} total** | **{old}** | **{new}** | {change} |")
+        if period == "month" and _has_gpu_hours(diff):  # a row of the table: its cells are read apart
+            out.append(f"| per GPU-hour | {_gpu_hours(diff, ' | ')} |")
+        out.append("")
+    notes = gpu_hour_notes(diff)
+    out += [f"Per GPU-hour {markdown_safe('; '.join(notes))}.", ""] if notes else []
     unpriced = diff.unpriced()
     if unpriced:
         named = ", ".join(f"{markdown_code(name)} ({where})" for name, where in unpriced)
@@ -285,10 +317,15 @@ def markdown(diff: CostDiff) -> str:
     return "\n".join(out) + "\n"
 
 
+def _has_gpu_hours(diff: CostDiff) -> bool:
+    """A side has a $/GPU-hour figure, or withholds one."""
+    return any(e.per_gpu_hour.usd or e.per_gpu_hour.withheld for e in (diff.old, diff.new))
+
+
 def _gpu_hour_delta(diff: CostDiff) -> str:
     old, new = diff.old.usd_per_gpu_hour, diff.new.usd_per_gpu_hour
     if old is None or new is None:
-        return "-"
+        return UNKNOWN if diff.old.per_gpu_hour.withheld or diff.new.per_gpu_hour.withheld else "-"
     if diff.partial(diff.old, "month") or diff.partial(diff.new, "month"):
         return UNKNOWN
     change = new - old
@@ -297,14 +334,14 @@ def _gpu_hour_delta(diff: CostDiff) -> str:
 
 def _gpu_hours(diff: CostDiff, between: str) -> str:
     """$/GPU-hour before, after and the difference, joined by `between` (` | ` for a table row)."""
-    return between.join((per_gpu_hour(diff.old.usd_per_gpu_hour, diff.partial(diff.old, "month")),
-                         per_gpu_hour(diff.new.usd_per_gpu_hour, diff.partial(diff.new, "month")),
+    return between.join((per_gpu_hour(diff.old.per_gpu_hour, diff.partial(diff.old, "month")),
+                         per_gpu_hour(diff.new.per_gpu_hour, diff.partial(diff.new, "month")),
                          _gpu_hour_delta(diff)))
 
 
 def text(diff: CostDiff) -> list[tuple[str, int]]:
     """The same for a terminal, as (line, indent of its continuation lines): the CLI wraps each at its width."""
-    out: list[tuple[str, int]] = [(f"clusterforge cost: {diff.old_name} -> {diff.new_name}", 4),
+    out: list[tuple[str, int]] = [(f"clusterforge cost: {short(diff.old_name)} -> {short(diff.new_name)}", 4),
                                   (headline(diff), 4)]
     for period, label in PERIODS:
         items = diff.items(period)
@@ -324,6 +361,7 @@ def text(diff: CostDiff) -> list[tuple[str, int]]:
             out.append((f"{label}: {old} -> {new} {change}", 4))
     before_after, _, change = _gpu_hours(diff, " -> ").rpartition(" -> ")
     out.append((f"per GPU-hour: {before_after} ({change})", 4))
+    out += [(f"per GPU-hour {note}", 4) for note in gpu_hour_notes(diff)]
     for name, where in diff.unpriced():
         out.append((f"not priced ({where}): {name}", 4))
     return [(log_line(line), indent) for line, indent in out]

@@ -56,18 +56,32 @@ def log_line(text: str) -> str:
 
 
 # What GitHub's Markdown or HTML could read as syntax inside a table cell: emphasis and strikethrough, links and
-# images, raw HTML and entities, code spans, math (`$`), cell borders (`|`), the backslash, @mentions and issue
-# references, and the autolinks: `://` of a URL, `@` of an address, `www.` (only those `:` and `.` are escaped,
-# so figures stay readable in the Markdown source).
-_MARKDOWN = re.compile(r"[\\`*_\[\]<>#!|~&@$]|:(?=//)|(?i:(?<=www)\.)")
+# images, raw HTML and entities, code spans, headings, cell borders (`|`), the backslash, @mentions, and the
+# autolinks: `://` of a URL, `www.` (only those `:` and `.` are escaped, so figures stay readable). `_` between two
+# letters or digits is left alone (it neither opens nor closes emphasis: `PERSISTENT_2`), and `!` too (an image
+# needs the `[` after it, which is escaped). `$` is handled apart (`_math`).
+_MARKDOWN = re.compile(r"[\\`*\[\]<>#|~&@]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|:(?=//)|(?i:(?<=www)\.)")
+# GitHub reads `$...$` as math where the opening `$` has no blank after it and the closing one none before it (any
+# other space counts as a character here: the test errs towards escaping).
+_OPENS, _CLOSES = re.compile(r"\$(?=[^ \t])"), re.compile(r"(?<=[^ \t])\$")
+
+
+def _math(text: str) -> bool:
+    """Two of `text`'s `$` could enclose math: one that may open before one that may close."""
+    opens = [m.start() for m in _OPENS.finditer(text)]
+    return bool(opens) and any(m.start() > opens[0] for m in _CLOSES.finditer(text))
 
 
 def markdown_safe(text: str) -> str:
-    """`text` on one line as literal text in Markdown, a table cell included: every character Markdown or
-    HTML could read as syntax is written as a numeric character reference (`<` as `&#60;`), which GitHub shows
-    as the character and never interprets. Blueprint names and messages are untrusted: written this way they
-    cannot open a tag, a link, an image or a new cell."""
-    return _MARKDOWN.sub(lambda m: f"&#{ord(m.group())};", one_line(text))
+    """`text` on one line as literal text in Markdown, a table cell included, that still reads as text: every
+    character Markdown or HTML could read as syntax gets a backslash (`\\<`, `\\*`, `\\|`), which CommonMark shows
+    as the character alone and never interprets; an HTML entity would be shown by GitHub but read as `&#60;` by
+    anyone reading the Markdown itself (a notification email, the file). `$` is escaped only where two of them could
+    enclose math, so a figure such as `$1,234` stays as it is. Blueprint names and messages are untrusted: written
+    this way they cannot open a tag, a link, an image, a math span or a new cell. A name a reader copies (a file,
+    a rule id, a place) is better a code span (`markdown_code`)."""
+    line = _MARKDOWN.sub(lambda m: "\\" + m.group(), one_line(text))
+    return line.replace("$", "\\$") if _math(line) else line
 
 
 _BACKTICKS = re.compile(r"`+")

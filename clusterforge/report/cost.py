@@ -66,10 +66,16 @@ def panel(estimate: CostEstimate, amortise_years: float) -> CostPanel:
     cards = [("monthly", f"{usd(estimate.monthly_usd)}",
               note(f"with capex / (12 x {amortise_years:g} years)" if estimate.capex_usd else ""))]
     cards.append(("capex", usd(estimate.capex_usd), note("bought once")))
-    if estimate.usd_per_gpu_hour is not None:
-        cards.append(("per GPU-hour", f"${estimate.usd_per_gpu_hour:,.2f}",
-                      note(f"{counted(estimate.gpus, 'GPU')} x {HOURS_PER_MONTH} h")))
+    ratio = estimate.per_gpu_hour
+    if ratio.usd is not None:  # the priced cost over the priced GPUs (cost/ratios.py), as `clusterforge cost` says
+        basis = f"{ratio.over()}: " if ratio.left_out else ""
+        cards.append(("per GPU-hour", f"${ratio.usd:,.2f}", "; ".join(
+            part for part in (f"{basis}{counted(ratio.gpus, 'GPU')} x {HOURS_PER_MONTH} h", ratio.excluding())
+            if part)))
+    elif ratio.withheld:
+        cards.append(("per GPU-hour", "withheld", ratio.withheld.removeprefix("withheld: ")))
     breakdown = []
+    of = f" (of the priced total, excluding {counted(missing, 'unpriced item')})" if missing else ""
     for period, title in PERIOD_TITLE.items():
         sums: dict[str, float] = {}
         for line in estimate.lines:
@@ -77,7 +83,7 @@ def panel(estimate: CostEstimate, amortise_years: float) -> CostPanel:
                 sums[line.category] = sums.get(line.category, 0.0) + line.total_usd
         whole = sum(sums.values())
         if whole > 0:
-            breakdown.append((title, tuple(Share(category, usd(value), value / whole * 100) for category, value in
+            breakdown.append((title + of, tuple(Share(category, usd(value), value / whole * 100) for category, value in
                                            sorted(sums.items(), key=lambda kv: -kv[1]))))
     rows = tuple(Row(line.item, line.category, quantity(line), unit_price(line), line_total(line),
                      f"{line.source} ({line.date})" if line.date else line.source, line.estimate and line.priced,
