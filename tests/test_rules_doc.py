@@ -47,11 +47,12 @@ def policies_md_ids() -> list[str]:
 # production SLURM rules, NIC against switch port speed (Ethernet fabrics and split ports), and the software
 # stack against the accelerators' vendor (AMD Instinct, Trainium), and room in the racks for the fabric's
 # switches (issue 17) and every node in a rack, the switch's and NICs' protocol, FSx metadata IOPS, and the
-# EC2 launch rate and fleet sizes at 12,500 nodes, power providers and one site per partition (issue 33).
+# EC2 launch rate and fleet sizes at 12,500 nodes, power providers and one site per partition (issue 33), and unit
+# slips in any figure of the blueprint (UNIT-001).
 ADDITIONS = ("SEC-001", "SEC-002", "SEC-003", "SEC-004", "SW-003", "SW-004",
              "SLM-003", "SLM-004", "SLM-005", "SLM-006", "SLM-007", "NET-007", "RCK-007", "RCK-008",
              "NET-008", "STO-004", "SW-005", "COST-001", "COST-002", "COST-003", "PWR-008", "FLT-001", "FLT-002",
-             "FLT-003", "FLT-004", "SLM-008", "SLM-009")
+             "FLT-003", "FLT-004", "SLM-008", "SLM-009", "UNIT-001")
 
 
 def test_every_policies_md_id_is_registered_and_documented() -> None:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from clusterforge.core.hostlist import cut_to_width
 from clusterforge.policies.findings import PoolRef, RackRef, RowRef
+from clusterforge.policies.registry import REGISTRY
 
 if TYPE_CHECKING:
     from clusterforge.policies import Finding, Verdict
@@ -130,7 +131,8 @@ def _readable(text: str, where: type) -> str:
 
 def group(verdict: Verdict, show_info: bool = True) -> list[Group]:
     """The verdict's findings by rule and cause: errors first, then warnings, then info, then waived findings;
-    within a level by rule id and where the rule first reported. Info findings only when `show_info`."""
+    within a level a leading rule's first (a unit slip, which other findings follow from), then by rule id and
+    where the rule first reported. Info findings only when `show_info`."""
     keyed: dict[tuple[object, ...], list[Finding]] = {}
     texts: dict[tuple[object, ...], tuple[str, str, str]] = {}
     key: tuple[object, ...]
@@ -156,7 +158,9 @@ def group(verdict: Verdict, show_info: bool = True) -> list[Group]:
             message, hint = _readable(message, type(first.where)), _readable(hint, type(first.where))
         groups.append(Group(first.id, first.level, first.waiver is not None, _NOUN.get(type(first.where), ""),
                             message, hint, reason, tuple(findings)))
-    groups.sort(key=lambda g: (g.waived, _RANK.get(g.level, 3), g.rule, g.first.file, g.first.line))
+    leading = {rule.id for rule in REGISTRY.values() if rule.leads}  # unit slips: the cause before its effects
+    groups.sort(key=lambda g: (g.waived, _RANK.get(g.level, 3), g.rule not in leading, g.rule, g.first.file,
+                               g.first.line))
     return groups
 
 

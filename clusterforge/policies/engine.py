@@ -106,10 +106,13 @@ def decide(
     findings: Sequence[Finding], waivers: Sequence[Waiver] = (), fail_level: str = "error",
     rules_run: Sequence[str] = (), today: dt.date | None = None,
 ) -> Verdict:
-    """Apply waivers, order the findings (errors first, then by file and line) and wrap them in a Verdict."""
+    """Apply waivers, order the findings (errors first; within a level those of leading rules, the unit slips that
+    other findings follow from, then by file and line) and wrap them in a Verdict."""
     active, waived = _apply_waivers(list(findings), waivers, today or dt.date.today())
-    order = {rule.id: i for i, rule in enumerate(load_rules())}
-    active.sort(key=lambda f: (-LEVEL_RANK[f.level], f.file, f.line, order.get(f.id, 999)))
+    rules = load_rules()
+    order = {rule.id: i for i, rule in enumerate(rules)}
+    leading = {rule.id for rule in rules if rule.leads}
+    active.sort(key=lambda f: (-LEVEL_RANK[f.level], f.id not in leading, f.file, f.line, order.get(f.id, 999)))
     return Verdict(tuple(active), tuple(waived), fail_level, tuple(rules_run))
 
 

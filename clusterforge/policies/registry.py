@@ -62,6 +62,9 @@ class Rule:
     target: str | None = None  # a target's name: the rule applies only to blueprints of that target
     inputs: Inputs = field(default_factory=Inputs)
     preview: Preview | None = None
+    # its findings say other rules read a figure that cannot be meant (a unit slip): shown before every other finding
+    # of their level, so the cause is read before its effects
+    leads: bool = False
 
     @property
     def doc(self) -> str:
@@ -77,13 +80,15 @@ REGISTRY: dict[str, Rule] = {}
 def rule(
     id: str, level: str, domain: Domain, title: str, source: str, settings: type[Settings] = Settings, *,
     inputs: Inputs, needs_site: bool = False, target: str | None = None, preview: Preview | None = None,
+    leads: bool = False,
 ) -> Callable[[RuleFn], RuleFn]:
     """Register a rule function under a stable id (used in JSON, SARIF, JUnit, annotations and waivers)."""
 
     def register(fn: RuleFn) -> RuleFn:
         if id in REGISTRY:
             raise RuntimeError(f"rule {id} registered twice")
-        REGISTRY[id] = Rule(id, level, domain.name, title, source, settings, fn, needs_site, target, inputs, preview)
+        REGISTRY[id] = Rule(id, level, domain.name, title, source, settings, fn, needs_site, target, inputs, preview,
+                            leads)
         return fn
 
     return register
