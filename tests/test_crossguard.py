@@ -208,7 +208,8 @@ def test_throughput_300_fails() -> None:
     (fsx(6000, "PERSISTENT_1", 12, storageType="HDD"), [], []),
     (fsx(1800, "PERSISTENT_1", 12, storageType="HDD"), ["a multiple of 6,000 GiB (HDD at 12 MB/s/TiB)"], []),
     (fsx(2400, "PERSISTENT_2", None), [], ["and is required"]),
-    (fsx(2400, "PERSISTENT_2", 250, storageType="HDD"), ["a multiple of 1,800 GiB (HDD at 250 MB/s/TiB)"],
+    # no PERSISTENT_2 HDD exists: no size rule is made up for it (once "a multiple of 1,800 GiB (HDD at 250 ...)")
+    (fsx(2400, "PERSISTENT_2", 250, storageType="HDD"), ["cannot be judged: PERSISTENT_2 has no HDD storage"],
      ["PERSISTENT_2 does not offer HDD storage"]),
     (fsx(None, "PERSISTENT_2", 250, storageType="INTELLIGENT_TIERING"), [], []),  # no capacity or per-TiB tier
     (fsx(UNKNOWN_STRING_VALUE, "PERSISTENT_2", UNKNOWN_STRING_VALUE), [], []),  # unknown during preview

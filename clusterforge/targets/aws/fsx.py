@@ -16,17 +16,46 @@ THROUGHPUT_TIERS: dict[tuple[str, str], tuple[int, ...]] = {
 }
 
 
+# The storage types each deployment type offers (AWS FSx CreateFileSystem, StorageCapacity and
+# PerUnitStorageThroughput: capacities and tiers are given for SCRATCH_1, SCRATCH_2, PERSISTENT_2 on SSD and for
+# PERSISTENT_1 on SSD or HDD, the HDD sizes by tier: 6,000 GiB steps at 12 MB/s/TiB, 1,800 GiB at 40).
+STORAGE_TYPES: dict[str, tuple[str, ...]] = {
+    "SCRATCH_1": ("SSD",), "SCRATCH_2": ("SSD",), "PERSISTENT_1": ("SSD", "HDD"), "PERSISTENT_2": ("SSD",),
+}
+HDD_STEPS: dict[int, int] = {12: 6000, 40: 1800}  # PERSISTENT_1 HDD: MB/s/TiB -> GiB step
+
+
+def capacity_unjudged(deployment_type: str, storage_type: str = "SSD", throughput: int | None = None
+                      ) -> tuple[str, str] | None:
+    """Why no capacity is valid whatever its size, and the fix, or None: a deployment type that does not offer the
+    storage type, or an HDD file system without one of the tiers its sizes follow (STO-002 reports the setting)."""
+    if not any(storage_type in types for types in STORAGE_TYPES.values()):
+        return None  # a storage type of its own limits (Intelligent-Tiering): not one these sizes are for
+    offered = STORAGE_TYPES.get(deployment_type, (storage_type,))
+    if storage_type not in offered:
+        others = [kind for kind, types in STORAGE_TYPES.items() if storage_type in types]
+        return (f"{deployment_type} has no {storage_type} storage",
+                f"use {' or '.join(offered)}" + (f", or {' or '.join(others)} for {storage_type}" if others else ""))
+    if storage_type == "HDD" and throughput not in HDD_STEPS:
+        tier = "none is given" if throughput is None else f"{throughput} MB/s/TiB is neither"
+        steps = ", ".join(f"{step:,} GiB at {t}" for t, step in HDD_STEPS.items())
+        return (f"{deployment_type} HDD sizes follow the throughput tier (steps of {steps}) and {tier}",
+                f"set throughput_mb_s_per_tib to {' or '.join(map(str, HDD_STEPS))}")
+    return None
+
+
 def capacity_step(deployment_type: str, storage_type: str = "SSD", throughput: int | None = None) -> int:
     """The increment AWS accepts past 1,200/2,400 GiB (for HDD the only one): plain values, shared with CrossGuard."""
     if storage_type == "HDD":
-        return 6000 if throughput == 12 else 1800
+        return HDD_STEPS.get(throughput or 0, 1800)
     return 3600 if deployment_type == "SCRATCH_1" else 2400
 
 
 def capacity_rule(
     gib: int, deployment_type: str, storage_type: str = "SSD", throughput: int | None = None
 ) -> str | None:
-    """None when the capacity is valid for the deployment and storage type, else the rule in words."""
+    """None when the capacity is valid for the deployment and storage type, else the rule in words. Only for a file
+    system AWS offers: callers ask capacity_unjudged first, since no rule exists for the others."""
     step = capacity_step(deployment_type, storage_type, throughput)
     if storage_type == "HDD":
         return None if gib % step == 0 else f"a multiple of {step:,} GiB (HDD at {throughput} MB/s/TiB)"

@@ -8,7 +8,7 @@ from typing import Any
 
 from clusterforge.catalog import Catalog
 from clusterforge.targets.aws.crossguard.props import UNKNOWN, as_int, as_text, read
-from clusterforge.targets.aws.fsx import capacity_rule, capacity_step, tier_problems
+from clusterforge.targets.aws.fsx import capacity_rule, capacity_step, capacity_unjudged, tier_problems
 
 DEPLOYMENT_TYPES = ("SCRATCH_1", "SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2")
 THROUGHPUT = "perUnitStorageThroughput"
@@ -45,6 +45,9 @@ def capacity_problems(props: Mapping[str, Any], catalog: Catalog | None = None) 
         return []
     if not isinstance(fs.capacity, int) or fs.capacity <= 0:
         return [f"storageCapacity {fs.capacity!r} is not a whole positive number of GiB"]
+    unjudged = capacity_unjudged(fs.deployment_type, fs.storage_type, fs.throughput)
+    if unjudged is not None:
+        return [f"storageCapacity {fs.capacity:,} GiB cannot be judged: {unjudged[0]} ({unjudged[1]})"]
     rule_text = capacity_rule(fs.capacity, fs.deployment_type, fs.storage_type, fs.throughput)
     if rule_text is None:
         return []

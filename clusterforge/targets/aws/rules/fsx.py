@@ -13,7 +13,7 @@ from clusterforge.policies.findings import Draft
 from clusterforge.policies.inputs import Inputs, Preview
 from clusterforge.policies.registry import domain, rule
 from clusterforge.targets.aws.crossguard.tokens import LUSTRE
-from clusterforge.targets.aws.fsx import capacity_step, tier_problems, valid_capacities
+from clusterforge.targets.aws.fsx import capacity_step, capacity_unjudged, tier_problems, valid_capacities
 from clusterforge.targets.aws.fsx_metadata import SOURCE, metadata_problem
 from clusterforge.targets.aws.fsx_tiering import SOURCE as TIERING_SOURCE
 from clusterforge.targets.aws.fsx_tiering import (
@@ -46,7 +46,8 @@ def _fsx(ctx: Context) -> FsxLustre | None:
       preview=Preview((LUSTRE,), "clusterforge.targets.aws.crossguard.lustre:capacity_problems",
                       "`storageCapacity` for the `deploymentType`/`storageType` (same helper as the blueprint rule)"))
 def fsx_capacity(ctx: Context, settings: Settings) -> Iterator[Draft]:
-    """FSx capacity is a size AWS accepts for the deployment and storage type (1,200, 2,400 or multiples).
+    """FSx capacity is a size AWS accepts for the deployment and storage type (1,200, 2,400 or multiples); where the
+    pair does not exist (PERSISTENT_2 or SCRATCH on HDD) or an HDD tier is missing, no size is, and it says so.
     Intelligent-Tiering storage is elastic: it takes no capacity at all."""
     fsx = _fsx(ctx)
     if fsx is None:
@@ -58,6 +59,12 @@ def fsx_capacity(ctx: Context, settings: Settings) -> Iterator[Draft]:
         return
     if fsx.capacity_gib is None:
         return  # the model requires one for SSD and HDD
+    unjudged = capacity_unjudged(fsx.deployment_type, fsx.storage_type, fsx.throughput_mb_s_per_tib)
+    if unjudged is not None:
+        why, fix = unjudged
+        yield Draft(("storage", "lustre", "capacity_gib"), f"FSx capacity {fsx.capacity_gib:,} GiB cannot be "
+                    f"judged: {why}", f"{fix} (STO-002 reports the setting)")
+        return
     rule_text = valid_capacities(fsx)
     if rule_text is not None:
         step = capacity_step(fsx.deployment_type, fsx.storage_type, fsx.throughput_mb_s_per_tib)
