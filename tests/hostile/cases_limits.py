@@ -27,7 +27,8 @@ UNKNOWN_POOLS = (_HEAD + "pools:\n" + _POOL + f"slurm:\n  partitions:\n    - &p 
 _VICTIMS = ", ".join(f"zz{i:02d}" for i in range(100))
 UNKNOWN_QOS = (_HEAD + "pools:\n" + _POOL
                + "slurm:\n  accounting: {enabled: true}\n  partitions: [{name: train, pools: [gpu], default: true}]\n"
-               + f"  qos: [&q {{name: qosname, preempt: [{_VICTIMS}]}}, " + ", ".join(["*q"] * 999) + "]\n")
+               + f"  qos: [&q {{name: qos000, preempt: [{_VICTIMS}]}}, "
+               + ", ".join(f"{{<<: *q, name: qos{i:03d}}}" for i in range(1, 1000)) + "]\n")
 
 # Names a blueprint may look up by the thousand, each repeated through aliases; 1,000 pools are known (the most a
 # blueprint may hold), so a search among them is no longer cheap.
@@ -108,7 +109,8 @@ CASES = [
     Case("limits-unknown-pools", "400 unknown pool names repeated through aliases in 500 partitions",
          {"cluster.yaml": UNKNOWN_POOLS}, commands=("validate", "check", "check-sarif"), exits=_ALL,
          says={"validate": "more"}, seconds=8, rss_mib=250),
-    Case("limits-unknown-qos", "100 unknown QOS in preempt lists repeated through aliases in 1,000 QOS",
+    Case("limits-unknown-qos", "100 unknown QOS in preempt lists repeated through a merge key in 1,000 QOS "
+         "(each its own name: a name given twice is refused at validate)",
          {"cluster.yaml": UNKNOWN_QOS}, commands=("check", "check-json", "check-github"),
          exits={"*": frozenset({1})}, says={"check": "more"}, seconds=8, rss_mib=200),
     Case("limits-aliased-pools", "100 unknown pool names repeated through an alias by 1,200 partitions",
