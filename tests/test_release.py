@@ -30,12 +30,19 @@ WHEELHOUSE = ROOT / ".cache" / "wheelhouse"
 ROLES = sorted(p.name for p in (ROOT / "roles").iterdir() if (p / "tasks" / "main.yml").is_file())
 
 
-@pytest.fixture(scope="session")
-def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The sdist and the wheel, built as a release builds them (offline: the build backend is this venv's)."""
-    out = tmp_path_factory.mktemp("dist")
+def build(out: Path) -> Path:
+    """The sdist and the wheel into `out`, built as a release builds them (offline: the build backend is this
+    venv's); the wheel's path."""
     subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(ROOT)], check=True,
                    capture_output=True, text=True)
+    (found,) = out.glob("clusterforge-*.whl")
+    return found
+
+
+@pytest.fixture(scope="session")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    build(out)
     return out
 
 
@@ -53,7 +60,7 @@ def installed_env(root: Path, wheel: Path) -> dict[str, str]:
     # this pip installs into the new environment (--python); no bytecode: Ansible's 30,000 files compile later
     subprocess.run([sys.executable, "-m", "pip", "--python", str(root / "bin" / "python"), "install", "-q",
                     "--no-compile", "--no-index", "--find-links", str(WHEELHOUSE), "-c",
-                    str(ROOT / "requirements" / "lock.txt"), f"{wheel}[ansible]"], check=True, capture_output=True,
+                    str(ROOT / "requirements" / "lock.txt"), f"{wheel}[ansible,bmc]"], check=True, capture_output=True,
                    text=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CLUSTERFORGE_", "ANSIBLE_", "VIRTUAL_ENV"))}
     env["PATH"] = f"{root / 'bin'}{os.pathsep}/usr/bin:/bin"
@@ -133,6 +140,25 @@ def test_every_command_runs_from_the_installed_wheel_outside_any_checkout(instal
     grown = work / "grown.yaml"
     grown.write_text(aws.read_text().replace("count: 64,", "count: 64, max_count: 96,", 1))
     assert "gpu-" in run(installed, "diff", str(aws), str(grown))
+    from tests.test_health_perf import fleet_lines, saved
+
+    perf = work / "perf.lines"
+    perf.write_text(saved(fleet_lines(4)))
+    assert "4 answered" in run(installed, "health", "perf", "--from", str(perf))
+
+
+def test_power_runs_from_the_installed_wheel(installed: tuple[Path, dict[str, str]]) -> None:
+    """`power` with the bmc extra (sushy) powers a stand-in BMC off."""
+    from tests.bmc_standins import standin
+
+    work, env = installed
+    with standin("honest") as bmc:
+        document = work / "bmcs.yaml"
+        document.write_text(yaml.safe_dump({"bmcs": {"gpu-0001": {"url": bmc.url}}}))
+        login = {**env, "CLUSTERFORGE_BMC_USERNAME": "admin", "CLUSTERFORGE_BMC_PASSWORD": "x"}
+        done = subprocess.run(["clusterforge", "power", "off", "gpu-0001", "--bmcs", str(document)], cwd=work,
+                              env=login, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "Off" in done.stdout and bmc.power == "Off", done.stdout + done.stderr
 
 
 def test_the_collection_builds_installs_and_is_used_by_its_full_names(tmp_path: Path) -> None:

@@ -50,16 +50,20 @@ def lab_host() -> None:
         pytest.skip(message)
 
 
+CHECKOUT = (sys.executable, "-m", "clusterforge")  # the program the lab tests run, unless a module names another
+
+
 @dataclass
 class Lab:
     name: str
     up_output: str
+    program: tuple[str, ...] = CHECKOUT
 
     def cli(self, *args: str, check: bool = True, timeout: float = 900) -> subprocess.CompletedProcess[str]:
-        return clusterforge("lab", *args, "--name", self.name, check=check, timeout=timeout)
+        return clusterforge("lab", *args, "--name", self.name, check=check, timeout=timeout, program=self.program)
 
     def node_cli(self, command: str, *args: str) -> subprocess.CompletedProcess[str]:
-        return clusterforge("lab", command, "--name", self.name, *args)
+        return clusterforge("lab", command, "--name", self.name, *args, program=self.program)
 
     def run(self, node: str, script: str) -> subprocess.CompletedProcess[str]:
         """A shell script on a node, over SSH as Ansible reaches it."""
@@ -90,10 +94,15 @@ class Lab:
         return time.monotonic() - started
 
 
-def clusterforge(*args: str, check: bool = True, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+def clusterforge(*args: str, check: bool = True, timeout: float = 900,
+                 program: tuple[str, ...] = CHECKOUT) -> subprocess.CompletedProcess[str]:
     # a wide terminal: the lab tests match whole lines of the commands' reports, which wrap at 100 in a pipe
-    proc = subprocess.run([sys.executable, "-m", "clusterforge", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout, check=False, env={**os.environ, "COLUMNS": "200"})
+    env = {**os.environ, "COLUMNS": "200"}
+    if program != CHECKOUT:  # an installed release: nothing of this checkout on its path, run from elsewhere
+        env = {k: v for k, v in env.items() if not k.startswith(("CLUSTERFORGE_ANSIBLE", "ANSIBLE_", "VIRTUAL_ENV"))}
+        env["PATH"] = f"{Path(program[0]).parent}{os.pathsep}{env.get('PATH', '')}"
+    proc = subprocess.run([*program, *args], cwd=ROOT if program == CHECKOUT else Path(program[0]).parent,
+                          capture_output=True, text=True, timeout=timeout, check=False, env=env)
     if check and proc.returncode != 0:
         raise AssertionError(f"clusterforge {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
     return proc
@@ -125,13 +134,25 @@ def job_hosts(up_output: str) -> list[str]:
     return out
 
 
-def bring_up(name: str, *args: str) -> Iterator[Lab]:
-    clusterforge("lab", "down", "--name", name, check=False)
+def bring_up(name: str, *args: str, program: tuple[str, ...] = CHECKOUT) -> Iterator[Lab]:
+    clusterforge("lab", "down", "--name", name, check=False, program=program)
     try:
-        proc = clusterforge("lab", "up", "--name", name, *args)
-        yield Lab(name, proc.stdout)
+        proc = clusterforge("lab", "up", "--name", name, *args, program=program)
+        yield Lab(name, proc.stdout, program)
     finally:
-        clusterforge("lab", "down", "--name", name, check=False)
+        clusterforge("lab", "down", "--name", name, check=False, program=program)
+
+
+@pytest.fixture(scope="session")
+def release(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, ...]:
+    """`clusterforge` of the wheel this checkout builds, installed into a fresh environment outside it (as
+    tests/test_release.py installs it): a lab module that brings its lab up with it runs the installed release."""
+    from tests.test_release import build, installed_env
+
+    wheel = build(tmp_path_factory.mktemp("dist"))
+    root = tmp_path_factory.mktemp("release") / "clusterforge"
+    installed_env(root, wheel)
+    return (str(root / "bin" / "clusterforge"),)
 
 
 # What a clean start may still log (docs/lab.md, "clean logs"): slurmctld's notices about the state files

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from clusterforge.lab.repo import MOUNT
 from clusterforge.model import Software
@@ -58,7 +59,9 @@ def nccl_code(version: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+def lab(tmp_path_factory: pytest.TempPathFactory, release: tuple[str, ...]) -> Iterator[Lab]:
+    """The lab of this module, brought up and provisioned by the installed release (tests/test_release.py installs
+    the same wheel): `lab up`, `lab provision` and the rest of this module run outside any checkout."""
     from clusterforge.lab.render import DEFAULT_BLUEPRINT, data_file
 
     blueprint = tmp_path_factory.mktemp("blueprint") / "lab.yaml"
@@ -66,7 +69,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     blueprint.write_text(text.replace("target: onprem", f"description: {json.dumps(DESCRIPTION)}\ntarget: onprem"))
     MARKER.unlink(missing_ok=True)
     try:
-        yield from bring_up(NAME, "--boot", "push", "--blueprint", str(blueprint))
+        yield from bring_up(NAME, "--boot", "push", "--blueprint", str(blueprint), program=release)
     finally:
         MARKER.unlink(missing_ok=True)
 
@@ -465,6 +468,52 @@ def test_the_controller_gets_the_power_save_programs_and_loses_them_with_the_fil
         assert left.stdout == "" and left.returncode != 0, left.stdout
     finally:
         subprocess.run(["podman", "rm", "-f", container], capture_output=True, check=False)
+
+
+def test_up_and_provision_ran_from_the_installed_release(lab: Lab) -> None:
+    assert lab.program != (sys.executable, "-m", "clusterforge") and not lab.program[0].startswith(str(ROOT))
+    version = subprocess.run([*lab.program, "--version"], capture_output=True, text=True, check=True).stdout
+    from clusterforge.core.version import __version__
+
+    assert version.strip().endswith(__version__)
+
+
+def test_a_teams_playbook_with_the_installed_collection_brings_slurmd_back(lab: Lab, tmp_path: Path) -> None:
+    """A team's own playbook, outside the checkout, names the roles by their full names from the collection
+    installed from its tarball; run against the lab's inventory with slurmd stopped and disabled on both compute
+    nodes, it brings them back into SLURM and a job runs on both."""
+    from clusterforge.lab.paths import LabPaths
+
+    bin_dir = Path(sys.executable).parent
+    subprocess.run([str(bin_dir / "ansible-galaxy"), "collection", "build", str(ROOT), "--output-path", str(tmp_path)],
+                   check=True, capture_output=True, text=True)
+    (tarball,) = tmp_path.glob("clusterforge-cluster-*.tar.gz")
+    collections = tmp_path / "collections"
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")},
+           "ANSIBLE_COLLECTIONS_PATH": str(collections), "ANSIBLE_HOME": str(tmp_path / "home"),
+           "ANSIBLE_HOST_KEY_CHECKING": "False", "ANSIBLE_PIPELINING": "True", "ANSIBLE_NOCOLOR": "1",
+           "ANSIBLE_FORKS": "8"}
+    subprocess.run([str(bin_dir / "ansible-galaxy"), "collection", "install", str(tarball), "-p", str(collections)],
+                   check=True, capture_output=True, text=True, env=env)
+    team = tmp_path / "team"
+    team.mkdir()
+    play = yaml.safe_load((ROOT / "site.yml").read_text())  # the team's copy, its roles named in full
+    play[0]["roles"] = [f"clusterforge.cluster.{role}" for role in play[0]["roles"]]
+    (team / "cluster.yml").write_text(yaml.safe_dump(play, sort_keys=False))
+    for node in COMPUTE:
+        lab.sh(node, "systemctl disable --now slurmd")
+    paths = LabPaths.of(lab.name)
+    done = subprocess.run([str(bin_dir / "ansible-playbook"), "-i", str(paths.render / "inventory" / "hosts.yml"),
+                           "-e", f"@{paths.extra_vars}", "cluster.yml"], cwd=team, env=env, capture_output=True,
+                          text=True, timeout=1500)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    changed = recap_changed(done.stdout)
+    assert all(changed[node] > 0 for node in COMPUTE), changed  # slurmd started and enabled again
+    for node in COMPUTE:
+        assert lab.sh(node, "systemctl is-enabled slurmd; systemctl is-active slurmd") == "enabled\nactive"
+    lab.wait("both compute nodes idle", lambda: lab.sh("ctl-0001", "sinfo -h -N -o '%N %T' | sort").split()
+             == ["node-0001", "idle", "node-0002", "idle"], 120)
+    assert lab.sh("ctl-0001", "srun -N2 hostname | sort") == "node-0001\nnode-0002"
 
 
 def test_down_leaves_nothing_behind(lab: Lab) -> None:
