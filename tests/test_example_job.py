@@ -83,3 +83,23 @@ def test_usr1_checkpoints_now_and_requeues(tmp_path: Path) -> None:
     kinds = [k for k, _, _ in events(tmp_path)]
     assert kinds[-2:] == ["ckpt", "requeue"]
     assert (tmp_path / "scontrol.args").read_text().split() == ["requeue", "7"]
+
+
+def test_a_held_job_trains_past_its_steps_until_released(tmp_path: Path) -> None:
+    release = tmp_path / "release"
+    proc = subprocess.Popen([sys.executable, str(TRAIN)], env={
+        **os.environ, "SLURM_JOB_ID": "7", "CKPT_DIR": str(tmp_path), "TOTAL_STEPS": "5", "CKPT_EVERY": "10",
+        "STEP_TIME": "0.02", "HOLD_FILE": str(release)})
+    try:
+        deadline = time.monotonic() + 30
+        while not reached(tmp_path, 40):  # well past TOTAL_STEPS: still going
+            assert proc.poll() is None, "the held job ended before it was released"
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        release.touch()
+        assert proc.wait(timeout=30) == 0
+    finally:
+        proc.kill()
+    log = events(tmp_path)
+    assert log[-1][0] == "done" and log[-1][1] >= 40, log[-1]
+    assert ("ckpt", 40, 0) in log  # it kept checkpointing while held

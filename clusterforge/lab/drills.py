@@ -9,6 +9,7 @@ explains them.
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -33,13 +34,23 @@ from clusterforge.lab.drill_session import (
 )
 from clusterforge.lab.labvars import KERNEL_LOG_FILE
 
+HOLD_DIR = "/shared/hold"  # the files the drills' held jobs wait for (release_file)
+
+
+def release_file(session: Session, node: str) -> str:
+    """A file on /shared that a held job waits for (train.py's HOLD_FILE, or a drill's own loop), in a folder made
+    here: the drill makes the file once the failure is over, so the job cannot end before the failure reaches
+    it."""
+    session.sh(node, f"mkdir -p {HOLD_DIR}")
+    return f"{HOLD_DIR}/release-{secrets.token_hex(4)}"
+
 
 def node_loss(session: Session, total_steps: int = 60, every: int = 10, kill_at: int = 27) -> Result:
     """Power off the node a checkpointing training job runs on (no shutdown: every process dies at once). SLURM
     must mark it DOWN, requeue the job, and the job must resume on another node from its last checkpoint and
-    finish, recomputing fewer than one checkpoint interval of steps."""
+    finish, recomputing fewer than one checkpoint interval of steps. The job is held (it trains on past
+    `total_steps`) until it has resumed, so it cannot finish before the node is lost, however slow the host."""
     result = Result("node-loss")
-    limits = settings(session)
     ready = [n for n in session.compute() if idle(session, n)]
     if len(ready) < 2:
         raise ClusterforgeError(Problem(f"node-loss needs two idle compute nodes, the lab has {ready or 'none'}",
@@ -50,73 +61,86 @@ def node_loss(session: Session, total_steps: int = 60, every: int = 10, kill_at:
         text = (source / name).read_text()
         session.sh(session.controller, f"cat > {JOBS_DIR}/{name} <<'CLUSTERFORGE_EOF'\n{text}CLUSTERFORGE_EOF\n"
                                        f"chmod 0755 {JOBS_DIR}/{name}")
+    hold = release_file(session, session.controller)
     job = session.sh(session.controller, f"cd {JOBS_DIR} && sbatch --parsable --export=ALL,TOTAL_STEPS={total_steps},"
-                                         f"CKPT_EVERY={every},STEP_TIME=1,CKPT_DIR={CKPT_DIR},"
+                                         f"CKPT_EVERY={every},STEP_TIME=1,CKPT_DIR={CKPT_DIR},HOLD_FILE={hold},"
                                          f"TRAIN_PY={JOBS_DIR}/train.py {JOBS_DIR}/train.sbatch").split(";")[0]
     result.figures["job"] = job
-    deadline = time.monotonic() + 180
-    while not any(kind == "step" and step >= kill_at for _, kind, step, _ in events(session, job)):
-        if time.monotonic() > deadline:
-            raise ClusterforgeError(Problem(f"job {job} did not reach step {kill_at} in 180 s: "
-                                            f"{session.job(job).get('JobState')}", "lab drill"))
-        time.sleep(POLL)
-    victim = session.job(job).get("NodeList", "")
-    session.start(result)
-    cluster.power(session.paths, [victim], on=False, say=lambda _: None)
-    session.mark(f"powered off {victim} (job {job} at step >= {kill_at})")
-    result.figures["node"] = victim
-    bound = 2 * limits["scrape_interval_s"] + limits["node_down_for_s"]
+    victim = ""
     try:
-        seen = session.watch({
-            "NodeDown in Alertmanager": lambda: session.alert_for(victim, ("NodeDown",)) is not None,
-            f"{victim} DOWN in SLURM": lambda: session.node_state(victim)[0].startswith("down"),
-            f"job {job} requeued": lambda: session.job(job).get("Restarts", "0") not in ("0", ""),
-            f"job {job} resumed": lambda: any(kind == "resume" and t > session.t0
-                                              for t, kind, _, _ in events(session, job)),
-        }, 300)
-        alert, down, requeued, _ = seen.values()
-        done = session.until(f"job {job} completed", lambda: session.job(job).get("JobState") in (
-            "COMPLETED", "FAILED", "CANCELLED", "NODE_FAIL", "TIMEOUT"), 300)
-        final = session.job(job)
-        log = events(session, job)
-        resume = next((e for e in log if e[1] == "resume" and e[0] > session.t0), None)
-        # the last step the lost node completed: everything it logged before the job resumed elsewhere
-        last_step = max((step for t, kind, step, host in log if kind == "step" and host == victim
-                         and (resume is None or t < resume[0])), default=0)
-        result.figures |= {
-            "last_step_before_loss": last_step, "state": final.get("JobState", "?"),
-            "restarts": int(final.get("Restarts", "0") or 0)}
-        if alert is not None:
-            node_down_alert(result, alert, bound)
-        if down is not None:
-            result.figures["detect_s"] = round(down, 1)
-        if requeued is not None:
-            result.figures["requeue_s"] = round(requeued, 1)
-        if resume is not None:
-            result.figures |= {"resume_s": round(resume[0] - session.t0, 1), "resumed_from_step": resume[2],
-                               "resumed_on": resume[3], "steps_lost": last_step - resume[2]}
-        if done is not None:
-            result.figures["completed_s"] = round(done, 1)
-        result.expected = {
-            "alert_s": f"<= 2 x scrape_interval + for: = {bound} s",
-            "detect_s": f"about SlurmdTimeout ({limits['slurmd_timeout_s']} s) plus up to one ping cycle",
-            "resume_s": (f"detect + cred_expire ({limits['cred_expire_s']} s) + up to sched_interval "
-                         f"({limits['sched_interval_s']} s) + job start"),
-            "steps_lost": f"fewer than one checkpoint interval ({every})"}
-        if final.get("JobState") != "COMPLETED":
-            result.failures.append(f"job {job} ended {final.get('JobState')}, not COMPLETED")
-        if result.figures["restarts"] != 1:
-            result.failures.append(f"job {job} restarted {result.figures['restarts']} times, not once")
-        lost = result.figures.get("steps_lost")
-        if not isinstance(lost, int) or not 0 <= lost < every:
-            result.failures.append(f"steps lost {lost}: not within one checkpoint interval ({every})")
-        if resume is not None and resume[3] == victim:
-            result.failures.append(f"resumed on {victim}, the node that was powered off")
+        deadline = time.monotonic() + 180
+        while not any(kind == "step" and step >= kill_at for _, kind, step, _ in events(session, job)):
+            if time.monotonic() > deadline:
+                raise ClusterforgeError(Problem(f"job {job} did not reach step {kill_at} in 180 s: "
+                                                f"{session.job(job).get('JobState')}", "lab drill"))
+            time.sleep(POLL)
+        victim = session.job(job).get("NodeList", "")
+        session.start(result)
+        cluster.power(session.paths, [victim], on=False, say=lambda _: None)
+        session.mark(f"powered off {victim} (job {job} at step >= {kill_at})")
+        result.figures["node"] = victim
+        _node_loss_recovery(session, result, job, victim, hold, every)
     finally:
-        cluster.power(session.paths, [victim], on=True, say=lambda _: None)
-        session.mark(f"powered on {victim}")
-        session.until(f"{victim} idle again", lambda: idle(session, victim), 120)
+        session.sh(session.controller, f"touch {hold}", check=False)  # a drill cut short leaves no job running
+        if victim:
+            cluster.power(session.paths, [victim], on=True, say=lambda _: None)
+            session.mark(f"powered on {victim}")
+            session.until(f"{victim} idle again", lambda: idle(session, victim), 120)
     return result
+
+
+def _node_loss_recovery(session: Session, result: Result, job: str, victim: str, hold: str, every: int) -> None:
+    """What node-loss measures once the node is off: the alert, SLURM's detection, the requeue and the resume,
+    then (the job released) its completion and the steps it recomputed."""
+    limits = settings(session)
+    bound = 2 * limits["scrape_interval_s"] + limits["node_down_for_s"]
+    seen = session.watch({
+        "NodeDown in Alertmanager": lambda: session.alert_for(victim, ("NodeDown",)) is not None,
+        f"{victim} DOWN in SLURM": lambda: session.node_state(victim)[0].startswith("down"),
+        f"job {job} requeued": lambda: session.job(job).get("Restarts", "0") not in ("0", ""),
+        f"job {job} resumed": lambda: any(kind == "resume" and t > session.t0
+                                          for t, kind, _, _ in events(session, job)),
+    }, 300)
+    alert, down, requeued, _ = seen.values()
+    session.sh(session.controller, f"touch {hold}")
+    session.mark(f"released job {job}")
+    done = session.until(f"job {job} completed", lambda: session.job(job).get("JobState") in (
+        "COMPLETED", "FAILED", "CANCELLED", "NODE_FAIL", "TIMEOUT"), 300)
+    final = session.job(job)
+    log = events(session, job)
+    resume = next((e for e in log if e[1] == "resume" and e[0] > session.t0), None)
+    # the last step the lost node completed: everything it logged before the job resumed elsewhere
+    last_step = max((step for t, kind, step, host in log if kind == "step" and host == victim
+                     and (resume is None or t < resume[0])), default=0)
+    result.figures |= {
+        "last_step_before_loss": last_step, "state": final.get("JobState", "?"),
+        "restarts": int(final.get("Restarts", "0") or 0)}
+    if alert is not None:
+        node_down_alert(result, alert, bound)
+    if down is not None:
+        result.figures["detect_s"] = round(down, 1)
+    if requeued is not None:
+        result.figures["requeue_s"] = round(requeued, 1)
+    if resume is not None:
+        result.figures |= {"resume_s": round(resume[0] - session.t0, 1), "resumed_from_step": resume[2],
+                           "resumed_on": resume[3], "steps_lost": last_step - resume[2]}
+    if done is not None:
+        result.figures["completed_s"] = round(done, 1)
+    result.expected = {
+        "alert_s": f"<= 2 x scrape_interval + for: = {bound} s",
+        "detect_s": f"about SlurmdTimeout ({limits['slurmd_timeout_s']} s) plus up to one ping cycle",
+        "resume_s": (f"detect + cred_expire ({limits['cred_expire_s']} s) + up to sched_interval "
+                     f"({limits['sched_interval_s']} s) + job start"),
+        "steps_lost": f"fewer than one checkpoint interval ({every})"}
+    if final.get("JobState") != "COMPLETED":
+        result.failures.append(f"job {job} ended {final.get('JobState')}, not COMPLETED")
+    if result.figures["restarts"] != 1:
+        result.failures.append(f"job {job} restarted {result.figures['restarts']} times, not once")
+    lost = result.figures.get("steps_lost")
+    if not isinstance(lost, int) or not 0 <= lost < every:
+        result.failures.append(f"steps lost {lost}: not within one checkpoint interval ({every})")
+    if resume is not None and resume[3] == victim:
+        result.failures.append(f"resumed on {victim}, the node that was powered off")
 
 
 def gpu_fault(session: Session, node: str | None = None) -> Result:
@@ -223,14 +247,27 @@ def exporter_down(session: Session, node: str | None = None) -> Result:
 
 def controller_failover(session: Session) -> Result:
     """Power off the primary controller while a job runs (`lab up --ha`): the backup must take control, the
-    running job must finish, a new job must be scheduled, and the primary must take over again once it is back."""
+    running job must finish, a new job must be scheduled, and the primary must take over again once it is back.
+    The running job is held until the new one has run, so it is still running when the primary goes and after."""
     result = Result("controller-failover")
     controllers = [n.name for n in session.lab.in_group("slurm_controller")]
     if len(controllers) < 2:
         raise ClusterforgeError(Problem("controller-failover needs a backup controller", "lab drill",
                                         hint="bring the lab up with `clusterforge lab up --ha`"))
     primary, backup = controllers[0], controllers[1]
-    running = session.sh(backup, "sbatch --parsable -N1 --time=5 --wrap 'srun sleep 60'").split(";")[0]
+    # held until the new job has run under the backup: it is still running when the primary goes
+    hold = release_file(session, backup)
+    running = session.sh(backup, "sbatch --parsable -N1 --time=5 "
+                                 f"--wrap 'srun sh -c \"until [ -e {hold} ]; do sleep 1; done\"'").split(";")[0]
+    try:
+        return _failover(session, result, primary, backup, running, hold)
+    finally:
+        session.sh(backup, f"touch {hold}", check=False)  # a drill cut short leaves no job running
+
+
+def _failover(session: Session, result: Result, primary: str, backup: str, running: str, hold: str) -> Result:
+    """controller-failover from the running (held) job on: the power cut, the takeover, a new job under the
+    backup, the held job released and finished, and the primary back in control."""
     deadline = time.monotonic() + 60
     while session.job(running).get("JobState") != "RUNNING":
         if time.monotonic() > deadline:
@@ -255,6 +292,8 @@ def controller_failover(session: Session) -> Result:
         new = session.sh(backup, "sbatch --parsable -N1 --time=2 --wrap 'srun hostname'", check=False).split(";")[0]
         scheduled = session.until(f"new job {new} completed", lambda: session.job(new).get("JobState") == "COMPLETED",
                                   180)
+        session.sh(backup, f"touch {hold}")
+        session.mark(f"released job {running}")
         survived = session.until(f"job {running} completed", lambda: session.job(running).get("JobState") in (
             "COMPLETED", "FAILED", "NODE_FAIL", "CANCELLED"), 180)
         alert_at = session.until("SlurmBackupControllerInControl in Alertmanager", lambda: any(

@@ -14,8 +14,10 @@ The pattern to copy into a real training script (the PyTorch lines are in the co
 
 Without PyTorch it trains a stand-in "model" (a number), so the same file runs in `clusterforge lab`, which has no
 GPU. Settings come from the environment: TOTAL_STEPS, CKPT_EVERY, STEP_TIME (seconds per step), CKPT_DIR, KEEP,
-MAX_RESTARTS. Every event is appended to CKPT_DIR/<job>/events.log with a wall-clock timestamp:
-`clusterforge lab drill node-loss` reads it to measure the time to resume and the steps lost.
+MAX_RESTARTS, and HOLD_FILE: when set, the job trains on past TOTAL_STEPS until that file exists (on storage every
+node mounts), so a job that must outlast a change is still running however long the change takes and ends once
+it is released (the lab's drills and tests). Every event is appended to CKPT_DIR/<job>/events.log with a
+wall-clock timestamp: `clusterforge lab drill node-loss` reads it to measure the time to resume and the steps lost.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ CKPT_EVERY = int(os.environ.get("CKPT_EVERY", "10"))
 STEP_TIME = float(os.environ.get("STEP_TIME", "1.0"))
 KEEP = int(os.environ.get("KEEP", "2"))
 MAX_RESTARTS = int(os.environ.get("MAX_RESTARTS", "5"))
+HOLD_FILE = os.environ.get("HOLD_FILE", "")
 DIRECTORY = Path(os.environ.get("CKPT_DIR", "/shared/ckpt")) / JOB
 
 
@@ -55,6 +58,11 @@ class Log:
 def checkpoints() -> list[Path]:
     """Complete checkpoints, newest first (a `.tmp` is an interrupted write and never counts)."""
     return sorted(DIRECTORY.glob("step-*.json"), key=lambda p: int(p.stem.split("-")[1]), reverse=True)
+
+
+def held() -> bool:
+    """HOLD_FILE is set and not there yet: the job is not released."""
+    return bool(HOLD_FILE) and not Path(HOLD_FILE).exists()
 
 
 def load_latest() -> dict[str, float]:
@@ -95,7 +103,7 @@ def main() -> int:
         stop["requested"] = True
 
     signal.signal(signal.SIGUSR1, on_usr1)
-    while state["step"] < TOTAL_STEPS:
+    while state["step"] < TOTAL_STEPS or held():
         time.sleep(STEP_TIME)  # torch: loss = model(batch); loss.backward(); optimizer.step()
         state["step"] += 1
         state["loss"] *= 0.99
