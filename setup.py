@@ -5,6 +5,7 @@ no checkout is around the package. Everything else is in pyproject.toml."""
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 from pathlib import Path
 
@@ -18,13 +19,25 @@ BUNDLED = ("site.yml", "ansible.cfg", "galaxy.yml", "meta", "roles", "plugins", 
 SKIPPED = shutil.ignore_patterns("__pycache__", "*.pyc", "venv", ".venv", "Pulumi.*.yaml")
 
 
+def controller_modules() -> tuple[str, ...]:
+    """What a controller gets to run the power-save programs (clusterforge/powersave/payload.py, loaded by path:
+    the build need not import the package). The bundled tree holds them beside site.yml, where the slurm role
+    copies them from (slurm_power_save_source), as in a checkout."""
+    spec = importlib.util.spec_from_file_location("payload", HERE / "clusterforge" / "powersave" / "payload.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    found: tuple[str, ...] = module.controller_modules(HERE)
+    return found
+
+
 class BuildWithTheTree(build_py):
     """build_py, then the tree copied under the built package."""
 
     def run(self) -> None:
         super().run()
         target = Path(self.build_lib) / "clusterforge" / "bundled"
-        for relative in BUNDLED:
+        for relative in (*BUNDLED, *controller_modules()):
             source, copy = HERE / relative, target / relative
             if source.is_dir():
                 shutil.copytree(source, copy, ignore=SKIPPED, dirs_exist_ok=True)

@@ -15,13 +15,14 @@ EXAMPLES = ROOT / "examples"
 SHARED_EXAMPLES = ROOT.parent / "shared" / "examples"
 
 
-def filter_plugins() -> Any:
-    """The roles' filter plugin module (plugins/filter/packages.py, clusterforge.cluster.missing_packages), loaded
-    from its file: the collection's plugins are not a Python package."""
+def filter_plugins(name: str = "packages") -> Any:
+    """One of the roles' filter plugin modules (plugins/filter/NAME.py: packages holds
+    clusterforge.cluster.missing_packages, power_save controller_modules), loaded from its file: the collection's
+    plugins are not a Python package."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("clusterforge_cluster_packages",
-                                                  ROOT / "plugins" / "filter" / "packages.py")
+    spec = importlib.util.spec_from_file_location(f"clusterforge_cluster_{name}",
+                                                  ROOT / "plugins" / "filter" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from clusterforge.powersave import payload
+
 PACKAGE = Path(__file__).resolve().parent.parent / "clusterforge"
 MAX_LINES = 400
 
@@ -36,25 +38,9 @@ def modules(root: Path = PACKAGE) -> dict[str, Path]:
 
 
 def imported(module: str, path: Path, known: dict[str, Path]) -> Iterator[str]:
-    """The package modules `module` imports anywhere in its file, `if TYPE_CHECKING:` included (`from a import b`
-    may name module a.b)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    for node in ast.walk(tree):
-        names: list[str] = []
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*parts, base] if base else parts)
-            names = [base, *(f"{base}.{alias.name}" for alias in node.names)]
-        for name in names:
-            while name and name not in known:
-                name = name.rpartition(".")[0]
-            if name and name != module:
-                yield name
+    """The package modules `module` imports anywhere in its file, `if TYPE_CHECKING:` included: the same walk
+    that derives what a controller gets (clusterforge.powersave.payload), there without the type-only imports."""
+    yield from payload.imported(module, path.read_text(encoding="utf-8"), path.name == "__init__.py", known)
 
 
 def import_graph(known: dict[str, Path]) -> dict[str, set[str]]:

@@ -1,12 +1,14 @@
 """What the slurm role installs on a controller for the power-save programs: the modules
-`clusterforge.powersave.CONTROLLER_MODULES` names, which the role lists as `slurm_power_save_modules` and the AWS
-roles bundle carries. They must be enough on their own: a copy of just those files imports the programs, and each
-target's provider from its own folder, with no `__init__.py` of clusterforge/targets or of the target (PEP 420
-namespace packages), so importing a provider runs nothing of its target's package."""
+`clusterforge.powersave.payload` derives from their imports, which the role's filter
+(clusterforge.cluster.controller_modules) derives the same way and the AWS roles bundle carries. They must be enough
+on their own: a copy of just those files imports the programs, and each target's provider from its own folder, with
+no `__init__.py` of clusterforge/targets or of the target (PEP 420 namespace packages), so importing a provider runs
+nothing of its target's package. No list of them is kept by hand: a module split in two is copied as two."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -15,15 +17,28 @@ from pathlib import Path
 import pytest
 import yaml
 
-from clusterforge.powersave import CONTROLLER_MODULES
+from clusterforge.powersave.payload import controller_modules
 from clusterforge.target_kernel import registered
 from clusterforge.targets.aws.image_bundle import bundle_paths
-from tests.conftest import ROOT
+from tests.conftest import ROOT, filter_plugins
+
+CONTROLLER_MODULES = controller_modules(ROOT)
 
 
-def test_the_role_copies_the_modules_the_package_names() -> None:
+def test_the_role_derives_the_same_modules_and_lists_none() -> None:
     defaults = yaml.safe_load((ROOT / "roles" / "slurm" / "defaults" / "main.yml").read_text())
-    assert tuple(defaults["slurm_power_save_modules"]) == CONTROLLER_MODULES
+    assert defaults["slurm_power_save_modules"] == []  # empty: derived where the role runs
+    assert tuple(filter_plugins("power_save").controller_modules(str(ROOT))) == CONTROLLER_MODULES
+    assert {"clusterforge/powersave/programs.py", "clusterforge/bmc/redfish.py",
+            "clusterforge/targets/onprem/powersave.py"} <= set(CONTROLLER_MODULES)
+    assert not [m for m in CONTROLLER_MODULES if m.startswith("clusterforge/targets/") and m.endswith("__init__.py")]
+
+
+def test_the_role_says_where_to_find_the_modules_when_its_source_has_none(tmp_path: Path) -> None:
+    from ansible.errors import AnsibleFilterError
+
+    with pytest.raises(AnsibleFilterError, match=r"holds no clusterforge/powersave/payload\.py"):
+        filter_plugins("power_save").controller_modules(str(tmp_path))
 
 
 def test_the_aws_roles_bundle_carries_them() -> None:
@@ -32,12 +47,12 @@ def test_the_aws_roles_bundle_carries_them() -> None:
     assert not any(p.startswith("clusterforge/") and p not in CONTROLLER_MODULES for p in carried)
 
 
-def controller_copy(root: Path) -> Path:
-    """Exactly the files CONTROLLER_MODULES names, under `root`, as the role lays them out on a controller."""
-    for module in CONTROLLER_MODULES:
+def controller_copy(root: Path, source: Path = ROOT) -> Path:
+    """Exactly the files the role derives from `source`, under `root`, as the role lays them out on a controller."""
+    for module in controller_modules(source):
         target = root / module
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes((ROOT / module).read_bytes())
+        target.write_bytes((source / module).read_bytes())
     return root
 
 
@@ -56,6 +71,29 @@ def test_the_modules_alone_run_the_programs(tmp_path: Path) -> None:
     result = isolated(code, controller_copy(tmp_path))
     assert result.returncode == 0, result.stderr
     assert "slurmctld's ResumeProgram" in result.stdout
+
+
+def test_a_module_split_in_two_is_copied_as_two_without_an_edit(tmp_path: Path) -> None:
+    """Splitting a module the programs import (core/hostlist.py: its code moved to a new module it re-exports) in a
+    copy of the tree: the derived payload names the new module, and a controller copy made from it runs the
+    programs; the payload as it was before the split (a list kept by hand) leaves the new module out, and fails."""
+    tree = tmp_path / "tree"
+    shutil.copytree(ROOT / "clusterforge", tree / "clusterforge", ignore=shutil.ignore_patterns("__pycache__"))
+    hostlist = tree / "clusterforge" / "core" / "hostlist.py"
+    (hostlist.parent / "hostlist_ranges.py").write_text(hostlist.read_text())
+    hostlist.write_text('"""Hostlists (split: the code is in hostlist_ranges)."""\n'
+                        "from clusterforge.core.hostlist_ranges import *  # noqa: F403\n")
+    derived = controller_modules(tree)
+    assert "clusterforge/core/hostlist_ranges.py" in derived
+    assert set(derived) - set(CONTROLLER_MODULES) == {"clusterforge/core/hostlist_ranges.py"}
+    code = "from clusterforge.powersave.programs import resume_main; sys.exit(resume_main(['--help']))"
+    assert isolated(code, controller_copy(tmp_path / "derived", tree)).returncode == 0
+    stale = tmp_path / "stale"
+    for module in CONTROLLER_MODULES:  # what a hand-kept list named before the split
+        (stale / module).parent.mkdir(parents=True, exist_ok=True)
+        (stale / module).write_bytes((tree / module).read_bytes())
+    failed = isolated(code, stale)
+    assert failed.returncode != 0 and "hostlist_ranges" in failed.stderr, failed.stderr
 
 
 # What a provider's import must not run: the target packages' __init__ (the registry, the blueprint model, the
@@ -78,7 +116,7 @@ print(json.dumps({"class": type(made).__name__, "namespaces": [getattr(namespace
 @pytest.mark.parametrize("target", sorted(t.name for t in registered().values() if t.power_provider))
 def test_each_provider_imports_from_the_copy_as_a_namespace_package(tmp_path: Path, target: str) -> None:
     """The provider of each target that has one (the file names the target) is made by the programs from a copy
-    of exactly CONTROLLER_MODULES: clusterforge/targets and the target's folder are namespace packages there, so
+    of exactly the derived modules: clusterforge/targets and the target's folder are namespace packages there, so
     nothing of the target's package or of the rest of clusterforge runs."""
     pytest.importorskip("boto3")  # the EC2 provider makes its client when it is made
     provider = registered()[target].power_provider

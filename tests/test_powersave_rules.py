@@ -6,6 +6,7 @@ from __future__ import annotations
 import yaml
 
 from clusterforge.targets.aws.rules.fleet import launch_seconds
+from tests.conftest import ROOT
 from tests.policies.builders import aws, config, evaluate_data, found, messages
 
 
@@ -133,17 +134,17 @@ def test_a_target_without_a_provider_still_names_the_ones_that_have_one() -> Non
 def test_every_target_that_powers_nodes_has_a_provider_in_its_folder() -> None:
     """Target.power_provider lets a pool have max_count (SLM-008) and render write the power-save file; the resume
     program makes the `PROVIDER` of the target's own `powersave.py`, which must be that class and be shipped to
-    controllers (CONTROLLER_MODULES), or every resume would fail with 'not available here'."""
+    controllers (clusterforge.powersave.payload), or every resume would fail with 'not available here'."""
     import importlib
 
-    from clusterforge.powersave import CONTROLLER_MODULES
     from clusterforge.powersave.config import PowerSaveConfig
+    from clusterforge.powersave.payload import controller_modules
     from clusterforge.target_kernel import registered
 
     powered = {t.name: t.power_provider for t in registered().values() if t.powers_nodes}
     assert set(powered) == {"aws", "lab", "onprem"}
     for name, provider in powered.items():
         assert provider is not None
-        assert f"clusterforge/targets/{name}/powersave.py" in CONTROLLER_MODULES
+        assert f"clusterforge/targets/{name}/powersave.py" in controller_modules(ROOT)
         PowerSaveConfig(cluster="c1", provider=name, groups=())  # the file's pattern takes its name
         assert importlib.import_module(f"clusterforge.targets.{name}.powersave").PROVIDER is provider

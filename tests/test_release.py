@@ -24,6 +24,7 @@ import pytest
 import yaml
 
 from clusterforge.core.version import __version__
+from clusterforge.powersave.payload import controller_modules
 from tests.conftest import EXAMPLES, ROOT
 
 WHEELHOUSE = ROOT / ".cache" / "wheelhouse"
@@ -104,6 +105,8 @@ def test_the_wheel_and_the_sdist_hold_everything_every_command_reads(dist: Path,
                    *(f"templates/{t.name}/params.yaml" for t in (ROOT / "templates").iterdir() if t.is_dir())):
         assert bundled + needed in names, needed
     assert "clusterforge/lab/data/blueprint.yaml" in names and "clusterforge/catalog/data/servers.yaml" in names
+    # the power-save programs' modules beside site.yml, where the slurm role copies them from
+    assert {bundled + module for module in controller_modules(ROOT)} <= names
     assert not [n for n in names if "__pycache__" in n or "/venv/" in n or n.startswith(("tests/", "docs/"))]
     (sdist,) = dist.glob("clusterforge-*.tar.gz")
     with tarfile.open(sdist) as archive:
@@ -117,6 +120,14 @@ def test_every_command_runs_from_the_installed_wheel_outside_any_checkout(instal
     where = subprocess.run(["python", "-c", "import clusterforge; print(clusterforge.__file__)"], cwd=work, env=env,
                            capture_output=True, text=True, check=True).stdout.strip()
     assert not where.startswith(str(ROOT)), where  # the wheel's copy, not this checkout's
+    # the slurm role's filter, run on the installed copy it copies from, derives what this checkout does
+    derive = ("import clusterforge, importlib.util, json, pathlib; "
+              "tree = pathlib.Path(clusterforge.__file__).parent / 'bundled'; "
+              "spec = importlib.util.spec_from_file_location('f', tree / 'plugins/filter/power_save.py'); "
+              "f = importlib.util.module_from_spec(spec); spec.loader.exec_module(f); "
+              "print(json.dumps(f.controller_modules(str(tree))))")
+    derived = subprocess.run(["python", "-c", derive], cwd=work, env=env, capture_output=True, text=True, check=True)
+    assert tuple(json.loads(derived.stdout)) == controller_modules(ROOT)
     assert run(installed, "--version").strip().endswith(__version__)
     blueprint = work / "hall.yaml"
     shutil.copy(EXAMPLES / "onprem-dgx-h100.yaml", blueprint)

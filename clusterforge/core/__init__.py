@@ -4,5 +4,5 @@ pydantic's errors turned into located problems (`validation`), the constrained s
 `purchase`), SLURM hostlists, the paused cycle collector (`bulk`) and the package's version.
 
 Controllers get this folder's `__init__`, `version`, `errors`, `hostlist` and `limits` without the rest
-(`clusterforge.powersave.CONTROLLER_MODULES`): keep this file free of imports.
+(`clusterforge.powersave.payload`): keep this file free of imports.
 """

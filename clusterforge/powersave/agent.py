@@ -4,7 +4,7 @@ asked over a Unix socket in a folder mounted into the controller only (`SOCKET`)
 One request per connection, one JSON line each way: `{"op": "launch", "group": ..., "nodes": [...], "minimum": n}`,
 `find`, `terminate`, `everything`, `impaired`; the answer holds `instances` (and `failed` for a launch) or an
 `error`. Both ends import this module: the provider that asks (a target's power-save provider, copied to
-controllers with `CONTROLLER_MODULES`: the standard library only) and the agent that answers (the lab's,
+controllers with `clusterforge.powersave.payload`: the standard library only) and the agent that answers (the lab's,
 clusterforge/lab/power_agent.py, which starts node containers as EC2 starts instances).
 """
 

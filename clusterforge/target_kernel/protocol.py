@@ -169,7 +169,7 @@ class Target:
     suspend and reconcile programs start and stop its nodes with, defined in the target's `powersave.py` and named
     there `PROVIDER`. Render writes the target's name into the power-save file; the programs import
     `clusterforge.targets.<name>.powersave` and make its `PROVIDER`, so the file names a target, never code. The
-    module is copied to controllers alone (`clusterforge.powersave.CONTROLLER_MODULES`), so it imports only the
+    module is copied to controllers alone (`clusterforge.powersave.payload`), so it imports only the
     standard library, pydantic, its cloud's SDK (on-prem: clusterforge.bmc and sushy) and clusterforge.powersave.
     None: the target cannot power nodes, and its pools may not have a `max_count` (SLM-008)."""
     powers_pool: Callable[[Cluster, Pool], bool] = _always

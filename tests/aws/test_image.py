@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from clusterforge.powersave import CONTROLLER_MODULES
+from clusterforge.powersave.payload import controller_modules
 from clusterforge.targets.aws.bake import bake_hash
 from clusterforge.targets.aws.image_bundle import digest, roles_bundle
 from clusterforge.targets.aws.userdata import NodeIdentity, cloud_config
@@ -150,7 +150,7 @@ def test_a_pinned_ami_bakes_nothing_and_keeps_identity_only_user_data(stack: Sta
 def bundle_root(tmp_path: Path) -> Path:
     """A copy of the checkout's roles (CLUSTERFORGE_ANSIBLE_DIR), so a test can change an install step."""
     root = tmp_path / "checkout"
-    for name in ("site.yml", "ansible.cfg", *CONTROLLER_MODULES):
+    for name in ("site.yml", "ansible.cfg", *controller_modules(ROOT)):
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, root / name)
     for name in ("roles", "plugins"):

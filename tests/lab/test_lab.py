@@ -422,8 +422,13 @@ def power_save_play(container: str, slurm_dir: str) -> subprocess.CompletedProce
     phase does), from the checkout mounted read-only."""
     extra = {"slurm_config_dir": slurm_dir, "slurm_power_save_source": MOUNT,
              "slurm_power_save_apt": ["python3-pydantic"]}  # the EC2 provider's boto3 is not called here
+    # the role names its collection's filters (clusterforge.cluster.*): the checkout is that collection
+    collection = "/tmp/collections/ansible_collections/clusterforge"
+    subprocess.run(["podman", "exec", container, "sh", "-c", f"mkdir -p {collection} && ln -sfn {MOUNT} "
+                    f"{collection}/cluster"], check=True, capture_output=True)
     return subprocess.run(
-        ["podman", "exec", "-w", MOUNT, "-e", f"ANSIBLE_CONFIG={MOUNT}/ansible.cfg", container, "ansible-playbook",
+        ["podman", "exec", "-w", MOUNT, "-e", f"ANSIBLE_CONFIG={MOUNT}/ansible.cfg", "-e",
+         "ANSIBLE_COLLECTIONS_PATH=/tmp/collections:/usr/share/ansible/collections", container, "ansible-playbook",
          "-c", "local", "-i", "localhost,", "/tmp/power-save/play.yml", "-e", json.dumps(extra)],
         capture_output=True, text=True, check=False, timeout=300)
 

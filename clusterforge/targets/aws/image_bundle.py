@@ -3,10 +3,10 @@
 - the **roles bundle**: `site.yml`, `ansible.cfg` and `roles/` of this tree, the collection's plugins (the
   roles name them as clusterforge.cluster.*) where Ansible finds them beside `site.yml`
   (`collections/ansible_collections/clusterforge/cluster/plugins/`), and the power-save programs' modules
-  (`powersave.CONTROLLER_MODULES`), which the slurm role installs on the controller. The image build runs its
-  `install` steps; the image keeps it for the boot phase. Its digest names the bake, so the archive must be the
-  same bytes for the same files: sorted entries, no timestamps, owners or modes from the checkout (only the
-  executable bit), and a gzip header without a name or a time.
+  (`powersave.payload.controller_modules`, derived from their imports), which the slurm role installs on the
+  controller. The image build runs its `install` steps; the image keeps it for the boot phase. Its digest names
+  the bake, so the archive must be the same bytes for the same files: sorted entries, no timestamps, owners or
+  modes from the checkout (only the executable bit), and a gzip header without a name or a time.
 - the **node config**: what `clusterforge render` writes for the roles' boot phase (`inventory/group_vars/` and
   `slurm/`), read by every node at first boot with its instance role. It holds no secret: the munge key has a
   place of its own (an SSM SecureString parameter, see components/image.py).
@@ -22,9 +22,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from clusterforge.files.checkout import COLLECTION_NAME, COLLECTION_NAMESPACE, project_root
-from clusterforge.powersave import CONTROLLER_MODULES
+from clusterforge.powersave.payload import controller_modules
 
-BUNDLE_FILES = ("site.yml", "ansible.cfg", *CONTROLLER_MODULES)
+BUNDLE_FILES = ("site.yml", "ansible.cfg")
 BUNDLE_DIRS = ("roles", "plugins")
 # In the archive the collection's plugins sit where ansible-playbook looks beside the playbook it runs.
 ARCHIVED_AS = {"plugins": f"collections/ansible_collections/{COLLECTION_NAMESPACE}/{COLLECTION_NAME}/plugins"}
@@ -40,7 +40,7 @@ def _wanted(path: Path, root: Path) -> bool:
 
 def bundle_paths(root: Path) -> list[Path]:
     """The files of the roles bundle, sorted by their path in the archive (links and caches left out)."""
-    found = [root / name for name in BUNDLE_FILES]
+    found = [root / name for name in (*BUNDLE_FILES, *controller_modules(root))]
     for folder in BUNDLE_DIRS:
         found += [p for p in (root / folder).rglob("*") if _wanted(p, root)]
     return sorted(found, key=lambda p: p.relative_to(root).as_posix())

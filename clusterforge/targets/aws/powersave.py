@@ -17,7 +17,8 @@ What ParallelCluster's node plugin learned at thousands of nodes, kept here (sca
   (userdata_identify); the programs read the maps of the batches they see (resume's look-up before launching,
   suspend, reconcile), one GetObject per batch. Only the controller's role may write the maps (boot_access).
 
-The map lives in this module because this module is what a controller gets of this target (CONTROLLER_MODULES).
+The map lives in this module because this module is what a controller gets of this target
+(clusterforge.powersave.payload).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ runs the lab, to start and remove node containers (clusterforge/lab/power_agent.
 
 The requests and answers are the power agent's protocol (clusterforge/powersave/agent.py). A container carries its
 node's name as a label, so the agent answers `find` from podman, as EC2 from its tags. This module is copied to
-controllers (`clusterforge.powersave.CONTROLLER_MODULES`) without the rest of its target's package: it imports
+controllers (`clusterforge.powersave.payload`) without the rest of its target's package: it imports
 only the standard library and clusterforge.powersave.
 """
 

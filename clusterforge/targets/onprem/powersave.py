@@ -23,7 +23,7 @@ well inside slurmctld's ResumeTimeout (1,800 s by default with power saving); a 
 reason. A BMC's answer is read at most 1 MiB and never leaves its own host, so one compromised BMC cannot make
 this controller power off another server.
 
-This module is copied to controllers (`clusterforge.powersave.CONTROLLER_MODULES`) with clusterforge.bmc and
+This module is copied to controllers (`clusterforge.powersave.payload`) with clusterforge.bmc and
 what it imports, and nothing else of this target's package.
 """
 
