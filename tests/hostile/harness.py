@@ -21,6 +21,7 @@ import stat
 import subprocess
 import sys
 import time
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -177,7 +178,9 @@ def run(case: Case, argv: list[str], command: str, cwd: Path) -> Run:
         seconds = time.monotonic() - start
     output = log.read_bytes().decode("utf-8", "replace")
     log.unlink()
-    rss_mib = int(report.read_text()) / 1024 if report.is_file() else 0.0
+    # a launcher killed at the hang timeout may leave the report empty: no figure then (the hang is reported)
+    figure = report.read_text().strip() if report.is_file() else ""
+    rss_mib = int(figure) / 1024 if figure.isdigit() else 0.0
     report.unlink(missing_ok=True)
     result = Run(case.name, command, proc.returncode, seconds, rss_mib, output)
     RUNS.append(result)
@@ -202,7 +205,16 @@ def commands_of(case: Case, tree: Path, out: Path) -> list[tuple[str, list[str]]
 
 
 def exercise(case: Case, base: Path) -> list[str]:
-    """Run every command of the case; returns the broken guarantees (empty when all hold)."""
+    """Run every command of the case; returns the broken guarantees (empty when all hold). The harness failing on
+    one case (an exception, not a broken guarantee) is that case's failure with its traceback, never every case's:
+    the cases share one fixture."""
+    try:
+        return _exercise(case, base)
+    except Exception:  # reported as this case's failure, with the traceback
+        return [f"{case.name}: the harness failed on this case:\n{traceback.format_exc()[-3000:]}"]
+
+
+def _exercise(case: Case, base: Path) -> list[str]:
     tree, outside, out = build(case, base)
     broken: list[str] = []
     for command, argv in commands_of(case, tree, out):
