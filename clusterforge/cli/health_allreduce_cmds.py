@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from clusterforge.cli.app import EXIT_POLICY, catalog_option, format_option
-from clusterforge.cli.health_common import from_saved, perf_tolerances, run_on_cluster
+from clusterforge.cli.health_common import asked_nodes, from_saved, perf_tolerances, run_on_cluster
 from clusterforge.core.errors import ClusterforgeError, Problem
 
 if TYPE_CHECKING:
@@ -77,20 +77,13 @@ def allreduce(nodes: str | None, pairs: bool, shift: int, parallel: int, gpus_pe
     from concurrent.futures import ThreadPoolExecutor
 
     from clusterforge.cli.allreduce_view import as_json, text
-    from clusterforge.core.hostlist import expand
     from clusterforge.operations import allreduce as ar
     from clusterforge.operations.transport import check_destination, raise_for_transport
 
-    if nodes is None and saved is None:
-        raise ClusterforgeError(Problem("name the nodes to test", path="--nodes",
-                                        hint="--nodes gpu-[0001-0064], or --from FILE to read a saved run"))
     if pairs and saved is not None:
         raise ClusterforgeError(Problem("--pairs runs the pairs; a saved file holds one run", path="--pairs",
                                         hint="leave out --pairs to judge the saved run"))
-    try:
-        expected = expand(nodes) if nodes is not None else []
-    except ClusterforgeError as error:
-        raise ClusterforgeError(Problem(error.problems[0].message, path="--nodes")) from None
+    expected = asked_nodes(nodes, saved, "test", "--nodes gpu-[0001-0064], or --from FILE to read a saved run")
     if pairs and len(expected) < 2:
         raise ClusterforgeError(Problem("--pairs needs at least two nodes", path="--nodes"))
     ar.check_program(program)

@@ -37,6 +37,19 @@ def from_saved(saved: str, reader: Callable[[Iterable[str], str], _Read]) -> _Re
         raise ClusterforgeError(Problem(f"cannot read it: {error.strerror}", file=saved, path="--from")) from None
 
 
+def asked_nodes(nodes: str | None, saved: str | None, what: str, example: str) -> list[str]:
+    """The nodes `--nodes` names, expanded (none with `--from` alone); neither given, or a hostlist that does not
+    parse, is bad input at --nodes."""
+    from clusterforge.core.hostlist import expand
+
+    if nodes is None and saved is None:
+        raise ClusterforgeError(Problem(f"name the nodes to {what}", path="--nodes", hint=example))
+    try:
+        return expand(nodes) if nodes is not None else []
+    except ClusterforgeError as error:
+        raise ClusterforgeError(Problem(error.problems[0].message, path="--nodes")) from None
+
+
 def run_on_cluster(argv: list[str], via: str | None, lab: str | None) -> tuple[str, str, int]:
     """The command's (srun's, scontrol's) stdout, stderr and exit status: run here, on HOST over ssh, or on a
     lab's controller, its output read as it comes and bounded (operations/bounds.run_bounded: past 256 MiB, or a

@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING
 import click
 
 from clusterforge.cli.app import EXIT_POLICY, format_option
-from clusterforge.cli.health_common import check_save, from_option, from_saved, run_per_node, save_option
+from clusterforge.cli.health_common import (
+    asked_nodes,
+    check_save,
+    from_option,
+    from_saved,
+    run_per_node,
+    save_option,
+)
 from clusterforge.core.errors import ClusterforgeError, Problem
 
 if TYPE_CHECKING:
@@ -53,19 +60,12 @@ def diag(level: int, nodes: str | None, partition: str | None, reservation: str 
     gave no result, 2 on bad input (a bad --from line as FILE:LINE: field: message). Nodes without DCGM installed,
     such as the lab's, report `skipped`. The text ends with what to do next for each failing kind.
     """
-    from clusterforge.core.hostlist import expand
     from clusterforge.operations.diag import FAILED, check_level, read_output, read_saved, srun_command, with_missing
     from clusterforge.operations.srun import task_order
     from clusterforge.operations.transport import check_destination
 
     check_level(level)
-    if nodes is None and saved is None:
-        raise ClusterforgeError(Problem("name the nodes to diagnose", path="--nodes",
-                                        hint="--nodes gpu-[0001-0004], or --from FILE to judge a saved run"))
-    try:
-        expected = expand(nodes) if nodes is not None else []
-    except ClusterforgeError as error:
-        raise ClusterforgeError(Problem(error.problems[0].message, path="--nodes")) from None
+    expected = asked_nodes(nodes, saved, "diagnose", "--nodes gpu-[0001-0004], or --from FILE to judge a saved run")
     if via is not None:
         check_destination(via, "--ssh")
     check_save(save, saved)

@@ -10,6 +10,7 @@ import click
 
 from clusterforge.cli.app import EXIT_POLICY, catalog_option, format_option
 from clusterforge.cli.health_common import (
+    asked_nodes,
     check_save,
     from_option,
     from_saved,
@@ -18,7 +19,6 @@ from clusterforge.cli.health_common import (
     run_per_node,
     save_option,
 )
-from clusterforge.core.errors import ClusterforgeError, Problem
 
 if TYPE_CHECKING:
     from clusterforge.catalog.software import GpuModelRow
@@ -70,20 +70,13 @@ def perf(nodes: str | None, partition: str | None, reservation: str | None, drai
     output past the bounds of docs/operations.md).
     """
     from clusterforge.cli.perf_view import DrainResult, as_json, text
-    from clusterforge.core.hostlist import expand
     from clusterforge.operations.perf_run import read_output, srun_command, with_missing
     from clusterforge.operations.srun import task_order
     from clusterforge.operations.stragglers import analyse, catalog_peaks, drains
     from clusterforge.operations.transport import check_destination
 
     tolerances = perf_tolerances(policy_config, tolerance)
-    if nodes is None and saved is None:
-        raise ClusterforgeError(Problem("name the nodes to test", path="--nodes",
-                                        hint="--nodes gpu-[0001-0064], or --from FILE to read saved results"))
-    try:
-        expected = expand(nodes) if nodes is not None else []
-    except ClusterforgeError as error:
-        raise ClusterforgeError(Problem(error.problems[0].message, path="--nodes")) from None
+    expected = asked_nodes(nodes, saved, "test", "--nodes gpu-[0001-0064], or --from FILE to read saved results")
     if via is not None:
         check_destination(via, "--ssh")
     check_save(save, saved, policy_config, *catalog)
