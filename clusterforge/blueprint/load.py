@@ -9,7 +9,7 @@ from clusterforge.blueprint.expand import apply_placements, expand
 from clusterforge.catalog import Catalog, Instance, Server
 from clusterforge.core.errors import ClusterforgeError
 from clusterforge.core.hints import and_more, capped
-from clusterforge.core.limits import NODES, POOLS
+from clusterforge.core.limits import NODES, POOLS, POWER_ELEMENTS
 from clusterforge.core.validation import validate
 from clusterforge.files.yamlsource import Source, load_file, parse_text
 from clusterforge.model import Cluster
@@ -40,6 +40,21 @@ def check_pools(source: Source) -> None:
         raise ClusterforgeError(POOLS.problem(len(pools), source.file, source.line_of(("pools",)), "pools"))
 
 
+def check_power_elements(source: Source) -> None:
+    """Refuse, before the model sees them, a site with more panels and power sources together than
+    limits.POWER_ELEMENTS: the power rules judge the loss of each one with everything below it, so their work
+    grows faster than the count. Cheap on the raw data, as check_pools is."""
+    site = source.data.get("site") if isinstance(source.data, dict) else None
+    if not isinstance(site, dict):
+        return
+    lists = [(key, found) for key in ("panels", "power_sources") if isinstance(found := site.get(key), list)]
+    total = sum(len(found) for _, found in lists)
+    if total > POWER_ELEMENTS.value:
+        key = max(lists, key=lambda pair: len(pair[1]))[0]
+        raise ClusterforgeError(POWER_ELEMENTS.problem(total, source.file, source.line_of(("site", key)),
+                                                       f"site.{key}"))
+
+
 def _hosts_per_device(catalog: Catalog, key: str) -> int:
     """SLURM hosts one device of a catalog entry holds (18 trays of an NVL72 rack, the instances of a cloud's
     rack-scale device); 1 for an unknown key, which catalog_problems reports."""
@@ -65,6 +80,7 @@ def from_source(source: Source, catalog: Catalog | None = None) -> Loaded:
     if not isinstance(source.data, dict):
         raise ClusterforgeError(source.problem((), "a blueprint must be a mapping (apiVersion, kind, name, ...)"))
     check_pools(source)
+    check_power_elements(source)
     source = apply_placements(expand(source))
     cluster = validate(blueprint_model(), source)
     check_nodes(cluster, catalog, source)

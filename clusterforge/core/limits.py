@@ -52,5 +52,8 @@ INCLUDES = Limit("includes", 64, "included files in one blueprint")
 RACKS = Limit("racks", 20_000, "racks once row and rack groups are expanded")
 NODES = Limit("nodes", 100_000, "nodes in the cluster (SLURM hosts: pool counts × hosts per device)")
 POOLS = Limit("pools", 1_000, "pools in one blueprint")
+# The power rules judge the loss of each element with every element it feeds (physics/power_grid.py): work and
+# memory grow with elements × the elements below each, so a chain of 5,000 UPSes took 29 s and 950 MB.
+POWER_ELEMENTS = Limit("power_elements", 1_000, "panels and power sources in one site")
 
-ALL: tuple[Limit, ...] = (INPUT_BYTES, YAML_NODES, YAML_DEPTH, INCLUDES, RACKS, NODES, POOLS)
+ALL: tuple[Limit, ...] = (INPUT_BYTES, YAML_NODES, YAML_DEPTH, INCLUDES, RACKS, NODES, POOLS, POWER_ELEMENTS)

@@ -56,6 +56,16 @@ ALIASED_UNKNOWN_KEY = (
     + ", *g" * 39 + "], devices: [{pool: gpu, count: 2}]}\n"
     + "".join(f"        - {{<<: *r, name: r{i:04d}}}\n" for i in range(1, 600)))
 
+# 5,000 UPSes, each feeding the next, above one panel: the power rules would judge each loss with everything below
+# it (29 s and 950 MB before the limit); the site is refused at its count.
+POWER_CHAIN = (
+    VALID + "site:\n  name: dc1\n  power_sources:\n"
+    + "".join(f"    - {{name: u{i}, kind: ups, kw: 900, fed_by: [u{i + 1}]}}\n" for i in range(4999))
+    + "    - {name: u4999, kind: utility}\n"
+    + "  panels: [{name: p1, voltage: 415, amps: 400, phase: 3, fed_by: [u0]}]\n"
+    + "  rows:\n    - name: a\n      racks:\n        - {name: r1, feeds: [{name: r1-a, side: A, voltage: 415, "
+    "amps: 60, phase: 3, panel: p1}], devices: [{pool: gpu, count: 2}]}\n")
+
 SITE_CATALOG = """\
 apiVersion: clusterforge/v1
 kind: Catalog
@@ -89,6 +99,9 @@ def _catalog_argv(command: str) -> list[str]:
 
 
 CASES = [
+    Case("limits-power-chain", "a chain of 5,000 UPSes, each feeding the next, above one panel",
+         {"cluster.yaml": POWER_CHAIN}, commands=("validate", "check", "plan"), exits=_ALL,
+         says={"check": "CLUSTERFORGE_MAX_POWER_ELEMENTS"}, seconds=2, rss_mib=200),
     Case("limits-quoted-count", "a quoted count of ten million nodes is the number pydantic reads",
          {"cluster.yaml": VALID.replace("count: 2", 'count: "10000000"')}, exits=_ALL,
          says={"check": "CLUSTERFORGE_MAX_NODES"}, seconds=5, rss_mib=200),
