@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from clusterforge.bmc import fleet  # noqa: E402
 from clusterforge.bmc.credentials import Credentials, Logins  # noqa: E402
-from clusterforge.bmc.hosts import Target  # noqa: E402
+from clusterforge.bmc.interface import NodeBmc  # noqa: E402
 from tests.bmc_emulator import PASSWORD, USER, emulator  # noqa: E402
 
 
@@ -41,7 +41,7 @@ def main() -> None:
         for index in range(args.emulators):
             (Path(folder) / str(index)).mkdir()
             running = stack.enter_context(emulator(Path(folder) / str(index), args.systems))
-            targets += [Target(f"{node}-e{index}", running.url, ident, False) for node, ident in running.ids.items()]
+            targets += [NodeBmc(f"{node}-e{index}", running.url, ident, False) for node, ident in running.ids.items()]
         login = Logins(Credentials(USER, PASSWORD))
         for concurrency in args.concurrency:
             for action in ("status", "on", "off"):

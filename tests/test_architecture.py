@@ -478,8 +478,9 @@ def _docstring_lines(tree: ast.Module) -> set[int]:
     return lines
 
 
-def aws_lines(path: Path) -> list[int]:
-    """Lines of code of a module with an identifier part that names AWS (a multi-line string: each of its lines)."""
+def aws_lines(path: Path, words: frozenset[str] = AWS_WORDS) -> list[int]:
+    """Lines of code of a module with an identifier part that names AWS, or another of `words` (a multi-line
+    string: each of its lines)."""
     text = path.read_text(encoding="utf-8")
     docstrings = _docstring_lines(ast.parse(text))
     found: set[int] = set()
@@ -489,7 +490,7 @@ def aws_lines(path: Path) -> list[int]:
         if token.type == tokenize.STRING and token.start[0] in docstrings:
             continue
         for offset, line in enumerate(token.string.split("\n")):
-            if {part.lower() for part in re.split(r"[\W_]+", line) if part} & AWS_WORDS:
+            if {part.lower() for part in re.split(r"[\W_]+", line) if part} & words:
                 found.add(token.start[0] + offset)
     return sorted(found)
 
@@ -588,3 +589,21 @@ def test_the_target_literal_check_catches_each_form(tmp_path: Path, source: str)
     module = tmp_path / "m.py"
     module.write_text(source)
     assert target_name_literals(module, {"aws", "onprem", "lab", "testcloud"})
+
+
+# The power-save programs and the BMC fleet runner speak of nodes: powered on, off, read. A cloud's API and a BMC's
+# protocol are the providers' and the protocol modules' (targets/<name>/powersave.py, bmc/<protocol>.py).
+PROTOCOL_AND_CLOUD_WORDS = AWS_WORDS | {"redfish", "ipmi", "sushy", "pyghmi", "gcp", "azure"}
+
+
+def test_the_power_save_programs_and_the_fleet_runner_name_no_protocol_and_no_cloud() -> None:
+    files = [*sorted((PACKAGE / "powersave").glob("*.py")), PACKAGE / "bmc" / "fleet.py"]
+    found = {str(path.relative_to(PACKAGE)): lines for path in files
+             if (lines := aws_lines(path, PROTOCOL_AND_CLOUD_WORDS))}
+    assert found == {}
+
+
+def test_the_protocol_check_finds_a_protocol_in_code(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text('"""Redfish in a docstring."""\nfrom clusterforge.bmc.redfish import begin\nKIND = "ipmi"\n')
+    assert aws_lines(module, PROTOCOL_AND_CLOUD_WORDS) == [2, 3]

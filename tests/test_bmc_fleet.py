@@ -11,17 +11,16 @@ import pytest
 
 from clusterforge.bmc import fleet
 from clusterforge.bmc.credentials import Credentials, Logins
-from clusterforge.bmc.hosts import Target
-from clusterforge.bmc.redfish import BmcFailure, Outcome, Pending
+from clusterforge.bmc.interface import BmcFailure, NodeBmc, Outcome, Pending
 
 LOGIN = Logins(Credentials("admin", "secret"))
-TARGETS = [Target(f"gpu-{i:04d}", "https://127.0.0.1:1", None, True) for i in range(1, 41)]
+TARGETS = [NodeBmc(f"gpu-{i:04d}", "https://127.0.0.1:1", None, True) for i in range(1, 41)]
 
 
 def test_no_more_than_the_concurrency_is_in_flight(monkeypatch: pytest.MonkeyPatch) -> None:
     lock, now, most, full = threading.Lock(), [0], [0], threading.Event()
 
-    def begin(target: Target, *_: Any) -> Outcome:
+    def begin(target: NodeBmc, *_: Any) -> Outcome:
         with lock:
             now[0] += 1
             most[0] = max(most[0], now[0])
@@ -41,7 +40,7 @@ def test_no_more_than_the_concurrency_is_in_flight(monkeypatch: pytest.MonkeyPat
 def test_silence_is_asked_again_with_growing_pauses_and_a_refused_login_is_not(monkeypatch) -> None:
     tries: dict[str, int] = {}
 
-    def begin(target: Target, *_: Any) -> Outcome:
+    def begin(target: NodeBmc, *_: Any) -> Outcome:
         tries[target.node] = tries.get(target.node, 0) + 1
         if target.node == "gpu-0001" and tries[target.node] < 3:
             raise BmcFailure("no answer from https://127.0.0.1:1: timed out")
@@ -58,12 +57,10 @@ def test_silence_is_asked_again_with_growing_pauses_and_a_refused_login_is_not(m
 
 
 def test_a_node_that_never_settles_fails_with_its_state_and_the_others_finish(monkeypatch) -> None:
-    system = type("System", (), {"power_state": "PoweringOn"})()
+    def begin(target: NodeBmc, *_: Any) -> Pending:
+        return Pending(target.node, "On", "powered on (On)", seen="PoweringOn")
 
-    def begin(target: Target, *_: Any) -> Pending:
-        return Pending(target.node, system, "On", "powered on (On)")
-
-    def settle(target: Target, pending: Pending, *_: Any) -> Outcome | None:
+    def settle(target: NodeBmc, pending: Pending, *_: Any) -> Outcome | None:
         return None if target.node == "gpu-0001" else Outcome(target.node, "On", "", pending.did)
 
     monkeypatch.setattr(fleet, "begin", begin)

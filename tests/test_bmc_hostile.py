@@ -22,7 +22,7 @@ from clusterforge.powersave.config import NodeGroup, PowerSaveConfig
 from clusterforge.powersave.resume import resume
 from clusterforge.powersave.suspend import suspend
 from clusterforge.targets.onprem import powersave as onprem
-from clusterforge.targets.onprem.powersave import RedfishProvider
+from clusterforge.targets.onprem.powersave import BmcProvider
 from tests.bmc_standins import StandIn, standin
 from tests.powersave_fakes import RecordingSlurm
 
@@ -178,7 +178,7 @@ def test_plain_http_is_taken_for_loopback_and_elsewhere_only_by_name(tmp_path: P
 # --- the on-prem power-save provider in front of the same four BMCs -------------------------------------------
 
 def _provider(tmp_path: Path, bmcs: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> tuple[PowerSaveConfig,
-                                                                                               RedfishProvider]:
+                                                                                               BmcProvider]:
     login = tmp_path / "bmc.credentials"
     login.write_text(yaml.safe_dump({"username": "admin", "password": "fleet-secret"}))
     login.chmod(0o600)
@@ -189,7 +189,7 @@ def _provider(tmp_path: Path, bmcs: dict[str, str], monkeypatch: pytest.MonkeyPa
     group = NodeGroup(name="gpu", nodes="gpu-[0001-0004]", launch_template="c1-gpu", instance_type="dgx-h100",
                       scaling="best-effort")
     cfg = PowerSaveConfig(cluster="c1", provider="onprem", groups=(group,))
-    return cfg, RedfishProvider(cfg)
+    return cfg, BmcProvider(cfg)
 
 
 def test_resume_and_suspend_with_hostile_bmcs_mark_only_the_hostile_nodes(tmp_path: Path,
@@ -207,7 +207,7 @@ def test_resume_and_suspend_with_hostile_bmcs_mark_only_the_hostile_nodes(tmp_pa
         assert "not its own address" in slurm.down["gpu-0002"]
         assert "answer over" in slurm.down["gpu-0003"] and "no whole answer" in slurm.down["gpu-0004"]
         assert resets(honest) == 1  # its own power-on, nothing sent on the liar's behalf
-        gone = suspend(RedfishProvider(cfg), [f"gpu-000{i}" for i in range(1, 5)])
+        gone = suspend(BmcProvider(cfg), [f"gpu-000{i}" for i in range(1, 5)])
         assert [i.node for i in gone] == ["gpu-0001"] and honest.power == "Off" and resets(honest) == 2
         assert liar.power == "Off" and resets(liar) == 0  # the liar's reset went nowhere
 

@@ -25,7 +25,7 @@ from clusterforge.lab.nodes import NodeSpec
 from clusterforge.lab.paths import LabPaths
 from clusterforge.powersave.config import NodeGroup, PowerSaveConfig
 from clusterforge.targets.onprem import powersave as onprem
-from clusterforge.targets.onprem.powersave import RedfishProvider
+from clusterforge.targets.onprem.powersave import BmcProvider
 
 SPECS = [NodeSpec(f"burst-000{i}", ("pool_burst", "slurm_compute"), f"127.0.0.{12 + i}") for i in (1, 2, 3)]
 LOOPBACK = ipaddress.IPv4Network("127.0.0.0/24")  # its "gateway" is 127.0.0.1: the emulator stays on loopback
@@ -90,7 +90,7 @@ def test_the_lab_writes_a_bmc_document_the_provider_reads_and_a_login_for_its_ow
 
 def test_the_provider_powers_lab_servers_through_the_emulator_and_the_agent_hears_each_change(side) -> None:
     _, agent = side
-    provider = RedfishProvider(config())
+    provider = BmcProvider(config())
     launch = provider.launch(config().groups[0], ["burst-0002", "burst-0003"], 2)
     assert sorted(launch.instances) == ["burst-0002", "burst-0003"] and not launch.failed
     until("both On notified", lambda: {("burst-0002", "On"), ("burst-0003", "On")} <= set(agent.changes))

@@ -21,7 +21,7 @@ from clusterforge.powersave.resume import resume
 from clusterforge.powersave.slurm import NodeState
 from clusterforge.powersave.suspend import suspend
 from clusterforge.targets.onprem import powersave as onprem
-from clusterforge.targets.onprem.powersave import RedfishProvider
+from clusterforge.targets.onprem.powersave import BmcProvider
 from tests.bmc_emulator import PASSWORD, USER, Emulator, emulator
 from tests.powersave_fakes import RecordingSlurm
 
@@ -58,19 +58,19 @@ def power(bmcs: Emulator, nodes: str) -> dict[str, str]:
 
 def test_resume_powers_the_servers_on_once_and_names_their_addresses(bmcs: Emulator, installed: Path) -> None:
     slurm = RecordingSlurm()
-    done = resume(config(), RedfishProvider(config()), slurm, hostlist.expand("gpu-[0003-0006]"),
+    done = resume(config(), BmcProvider(config()), slurm, hostlist.expand("gpu-[0003-0006]"),
                   [hostlist.expand("gpu-[0003-0006]")])
     assert not done.failed and sorted(done.launched) == hostlist.expand("gpu-[0003-0006]"), done.summary()
     assert set(power(bmcs, "gpu-[0003-0006]").values()) == {"On"}
     assert power(bmcs, "gpu-0007") == {"gpu-0007": "Off"}
     assert slurm.addresses == {n: n for n in hostlist.expand("gpu-[0003-0006]")}  # the site's DNS names them
-    again = resume(config(), RedfishProvider(config()), RecordingSlurm(), hostlist.expand("gpu-[0003-0006]"))
+    again = resume(config(), BmcProvider(config()), RecordingSlurm(), hostlist.expand("gpu-[0003-0006]"))
     assert again.already == 4 and not again.launched, again.summary()
 
 
 def test_suspend_powers_off_exactly_the_servers_slurmctld_names(bmcs: Emulator, installed: Path) -> None:
-    resume(config(), RedfishProvider(config()), RecordingSlurm(), hostlist.expand("gpu-[0010-0012]"))
-    gone = suspend(RedfishProvider(config()), hostlist.expand("gpu-[0010-0011]"))
+    resume(config(), BmcProvider(config()), RecordingSlurm(), hostlist.expand("gpu-[0010-0012]"))
+    gone = suspend(BmcProvider(config()), hostlist.expand("gpu-[0010-0011]"))
     assert sorted(i.node for i in gone) == ["gpu-0010", "gpu-0011"]
     assert power(bmcs, "gpu-[0010-0012]") == {"gpu-0010": "Off", "gpu-0011": "Off", "gpu-0012": "On"}
 
@@ -80,7 +80,7 @@ def test_a_job_short_of_a_server_gets_none_and_the_others_go_back_off(bmcs: Emul
     back off and every node of the job is marked DOWN with the reason."""
     slurm = RecordingSlurm()
     job = hostlist.expand("gpu-[0020-0021],gpu-0099")
-    done = resume(config("gpu-[0001-0064],gpu-0099"), RedfishProvider(config("gpu-[0001-0064],gpu-0099")), slurm,
+    done = resume(config("gpu-[0001-0064],gpu-0099"), BmcProvider(config("gpu-[0001-0064],gpu-0099")), slurm,
                   job, [job])
     assert not done.launched and set(done.failed) == set(job), done.summary()
     assert power(bmcs, "gpu-[0020-0021]") == {"gpu-0020": "Off", "gpu-0021": "Off"}
@@ -89,9 +89,9 @@ def test_a_job_short_of_a_server_gets_none_and_the_others_go_back_off(bmcs: Emul
 
 def test_reconcile_powers_off_a_server_slurmctld_holds_powered_down(bmcs: Emulator, installed: Path) -> None:
     """A lost suspend: gpu-0030 is On while slurmctld shows it `idle~`; gpu-0031 is On and allocated."""
-    resume(config(), RedfishProvider(config()), RecordingSlurm(), ["gpu-0030", "gpu-0031"])
+    resume(config(), BmcProvider(config()), RecordingSlurm(), ["gpu-0030", "gpu-0031"])
     states = {"gpu-0030": NodeState("idle~"), "gpu-0031": NodeState("alloc")}
-    done = reconcile(config(), RedfishProvider(config()), RecordingSlurm(states), _now())
+    done = reconcile(config(), BmcProvider(config()), RecordingSlurm(states), _now())
     assert [i.node for i in done.orphans] == ["gpu-0030"], done.summary()
     assert power(bmcs, "gpu-[0030-0031]") == {"gpu-0030": "Off", "gpu-0031": "On"}
 
@@ -100,10 +100,10 @@ def test_reconcile_power_cycles_a_server_slurmctld_marked_not_responding(bmcs: E
     """A hung server: its BMC says On, slurmctld marked it DOWN, not responding. It is powered off and its node
     powered down (jobs requeued), so the next resume powers it on afresh; a node DOWN for another reason is not
     touched (it is a person's, or remediation's)."""
-    resume(config(), RedfishProvider(config()), RecordingSlurm(), ["gpu-0050", "gpu-0051"])
+    resume(config(), BmcProvider(config()), RecordingSlurm(), ["gpu-0050", "gpu-0051"])
     states = {"gpu-0050": NodeState("down*", "Not responding"), "gpu-0051": NodeState("down", "bad DIMM")}
     slurm = RecordingSlurm(states)
-    done = reconcile(config(), RedfishProvider(config()), slurm, _now())
+    done = reconcile(config(), BmcProvider(config()), slurm, _now())
     assert done.replaced == {"gpu-0050": "not responding"}, done.summary()
     assert list(slurm.powered_down) == ["gpu-0050"] and "not responding" in slurm.powered_down["gpu-0050"]
     assert power(bmcs, "gpu-[0050-0051]") == {"gpu-0050": "Off", "gpu-0051": "On"}
@@ -117,7 +117,7 @@ def test_a_bmc_that_refuses_the_login_fails_its_nodes_and_not_the_others(bmcs: E
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("CLUSTERFORGE_BMC_CREDENTIALS", str(login))
         slurm = RecordingSlurm()
-        done = resume(config(), RedfishProvider(config()), slurm, ["gpu-0040"])
+        done = resume(config(), BmcProvider(config()), slurm, ["gpu-0040"])
     assert done.failed == {"gpu-0040": "credentials refused (HTTP 401)"}, done.summary()
     assert slurm.down == {"gpu-0040": "clusterforge-resume: credentials refused (HTTP 401)"}
 
@@ -126,7 +126,7 @@ def test_each_reconcile_pass_reads_one_slice_and_a_round_reads_every_server_once
     """At 12,500 servers a pass reads SWEEP BMCs, not 12,500; consecutive passes cover the fleet exactly once."""
     big = config("gpu-[00001-12500]", "")
     minute = [0.0]
-    provider = RedfishProvider(big, clock=lambda: minute[0])
+    provider = BmcProvider(big, clock=lambda: minute[0])
     seen: list[str] = []
     rounds = -(-12_500 // onprem.SWEEP)
     for index in range(rounds):
@@ -135,7 +135,7 @@ def test_each_reconcile_pass_reads_one_slice_and_a_round_reads_every_server_once
         assert 0 < len(part) <= onprem.SWEEP
         seen += part
     assert len(seen) == 12_500 and len(set(seen)) == 12_500 and rounds == 49
-    assert len(RedfishProvider(config(), clock=lambda: 0.0).slice()) == 64  # a small pool: every server, every pass
+    assert len(BmcProvider(config(), clock=lambda: 0.0).slice()) == 64  # a small pool: every server, every pass
 
 
 def _now() -> datetime:

@@ -3,13 +3,14 @@
 At 12,500 nodes the work is the BMCs' (hundreds of ms to seconds a request, minutes to power a server on), not
 this process's, so requests run in threads, `concurrency` at once, and no thread waits for a server to change
 state: the resets are sent, then the changing nodes are read in rounds (64 by default: enough to keep 12,500 BMCs
-busy, few enough for one management network and one controller). A node whose BMC does not answer or answers
-5xx is asked again after a growing pause (1, 2, 4 s ...), `attempts` times in all; a refused login, an unknown
-system or an answer that breaks the transport's rules is not asked again. One node failing never stops the others:
+busy, few enough for one management network and one controller). Each node is asked in the protocol its BMC
+speaks (`clusterforge.bmc.protocols`), so one run can hold both kinds. A node whose BMC does not answer or answers
+a server error is asked again after a growing pause (1, 2, 4 s ...), `attempts` times in all; a failure its
+protocol calls final (a refused login, an unknown system, an answer that breaks the rules) is not asked again. One node failing never stops the others:
 every node gets an `Outcome` or a reason, whatever its BMC did.
 
 How long a run can take, with every BMC silent or dripping: one ask is at most `timeout_s` (the transport's
-deadline), so a node's asking ends within `attempts * timeout_s` plus the pauses (`2**(attempts-1) - 1` s);
+deadline; IPMI's is checked between its datagrams), so a node's asking ends within `attempts * timeout_s` plus the pauses (`2**(attempts-1) - 1` s);
 `ceil(nodes / concurrency)` such waves; then at most `settle_s` plus one round of looks (`timeout_s` each) for the
 nodes still changing. `bound_s` is that figure, which the power-save programs state and hold.
 """
@@ -23,9 +24,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TypeVar
 
-from clusterforge.bmc.credentials import Logins
-from clusterforge.bmc.hosts import Target
-from clusterforge.bmc.redfish import BmcFailure, Outcome, Pending, begin, settle, state_of
+from clusterforge.bmc import protocols
+from clusterforge.bmc.credentials import Credentials, Logins
+from clusterforge.bmc.interface import BmcFailure, NodeBmc, Outcome, Pending
 
 DEFAULT_CONCURRENCY = 64
 DEFAULT_ATTEMPTS = 3
@@ -55,6 +56,16 @@ def _retried(call: Callable[[], T], attempts: int, sleep: Callable[[float], None
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+def begin(bmc: NodeBmc, credentials: Credentials, action: str, pxe_once: bool, timeout_s: float) -> Outcome | Pending:
+    """The node's ask, in the protocol its BMC speaks."""
+    return protocols.of(bmc.protocol).begin(bmc, credentials, action, pxe_once, timeout_s)
+
+
+def settle(bmc: NodeBmc, pending: Pending, timeout_s: float) -> Outcome | None:
+    """One look at a pending node, in the protocol its BMC speaks."""
+    return protocols.of(bmc.protocol).settle(bmc, pending, timeout_s)
+
+
 def bound_s(nodes: int, concurrency: int = DEFAULT_CONCURRENCY, attempts: int = DEFAULT_ATTEMPTS,
             timeout_s: float = 20.0, settle_s: float = 300.0, poll_s: float = POLL_S) -> float:
     """The longest `run` can take for `nodes` nodes, whatever their BMCs do (the module's docstring)."""
@@ -77,18 +88,18 @@ def _round(pool: ThreadPoolExecutor, work: dict[str, Callable[[], T]], attempts:
             yield futures[future], BmcFailure(f"internal error ({type(exc).__name__}): please report it", final=True)
 
 
-def run(targets: Sequence[Target], logins: Logins, action: str, pxe_once: bool = False,
+def run(bmcs: Sequence[NodeBmc], logins: Logins, action: str, pxe_once: bool = False,
         concurrency: int = DEFAULT_CONCURRENCY, attempts: int = DEFAULT_ATTEMPTS, timeout_s: float = 20.0,
         settle_s: float = 300.0, progress: Callable[[str], None] | None = None,
         sleep: Callable[[float], None] = time.sleep, poll_s: float = POLL_S) -> FleetResult:
-    """`action` on every target's system; `progress(node)` as each node ends.
+    """`action` on every node's server, each through its BMC's protocol; `progress(node)` as each node ends.
 
     Two phases, so time grows with requests, not with how long a server takes to change: every node is asked
     (the reset sent), then the nodes still changing are read in rounds, `poll_s` apart, until each reaches the
     state asked for or `settle_s` has passed since the asking ended."""
     result = FleetResult()
     started = time.monotonic()
-    by_node = {t.node: t for t in targets}
+    by_node = {b.node: b for b in bmcs}
     pending: dict[str, Pending] = {}
 
     def ended(node: str, answer: Outcome | Pending | BmcFailure | None) -> None:
@@ -105,15 +116,15 @@ def run(targets: Sequence[Target], logins: Logins, action: str, pxe_once: bool =
         if progress is not None:
             progress(node)
 
-    pool = ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(targets) or 1)))
+    pool = ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(bmcs) or 1)))
     try:
         asks: dict[str, Callable[[], Outcome | Pending]] = {}
-        for t in targets:
-            login = logins.for_node(t.node)
+        for bmc in bmcs:
+            login = logins.for_node(bmc.node)
             if login is None:
-                ended(t.node, BmcFailure("no login for this node in the credentials file", final=True))
+                ended(bmc.node, BmcFailure("no login for this node in the credentials file", final=True))
             else:
-                asks[t.node] = partial(begin, t, login, action, pxe_once, timeout_s)
+                asks[bmc.node] = partial(begin, bmc, login, action, pxe_once, timeout_s)
         for node, answer in _round(pool, asks, attempts, sleep):
             ended(node, answer)
         deadline = time.monotonic() + settle_s
@@ -125,7 +136,7 @@ def run(targets: Sequence[Target], logins: Logins, action: str, pxe_once: bool =
                 ended(node, seen)
             if pending and time.monotonic() >= deadline:
                 for node, p in list(pending.items()):
-                    ended(node, BmcFailure(f"still {state_of(p)} {settle_s:.0f} s after the request "
+                    ended(node, BmcFailure(f"still {p.seen or 'unknown'} {settle_s:.0f} s after the request "
                                            f"(wanted {p.wanted})"))
     finally:  # Ctrl-C: the nodes not started are not started; the requests in flight end on their own
         pool.shutdown(wait=False, cancel_futures=True)

@@ -8,8 +8,12 @@ repository holds), every mistake reported as `file:line: path: message`.
 
     defaults: {ca_file: /etc/clusterforge/bmc-ca.pem}   # TLS is verified; verify_tls: false only by name
     bmcs:
-      gpu-0001: {url: "https://10.2.0.11"}              # the BMC's only system
+      gpu-0001: {url: "https://10.2.0.11"}              # the BMC's only system, over Redfish
       gpu-0002: {url: "https://10.2.0.20", system: "2"} # a BMC (a chassis manager) holding several
+      gpu-0003: {url: "ipmi://10.2.0.30", protocol: ipmi}  # IPMI over RMCP+ (UDP 623)
+
+Each BMC speaks the protocol it names, else `defaults: {protocol: ...}`, else Redfish (clusterforge.bmc.protocols
+lists them); its URL's scheme is one of that protocol's (https/http for Redfish, ipmi for IPMI).
 
 Every request for a node goes to its URL's scheme, host and port and nowhere else (clusterforge.bmc.transport).
 Plain `http://` carries the login in clear text, so it is taken for a loopback address (an emulator on this host)
@@ -20,15 +24,15 @@ whose system is not named holds that node alone.
 
 from __future__ import annotations
 
-import ipaddress
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from clusterforge.bmc.interface import NodeBmc
+from clusterforge.bmc.protocols import DEFAULT, PROTOCOLS, scheme_of
 from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.core.source import Source
 from clusterforge.core.validation import validate
@@ -37,19 +41,25 @@ from clusterforge.files.yamlsource import load_file
 NODE = r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62})$"
 SYSTEM = r"^[A-Za-z0-9._:-]{1,128}$"  # a Redfish member id: a path segment, nothing to escape
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
-_ROOT = re.compile(rf"https?://(?:{_LABEL}(?:\.{_LABEL})*|\[[0-9A-Fa-f:.]{{2,45}}\])(?::[0-9]{{1,5}})?/?")
+_ROOT = re.compile(rf"[a-z]+://(?:{_LABEL}(?:\.{_LABEL})*|\[[0-9A-Fa-f:.]{{2,45}}\])(?::[0-9]{{1,5}})?/?")
 MAX_BMCS = 200_000  # twice the largest cluster the project plans for; a bigger document is a mistake or a bomb
+
+
+def _schemes() -> dict[str, str]:
+    """Every URL scheme a protocol is named by, and that protocol."""
+    return {scheme: name for name in PROTOCOLS for scheme in scheme_of(name)}
 
 
 def _url(value: str) -> str:
     parts = urlsplit(value)
-    if parts.scheme not in ("https", "http") or not parts.hostname:
-        raise ValueError("a BMC's URL is https://HOST[:PORT] (http:// only for an emulator)")
+    if parts.scheme not in _schemes() or not parts.hostname:
+        raise ValueError("a BMC's URL is https://HOST[:PORT] (Redfish; http:// only for an emulator) or "
+                         "ipmi://HOST[:PORT] (IPMI)")
     if parts.username or parts.password:
         raise ValueError("a BMC's URL carries no user or password: give them in CLUSTERFORGE_BMC_USERNAME and "
                          "CLUSTERFORGE_BMC_PASSWORD or a --credentials file")
     if parts.path not in ("", "/") or parts.query or parts.fragment:
-        raise ValueError("a BMC's URL is its root, https://HOST[:PORT]: the Redfish paths are the client's")
+        raise ValueError("a BMC's URL is its root, https://HOST[:PORT]: the protocol's paths are the client's")
     if not _ROOT.fullmatch(value) or not _port_ok(value):
         # urlsplit takes spaces, newlines and braces in a host; the URL reaches requests and every per-node line
         raise ValueError("a BMC's host is a DNS name, an IPv4 address or a bracketed IPv6 address, and its port "
@@ -65,13 +75,23 @@ def _port_ok(value: str) -> bool:
     return port is None or port > 0
 
 
+def _protocol(name: str) -> str:
+    if name not in PROTOCOLS:
+        raise ValueError(f"no BMC protocol {name!r}: clusterforge speaks {', '.join(sorted(PROTOCOLS))}")
+    return name
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+ProtocolName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,31}$"), AfterValidator(_protocol)]
 
 
 class Bmc(_Strict):
     url: Annotated[str, Field(max_length=2048), AfterValidator(_url)]
     system: str | None = Field(None, pattern=SYSTEM, description="the system's id on a BMC that holds several")
+    protocol: ProtocolName | None = Field(None, description="the protocol this BMC speaks (else the defaults')")
 
 
 class Defaults(_Strict):
@@ -79,6 +99,7 @@ class Defaults(_Strict):
     verify_tls: bool = Field(True, description="false turns certificate checks off (an emulator, a lab)")
     allow_plain_http: bool = Field(False, description="true lets http:// URLs of hosts other than loopback be used: "
                                                       "the login then crosses the network in clear text (a lab)")
+    protocol: ProtocolName = Field(DEFAULT, description="the protocol of every BMC that names none")
 
 
 class BmcDocument(_Strict):
@@ -86,37 +107,30 @@ class BmcDocument(_Strict):
     bmcs: dict[Annotated[str, Field(pattern=NODE)], Bmc] = Field(max_length=MAX_BMCS)
 
 
-@dataclass(frozen=True)
-class Target:
-    """One node's BMC as the client takes it."""
-
-    node: str
-    url: str
-    system: str | None
-    verify: bool | str  # requests' `verify`: True, False, or a CA bundle's path (https:// only)
-
-    @property
-    def clear_text(self) -> bool:
-        """The login crosses a network unencrypted: plain http:// to a host that is not this one."""
-        return self.url.startswith("http://") and not _loopback(self.url)
-
-
-def _loopback(url: str) -> bool:
-    host = (urlsplit(url).hostname or "").lower()
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def _server(url: str, system: str | None) -> tuple[str, str | None]:
-    """What identifies the server a node's BMC powers: the BMC's origin and the system's id."""
-    from clusterforge.bmc.transport import origin
+    """What identifies the server a node's BMC powers: the BMC's host and port and the system's id."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    port = parts.port or scheme_of(_schemes()[scheme])[scheme]
+    return f"{(parts.hostname or '').lower()}:{port}", system
 
-    _scheme, host, port = origin(url)
-    return f"{host}:{port}", system
+
+def _protocol_of(document: BmcDocument, bmc: Bmc) -> str:
+    return bmc.protocol or document.defaults.protocol
+
+
+def _wrong_schemes(document: BmcDocument, source: Source) -> list[Problem]:
+    """Each BMC whose URL's scheme is not one of its protocol's (an https:// URL for an IPMI BMC)."""
+    problems = []
+    for node, bmc in document.bmcs.items():
+        protocol = _protocol_of(document, bmc)
+        schemes = scheme_of(protocol)
+        if urlsplit(bmc.url).scheme.lower() not in schemes:
+            problems.append(source.problem(
+                ("bmcs", node, "url"), f"a {protocol} BMC's URL is {' or '.join(f'{s}://' for s in schemes)}...",
+                hint=f"give the URL its protocol's scheme, or the protocol its URL speaks (protocol: "
+                     f"{_schemes()[urlsplit(bmc.url).scheme.lower()]})"))
+    return problems
 
 
 def _shared_servers(document: BmcDocument, source: Source) -> list[Problem]:
@@ -143,12 +157,12 @@ def _shared_servers(document: BmcDocument, source: Source) -> list[Problem]:
     return problems
 
 
-def load(path: Path) -> dict[str, Target]:
+def load(path: Path) -> dict[str, NodeBmc]:
     """Every node's BMC, by node name; exit 2 with the location of every mistake."""
     source = load_file(path)
     document = validate(BmcDocument, source)
     defaults = document.defaults
-    problems = _shared_servers(document, source)
+    problems = _shared_servers(document, source) + _wrong_schemes(document, source)
     if defaults.ca_file is not None and not defaults.ca_file.is_file():
         problems.append(source.problem(("defaults", "ca_file"), f"no such file: {defaults.ca_file}"))
     if not defaults.allow_plain_http:
@@ -156,14 +170,15 @@ def load(path: Path) -> dict[str, Target]:
                                     hint="use https://, or set defaults: {allow_plain_http: true} for a lab or an "
                                          "emulator")
                      for node, bmc in document.bmcs.items()
-                     if Target(node, bmc.url, bmc.system, False).clear_text]
+                     if NodeBmc(node, bmc.url, bmc.system, False).clear_text]
     if problems:
         raise ClusterforgeError(problems)
     verify: bool | str = str(defaults.ca_file) if defaults.ca_file is not None else defaults.verify_tls
-    return {node: Target(node, bmc.url, bmc.system, verify) for node, bmc in document.bmcs.items()}
+    return {node: NodeBmc(node, bmc.url, bmc.system, verify, _protocol_of(document, bmc))
+            for node, bmc in document.bmcs.items()}
 
 
-def pick(targets: dict[str, Target], nodes: list[str], file: str) -> list[Target]:
+def pick(targets: dict[str, NodeBmc], nodes: list[str], file: str) -> list[NodeBmc]:
     """The BMCs of `nodes`, in their order; all the nodes the document lacks named at once."""
     missing = [n for n in nodes if n not in targets]
     if missing:

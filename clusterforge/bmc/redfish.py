@@ -21,25 +21,14 @@ from typing import Any
 
 from clusterforge.bmc import transport
 from clusterforge.bmc.credentials import Credentials
-from clusterforge.bmc.hosts import Target
-from clusterforge.bmc.transport import BmcFailure
+from clusterforge.bmc.interface import BmcFailure, NodeBmc, Outcome, Pending
 
+CLIENT = "sushy"
+SCHEMES = transport.DEFAULT_PORTS  # http:// only for loopback or with allow_plain_http (clusterforge.bmc.hosts)
 ROOT_PATH = "/redfish/v1/"  # the service root every Redfish service serves (DSP0266)
-__all__ = ["BmcFailure", "Outcome", "Pending", "begin", "settle", "state_of"]
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """What one node's BMC did: its power state after, its boot override, and what was changed."""
-
-    node: str
-    power: str  # On, Off, PoweringOn, PoweringOff
-    boot: str  # the one-time override, e.g. "Pxe (Once)", or "" when none
-    did: str  # "powered on", "already off", "cycled", "read", ...
-    warning: str = ""  # what the BMC did that was not asked, e.g. a one-time boot kept as continuous
-
-
-def _session(target: Target, credentials: Credentials, timeout_s: float) -> tuple[Any, Any]:
+def _session(bmc: NodeBmc, credentials: Credentials, timeout_s: float) -> tuple[Any, Any]:
     """The service root, logged in with basic auth, over the bounded transport, and that transport's adapter.
 
     Basic auth because every Redfish service must take it (DSP0266), and unlike a session it leaves nothing open
@@ -49,16 +38,16 @@ def _session(target: Target, credentials: Credentials, timeout_s: float) -> tupl
     import sushy
     from sushy import auth
 
-    connection, adapter = transport.connector(target.url, target.verify, timeout_s)
-    transport.begin_exchange(adapter, target.url, timeout_s)
-    root = sushy.Sushy(target.url, auth=auth.BasicAuth(credentials.username, credentials.password),
-                       verify=target.verify, connector=connection)
+    connection, adapter = transport.connector(bmc.url, bmc.verify, timeout_s)
+    transport.begin_exchange(adapter, bmc.url, timeout_s)
+    root = sushy.Sushy(bmc.url, auth=auth.BasicAuth(credentials.username, credentials.password),
+                       verify=bmc.verify, connector=connection)
     return root, adapter
 
 
-def _system(root: Any, target: Target) -> Any:
-    if target.system is not None:  # the standard's path: no request for the collection
-        return root.get_system(f"{ROOT_PATH}Systems/{target.system}")
+def _system(root: Any, bmc: NodeBmc) -> Any:
+    if bmc.system is not None:  # the standard's path: no request for the collection
+        return root.get_system(f"{ROOT_PATH}Systems/{bmc.system}")
     members = root.get_system_collection().members_identities
     if len(members) != 1:
         raise BmcFailure(f"the BMC holds {len(members)} systems: give this node's `system:` in the BMC document",
@@ -88,16 +77,13 @@ def _reset(system: Any, choices: tuple[str, ...]) -> str:
                      final=True)
 
 
-@dataclass
-class Pending:
-    """A node whose BMC took the request and whose power state has not reached `wanted` yet."""
+@dataclass(frozen=True)
+class _Handle:
+    """What a pending node keeps between looks: its system resource and its transport, given a new exchange for
+    each look."""
 
-    node: str
     system: Any
-    wanted: str
-    did: str
-    adapter: Any = None  # the node's transport, given a new exchange for each look
-    warning: str = ""
+    adapter: Any = None
 
 
 def _close(system: Any) -> None:
@@ -109,7 +95,7 @@ def _close(system: Any) -> None:
         session.close()
 
 
-def _translated(target: Target, call: Callable[[], Any]) -> Any:
+def _translated(bmc: NodeBmc, call: Callable[[], Any]) -> Any:
     """`call()`, with sushy's errors as one-line BmcFailures (final where asking again cannot help), and any other
     error as this node's failure: what one BMC answers never ends the fleet's run."""
     from sushy import exceptions
@@ -121,11 +107,11 @@ def _translated(target: Target, call: Callable[[], Any]) -> Any:
     except exceptions.AccessError as exc:
         raise BmcFailure(f"credentials refused (HTTP {exc.status_code})", final=True) from None
     except exceptions.ResourceNotFoundError:
-        raise BmcFailure(f"no system {target.system or ''} on this BMC".replace("  ", " "), final=True) from None
+        raise BmcFailure(f"no system {bmc.system or ''} on this BMC".replace("  ", " "), final=True) from None
     except exceptions.HTTPError as exc:
         raise BmcFailure(f"the BMC answered HTTP {exc.status_code}") from None
     except exceptions.ConnectionError as exc:  # the transport's own failures arrive as BmcFailure, not here
-        raise BmcFailure(f"no answer from {target.url}: {_first_line(str(exc))}") from None
+        raise BmcFailure(f"no answer from {bmc.url}: {_first_line(str(exc))}") from None
     except exceptions.SushyError as exc:
         raise BmcFailure(f"Redfish error: {_first_line(str(exc))}") from None
     except Exception as exc:  # a malformed answer (bad JSON, wrong types, depth) is the node's alone
@@ -140,15 +126,15 @@ def _first_line(text: str) -> str:
     return line if len(line) <= 160 else line[:157].rsplit(" ", 1)[0] + " ..."
 
 
-def begin(target: Target, credentials: Credentials, action: str, pxe_once: bool = False,
+def begin(bmc: NodeBmc, credentials: Credentials, action: str, pxe_once: bool = False,
           timeout_s: float = 20.0) -> Outcome | Pending:
     """Ask one node's BMC for `action` (after a one-time PXE override when `pxe_once`): an Outcome when nothing
     is left to wait for, else a Pending for `settle`. Raises BmcFailure with a one-line reason."""
     import sushy
 
     def ask() -> Outcome | Pending:
-        root, adapter = _session(target, credentials, timeout_s)
-        system = _system(root, target)
+        root, adapter = _session(bmc, credentials, timeout_s)
+        system = _system(root, bmc)
         warning = ""
         if pxe_once:
             system.set_system_boot_options(sushy.BootSource.PXE, enabled=sushy.BootSourceOverrideEnabled.ONCE)
@@ -171,31 +157,29 @@ def begin(target: Target, credentials: Credentials, action: str, pxe_once: bool 
             did = f"already {action}"
         _close(system)
         if wanted:
-            return Pending(target.node, system, wanted, did, adapter, warning)
-        return Outcome(target.node, state, _boot(system), did, warning)
+            return Pending(bmc.node, wanted, did, _Handle(system, adapter), warning, state or "unknown")
+        return Outcome(bmc.node, state, _boot(system), did, warning)
 
-    result: Outcome | Pending = _translated(target, ask)
+    result: Outcome | Pending = _translated(bmc, ask)
     return result
 
 
-def settle(target: Target, pending: Pending, timeout_s: float = 20.0) -> Outcome | None:
+def settle(bmc: NodeBmc, pending: Pending, timeout_s: float = 20.0) -> Outcome | None:
     """One look at a pending node (one request, `timeout_s` whole): its Outcome once its power state is the one
     asked for, else None."""
 
     def look() -> Outcome | None:
-        if pending.adapter is not None:
-            transport.begin_exchange(pending.adapter, target.url, timeout_s)
-        pending.system.refresh()
-        _close(pending.system)
-        state = _value(pending.system.power_state)
+        handle: _Handle = pending.handle
+        if handle.adapter is not None:
+            transport.begin_exchange(handle.adapter, bmc.url, timeout_s)
+        handle.system.refresh()
+        _close(handle.system)
+        state = _value(handle.system.power_state)
+        pending.seen = state or "unknown"
         if state != pending.wanted:
             return None
-        return Outcome(pending.node, state, _boot(pending.system), pending.did, pending.warning)
+        return Outcome(pending.node, state, _boot(handle.system), pending.did, pending.warning)
 
-    result: Outcome | None = _translated(target, look)
+    result: Outcome | None = _translated(bmc, look)
     return result
-
-
-def state_of(pending: Pending) -> str:
-    return _value(pending.system.power_state) or "unknown"
 

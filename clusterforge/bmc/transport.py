@@ -35,19 +35,12 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
+from clusterforge.bmc.interface import BmcFailure
+
 MAX_ANSWER_BYTES = 1024 * 1024  # a ComputerSystem is 5-20 KB and a Systems collection of 1,000 members ~60 KB
 MAX_REQUESTS = 16  # one ask takes 3-6 (root, collection, system, boot patch and re-read, reset)
 CHUNK = 64 * 1024
 DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-class BmcFailure(Exception):
-    """One node's BMC could not do what was asked; `final` when asking again cannot help (credentials, no system,
-    an answer that breaks the rules)."""
-
-    def __init__(self, reason: str, final: bool = False) -> None:
-        super().__init__(reason)
-        self.reason, self.final = reason, final
 
 
 def origin(url: str) -> tuple[str, str, int]:

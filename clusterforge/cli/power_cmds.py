@@ -1,4 +1,4 @@
-"""`clusterforge power status|on|off|cycle NODES`: bare-metal servers through their BMCs (Redfish)."""
+"""`clusterforge power status|on|off|cycle NODES`: bare-metal servers through their BMCs (Redfish, IPMI)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,8 @@ from clusterforge.core.errors import ClusterforgeError, Problem
 @format_option("text", "json")
 def power(action: str, nodes: str, bmcs_file: Path, credentials: Path | None, boot: str | None, concurrency: int,
           attempts: int, timeout_s: float, settle_s: float, fmt: str) -> None:
-    """Read or change the power of NODES (a SLURM hostlist) through their BMCs' Redfish services.
+    """Read or change the power of NODES (a SLURM hostlist) through their BMCs, each in the protocol the BMC
+    document names for it: Redfish (https://, the default) or IPMI (ipmi://, `protocol: ipmi`).
 
     \b
       clusterforge power status gpu-[0001-0064] --bmcs bmcs.yaml
@@ -56,19 +57,17 @@ def power(action: str, nodes: str, bmcs_file: Path, credentials: Path | None, bo
     not, 2 on bad input.
     """
     from clusterforge.bmc import credentials as creds
-    from clusterforge.bmc import fleet, hosts, summary
+    from clusterforge.bmc import fleet, hosts, protocols, summary
     from clusterforge.core.hostlist import compress, expand
 
-    try:
-        import sushy  # noqa: F401
-    except ImportError:
-        raise ClusterforgeError(Problem("the Redfish client is not installed", "<install>",
-                                        hint="pip install 'clusterforge[bmc]'")) from None
     try:
         names = expand(nodes)
     except ClusterforgeError as error:
         raise ClusterforgeError(Problem(error.problems[0].message, path="NODES")) from None
     targets = hosts.pick(hosts.load(bmcs_file), names, str(bmcs_file))
+    if missing := protocols.missing_clients({t.protocol for t in targets}):
+        raise ClusterforgeError(Problem(f"the BMC client {', '.join(missing)} is not installed", "<install>",
+                                        hint="pip install 'clusterforge[bmc]'"))
     login = creds.find(credentials)
     unlogged = login.without(names)
     if unlogged:

@@ -25,7 +25,7 @@ Scaling = Literal["all-or-nothing", "best-effort"]
 # make that package's `powersave.PROVIDER`. A name, never a module or class: the file cannot choose code to run.
 PROVIDER = r"^[a-z][a-z0-9_]{0,39}$"
 ProviderPath = Annotated[str, StringConstraints(pattern=PROVIDER), Field(description=(
-    "the target whose provider starts and stops these nodes: a package under clusterforge.targets, e.g. aws"))]
+    "the target whose provider starts and stops these nodes: a package under clusterforge.targets"))]
 
 # ParallelCluster's node plugin: launch_max_batch_size 500, insufficient_capacity_timeout 600 s (scale.md)
 DEFAULT_BATCH = 500

@@ -174,8 +174,8 @@ class Target:
     None: the target cannot power nodes, and its pools may not have a `max_count` (SLM-008)."""
     powers_pool: Callable[[Cluster, Pool], bool] = _always
     """Whether its provider can start and stop this pool's nodes, where it has one: every pool of a cloud, only the
-    on-prem pools whose servers have BMCs (`bmc: redfish`). A pool with a `max_count` that it cannot power is
-    refused (SLM-008)."""
+    on-prem pools whose servers have BMCs (`bmc: redfish` or `bmc: ipmi`). A pool with a `max_count` that it cannot
+    power is refused (SLM-008)."""
     power_needs: str = ""
     """What a pool must say before the provider can power it, for SLM-008's hint ("": nothing)."""
     launches_pool: Callable[[Cluster, Pool], bool] = _never

@@ -1,7 +1,7 @@
 """Target onprem: bare metal in a facility. The `site:` is checked (power, space, cooling) and the rendered
 inventory drives the Ansible roles; storage is an existing Lustre file system. A pool whose servers' BMCs answer
-Redfish (`bmc: redfish`) may have a `max_count`: SLURM powers its idle servers off and on through them
-(`powersave.py` beside this file)."""
+Redfish or IPMI (`bmc: redfish`, `bmc: ipmi`) may have a `max_count`: SLURM powers its idle servers off and on
+through them (`powersave.py` beside this file)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from clusterforge.catalog import Server
 from clusterforge.target_kernel.protocol import Target
 from clusterforge.targets.onprem.blueprint import blueprint_problems
 from clusterforge.targets.onprem.pool import BMC_NEEDED, OnpremPool, has_bmcs
-from clusterforge.targets.onprem.powersave import RedfishProvider
+from clusterforge.targets.onprem.powersave import BmcProvider
 
 TARGET = Target(name="onprem", title="on-prem", hardware=Server, facility=True, pool_fields=OnpremPool,
-                power_provider=RedfishProvider, powers_pool=has_bmcs, power_needs=BMC_NEEDED,
+                power_provider=BmcProvider, powers_pool=has_bmcs, power_needs=BMC_NEEDED,
                 blueprint_problems=blueprint_problems)

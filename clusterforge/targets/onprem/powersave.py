@@ -1,5 +1,6 @@
 """Bare-metal servers as a power-save provider: SLURM powers an on-prem pool's idle servers off, and on again for
-a job, through each server's BMC over Redfish (clusterforge.bmc, the parts `clusterforge power` uses).
+a job, through each server's BMC in the protocol the BMC document names for it (Redfish or IPMI: clusterforge.bmc,
+the parts `clusterforge power` uses).
 
 A server is not made or destroyed, only powered: a node's "instance" is its server (id and name the node's), live
 while its BMC says On; launch powers servers on, terminate powers them off (ForceOff: SLURM suspends a node only
@@ -37,6 +38,7 @@ from pathlib import Path
 
 from clusterforge.bmc import credentials as bmc_credentials
 from clusterforge.bmc import fleet, hosts
+from clusterforge.bmc.interface import NodeBmc
 from clusterforge.core import hostlist
 from clusterforge.powersave.config import NodeGroup, PowerSaveConfig
 from clusterforge.powersave.provider import Instance, Launch
@@ -59,18 +61,18 @@ def _path(variable: str, default: str) -> Path:
     return Path(os.environ.get(variable) or default)
 
 
-class RedfishProvider:
-    """The servers of on-prem pools with `bmc: redfish`, through their BMCs."""
+class BmcProvider:
+    """The servers of on-prem pools with a `bmc:`, through their BMCs (each in the protocol its BMC speaks)."""
 
     def __init__(self, config: PowerSaveConfig, clock: Callable[[], float] = time.time) -> None:
         self.config = config
         self.clock = clock
         self.bmcs_file = _path("CLUSTERFORGE_BMCS", BMCS_FILE)
         self.credentials_file = _path("CLUSTERFORGE_BMC_CREDENTIALS", CREDENTIALS_FILE)
-        self._targets: dict[str, hosts.Target] | None = None
+        self._targets: dict[str, NodeBmc] | None = None
         self._logins: bmc_credentials.Logins | None = None
 
-    def _bmcs(self) -> dict[str, hosts.Target]:
+    def _bmcs(self) -> dict[str, NodeBmc]:
         if self._targets is None:
             self._targets = hosts.load(self.bmcs_file)
             self._logins = bmc_credentials.from_file(self.credentials_file)
@@ -140,4 +142,4 @@ class RedfishProvider:
         return []
 
 
-PROVIDER = RedfishProvider  # what the programs make for this target (clusterforge.powersave.programs.provider_for)
+PROVIDER = BmcProvider  # what the programs make for this target (clusterforge.powersave.programs.provider_for)
