@@ -1,18 +1,19 @@
 """One action on many nodes' BMCs: bounded concurrency, retries with backoff, an answer per node.
 
-At 12,500 nodes the work is the BMCs' (hundreds of ms to seconds a request, minutes to power a server on), not
-this process's, so requests run in threads, `concurrency` at once, and no thread waits for a server to change
-state: the resets are sent, then the changing nodes are read in rounds (64 by default: enough to keep 12,500 BMCs
-busy, few enough for one management network and one controller). Each node is asked in the protocol its BMC
-speaks (`clusterforge.bmc.protocols`), so one run can hold both kinds. A node whose BMC does not answer or answers
-a server error is asked again after a growing pause (1, 2, 4 s ...), `attempts` times in all; a failure its
-protocol calls final (a refused login, an unknown system, an answer that breaks the rules) is not asked again. One node failing never stops the others:
-every node gets an `Outcome` or a reason, whatever its BMC did.
+At 12,500 nodes the work is the BMCs' (hundreds of ms to seconds a request, minutes to power a server on), not this
+process's, so requests run in threads, `concurrency` at once, and no thread waits for a server to change state: the
+resets are sent, then the changing nodes are read in rounds (64 by default: enough to keep 12,500 BMCs busy, few
+enough for one management network and one controller). Each node is asked in the protocol its BMC speaks
+(`clusterforge.bmc.protocols`), so one run can hold several. A node whose BMC does not answer or answers a server
+error is asked again after a growing pause (1, 2, 4 s ...), `attempts` times in all; a failure its protocol calls
+final (a refused login, an unknown system, an answer that breaks the rules) is not asked again. One node failing
+never stops the others: every node gets an `Outcome` or a reason, whatever its BMC did.
 
 How long a run can take, with every BMC silent or dripping: one ask is at most `timeout_s` (the transport's
-deadline; IPMI's is checked between its datagrams), so a node's asking ends within `attempts * timeout_s` plus the pauses (`2**(attempts-1) - 1` s);
-`ceil(nodes / concurrency)` such waves; then at most `settle_s` plus one round of looks (`timeout_s` each) for the
-nodes still changing. `bound_s` is that figure, which the power-save programs state and hold.
+deadline; IPMI's is checked between its datagrams), so a node's asking ends within `attempts * timeout_s` plus the
+pauses (`2**(attempts-1) - 1` s); `ceil(nodes / concurrency)` such waves; then at most `settle_s` plus one round of
+looks (`timeout_s` each) for the nodes still changing. `bound_s` is that figure, which the power-save programs state
+and hold.
 """
 
 from __future__ import annotations
