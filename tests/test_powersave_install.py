@@ -130,17 +130,20 @@ def test_each_provider_imports_from_the_copy_as_a_namespace_package(tmp_path: Pa
     assert not [name for name in found["loaded"] if name.startswith(HEAVY)]
 
 
-def test_the_role_installs_boto3_where_the_file_names_the_ec2_providers_target() -> None:
-    """The slurm role reads the power-save file's provider (a target's name) to decide whether the controller
-    needs boto3: the EC2 provider's target must be what it compares with, as render writes it."""
-    import jinja2
+def test_the_role_installs_what_the_file_says_its_provider_needs_and_names_no_target() -> None:
+    """Render writes the provider's OS_PACKAGES and CONTROLLER_FILES into the power-save file; the slurm role
+    installs and checks those, and compares with no target's name (a new target's provider needs no role edit)."""
+    import re
 
     from clusterforge.targets.aws.powersave import Ec2Provider
+    from clusterforge.targets.onprem.powersave import BmcProvider
 
-    tasks = yaml.safe_load((ROOT / "roles" / "slurm" / "tasks" / "power_save.yml").read_text())
-    found = [task["vars"]["slurm_power_save_on_ec2"] for task in tasks
-             if "slurm_power_save_on_ec2" in (task.get("vars") or {})]
-    [expression] = found
-    for target, wanted in ((name, t.power_provider is Ec2Provider) for name, t in registered().items()):
-        result = jinja2.Environment().from_string(expression).render(slurm_power_save_provider=target)
-        assert result == str(wanted), (target, expression)
+    text = (ROOT / "roles" / "slurm" / "tasks" / "power_save.yml").read_text()
+    assert "controller_packages" in text and "controller_files" in text
+    assert [name for name in registered() if re.search(rf"""['"]{name}['"]""", text)] == []
+    assert Ec2Provider.OS_PACKAGES == ("python3-boto3",)
+    assert {"python3-sushy", "python3-pyghmi", "python3-yaml"} == set(BmcProvider.OS_PACKAGES)
+    assert BmcProvider.CONTROLLER_FILES == ("clusterforge-bmcs.yaml", "clusterforge-bmc.credentials")
+    sources = yaml.safe_load(text)
+    [check] = [task for task in sources if task["name"] == "The files the provider reads have a source"]
+    assert set(check["vars"]["slurm_power_save_sources"]) == set(BmcProvider.CONTROLLER_FILES)

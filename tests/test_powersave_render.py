@@ -70,6 +70,22 @@ def test_the_powersave_file_loads_as_the_programs_read_it(cli, write, tmp_path: 
         "reservation": "cr-0123456789abcdef0", "scaling": "best-effort"}
     assert loaded.group_of("gpu-0016") is group and loaded.group_of("ctl-0001") is None
     assert "SuspendExcNodes" not in conf(out)[0]  # count 0: no static node, and no other compute pool
+    assert (loaded.controller_packages, loaded.controller_files) == (("python3-boto3",), ())
+
+
+@pytest.mark.parametrize("protocol", ["redfish", "ipmi"])
+def test_an_on_prem_pool_powered_through_its_bmcs_names_what_the_controller_needs(cli, write, tmp_path: Path,
+                                                                                  protocol: str) -> None:
+    """The file names target onprem's provider and, from its class, the Debian packages and the files it reads on
+    the controller, which the slurm role installs and checks without naming a target."""
+    from tests.policies.builders import onprem, rack
+
+    pool = {"name": "gpu", "hardware": "dgx-h100", "count": 1, "max_count": 3, "bmc": protocol, "partition": "train"}
+    out = rendered(cli, write, tmp_path, onprem(pools=[pool], racks=[rack("a01", count=0)]))
+    loaded = powersave_config.load(out / FILE)
+    assert loaded.provider == "onprem" and [g.nodes for g in loaded.groups] == ["gpu-[0001-0003]"]
+    assert set(loaded.controller_packages) == {"python3-sushy", "python3-pyghmi", "python3-yaml"}
+    assert loaded.controller_files == ("clusterforge-bmcs.yaml", "clusterforge-bmc.credentials")
 
 
 def test_static_nodes_are_the_first_count() -> None:

@@ -106,6 +106,7 @@ def test_power_saving_needs_a_target_that_can_start_nodes() -> None:
                                       "servers on and off: it has no BMC"), finding.message
     assert "bmc: redfish" in (finding.hint or "") and "BMC document" in (finding.hint or ""), finding.hint
     assert "SLM-008" not in found(onprem(pools=[{**pool, "bmc": "redfish"}], racks=[rack("a01", count=0)]))
+    assert "SLM-008" not in found(onprem(pools=[{**pool, "bmc": "ipmi"}], racks=[rack("a01", count=0)]))
     assert "SLM-008" not in found(fleet(0, 64))
     assert "SLM-008" not in found(onprem(pools=[{"name": "gpu", "hardware": "dgx-h100", "count": 2,
                                                  "partition": "train"}]))

@@ -59,9 +59,19 @@ class NodeGroup(_Strict):
         return frozenset(hostlist.expand(self.static)) if self.static else frozenset()
 
 
+DebianPackage = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9.+-]{1,63}$")]
+ControllerFile = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")]
+
+
 class PowerSaveConfig(_Strict):
     cluster: str = Field(min_length=1, max_length=64)
     provider: ProviderPath
+    controller_packages: tuple[DebianPackage, ...] = Field((), max_length=32, description=(
+        "the Debian packages the provider needs on a controller whose programs run on /usr/bin/python3 (its "
+        "OS_PACKAGES): the slurm role installs them, and names no target"))
+    controller_files: tuple[ControllerFile, ...] = Field((), max_length=8, description=(
+        "the files beside this one the provider reads on the controller (its CONTROLLER_FILES): the slurm role "
+        "refuses to install power saving without a source for each"))
     region: str = ""
     batch_size: int = Field(DEFAULT_BATCH, ge=1, le=FLEET_MAX)
     insufficient_capacity_timeout_s: int = Field(600, ge=0)

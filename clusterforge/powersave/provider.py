@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from clusterforge.powersave.config import NodeGroup
 
@@ -33,6 +33,13 @@ class Launch:
 
 
 class Provider(Protocol):
+    """A target's power-save provider. Its class also says what a controller needs for it, which render writes
+    into the power-save file for the slurm role: `OS_PACKAGES`, the Debian packages its imports need on
+    /usr/bin/python3, and `CONTROLLER_FILES`, the files beside the power-save file it reads."""
+
+    OS_PACKAGES: ClassVar[tuple[str, ...]]
+    CONTROLLER_FILES: ClassVar[tuple[str, ...]]
+
     def find(self, nodes: Sequence[str]) -> dict[str, Instance]:
         """The live (pending or running) instances of these nodes."""
 

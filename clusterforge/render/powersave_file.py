@@ -81,7 +81,10 @@ def config(ctx: RenderContext) -> PowerSaveConfig | None:
         raise ClusterforgeError(ctx.loaded.source.problem(path, why))
     provider = providers.pop()
     region = getattr(_section(cluster, pools[0]), "region", "") or ""
+    made = pool_target(cluster, pools[0]).power_provider
     return PowerSaveConfig(cluster=cluster.name, provider=provider, region=region,
+                           controller_packages=tuple(getattr(made, "OS_PACKAGES", ())),
+                           controller_files=tuple(getattr(made, "CONTROLLER_FILES", ())),
                            batch_size=spec.launch_batch_size,
                            insufficient_capacity_timeout_s=spec.insufficient_capacity_timeout_s,
                            groups=tuple(group(ctx, p) for p in pools))

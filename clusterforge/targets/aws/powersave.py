@@ -133,6 +133,9 @@ class NodeMap:
 
 
 class Ec2Provider:
+    OS_PACKAGES = ("python3-boto3",)  # an on-prem controller bursting into EC2; a baked AWS controller has its venv
+    CONTROLLER_FILES: tuple[str, ...] = ()
+
     def __init__(self, config: PowerSaveConfig, ec2: Any | None = None, node_map: NodeMap | None = None) -> None:
         self.config = config
         self.ec2 = ec2 if ec2 is not None else client(config.region)

@@ -19,6 +19,9 @@ from clusterforge.powersave.provider import Instance, Launch
 
 
 class LabProvider:
+    OS_PACKAGES: tuple[str, ...] = ()  # the standard library's socket and the programs' own
+    CONTROLLER_FILES: tuple[str, ...] = ()
+
     """Node containers of the lab, through its power agent."""
 
     def __init__(self, config: PowerSaveConfig, path: str | None = None) -> None:

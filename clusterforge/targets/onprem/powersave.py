@@ -64,6 +64,9 @@ def _path(variable: str, default: str) -> Path:
 class BmcProvider:
     """The servers of on-prem pools with a `bmc:`, through their BMCs (each in the protocol its BMC speaks)."""
 
+    OS_PACKAGES = ("python3-sushy", "python3-pyghmi", "python3-yaml")  # Redfish's and IPMI's clients, the document
+    CONTROLLER_FILES = (Path(BMCS_FILE).name, Path(CREDENTIALS_FILE).name)
+
     def __init__(self, config: PowerSaveConfig, clock: Callable[[], float] = time.time) -> None:
         self.config = config
         self.clock = clock
