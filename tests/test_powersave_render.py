@@ -67,7 +67,7 @@ def test_the_powersave_file_loads_as_the_programs_read_it(cli, write, tmp_path: 
     assert group.model_dump() == {
         "name": "gpu", "nodes": "gpu-[0001-0016]", "static": "", "launch_template": "t-gpu", "version": "$Latest",
         "instance_type": "p5.48xlarge", "subnet": "", "capacity": "capacity-block",
-        "reservation": "cr-0123456789abcdef0", "scaling": "best-effort"}
+        "reservation": "cr-0123456789abcdef0", "scaling": "best-effort", "provider": None}
     assert loaded.group_of("gpu-0016") is group and loaded.group_of("ctl-0001") is None
     assert "SuspendExcNodes" not in conf(out)[0]  # count 0: no static node, and no other compute pool
     assert (loaded.controller_packages, loaded.controller_files) == (("python3-boto3",), ())

@@ -49,6 +49,9 @@ class NodeGroup(_Strict):
     capacity: Capacity = "on-demand"
     reservation: str = ""
     scaling: Scaling = "all-or-nothing"
+    provider: ProviderPath | None = Field(None, description=(
+        "the target whose provider starts and stops this group's nodes, where it is not the file's (a hybrid's "
+        "on-prem pool powered through its BMCs beside a cloud pool)"))
 
     @cached_property
     def members(self) -> frozenset[str]:
@@ -79,6 +82,20 @@ class PowerSaveConfig(_Strict):
 
     def group_of(self, node: str) -> NodeGroup | None:
         return next((g for g in self.groups if node in g.members), None)
+
+    def provider_of(self, group: NodeGroup) -> str:
+        """The target whose provider powers the group's nodes: its own, else the file's."""
+        return group.provider or self.provider
+
+    @property
+    def providers(self) -> tuple[str, ...]:
+        """Every provider the groups name, the file's first."""
+        return tuple(dict.fromkeys([self.provider, *(self.provider_of(g) for g in self.groups)]))
+
+    def of_provider(self, provider: str) -> PowerSaveConfig:
+        """This file as one provider sees it: its groups alone, under its name."""
+        return self.model_copy(update={"provider": provider,
+                                       "groups": tuple(g for g in self.groups if self.provider_of(g) == provider)})
 
 
 def load(path: Path) -> PowerSaveConfig:

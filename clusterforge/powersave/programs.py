@@ -30,6 +30,7 @@ from clusterforge.powersave import config as powersave_config
 from clusterforge.powersave.provider import Provider
 from clusterforge.powersave.reconcile import reconcile
 from clusterforge.powersave.resume import job_nodes, resume
+from clusterforge.powersave.routing import Routed
 from clusterforge.powersave.slurm import Scontrol
 from clusterforge.powersave.suspend import suspend
 from clusterforge.powersave.targets import DEFAULT_FILE as DEFAULT_TARGETS
@@ -39,18 +40,29 @@ DEFAULT_FILE = "/etc/slurm/clusterforge-powersave.json"
 log = logging.getLogger("clusterforge.powersave")
 
 
-def provider_for(cfg: powersave_config.PowerSaveConfig) -> Provider:
-    """The provider of the target the file names: `clusterforge.targets.<target>.powersave`'s `PROVIDER`, imported
-    only now (boto3 is needed by the EC2 provider alone). One this copy does not have is bad input (exit 2), not a
-    crash."""
+def _provider_class(name: str) -> type:
+    """`clusterforge.targets.<name>.powersave`'s `PROVIDER`, imported only now (boto3 is needed by the EC2 provider
+    alone). One this copy does not have is bad input (exit 2), not a crash."""
     try:
-        found = importlib.import_module(f"clusterforge.targets.{cfg.provider}.powersave").PROVIDER
+        found: type = importlib.import_module(f"clusterforge.targets.{name}.powersave").PROVIDER
     except (ImportError, AttributeError) as exc:
-        raise ClusterforgeError(Problem(f"provider {cfg.provider!r} is not available here: {exc}",
+        raise ClusterforgeError(Problem(f"provider {name!r} is not available here: {exc}",
                                         os.environ.get("CLUSTERFORGE_POWERSAVE", DEFAULT_FILE),
                                         hint="the controller's copy lacks its module; re-run the slurm role")) from exc
-    made: Provider = found(cfg)
+    return found
+
+
+def _made(cfg: powersave_config.PowerSaveConfig) -> Provider:
+    made: Provider = _provider_class(cfg.provider)(cfg)
     return made
+
+
+def provider_for(cfg: powersave_config.PowerSaveConfig) -> Provider:
+    """The provider of the target the file names, or where its groups name several, one that routes each node to
+    its group's (clusterforge.powersave.routing)."""
+    if len(cfg.providers) == 1:
+        return _made(cfg)
+    return Routed(cfg, _made)
 
 
 DESCRIPTIONS = {

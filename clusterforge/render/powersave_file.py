@@ -4,8 +4,9 @@ programs (clusterforge/powersave, which read it as `PowerSaveConfig`; the slurm 
 
 One group per pool the programs launch (the plan's `PowerSavePlan`), the grain of the launch templates the stack
 owns: a pool has one instance type, one zone and one capacity reservation or block, so (pool, type, zone,
-reservation) is the pool. Written only for pools whose target has a power-save provider (`aws`); on-prem pools
-have none yet, and a cluster the programs launch no node of gets no file. The file is built as the model the
+reservation) is the pool. Written only for pools whose target's provider can power them (every cloud pool, an
+on-prem pool with a `bmc:`), several targets' in one file for a hybrid (each group names its provider where it is
+not the file's); a cluster the programs launch no node of gets no file. The file is built as the model the
 programs load, so the two cannot disagree on a field.
 """
 
@@ -53,8 +54,8 @@ def _launched(ctx: RenderContext, pool: Pool) -> str:
     return entry.launched_as(pool.hardware) if isinstance(entry, Instance) else pool.hardware
 
 
-def group(ctx: RenderContext, pool: Pool) -> NodeGroup:
-    """The pool's nodes, its static part and how they are launched."""
+def group(ctx: RenderContext, pool: Pool, provider: str | None = None) -> NodeGroup:
+    """The pool's nodes, its static part and how they are launched; `provider` where it is not the file's."""
     cluster = ctx.loaded.cluster
     nodes = ctx.plan.pool_nodes(pool.name)
     purchase = CAPACITY.get(pool_target(cluster, pool).purchase(cluster, pool) or "on-demand", "on-demand")
@@ -62,36 +63,41 @@ def group(ctx: RenderContext, pool: Pool) -> NodeGroup:
     reservation = getattr(capacity, "reservation_id", "") if purchase != "on-demand" else ""
     return NodeGroup(name=pool.name, nodes=nodes.hostlist, static=plan_of(ctx).static_of(pool.name),
                      launch_template=launch_template_name(cluster, pool), instance_type=_launched(ctx, pool),
-                     capacity=purchase, reservation=reservation or "", scaling=pool.scaling)
+                     capacity=purchase, reservation=reservation or "", scaling=pool.scaling, provider=provider)
+
+
+def _needs(providers: list[type | None], attribute: str) -> tuple[str, ...]:
+    """What the providers' classes say a controller needs (OS_PACKAGES, CONTROLLER_FILES), each once, in order."""
+    return tuple(dict.fromkeys(item for made in providers for item in getattr(made, attribute, ())))
 
 
 def config(ctx: RenderContext) -> PowerSaveConfig | None:
-    """The file's content, or None when no pool the programs launch has a provider."""
+    """The file's content, or None when no pool the programs launch has a provider. The file names the first
+    pool's provider; a pool of another target's (a hybrid's on-prem pool beside its cloud pool) names its own."""
     cluster = ctx.loaded.cluster
     launched = plan_of(ctx).launched
     pools = [p for p in cluster.pools if p.name in launched and pool_target(cluster, p).can_power(cluster, p)]
     if not pools:
         return None
-    providers = {pool_target(cluster, p).name for p in pools}  # the programs make its powersave.PROVIDER
     spec = cluster.slurm.power_save
-    if len(providers) > 1 or spec.launch_batch_size > FLEET_MAX:
-        path = ("slurm", "power_save", "launch_batch_size") if len(providers) == 1 else ("pools",)
-        why = (f"launch_batch_size {spec.launch_batch_size:,} is above EC2 Fleet's {FLEET_MAX:,} per fleet"
-               if len(providers) == 1 else f"power-saved pools of {len(providers)} providers need one file each")
-        raise ClusterforgeError(ctx.loaded.source.problem(path, why))
-    provider = providers.pop()
-    region = getattr(_section(cluster, pools[0]), "region", "") or ""
-    made = pool_target(cluster, pools[0]).power_provider
+    if spec.launch_batch_size > FLEET_MAX:
+        why = f"launch_batch_size {spec.launch_batch_size:,} is above EC2 Fleet's {FLEET_MAX:,} per fleet"
+        raise ClusterforgeError(ctx.loaded.source.problem(("slurm", "power_save", "launch_batch_size"), why))
+    targets = [pool_target(cluster, p) for p in pools]
+    provider = targets[0].name  # the programs make its powersave.PROVIDER
+    region = next((r for p in pools if (r := getattr(_section(cluster, p), "region", "") or "")), "")
+    providers = [t.power_provider for t in dict.fromkeys(targets)]
     return PowerSaveConfig(cluster=cluster.name, provider=provider, region=region,
-                           controller_packages=tuple(getattr(made, "OS_PACKAGES", ())),
-                           controller_files=tuple(getattr(made, "CONTROLLER_FILES", ())),
+                           controller_packages=_needs(providers, "OS_PACKAGES"),
+                           controller_files=_needs(providers, "CONTROLLER_FILES"),
                            batch_size=spec.launch_batch_size,
                            insufficient_capacity_timeout_s=spec.insufficient_capacity_timeout_s,
-                           groups=tuple(group(ctx, p) for p in pools))
+                           groups=tuple(group(ctx, p, None if t.name == provider else t.name)
+                                        for p, t in zip(pools, targets, strict=True)))
 
 
 def render(ctx: RenderContext) -> dict[str, str]:
     made = config(ctx)
     if made is None:
         return {}
-    return {FILE: json.dumps(made.model_dump(mode="json"), indent=2) + "\n"}
+    return {FILE: json.dumps(made.model_dump(mode="json", exclude_none=True), indent=2) + "\n"}
