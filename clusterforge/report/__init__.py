@@ -7,7 +7,7 @@ reviewer sees on the rack what the check says about it.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
@@ -70,6 +70,86 @@ def _bar(b: Bar) -> Markup:
     return Markup(html).format(b.label, b.text, b.share, b.css, width)
 
 
+@dataclass
+class _Site:
+    """The hall as the page draws it: a card per drawn rack, the rows' heat bars, the racks drawn, their blocks."""
+
+    cards: dict[str, dict[str, Any]] = field(default_factory=dict)
+    rows: list[Row] = field(default_factory=list)
+    drawn: list[str] = field(default_factory=list)
+    blocks: list[RackBlock] = field(default_factory=list)
+
+
+def _rack_card(ctx: Context, load: RackLoad, rack: Rack, by_rack: tuple[Counter[str], Counter[str]],
+               colours: dict[str, str], hardware: dict[str, str], draw: Any) -> dict[str, Any]:
+    """One drawn rack's card: its power and heat bars (and measured draw), its finding counts, its drawing."""
+    errors_by_rack, warnings_by_rack = by_rack
+    a, b = ctx.side_kw(rack, "A"), ctx.side_kw(rack, "B")
+    air_cap = ctx.config.cooling.air_capacity_kw(rack.cooling.kind, rack.cooling.air_kw)
+    bars = [Bar("power vs side A", load.power_kw, a), Bar("power vs side B", load.power_kw, b),
+            Bar(f"air heat vs {rack.cooling.kind}", load.air_heat_kw, air_cap)]
+    if isinstance(rack.cooling, LiquidCooling):
+        what = "in-rack CDUs (N+1)" if own_cdus(rack) else "loop"
+        bars.append(Bar(f"liquid heat vs {what}", load.liquid_heat_kw, liquid_capacity_kw(rack.cooling)))
+    if draw is not None:
+        bars.append(Bar("measured draw", draw.measured_kw, draw.budget_kw))
+    return {"name": rack.name, "bars": bars, "errors": errors_by_rack.get(rack.name, 0),
+            "warnings": warnings_by_rack.get(rack.name, 0),
+            "standing": standing(rack.name, errors_by_rack, warnings_by_rack),
+            "svg": rack_svg(load, rack, colours, hardware, errors_by_rack.get(rack.name, 0) > 0),
+            "u": f"{load.u_used + rack.reserved_u}/{rack.u_height}U",
+            "kg": f"{rack.tare_weight_kg + load.weight_kg:.0f}/{rack.max_weight_kg:g} kg"}
+
+
+def _site(ctx: Context, cluster: Any, verdict: Any, colours: dict[str, str], max_racks: int,
+          measured: Measured | None) -> _Site:
+    """The racks worth drawing (those with findings first, up to `max_racks`), their cards and the rows' bars."""
+    site = _Site()
+    if cluster.site is None:
+        return site
+    by_rack = (Counter(f.where.rack for f in verdict.findings if f.level == "error" and isinstance(f.where, RackRef)),
+               Counter(f.where.rack for f in verdict.findings
+                       if f.level == "warning" and isinstance(f.where, RackRef)))
+    measured_racks = {d.name: d for d in measured.racks} if measured is not None else {}
+    hardware = {p.name: p.hardware for p in cluster.pools}
+    pairs = ctx.racks()
+    site.drawn = racks_to_draw([rack.name for _, rack in pairs], *by_rack, max_racks)
+    drawing = set(site.drawn)
+    row_of: dict[str, str] = {}
+    by_row: dict[int, list[tuple[RackLoad, Rack]]] = {}
+    for load, rack in pairs:
+        by_row.setdefault(load.rack.row_index, []).append((load, rack))
+        if rack.name in drawing:
+            row_of[rack.name] = load.rack.row
+            site.cards[rack.name] = _rack_card(ctx, load, rack, by_rack, colours, hardware,
+                                               measured_racks.get(rack.name))
+    site.blocks = rack_blocks((name, row_of[name], site.cards[name]["standing"]) for name in site.drawn)
+    for ri, row in enumerate(cluster.site.rows):
+        loads = by_row.get(ri, [])
+        crah, cdu = row.cooling.crah_kw, row.cooling.cdu_kw
+        site.rows.append(Row(
+            row.name, len(row.racks), sum(ld.power_kw for ld, _ in loads),
+            Bar("air", sum(room_heat_kw(ld.air_heat_kw, rk) for ld, rk in loads), n_plus_one_kw(crah)),
+            Bar("liquid", sum(ld.liquid_heat_kw for ld, rk in loads if not own_cdus(rk)), n_plus_one_kw(cdu))))
+    return site
+
+
+def _size_cards(analysis: Analysis, ctx: Context, switch: str, switch_kw: float) -> list[dict[str, Any]]:
+    """The header's cards: nodes and GPUs, and for a site its IT load, racks and facility load."""
+    cluster, plan = analysis.loaded.cluster, analysis.plan
+    cards = size_cards(analysis.cluster, plan)  # the plan's nodes (an NVL72 rack is 18 trays) and their GPUs, alike
+    if cluster.site is not None:
+        site, fabric = cluster.site, plan.fabric
+        it_kw = sum(ctx.device_kw(p) * p.count for p in cluster.pools)
+        total_kw = it_kw + (fabric.switches * switch_kw if fabric else 0.0)
+        contract = f"of {site.contracted_it_kw:,.0f} kW contracted" if site.contracted_it_kw else ""
+        cards += [{"label": "IT load (nameplate)", "value": f"{total_kw:,.0f} kW", "note": contract},
+                  {"label": "racks", "value": f"{len(plan.loads):,}", "note": f"in {len(site.rows)} rows"}]
+        if site.pue:
+            cards.append({"label": "facility load (× PUE)", "value": f"{total_kw * site.pue:,.0f} kW"})
+    return cards
+
+
 def build(analysis: Analysis, max_racks: int = MAX_RACKS, drawings_only: bool = False,
           measured: Measured | None = None) -> str:
     """The whole page as a string (the CLI writes it atomically): the analysis every command shares, drawn.
@@ -82,73 +162,17 @@ def build(analysis: Analysis, max_racks: int = MAX_RACKS, drawings_only: bool = 
     loaded, verdict, plan = analysis.loaded, analysis.verdict, analysis.plan
     cluster = loaded.cluster
     ctx = Context(loaded, plan, analysis.policy.config)
-    hardware = {p.name: p.hardware for p in cluster.pools}
     colours = pool_colours([p.name for p in cluster.pools])
     shown_findings = [(f, "waived" if f.waiver else f.level) for f in (*verdict.findings, *verdict.waived)
                       if f.level != "info"]
-    errors_by_rack = Counter(f.where.rack for f in verdict.findings
-                             if f.level == "error" and isinstance(f.where, RackRef))
-    warnings_by_rack = Counter(f.where.rack for f in verdict.findings
-                               if f.level == "warning" and isinstance(f.where, RackRef))
-    rack_cards: dict[str, dict[str, Any]] = {}
-    rows: list[Row] = []
-    drawn: list[str] = []
-    blocks: list[RackBlock] = []
-    measured_racks = {d.name: d for d in measured.racks} if measured is not None else {}
-    if cluster.site is not None:
-        cooling = ctx.config.cooling
-        pairs = ctx.racks()
-        drawn = racks_to_draw([rack.name for _, rack in pairs], errors_by_rack, warnings_by_rack, max_racks)
-        drawing = set(drawn)
-        row_of: dict[str, str] = {}
-        by_row: dict[int, list[tuple[RackLoad, Rack]]] = {}
-        for load, rack in pairs:
-            by_row.setdefault(load.rack.row_index, []).append((load, rack))
-            if rack.name not in drawing:
-                continue
-            row_of[rack.name] = load.rack.row
-            a, b = ctx.side_kw(rack, "A"), ctx.side_kw(rack, "B")
-            air_cap = cooling.air_capacity_kw(rack.cooling.kind, rack.cooling.air_kw)
-            bars = [Bar("power vs side A", load.power_kw, a), Bar("power vs side B", load.power_kw, b),
-                    Bar(f"air heat vs {rack.cooling.kind}", load.air_heat_kw, air_cap)]
-            if isinstance(rack.cooling, LiquidCooling):
-                what = "in-rack CDUs (N+1)" if own_cdus(rack) else "loop"
-                bars.append(Bar(f"liquid heat vs {what}", load.liquid_heat_kw, liquid_capacity_kw(rack.cooling)))
-            if measured is not None and (draw := measured_racks.get(rack.name)) is not None:
-                bars.append(Bar("measured draw", draw.measured_kw, draw.budget_kw))
-            rack_cards[rack.name] = {
-                "name": rack.name, "bars": bars, "errors": errors_by_rack.get(rack.name, 0),
-                "warnings": warnings_by_rack.get(rack.name, 0),
-                "standing": standing(rack.name, errors_by_rack, warnings_by_rack),
-                "svg": rack_svg(load, rack, colours, hardware, errors_by_rack.get(rack.name, 0) > 0),
-                "u": f"{load.u_used + rack.reserved_u}/{rack.u_height}U",
-                "kg": f"{rack.tare_weight_kg + load.weight_kg:.0f}/{rack.max_weight_kg:g} kg"}
-        blocks = rack_blocks((name, row_of[name], rack_cards[name]["standing"]) for name in drawn)
-        for ri, row in enumerate(cluster.site.rows):
-            loads = by_row.get(ri, [])
-            crah, cdu = row.cooling.crah_kw, row.cooling.cdu_kw
-            rows.append(Row(
-                row.name, len(row.racks), sum(ld.power_kw for ld, _ in loads),
-                Bar("air", sum(room_heat_kw(ld.air_heat_kw, rk) for ld, rk in loads), n_plus_one_kw(crah)),
-                Bar("liquid", sum(ld.liquid_heat_kw for ld, rk in loads if not own_cdus(rk)), n_plus_one_kw(cdu))))
+    site = _site(ctx, cluster, verdict, colours, max_racks, measured)
     total_racks = len(plan.loads)
-    it_kw = sum(ctx.device_kw(p) * p.count for p in cluster.pools)
     fabric = plan.fabric
     switch = getattr(cluster.fabric, "switch", "")
     switch_kw = getattr(loaded.catalog.get(switch), "max_power_kw", 0.0) if fabric and switch else 0.0
-    cards = size_cards(analysis.cluster, plan)  # the plan's nodes (an NVL72 rack is 18 trays) and their GPUs, alike
-    if cluster.site is not None:
-        site = cluster.site
-        total_kw = it_kw + (fabric.switches * switch_kw if fabric else 0.0)
-        contract = f"of {site.contracted_it_kw:,.0f} kW contracted" if site.contracted_it_kw else ""
-        cards += [{"label": "IT load (nameplate)", "value": f"{total_kw:,.0f} kW", "note": contract},
-                  {"label": "racks", "value": f"{total_racks:,}", "note": f"in {len(site.rows)} rows"}]
-        if site.pue:
-            cards.append({"label": "facility load (× PUE)", "value": f"{total_kw * site.pue:,.0f} kW"})
-    cloud = _cloud_pools(cluster, loaded)
     pools = [{"row": p, "svg": pool_svg(p, colours.get(str(p.get("name")), "#999")), "facts": pool_facts(p),
-              "colour": colours.get(str(p.get("name")), "#999")} for p in cloud]
-    shown = set(drawn)
+              "colour": colours.get(str(p.get("name")), "#999")} for p in _cloud_pools(cluster, loaded)]
+    shown = set(site.drawn)
     racked = {placed.pool for load in plan.loads if load.rack.name in shown for placed in load.rack.devices}
     env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
     template = env.from_string(
@@ -156,18 +180,19 @@ def build(analysis: Analysis, max_racks: int = MAX_RACKS, drawings_only: bool = 
     return template.render(
         name=cluster.name, target=cluster.target, source=loaded.file, failed=verdict.failed,
         counts={"error": verdict.count("error"), "warning": verdict.count("warning"), "waived": len(verdict.waived)},
-        drawings_only=drawings_only, cards=cards, rows=group_rows(rows),
-        rack_blocks=[{"standing": b.standing, "row": b.row, "racks": [rack_cards[name] for name in b.racks]}
-                     for b in blocks],
-        standings=_standings(blocks), standing_words=STANDING_WORDS, counted=counted, agree=agree,
+        drawings_only=drawings_only, cards=_size_cards(analysis, ctx, switch, switch_kw), rows=group_rows(site.rows),
+        rack_blocks=[{"standing": b.standing, "row": b.row, "racks": [site.cards[name] for name in b.racks]}
+                     for b in site.blocks],
+        standings=_standings(site.blocks), standing_words=STANDING_WORDS, counted=counted, agree=agree,
         colours={pool: colour for pool, colour in colours.items() if pool in racked},  # the legend: pools drawn
-        hybrid=cluster.site is not None, shown_racks=len(drawn), hidden_racks=max(0, total_racks - len(drawn)),
-        switch_colour=SWITCH_COLOUR, switches=_switch_note(plan, switch),
+        hybrid=cluster.site is not None, shown_racks=len(site.drawn),
+        hidden_racks=max(0, total_racks - len(site.drawn)), switch_colour=SWITCH_COLOUR,
+        switches=_switch_note(plan, switch),
         fabric_svg=fabric_svg(fabric, switch, sum(p.count for p in cluster.pools if p.role == "compute"))
         if fabric else "",
         fabric_note=_fabric_note(fabric, switch) if fabric else "",
         pools=pools, storage=_storage(cluster),
-        findings=summarise(shown_findings, set(drawn)), findings_total=len(shown_findings), listed=LISTED,
+        findings=summarise(shown_findings, shown), findings_total=len(shown_findings), listed=LISTED,
         bom=_bom(loaded, plan, switch, switch_kw), bar=_bar, cost=None if drawings_only else cost_panel(analysis),
         measured=None if measured is None or drawings_only else _measured_view(measured, max_racks))
 
