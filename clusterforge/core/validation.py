@@ -268,31 +268,7 @@ def problems_from(exc: ValidationError, source: Source, root: type[BaseModel] | 
                 break
             left_out[kind] = (count + 1, last)
             continue
-        path = _data_path(source.data, err["loc"], kind in ("missing", "extra_forbidden"))
-        hint = ""
-        if kind == "union_tag_invalid":
-            ctx = err.get("ctx", {})
-            key = str(ctx.get("discriminator", "kind")).strip("'")
-            tags = [t.strip(" '") for t in str(ctx.get("expected_tags", "")).split(",")]
-            path = (*path, key)
-            message = f"unknown {key} {shown(ctx.get('tag'))}; expected one of {', '.join(tags)}"
-        elif kind == "extra_forbidden":
-            message = f"unknown key {shown(str(path[-1]) if path else '?')}"
-        elif kind == "missing":
-            message = f"missing required key {err['loc'][-1]!r}"
-        elif kind == "string_pattern_mismatch":
-            message = _pattern_message(err.get("input"), str(err.get("ctx", {}).get("pattern", "")))
-            if err["loc"] and err["loc"][-1] == "[key]":
-                message = f"key {message}"
-        elif kind == "finite_number":
-            message = f"expected a finite number, got {shown(err.get('input'))}"
-            hint = "infinity and NaN are not values a limit or a figure can take"
-        elif kind in _BOUND_WORDS and (unit := _unit_at(root, source.data, path, steps)) is not None:
-            message = _bound_message(kind, err, unit)
-        elif kind in _TYPE_WORDS:
-            message = f"expected {_TYPE_WORDS[kind]}, got {_kind_of(err.get('input'))}"
-        else:
-            message = one_line(err["msg"].removeprefix("Value error, "))
+        path, message, hint = _said(err, source, root, steps)
         file, line = source.locate(path)
         where = (line, message)
         if where in index:
@@ -300,7 +276,7 @@ def problems_from(exc: ValidationError, source: Source, root: type[BaseModel] | 
             repeated_keys = repeated_keys or kind == "extra_forbidden"
             continue
         if kind == "union_tag_invalid":
-            suggestion = closest(str(err.get("ctx", {}).get("tag")), tags)
+            suggestion = closest(str(err.get("ctx", {}).get("tag")), _tags(err))
             hint = f"did you mean {suggestion}?" if suggestion else ""
         elif kind == "extra_forbidden":
             key = str(path[-1]) if path else "?"
@@ -321,6 +297,13 @@ def problems_from(exc: ValidationError, source: Source, root: type[BaseModel] | 
     if repeated_keys:
         suggested |= _suggested_by_repeats(problems, suggested, islice(with_stripped(errors, stripped), looked_at),
                                            source, root, steps)
+    return _counted(problems, repeats, more, suggested)
+
+
+def _counted(problems: list[Problem], repeats: dict[int, int], more: dict[int, int],
+             suggested: set[tuple[str, str]]) -> list[Problem]:
+    """The kept problems as reported: each with the count of the places that repeat it, a missing key that an
+    unknown key's suggestion explains left out, and an "... and N more" line after the last kept of a kind."""
     out = []
     for i, problem in enumerate(problems):
         parent, _, name = problem.path.rpartition(".")
@@ -332,6 +315,41 @@ def problems_from(exc: ValidationError, source: Source, root: type[BaseModel] | 
         if i in more:
             out.append(replace(problem, message=and_more(problems[i].message, more[i]), hint=""))
     return out
+
+
+def _tags(err: Any) -> list[str]:
+    """The tags a discriminated union expected."""
+    return [t.strip(" '") for t in str(err.get("ctx", {}).get("expected_tags", "")).split(",")]
+
+
+def _said(err: Any, source: Source, root: type[BaseModel] | None, steps: Steps) -> tuple[tuple[Any, ...], str, str]:
+    """Where in the data one pydantic error is, and its message and hint in the blueprint's words."""
+    kind = err["type"]
+    path = _data_path(source.data, err["loc"], kind in ("missing", "extra_forbidden"))
+    hint = ""
+    if kind == "union_tag_invalid":
+        ctx = err.get("ctx", {})
+        key = str(ctx.get("discriminator", "kind")).strip("'")
+        path = (*path, key)
+        message = f"unknown {key} {shown(ctx.get('tag'))}; expected one of {', '.join(_tags(err))}"
+    elif kind == "extra_forbidden":
+        message = f"unknown key {shown(str(path[-1]) if path else '?')}"
+    elif kind == "missing":
+        message = f"missing required key {err['loc'][-1]!r}"
+    elif kind == "string_pattern_mismatch":
+        message = _pattern_message(err.get("input"), str(err.get("ctx", {}).get("pattern", "")))
+        if err["loc"] and err["loc"][-1] == "[key]":
+            message = f"key {message}"
+    elif kind == "finite_number":
+        message = f"expected a finite number, got {shown(err.get('input'))}"
+        hint = "infinity and NaN are not values a limit or a figure can take"
+    elif kind in _BOUND_WORDS and (unit := _unit_at(root, source.data, path, steps)) is not None:
+        message = _bound_message(kind, err, unit)
+    elif kind in _TYPE_WORDS:
+        message = f"expected {_TYPE_WORDS[kind]}, got {_kind_of(err.get('input'))}"
+    else:
+        message = one_line(err["msg"].removeprefix("Value error, "))
+    return path, message, hint
 
 
 def _suggested_by_repeats(problems: list[Problem], suggested: set[tuple[str, str]], errors: Iterable[Any],
