@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,8 +20,11 @@ from clusterforge.formats.escape import log_line
 from clusterforge.pipeline.analysis import PolicyInputs
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
+    from clusterforge.day2.diff import Diff
     from clusterforge.day2.rendered import Rendered
-    from clusterforge.day2.update import Settings
+    from clusterforge.day2.update import Settings, Updater
     from clusterforge.day2.update_plan import DryRun
 
 
@@ -72,13 +75,12 @@ def update(old: str, new: Path, out: Path, inputs: PolicyInputs, settings: Setti
     clusterforge update main:cluster.yaml cluster.yaml -o out --batch rack --max-fraction 0.05
     clusterforge update main:cluster.yaml cluster.yaml -o out --dry-run --format json
     """
-    from clusterforge.core.hostlist import compress
     from clusterforge.day2.diff import compare
     from clusterforge.day2.remote import AnsibleRemote, SiteApply
     from clusterforge.day2.rendered import Rendered
     from clusterforge.day2.revisions import blueprint_path
     from clusterforge.day2.rolling import Progress, digest
-    from clusterforge.day2.update import Updater, data_loss_refusal, headline, job_loss_refusal, relaunched
+    from clusterforge.day2.update import Updater, data_loss_refusal, job_loss_refusal
     from clusterforge.day2.update_plan import DryRun
     from clusterforge.files.checkout import cache_root, project_root
 
@@ -94,14 +96,7 @@ def update(old: str, new: Path, out: Path, inputs: PolicyInputs, settings: Setti
     change = compare(before, after)
     plan = DryRun(old, str(new), str(out), change, settings)
     if fmt == "text":
-        view.print(log_line(f"{old} -> {new}"), markup=False, emoji=False, soft_wrap=True)  # names, not markup
-        view.print(headline(change))
-        launched = relaunched(change, after)
-        if launched:
-            view.print(log_line(f"not rolled by update: {len(launched)} node(s) slurmctld launches "
-                                f"({compress(launched)}) keep what they were launched with until each is drained "
-                                "and launched again from the new template (docs/operations.md, Cloud resources)"),
-                       markup=False)
+        _say_change(old, new, change, after, view)
     if not change.changes:  # as `lab update`: nothing to apply is not a reason to run site.yml everywhere
         _show(plan, fmt, "nothing to change: the rendered files are the same", view.print)
         return
@@ -119,22 +114,42 @@ def update(old: str, new: Path, out: Path, inputs: PolicyInputs, settings: Setti
                       SiteApply(project_root(), inventory, state / "runner", [p.resolve() for p in extra], fast=fast),
                       Progress.load(state / "progress.json", digest(before.files, after.files)), settings, view.print)
     if dry_run:
-        rolling = updater.rolling_hosts()
-        batches = updater.batches(rolling, busy=()) if rolling else []
-        plan = replace(plan, in_place=[h for h in after.hosts if h not in set(rolling)], rolling=rolling,
-                       batches=batches)
-        if fmt == "json":
-            _show(plan, fmt, "", view.print)
-            return
-        view.print(f"in place: {len(after.hosts) - len(rolling)} host(s); rolling: {len(rolling)} host(s)")
-        for batch in batches:
-            view.print(f"  {batch}")
-        if rolling:
-            view.print("(at run time, batches whose nodes run no job go first)")
+        _show_dry_run(plan, updater, after.hosts, fmt, view.print)
         return
     started = time.monotonic()
     show_report(updater.run(), view.print)
     view.print(f"updated in {time.monotonic() - started:.1f}s")
+
+
+def _say_change(old: str, new: Path, change: Diff, after: Rendered, view: Console) -> None:
+    """The change's headline, and the launched nodes update does not roll (they keep their template)."""
+    from clusterforge.core.hostlist import compress
+    from clusterforge.day2.update import headline, relaunched
+
+    view.print(log_line(f"{old} -> {new}"), markup=False, emoji=False, soft_wrap=True)  # names, not markup
+    view.print(headline(change))
+    launched = relaunched(change, after)
+    if launched:
+        view.print(log_line(f"not rolled by update: {len(launched)} node(s) slurmctld launches "
+                            f"({compress(launched)}) keep what they were launched with until each is drained "
+                            "and launched again from the new template (docs/operations.md, Cloud resources)"),
+                   markup=False)
+
+
+def _show_dry_run(plan: DryRun, updater: Updater, hosts: Collection[str], fmt: str,
+                  say: Callable[[str], None]) -> None:
+    """What a run would do: the hosts changed in place and the rolling batches, as text or the JSON plan."""
+    rolling = updater.rolling_hosts()
+    batches = updater.batches(rolling, busy=()) if rolling else []
+    plan = replace(plan, in_place=[h for h in hosts if h not in set(rolling)], rolling=rolling, batches=batches)
+    if fmt == "json":
+        _show(plan, fmt, "", say)
+        return
+    say(f"in place: {len(hosts) - len(rolling)} host(s); rolling: {len(rolling)} host(s)")
+    for batch in batches:
+        say(f"  {batch}")
+    if rolling:
+        say("(at run time, batches whose nodes run no job go first)")
 
 
 def _show(plan: DryRun, fmt: str, text: str, say: Callable[[str], None]) -> None:
