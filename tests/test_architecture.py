@@ -607,3 +607,44 @@ def test_the_protocol_check_finds_a_protocol_in_code(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
     module.write_text('"""Redfish in a docstring."""\nfrom clusterforge.bmc.redfish import begin\nKIND = "ipmi"\n')
     assert aws_lines(module, PROTOCOL_AND_CLOUD_WORDS) == [2, 3]
+
+
+# Size lives in modules, not in long functions: at most this many functions of more than 50 lines, counted from
+# `def` to the last line with the docstring left out (a command's docstring is its --help text, not its size).
+MAX_LONG_FUNCTIONS = 8
+LONG_LINES = 50
+
+
+def function_lengths(path: Path) -> dict[str, int]:
+    """Each function's lines (nested ones too, by `outer.inner`), its docstring left out."""
+    lengths: dict[str, int] = {}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) and child.end_lineno is not None:
+                size = child.end_lineno - child.lineno + 1
+                first = child.body[0]
+                if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                        and isinstance(first.value.value, str) and first.end_lineno is not None):
+                    size -= first.end_lineno - first.lineno + 1
+                lengths[f"{prefix}{child.name}"] = size
+                visit(child, f"{prefix}{child.name}.")
+            else:
+                visit(child, f"{prefix}{child.name}." if isinstance(child, ast.ClassDef) else prefix)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), "")
+    return lengths
+
+
+def test_at_most_8_functions_pass_50_lines() -> None:
+    long = {f"{path.relative_to(PACKAGE)}:{name}": size for path in sorted(PACKAGE.rglob("*.py"))
+            for name, size in function_lengths(path).items() if size > LONG_LINES}
+    listing = "\n".join(f"{where}: {size} lines" for where, size in sorted(long.items(), key=lambda kv: -kv[1]))
+    assert len(long) <= MAX_LONG_FUNCTIONS, f"{len(long)} functions over {LONG_LINES} lines:\n{listing}"
+
+
+def test_the_length_check_leaves_out_the_docstring_and_counts_nested_functions(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text('def f():\n    """Doc\n    on two lines."""\n    x = 1\n\n    def g():\n        return x\n'
+                      '    return g\n\n\nclass C:\n    def m(self):\n        pass\n')
+    assert function_lengths(module) == {"f": 6, "f.g": 2, "C.m": 2}
