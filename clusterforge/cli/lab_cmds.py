@@ -73,8 +73,8 @@ def _finish(outcome: Outcome, what: str, name: str) -> None:
               help="Add ctl-0002 as the backup controller (slurmctld's state on /shared) and db-0001 for slurmdbd.")
 @click.option("--boot", type=click.Choice(["self", "push"]), default=None,
               help="self (the default): every node starts from the baked image and configures itself at boot "
-                   "(site.yml's boot phase in local mode), as on AWS and bare metal; nothing runs per node here. "
-                   "push (the default with --bare): site.yml over SSH from here to every node, the repair and "
+                   "(site.yml's boot phase in local mode), as cloud and bare-metal nodes do; nothing runs per node "
+                   "here. push (the default with --bare): site.yml over SSH from here to every node, the repair and "
                    "audit path (docs/lab.md).")
 @rolling_options
 @name_option

@@ -13,7 +13,6 @@ from clusterforge.model.blueprint import (
     TargetFabric,
     Workload,
 )
-from clusterforge.model.lustre import FsxLustre
 from clusterforge.model.site import (
     AirCooling,
     ContainmentCooling,
@@ -39,7 +38,7 @@ from clusterforge.model.slurm import (
 
 __all__ = [
     "Account", "Accounting", "AirCooling", "Cluster", "ContainmentCooling",
-    "Fabric", "Feed", "FsxLustre", "JobContainerTmpfs",
+    "Fabric", "Feed", "JobContainerTmpfs",
     "LiquidCooling", "OnPremLustre", "Oversubscription", "Panel", "Partition", "Placement", "Pool",
     "PriorityWeights", "Qos", "Rack", "RdhxCooling", "Row", "RowCooling", "SharedStorage", "Site", "Slurm",
     "Software", "Storage", "SwitchedFabric", "TargetFabric", "Workload",

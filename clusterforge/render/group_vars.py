@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from clusterforge.accelerators import default, registered
-from clusterforge.model import Account, Cluster, FsxLustre, OnPremLustre, Qos, Rack
+from clusterforge.model import Account, Cluster, OnPremLustre, Qos, Rack
 from clusterforge.physics.electrical import apparent_kva
 from clusterforge.plan.model import Plan, RackLimits, SlurmPlan
 from clusterforge.policies.domains.cooling import INLET_CLASS_MAX_C
@@ -225,8 +225,9 @@ def lustre_vars(cluster: Cluster) -> dict[str, Any]:
         return {"lustre_client_enabled": True, "lustre_client_kind": "onprem", "lustre_client_mount": lustre.mount,
                 "lustre_client_mgs_nid": lustre.mgs_nid, "lustre_client_fsname": lustre.fsname,
                 "lustre_client_mount_options": lustre.mount_options}
-    if isinstance(lustre, FsxLustre):
-        return {"lustre_client_enabled": True, "lustre_client_kind": "fsx", "lustre_client_mount": lustre.mount}
+    if lustre is not None:  # a target's managed Lustre (typed as the existing form): its CLIENT_KIND says how
+        return {"lustre_client_enabled": True, "lustre_client_kind": str(getattr(lustre, "CLIENT_KIND", "")),
+                "lustre_client_mount": lustre.mount}
     return {"lustre_client_enabled": False}
 
 

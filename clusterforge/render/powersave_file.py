@@ -81,7 +81,7 @@ def config(ctx: RenderContext) -> PowerSaveConfig | None:
         return None
     spec = cluster.slurm.power_save
     if spec.launch_batch_size > FLEET_MAX:
-        why = f"launch_batch_size {spec.launch_batch_size:,} is above EC2 Fleet's {FLEET_MAX:,} per fleet"
+        why = f"launch_batch_size {spec.launch_batch_size:,} is above the {FLEET_MAX:,} nodes one launch may ask for"
         raise ClusterforgeError(ctx.loaded.source.problem(("slurm", "power_save", "launch_batch_size"), why))
     targets = [pool_target(cluster, p) for p in pools]
     provider = targets[0].name  # the programs make its powersave.PROVIDER

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from clusterforge.model import FsxLustre, OnPremLustre
 from clusterforge.policies.config import Settings
 from clusterforge.policies.context import Context
 from clusterforge.policies.findings import Draft
@@ -13,21 +12,11 @@ from clusterforge.policies.registry import domain, rule
 
 DOMAIN = domain("storage", "Storage", 50)
 
-SCRATCH_BASELINE_MB_S_PER_TIB = 200  # SCRATCH_1/2 baseline throughput (AWS FSx performance docs)
-
-
 def write_gb_s(ctx: Context) -> float | None:
-    """Aggregate file-system write bandwidth: FSx TiB × MB/s/TiB ÷ 1000 (an Intelligent-Tiering file system's
-    throughput capacity ÷ 1000: it has no size), or the on-prem figure given."""
+    """Aggregate file-system write bandwidth: what an existing Lustre's blueprint says, or what a target's managed
+    Lustre works out from its provisioned throughput (each form's own `write_gb_s`)."""
     lustre = ctx.cluster.storage.lustre
-    if isinstance(lustre, FsxLustre):
-        if lustre.elastic or lustre.capacity_tib is None:
-            return lustre.throughput_capacity_mb_s / 1000 if lustre.throughput_capacity_mb_s else None
-        tier = lustre.throughput_mb_s_per_tib or SCRATCH_BASELINE_MB_S_PER_TIB
-        return lustre.capacity_tib * tier / 1000
-    if isinstance(lustre, OnPremLustre):
-        return lustre.write_gb_s
-    return None
+    return None if lustre is None else lustre.write_gb_s
 
 
 @rule("STO-003", "warning", DOMAIN, "Checkpoint window",

@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clusterforge.catalog import Catalog, CatalogPart
-from clusterforge.model import FsxLustre
 from clusterforge.target_kernel.protocol import RenderInput, Target
 from clusterforge.targets.aws.blueprint import blueprint_problems
 from clusterforge.targets.aws.deployed import READER
 from clusterforge.targets.aws.efa import node_facts
 from clusterforge.targets.aws.fabric import EfaFabric
+from clusterforge.targets.aws.fsx_model import FsxLustre
 from clusterforge.targets.aws.instance import Ec2Instance
 from clusterforge.targets.aws.powersave import Ec2Provider
 from clusterforge.targets.aws.prices import AwsPrices

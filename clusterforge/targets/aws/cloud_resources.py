@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from clusterforge.blueprint.load import Loaded
-from clusterforge.model import Cluster, FsxLustre, Pool
+from clusterforge.model import Cluster, Pool
 from clusterforge.plan import Plan
 from clusterforge.render.resource_file import Resource, dump
 from clusterforge.render.yamlout import dump as dump_yaml
@@ -24,6 +24,7 @@ from clusterforge.targets.aws.design import (
     with_controller,
 )
 from clusterforge.targets.aws.efa import RESERVED_ROLE, availability_zone, efa_interfaces, placement_group
+from clusterforge.targets.aws.fsx_model import FsxLustre
 from clusterforge.targets.aws.fsx_tiering import read_cache
 from clusterforge.targets.aws.instance import Ec2Instance
 from clusterforge.targets.aws.section import Aws, aws_pool, aws_section

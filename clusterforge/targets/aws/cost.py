@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from clusterforge.catalog import Catalog
 from clusterforge.cost.lines import NO_PRICE, in_region, no_price_in, priced
 from clusterforge.cost.model import CostLine
-from clusterforge.model import Cluster, FsxLustre
+from clusterforge.model import Cluster
+from clusterforge.targets.aws.fsx_model import FsxLustre
 from clusterforge.targets.aws.prices import fsx_key
 from clusterforge.targets.aws.section import aws_section
 

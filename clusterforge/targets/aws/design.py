@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from clusterforge.blueprint.load import Loaded
 from clusterforge.core.errors import ClusterforgeError, Problem
-from clusterforge.model import Cluster, FsxLustre, Pool
+from clusterforge.model import Cluster, Pool
 from clusterforge.plan import Plan, build_plan
 from clusterforge.render.powersave_file import launch_template_name
 from clusterforge.target_kernel import pool_model, pool_target, slurm_launched, slurm_launches_nodes
@@ -23,6 +23,7 @@ from clusterforge.targets.aws.efa import (
     placement_group,
     reservation,
 )
+from clusterforge.targets.aws.fsx_model import FsxLustre
 from clusterforge.targets.aws.instance import Ec2Instance
 from clusterforge.targets.aws.layout import EFA, EFA_ONLY, pool_layout
 from clusterforge.targets.aws.section import Aws, AwsSecurity, aws_pool, aws_section

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from clusterforge.model import FsxLustre
+from clusterforge.targets.aws.fsx_model import FsxLustre
 from clusterforge.targets.aws.fsx_tiering import TIERING
 
 THROUGHPUT_TIERS: dict[tuple[str, str], tuple[int, ...]] = {

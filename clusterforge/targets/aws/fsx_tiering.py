@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from clusterforge.model import FsxLustre
+from clusterforge.targets.aws.fsx_model import FsxLustre
 
 TIERING = "INTELLIGENT_TIERING"
 DEPLOYMENT = "PERSISTENT_2"

@@ -7,8 +7,9 @@ from html import escape
 from typing import Any
 
 from clusterforge.catalog import Catalog
-from clusterforge.model import Cluster, FsxLustre, Pool
+from clusterforge.model import Cluster, Pool
 from clusterforge.targets.aws.efa import availability_zone, efa_interfaces, placement_group, reservation
+from clusterforge.targets.aws.fsx_model import FsxLustre
 from clusterforge.targets.aws.instance import Ec2Instance
 from clusterforge.targets.aws.section import CapacityBlock, aws_section
 

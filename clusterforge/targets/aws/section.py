@@ -10,7 +10,7 @@ from pydantic import Field, StringConstraints
 
 from clusterforge.core.validation import expected
 from clusterforge.model.base import Strict
-from clusterforge.model.lustre import BUCKET, PREFIX
+from clusterforge.targets.aws.fsx_model import BUCKET, PREFIX
 
 RESERVATION_ID = r"^cr-[0-9a-f]{8,17}$"
 ReservationId = Annotated[str, StringConstraints(pattern=RESERVATION_ID), Field(description=expected(
@@ -40,7 +40,7 @@ SG_DESCRIPTION = r"^[A-Za-z0-9 ._:/()#,@\[\]+=;{}!$*-]{0,255}$"
 SgDescription = Annotated[str, StringConstraints(pattern=SG_DESCRIPTION), Field(description=expected(
     SG_DESCRIPTION, "a security group rule description: up to 255 of letters, digits, spaces and "
     "._-:/()#,@[]+=;{}!$* (EC2's set), e.g. SSH from the VPN"))]
-# An S3 bucket name, or a URL with a key prefix (the naming rules are model/lustre.py's)
+# An S3 bucket name, or a URL with a key prefix (the naming rules are fsx_model.py's)
 S3_LOCATION = rf"^(s3://)?{BUCKET}{PREFIX}$"
 S3Location = Annotated[str, StringConstraints(pattern=S3_LOCATION), Field(description=expected(
     S3_LOCATION, "an S3 bucket name or s3://bucket/prefix of safe characters, e.g. s3://team-datasets/imagenet"))]

@@ -7,10 +7,11 @@ from collections.abc import Iterator
 
 from clusterforge.core.errors import Problem
 from clusterforge.core.source import Source
-from clusterforge.model import Cluster, FsxLustre
+from clusterforge.model import Cluster, OnPremLustre
 
 
 def blueprint_problems(cluster: Cluster, source: Source) -> Iterator[Problem]:
-    if isinstance(cluster.storage.lustre, FsxLustre):
+    lustre = cluster.storage.lustre
+    if lustre is not None and not isinstance(lustre, OnPremLustre):  # a cloud's managed Lustre
         yield source.problem(("storage", "lustre"), "FSx settings need target: aws",
                              "on-prem, give mount, mgs_nid and fsname of the existing file system")

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from clusterforge.model import FsxLustre
 from clusterforge.targets.aws.design import DataRepository
+from clusterforge.targets.aws.fsx_model import FsxLustre
 from clusterforge.targets.aws.fsx_tiering import read_cache as tiering_read_cache
 
 PERSISTENT_2 = "PERSISTENT_2"

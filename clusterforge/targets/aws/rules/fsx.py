@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from clusterforge.model import FsxLustre
 from clusterforge.policies.config import Settings
 from clusterforge.policies.context import Context
 from clusterforge.policies.findings import Draft
@@ -15,6 +14,7 @@ from clusterforge.policies.registry import domain, rule
 from clusterforge.targets.aws.crossguard.tokens import LUSTRE
 from clusterforge.targets.aws.fsx import capacity_step, capacity_unjudged, tier_problems, valid_capacities
 from clusterforge.targets.aws.fsx_metadata import SOURCE, metadata_problem
+from clusterforge.targets.aws.fsx_model import FsxLustre
 from clusterforge.targets.aws.fsx_tiering import SOURCE as TIERING_SOURCE
 from clusterforge.targets.aws.fsx_tiering import (
     TieringProblem,

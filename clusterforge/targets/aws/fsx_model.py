@@ -1,8 +1,9 @@
-"""FSx for Lustre: the managed Lustre a cloud stack creates, one of the two forms of `storage.lustre`."""
+"""FSx for Lustre: the managed Lustre target aws's stack creates, the form of `storage.lustre` it adds to the
+blueprint (`Target.lustre`), told apart from an existing file system by the keys only it has."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
@@ -23,6 +24,7 @@ S3Url = Annotated[str, StringConstraints(pattern=S3_URL), Field(description=expe
 DeploymentType = Literal["SCRATCH_1", "SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2"]
 StorageType = Literal["SSD", "HDD", "INTELLIGENT_TIERING"]
 ELASTIC = "INTELLIGENT_TIERING"  # storage that grows and shrinks with the data: no capacity to provision
+SCRATCH_BASELINE_MB_S_PER_TIB = 200  # SCRATCH_1/2 baseline throughput (AWS FSx performance docs)
 
 
 class ReadCache(Strict):
@@ -43,6 +45,8 @@ class FsxLustre(Strict):
     only) has no size to set, its storage is elastic: it is provisioned by total throughput
     (`throughput_capacity_mb_s`), metadata IOPS and an SSD read cache (`read_cache`). Which values AWS accepts is
     the STO rules' to judge; here only what cannot be a file system at all is refused."""
+
+    CLIENT_KIND: ClassVar[str] = "fsx"  # the lustre_client role's kind: it mounts the file system's DNS name
 
     mount: MountPath = "/fsx"
     capacity_gib: Annotated[int, Field(ge=1, le=100_000_000)] | None = None
@@ -72,3 +76,11 @@ class FsxLustre(Strict):
     def capacity_tib(self) -> float | None:
         """The provisioned size in TiB; None for elastic storage, which has none."""
         return None if self.capacity_gib is None else self.capacity_gib / 1024
+
+    @property
+    def write_gb_s(self) -> float | None:
+        """Aggregate write bandwidth (STO-003): TiB × MB/s/TiB ÷ 1000, or an Intelligent-Tiering file system's
+        throughput capacity ÷ 1000 (it has no size); None when neither is known."""
+        if self.elastic or self.capacity_tib is None:
+            return self.throughput_capacity_mb_s / 1000 if self.throughput_capacity_mb_s else None
+        return self.capacity_tib * (self.throughput_mb_s_per_tib or SCRATCH_BASELINE_MB_S_PER_TIB) / 1000
