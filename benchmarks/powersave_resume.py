@@ -75,8 +75,8 @@ def run(size: int) -> dict[str, Any]:
         client.create_launch_template(LaunchTemplateName="c1-gpu", LaunchTemplateData={
             "ImageId": image, "InstanceType": "p5.48xlarge"})
         nodes = hostlist.expand(f"gpu-[00001-{size:05d}]")
-        group = NodeGroup(name="gpu", nodes=hostlist.compress(nodes), launch_template="c1-gpu",
-                          instance_type="p5.48xlarge", subnet=subnet)
+        group = NodeGroup(name="gpu", nodes=hostlist.compress(nodes), launch={
+            "launch_template": "c1-gpu", "instance_type": "p5.48xlarge", "subnet": subnet})
         config = PowerSaveConfig(cluster="c1", provider="aws", region=REGION, groups=(group,))
         s3 = aws.client(REGION, "s3")
         s3.create_bucket(Bucket=BUCKET)

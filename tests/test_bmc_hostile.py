@@ -186,8 +186,7 @@ def _provider(tmp_path: Path, bmcs: dict[str, str], monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("CLUSTERFORGE_BMC_CREDENTIALS", str(login))
     monkeypatch.setattr(onprem, "TIMEOUT_S", 3.0)
     monkeypatch.setattr(onprem, "SETTLE_S", 20.0)
-    group = NodeGroup(name="gpu", nodes="gpu-[0001-0004]", launch_template="c1-gpu", instance_type="dgx-h100",
-                      scaling="best-effort")
+    group = NodeGroup(name="gpu", nodes="gpu-[0001-0004]", scaling="best-effort")
     cfg = PowerSaveConfig(cluster="c1", provider="onprem", groups=(group,))
     return cfg, BmcProvider(cfg)
 

@@ -108,7 +108,7 @@ def test_the_on_prem_power_save_provider_resumes_and_suspends_ipmi_servers(bmcs:
     login.chmod(0o600)
     monkeypatch.setenv("CLUSTERFORGE_BMCS", str(bmcs.document(tmp_path / "clusterforge-bmcs.yaml")))
     monkeypatch.setenv("CLUSTERFORGE_BMC_CREDENTIALS", str(login))
-    group = NodeGroup(name="gpu", nodes="gpu-[0001-0004]", launch_template="c1-gpu", instance_type="dgx-h100")
+    group = NodeGroup(name="gpu", nodes="gpu-[0001-0004]")
     config = PowerSaveConfig(cluster="c1", provider="onprem", groups=(group,))
     before = len(bmcs.commands())
     done = resume(config, BmcProvider(config), RecordingSlurm(), ["gpu-0004"], [["gpu-0004"]])

@@ -65,7 +65,7 @@ def test_an_ultraserver_pool_is_nvlink_domains_of_instances(cli: Any, tmp_path: 
     resources = yaml.safe_load((out / "pulumi" / "resources.yaml").read_text())
     assert resources["resources"]["pool gb200"]["instance_type"] == "p6e-gb200.36xlarge"
     groups = json.loads((out / "slurm" / "clusterforge-powersave.json").read_text())["groups"]
-    assert {g["instance_type"] for g in groups if g["name"] == "gb200"} == {"p6e-gb200.36xlarge"}
+    assert {g["launch"]["instance_type"] for g in groups if g["name"] == "gb200"} == {"p6e-gb200.36xlarge"}
     assert "imex_enabled: true" in (out / "inventory" / "hosts.yml").read_text()  # each UltraServer one IMEX domain
 
 

@@ -30,7 +30,7 @@ def test_the_example_passes_and_renders_a_burst_partition(cli, tmp_path: Path) -
     assert settings["SuspendExcParts"] == "train" and settings["SuspendExcNodes"] == "gpu-[0001-0016]"
     assert settings["SlurmctldHost"] == "ctl-0001"  # the controller stays on premises
     powersave = yaml.safe_load((out / FILE).read_text())
-    assert [(g["name"], g["nodes"], g["launch_template"]) for g in powersave["groups"]] == [
+    assert [(g["name"], g["nodes"], g["launch"]["launch_template"]) for g in powersave["groups"]] == [
         ("burst", "burst-[0001-0032]", "vision-hybrid-burst")]
 
 

@@ -71,8 +71,7 @@ def side(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[BmcS
 
 
 def config() -> PowerSaveConfig:
-    group = NodeGroup(name="burst", nodes="burst-[0001-0003]", static="burst-0001", launch_template="lab-burst",
-                      instance_type="lab-node")
+    group = NodeGroup(name="burst", nodes="burst-[0001-0003]", static="burst-0001")
     return PowerSaveConfig(cluster="lab", provider="onprem", groups=(group,))
 
 

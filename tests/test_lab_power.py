@@ -105,8 +105,7 @@ def agent(fake: FakePodman, tmp_path: Path) -> Iterator[tuple[power_agent.Agent,
 
 
 def config(static: str = "burst-0001") -> PowerSaveConfig:
-    group = NodeGroup(name="burst", nodes="burst-[0001-0003]", static=static, launch_template="lab-burst",
-                      instance_type="lab-node")
+    group = NodeGroup(name="burst", nodes="burst-[0001-0003]", static=static)
     return PowerSaveConfig(cluster="lab", provider=launched.PROVIDER, groups=(group,))
 
 

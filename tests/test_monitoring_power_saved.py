@@ -30,8 +30,8 @@ POOLS = {"gpu-el": {"gpu_count": 8, "gpu_vendor": Unsafe("nvidia"), "availabilit
                     "placement_group": Unsafe("c1-gpu-el")},
          "burst": {"gpu_count": 0}}
 CONFIG = PowerSaveConfig(cluster="c1", provider="lab", groups=(
-    NodeGroup(name="gpu-el", nodes="gpu-el-[0001-0004]", launch_template="c1-gpu-el", instance_type="p5.48xlarge"),
-    NodeGroup(name="burst", nodes="burst-[0001-0003]", launch_template="c1-burst", instance_type="lab-node")))
+    NodeGroup(name="gpu-el", nodes="gpu-el-[0001-0004]"),
+    NodeGroup(name="burst", nodes="burst-[0001-0003]")))
 
 
 class Sinfo:

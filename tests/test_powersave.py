@@ -83,8 +83,8 @@ def ec2(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 
 def config_for(ec2: Any, nodes: str = "gpu-[0001-1200]", static: str = "", **group: Any) -> PowerSaveConfig:
     return PowerSaveConfig(cluster="c1", provider=EC2, region=REGION, groups=(NodeGroup(
-        name="gpu-use1a", nodes=nodes, static=static, launch_template="c1-gpu-use1a", instance_type="p5.48xlarge",
-        subnet=ec2.subnet, **group),))
+        name="gpu-use1a", nodes=nodes, static=static, launch={
+            "launch_template": "c1-gpu-use1a", "instance_type": "p5.48xlarge", "subnet": ec2.subnet}, **group),))
 
 
 def calls_to(ec2: Any, operation: str) -> list[int]:
@@ -280,13 +280,12 @@ def test_sinfo_states_are_read_once_per_node() -> None:
 def test_a_broken_power_save_file_is_exit_2_with_its_location(tmp_path, caplog) -> None:
     path = tmp_path / "powersave.json"
     path.write_text(json.dumps({"cluster": "c1", "provider": EC2, "groups": [{"name": "g", "nodes": "gpu-[0001-",
-                                                                              "launch_template": "lt",
-                                                                              "instance_type": "p5.48xlarge"}]}))
+                                                                              "launch": {"launch_template": "lt"}}]}))
     assert programs.resume_main(["gpu-0001", "--config", str(path)]) == 2
     assert f"{path}: groups.0.nodes: hostlist 'gpu-[0001-'" in caplog.text
     path.write_text(json.dumps({"cluster": "c1", "provider": EC2, "groups": [{"name": "g", "nodes": "x",
-                                                                              "launch_template": "lt",
-                                                                              "instance_type": "p5", "extra": 1}]}))
+                                                                              "launch": {"instance_type": "p5"},
+                                                                              "extra": 1}]}))
     with pytest.raises(Exception, match="extra"):
         load(path)
 
@@ -305,8 +304,7 @@ def test_the_provider_is_a_target_name_or_the_file_is_refused(tmp_path, provider
 def test_a_provider_this_copy_lacks_is_exit_2(tmp_path, caplog) -> None:
     path = tmp_path / "powersave.json"
     path.write_text(json.dumps({"cluster": "c1", "provider": "nowhere",
-                                "groups": [{"name": "g", "nodes": "gpu-0001", "launch_template": "lt",
-                                            "instance_type": "p5.48xlarge"}]}))
+                                "groups": [{"name": "g", "nodes": "gpu-0001"}]}))
     assert programs.resume_main(["gpu-0001", "--config", str(path)]) == 2
     assert "provider 'nowhere' is not available here" in caplog.text
 
@@ -319,3 +317,17 @@ def test_the_maps_bucket_comes_from_the_controllers_node_env(tmp_path) -> None:
     assert aws.bucket_from_env({"CLUSTERFORGE_BOOT_BUCKET": "other"}, env) == "other"
     with pytest.raises(ClusterforgeError, match="CLUSTERFORGE_BOOT_BUCKET is neither set nor in"):
         aws.bucket_from_env({}, tmp_path / "missing.env")
+
+
+def test_the_ec2_provider_checks_each_groups_launch_data_and_names_the_place() -> None:
+    """The file's `launch` is the provider's to read: a group without a launch template (a file written for
+    another provider, or edited by hand) is exit 2 at that group's key, before anything is launched."""
+    from clusterforge.targets.aws.powersave import Ec2Provider
+
+    config = PowerSaveConfig(cluster="c1", provider=EC2, region=REGION, groups=(
+        NodeGroup(name="a", nodes="a-0001", launch={"launch_template": "c1-a", "instance_type": "p5.48xlarge"}),
+        NodeGroup(name="b", nodes="b-0001", launch={"instance_type": "p5.48xlarge"})))
+    with pytest.raises(ClusterforgeError) as caught:
+        Ec2Provider(config, ec2=object())
+    [problem] = caught.value.problems
+    assert problem.path == "groups.1.launch.launch_template" and "required" in problem.message.lower()

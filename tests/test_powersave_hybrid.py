@@ -82,8 +82,8 @@ class Fake:
 
 def config() -> PowerSaveConfig:
     return PowerSaveConfig(cluster="c1", provider="onprem", groups=(
-        NodeGroup(name="gpu", nodes="gpu-[0001-0004]", launch_template="-", instance_type="-"),
-        NodeGroup(name="burst", nodes="burst-[0001-0004]", launch_template="c1-burst", instance_type="p5.48xlarge",
+        NodeGroup(name="gpu", nodes="gpu-[0001-0004]"),
+        NodeGroup(name="burst", nodes="burst-[0001-0004]",
                   provider="aws")))
 
 

@@ -33,7 +33,7 @@ def bmcs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Emulator]:
 
 
 def config(nodes: str = "gpu-[0001-0064]", static: str = "gpu-[0001-0002]") -> PowerSaveConfig:
-    group = NodeGroup(name="gpu", nodes=nodes, static=static, launch_template="c1-gpu", instance_type="dgx-h100")
+    group = NodeGroup(name="gpu", nodes=nodes, static=static)
     return PowerSaveConfig(cluster="c1", provider="onprem", groups=(group,))
 
 

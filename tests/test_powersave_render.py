@@ -65,9 +65,9 @@ def test_the_powersave_file_loads_as_the_programs_read_it(cli, write, tmp_path: 
                                                         "us-east-1", 250, 300)
     [group] = loaded.groups  # the controller pool is not power-saved
     assert group.model_dump() == {
-        "name": "gpu", "nodes": "gpu-[0001-0016]", "static": "", "launch_template": "t-gpu", "version": "$Latest",
-        "instance_type": "p5.48xlarge", "subnet": "", "capacity": "capacity-block",
-        "reservation": "cr-0123456789abcdef0", "scaling": "best-effort", "provider": None}
+        "name": "gpu", "nodes": "gpu-[0001-0016]", "static": "", "scaling": "best-effort", "provider": None,
+        "launch": {"launch_template": "t-gpu", "version": "$Latest", "instance_type": "p5.48xlarge", "subnet": "",
+                   "capacity": "capacity-block", "reservation": "cr-0123456789abcdef0"}}
     assert loaded.group_of("gpu-0016") is group and loaded.group_of("ctl-0001") is None
     assert "SuspendExcNodes" not in conf(out)[0]  # count 0: no static node, and no other compute pool
     assert (loaded.controller_packages, loaded.controller_files) == (("python3-boto3",), ())
@@ -84,6 +84,7 @@ def test_an_on_prem_pool_powered_through_its_bmcs_names_what_the_controller_need
     out = rendered(cli, write, tmp_path, onprem(pools=[pool], racks=[rack("a01", count=0)]))
     loaded = powersave_config.load(out / FILE)
     assert loaded.provider == "onprem" and [g.nodes for g in loaded.groups] == ["gpu-[0001-0003]"]
+    assert loaded.groups[0].launch == {}  # a server powered through its BMC is not launched: no launch data
     assert set(loaded.controller_packages) == {"python3-sushy", "python3-pyghmi", "python3-yaml"}
     assert loaded.controller_files == ("clusterforge-bmcs.yaml", "clusterforge-bmc.credentials")
 
@@ -93,7 +94,8 @@ def test_static_nodes_are_the_first_count() -> None:
     files = render_files(RenderContext(loaded, build_plan(loaded.cluster, loaded.catalog), Path.cwd()))
     ps = powersave_config.PowerSaveConfig.model_validate_json(files[FILE])
     [group] = ps.groups
-    assert (group.nodes, group.static, group.capacity) == ("gpu-[0001-0040]", "gpu-[0001-0002]", "on-demand")
+    assert (group.nodes, group.static, group.launch["capacity"]) == ("gpu-[0001-0040]", "gpu-[0001-0002]",
+                                                                     "on-demand")
     assert group.static_members == {"gpu-0001", "gpu-0002"} and len(group.members) == 40
 
 

@@ -22,8 +22,8 @@ from clusterforge.powersave.provider import Instance, Launch
 from clusterforge.powersave.slurm import RESUME_PREFIX, NodeState, parse_sinfo
 
 CONFIG = PowerSaveConfig(cluster="c1", provider="lab", groups=(
-    NodeGroup(name="gpu", nodes="gpu-[0001-0008]", launch_template="c1-gpu", instance_type="p5.48xlarge"),
-    NodeGroup(name="burst", nodes="burst-[0001-0003]", launch_template="c1-burst", instance_type="lab-node")))
+    NodeGroup(name="gpu", nodes="gpu-[0001-0008]"),
+    NodeGroup(name="burst", nodes="burst-[0001-0003]")))
 
 # sinfo -h -N -o '%N|%T|%H|%E' as SLURM 24.11 prints each state (flags: ~ powered down, % powering down, # powering
 # up, ! power down pending, * not responding)
@@ -144,7 +144,7 @@ def test_a_reader_never_sees_a_partial_file(tmp_path: Path) -> None:
     read parses and is one of the two."""
     path = tmp_path / "powered-nodes.json"
     many = PowerSaveConfig(cluster="c1", provider="lab", groups=(
-        NodeGroup(name="big", nodes="big-[00001-20000]", launch_template="t", instance_type="x"),))
+        NodeGroup(name="big", nodes="big-[00001-20000]"),))
     up = Sinfo("".join(f"big-{i:05d}|idle|Unknown|none\n" for i in range(1, 20001)))
     down = Sinfo("big-00001|idle|Unknown|none\n")
     targets.refresh(many, down, path)

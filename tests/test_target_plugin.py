@@ -176,8 +176,8 @@ def test_a_power_saved_pool_gets_its_provider_in_the_power_save_file(tmp_path: P
     assert run("render", path, "-o", out).returncode == 0
     written = json.loads((out / "slurm" / "clusterforge-powersave.json").read_text())
     assert written["provider"] == "testcloud"
-    assert [(g["name"], g["nodes"], g["static"], g["instance_type"]) for g in written["groups"]] == [
-        ("burst", "burst-[0001-0008]", "burst-[0001-0002]", "tc.gpu8")]
+    assert [(g["name"], g["nodes"], g["static"], g["launch"]) for g in written["groups"]] == [
+        ("burst", "burst-[0001-0008]", "burst-[0001-0002]", {})]  # it has no powersave_launch.py: none
     assert "NodeName=burst-[0001-0008]" in (out / "slurm" / "slurm.conf").read_text()
     cost = json.loads(run("cost", path, "-f", "json").stdout)
     [line] = [line for line in cost["lines"] if line["item"].startswith("tc.gpu8")]

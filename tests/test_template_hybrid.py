@@ -85,7 +85,7 @@ def test_it_renders_the_hybrid_the_docs_describe(cli: Cli, tmp_path: Path) -> No
     assert "SuspendExcParts=train" in slurm
     assert any(line.startswith("NodeName=burst-[0001-0048] ") and line.endswith("State=CLOUD") for line in slurm)
     [group] = json.loads((out / "slurm" / "clusterforge-powersave.json").read_text())["groups"]
-    assert (group["launch_template"], group["instance_type"]) == ("hybrid-burst", "p5.48xlarge")
+    assert (group["launch"]["launch_template"], group["launch"]["instance_type"]) == ("hybrid-burst", "p5.48xlarge")
     assert (out / "pulumi" / "Pulumi.hybrid.yaml").is_file()  # the stack that builds the burst pool
 
 

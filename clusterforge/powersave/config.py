@@ -1,8 +1,9 @@
-"""The power-save file render writes for the controller: which launch template makes which nodes.
+"""The power-save file render writes for the controller: which provider powers which nodes, and with what.
 
-One group per (pool, instance type, zone, capacity reservation or block), the grain of the launch templates IaC
-owns, so the file is O(pools) like the state: a group names its nodes as one hostlist. The programs read it on
-every call (slurmctld starts them fresh), so it is small and checked on load: a broken file is exit 2 with its
+One group per pool, the grain of what IaC owns (a cloud pool's launch template), so the file is O(pools) like the
+state: a group names its nodes as one hostlist, and its `launch` data in its provider's own words (a cloud's launch
+template and capacity, nothing for servers powered through their BMCs), which the provider checks. The programs read
+it on every call (slurmctld starts them fresh), so it is small and checked on load: a broken file is exit 2 with its
 location, never a half-launched fleet.
 """
 
@@ -18,8 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 from clusterforge.core import hostlist
 from clusterforge.core.errors import ClusterforgeError, Problem
 
-Capacity = Literal["on-demand", "capacity-reservation", "capacity-block"]
 Scaling = Literal["all-or-nothing", "best-effort"]
+LaunchKey = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,31}$")]
+LaunchValue = Annotated[str, StringConstraints(max_length=256)]
 
 # The provider: the name of the target whose nodes these are (a package under clusterforge.targets); the programs
 # make that package's `powersave.PROVIDER`. A name, never a module or class: the file cannot choose code to run.
@@ -37,18 +39,15 @@ class _Strict(BaseModel):
 
 
 class NodeGroup(_Strict):
-    """Nodes that one launch template makes, and how EC2 is asked for them."""
+    """Nodes one provider powers alike: what every provider has, and its own launch data."""
 
     name: str = Field(min_length=1, max_length=128)
     nodes: str = Field(min_length=1, description="hostlist, e.g. gpu-[0001-0016]")
     static: str = Field("", description="the always-on part of `nodes` (pools[].count), powered up by reconcile")
-    launch_template: str = Field(min_length=1, max_length=128, description="launch template name")
-    version: str = "$Latest"
-    instance_type: str = Field(min_length=1)
-    subnet: str = ""
-    capacity: Capacity = "on-demand"
-    reservation: str = ""
     scaling: Scaling = "all-or-nothing"
+    launch: dict[LaunchKey, LaunchValue] = Field(default_factory=dict, max_length=16, description=(
+        "what the provider launches these nodes with, in its own words, checked by the provider (none for servers "
+        "powered through their BMCs)"))
     provider: ProviderPath | None = Field(None, description=(
         "the target whose provider starts and stops this group's nodes, where it is not the file's (a hybrid's "
         "on-prem pool powered through its BMCs beside a cloud pool)"))

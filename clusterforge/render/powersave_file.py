@@ -1,4 +1,4 @@
-"""slurm/clusterforge-powersave.json: which launch template makes which nodes, for the controller's power-save
+"""slurm/clusterforge-powersave.json: which provider powers which nodes and with what, for the controller's power-save
 programs (clusterforge/powersave, which read it as `PowerSaveConfig`; the slurm role installs it as
 /etc/slurm/clusterforge-powersave.json).
 
@@ -13,9 +13,9 @@ programs load, so the two cannot disagree on a field.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Protocol
 
-from clusterforge.catalog import Instance
+from clusterforge.catalog import Entry
 from clusterforge.core.errors import ClusterforgeError
 from clusterforge.model import Cluster, Pool
 from clusterforge.powersave.config import FLEET_MAX, NodeGroup, PowerSaveConfig
@@ -23,7 +23,7 @@ from clusterforge.render.change_effects import Action, Effect
 from clusterforge.render.context import RenderContext
 from clusterforge.render.manifest import WholeFile
 from clusterforge.render.power_save import plan_of
-from clusterforge.target_kernel import pool_target
+from clusterforge.target_kernel import Target, pool_target, stage_part
 
 FILE = "slurm/clusterforge-powersave.json"
 # What changing it takes on day two (clusterforge.render.manifest): nothing on running nodes. The programs read it
@@ -31,39 +31,29 @@ FILE = "slurm/clusterforge-powersave.json"
 # grows, shrinks or gets another template is used from the next call on; no daemon reads it.
 DAY_TWO = {FILE: WholeFile((Effect(Action.NONE, "none", "the power-save programs read it at each call; no daemon "
                                    "reads it"),))}
-# the target's purchase words (Target.purchase) in the file's capacity words
-CAPACITY = {"on-demand": "on-demand", "reservation": "capacity-reservation", "capacity-block": "capacity-block"}
+class PowerSaveLaunch(Protocol):
+    """What render asks of a target whose provider launches a pool's nodes (its `powersave_launch.launch_data`):
+    the group's launch data in the provider's own words, which the provider checks where it runs. A target without
+    that module gives none (servers powered through their BMCs are not launched)."""
+
+    def __call__(self, cluster: Cluster, pool: Pool, entry: Entry | None) -> dict[str, str]:
+        ...
 
 
-def launch_template_name(cluster: Cluster, pool: Pool) -> str:
-    """The name of the pool's launch template (EC2 names are unique per Region and account): the stack gives its
-    template this name, and the resume program asks CreateFleet for it by name."""
-    return f"{cluster.name}-{pool.name}"
-
-
-def _section(cluster: Cluster, pool: Pool) -> Any:
-    """The pool's target's own section of the blueprint (`aws:`), or None."""
-    target = pool_target(cluster, pool)
-    return getattr(cluster, target.section, None) if target.section else None
-
-
-def _launched(ctx: RenderContext, pool: Pool) -> str:
-    """The instance type the programs launch for each node: the pool's, or the one a device of it holds several
-    of (catalog Instance.launched_as)."""
-    entry = ctx.loaded.catalog.get(pool.hardware)
-    return entry.launched_as(pool.hardware) if isinstance(entry, Instance) else pool.hardware
+def _launch_data(target: Target) -> PowerSaveLaunch | None:
+    part = stage_part(target, "powersave_launch")
+    found: PowerSaveLaunch | None = None if part is None else part.launch_data
+    return found
 
 
 def group(ctx: RenderContext, pool: Pool, provider: str | None = None) -> NodeGroup:
-    """The pool's nodes, its static part and how they are launched; `provider` where it is not the file's."""
+    """The pool's nodes, its static part and its launch data; `provider` where it is not the file's."""
     cluster = ctx.loaded.cluster
     nodes = ctx.plan.pool_nodes(pool.name)
-    purchase = CAPACITY.get(pool_target(cluster, pool).purchase(cluster, pool) or "on-demand", "on-demand")
-    capacity = getattr(_section(cluster, pool), "capacity", None)
-    reservation = getattr(capacity, "reservation_id", "") if purchase != "on-demand" else ""
+    made = _launch_data(pool_target(cluster, pool))
+    launch = {} if made is None else made(cluster, pool, ctx.loaded.catalog.get(pool.hardware))
     return NodeGroup(name=pool.name, nodes=nodes.hostlist, static=plan_of(ctx).static_of(pool.name),
-                     launch_template=launch_template_name(cluster, pool), instance_type=_launched(ctx, pool),
-                     capacity=purchase, reservation=reservation or "", scaling=pool.scaling, provider=provider)
+                     scaling=pool.scaling, provider=provider, launch=launch)
 
 
 def _needs(providers: list[type | None], attribute: str) -> tuple[str, ...]:
@@ -85,7 +75,7 @@ def config(ctx: RenderContext) -> PowerSaveConfig | None:
         raise ClusterforgeError(ctx.loaded.source.problem(("slurm", "power_save", "launch_batch_size"), why))
     targets = [pool_target(cluster, p) for p in pools]
     provider = targets[0].name  # the programs make its powersave.PROVIDER
-    region = next((r for p in pools if (r := getattr(_section(cluster, p), "region", "") or "")), "")
+    region = next((r for t in dict.fromkeys(targets) if (r := t.price_region(cluster))), "")  # a cloud's
     providers = [t.power_provider for t in dict.fromkeys(targets)]
     return PowerSaveConfig(cluster=cluster.name, provider=provider, region=region,
                            controller_packages=_needs(providers, "OS_PACKAGES"),

@@ -20,6 +20,7 @@ import pkgutil
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
+from types import ModuleType
 
 from clusterforge.catalog import Catalog, CatalogPart, compose_catalog
 from clusterforge.core.errors import ClusterforgeError, Problem
@@ -29,13 +30,26 @@ from clusterforge.target_kernel.protocol import NodeFacts, Outputs, OutputsReade
 
 __all__ = ["NodeFacts", "Outputs", "OutputsReader", "RenderInput", "Target", "blueprint_model", "catalog_parts",
            "in_use", "load_catalog", "outputs_reader", "pool_model", "pool_target", "project_dir", "registered",
-           "rule_packages", "slurm_launched", "slurm_launches_nodes", "target_of"]
+           "rule_packages", "slurm_launched", "slurm_launches_nodes", "stage_part", "target_of"]
 
 # The package whose folders are the targets, imported by name: the kernel sits below the target packages, which it
 # reaches only at run time (a test adds a folder of its own to this package's path).
 PACKAGES = "clusterforge.targets"
 
 _TARGETS: dict[str, Target] = {}
+
+
+def stage_part(target: Target, module: str) -> ModuleType | None:
+    """A stage's part of a target, where the target has one: the module `module` of its package
+    (`clusterforge/targets/<name>/<module>.py`), which implements the interface that stage declares (render's
+    `PowerSaveLaunch` is `powersave_launch.launch_data`). None where the target has no such module: it takes no part
+    in that stage. Found by module, as its power-save provider is, so the stage names no target."""
+    name = f"{PACKAGES}.{target.name}.{module}"
+    try:
+        found = importlib.util.find_spec(name)
+    except ModuleNotFoundError:
+        return None
+    return None if found is None else importlib.import_module(name)
 
 
 def registered() -> dict[str, Target]:

@@ -75,7 +75,7 @@ def test_outputs_inventory_and_render_agree(stack: Stack, cli: Callable[..., Res
     [template] = exports["launch_templates"]
     power_save = rendered(cli, tmp_path / "plain")
     [group] = power_save["groups"]
-    assert (template["pool"], template["name"]) == (group["name"], group["launch_template"]) == (
+    assert (template["pool"], template["name"]) == (group["name"], group["launch"]["launch_template"]) == (
         "burst", "vision-hybrid-burst")
     assert template["nodes"] == len(expand(group["nodes"])) == 32
     outputs = tmp_path / "outputs.json"

@@ -165,7 +165,8 @@ def test_the_resume_programs_real_launch_is_allowed(stack: Callable[..., Run], t
     the request's tags."""
     [template] = [t for t in launch_templates(stack(build_example("aws-p5"))) if t["name"] == f"{CLUSTER}-gpu"]
     config = PowerSaveConfig(cluster=CLUSTER, provider="aws", region=REGION, groups=(NodeGroup(
-        name="gpu", nodes="gpu-[0001-0064]", launch_template=template["name"], instance_type="p5.48xlarge"),))
+        name="gpu", nodes="gpu-[0001-0064]", launch={"launch_template": template["name"],
+                                                      "instance_type": "p5.48xlarge"}),))
     request = Ec2Provider(config, ec2=object())._request(config.groups[0], 64, 64, new_batch_id())
     assert request["Type"] == "instant"
     asked = {spec["ResourceType"]: {t["Key"]: t["Value"] for t in spec["Tags"]}

@@ -286,7 +286,8 @@ def test_the_node_config_holds_the_vars_and_the_slurm_files(stack: Stack) -> Non
     assert b"gpu_count: 8" in files["inventory/group_vars/pool_gpu.yml"]
     assert b"NodeName=gpu-[0001-0064]" in files["slurm/slurm.conf"]
     assert b"State=CLOUD" in files["slurm/slurm.conf"]  # slurmctld launches them: the controller's programs
-    assert json.loads(files["slurm/clusterforge-powersave.json"])["groups"][0]["launch_template"] == "nlp-p5-gpu"
+    [group] = json.loads(files["slurm/clusterforge-powersave.json"])["groups"]
+    assert group["launch"]["launch_template"] == "nlp-p5-gpu"
 
 
 def test_one_image_per_accelerator_vendor(stack: Stack, tmp_path: Path) -> None:

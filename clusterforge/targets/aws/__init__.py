@@ -23,6 +23,7 @@ from clusterforge.targets.aws.fabric import EfaFabric
 from clusterforge.targets.aws.fsx_model import FsxLustre
 from clusterforge.targets.aws.instance import Ec2Instance
 from clusterforge.targets.aws.powersave import Ec2Provider
+from clusterforge.targets.aws.powersave_launch import purchase
 from clusterforge.targets.aws.prices import AwsPrices
 from clusterforge.targets.aws.section import Aws, AwsPool, aws_section
 from clusterforge.targets.aws.settings import DEFAULT_CONTROLLER_TYPE
@@ -92,17 +93,6 @@ def _group_vars(cluster: Cluster) -> dict[str, Any]:
     return {"aws_region": aws.region} | ({"slurm_power_save_python": f"{VENV}/bin/python"} if aws.ami is None else {})
 
 
-def _purchase(cluster: Cluster, pool: Pool) -> str | None:
-    """A compute pool launches into the blueprint's Capacity Block or ODCR; every other pool runs on demand."""
-    from clusterforge.targets.aws.efa import reservation
-
-    aws = aws_section(cluster)
-    capacity = reservation(aws, pool) if aws is not None else None
-    if capacity is None:
-        return "on-demand"
-    return "reservation" if capacity.type == "odcr" else capacity.type
-
-
 def _price_region(cluster: Cluster) -> str | None:
     """EC2, Capacity Blocks and FSx are priced per region: the blueprint's `aws.region` names whose prices apply."""
     aws = aws_section(cluster)
@@ -141,7 +131,7 @@ TARGET = Target(
     power_provider=Ec2Provider, launches_pool=_launches_pool,
     blueprint_problems=blueprint_problems, with_controller=_with_controller, render=_render,
     report_pools=_report_pools, report_storage=_report_storage, node_facts=node_facts, group_vars=_group_vars,
-    cost_lines=_cost_lines, purchase=_purchase, price_region=_price_region, project_dir=PROJECT_DIR, outputs=READER,
+    cost_lines=_cost_lines, purchase=purchase, price_region=_price_region, project_dir=PROJECT_DIR, outputs=READER,
     rules_reference=_rules_reference, lab_standins=_lab_standins, effects=_effects,
     mount_prefixes=(str(FsxLustre.model_fields["mount"].default),),
 )

@@ -12,7 +12,6 @@ from clusterforge.blueprint.load import Loaded
 from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.model import Cluster, Pool
 from clusterforge.plan import Plan, build_plan
-from clusterforge.render.powersave_file import launch_template_name
 from clusterforge.target_kernel import pool_model, pool_target, slurm_launched, slurm_launches_nodes
 from clusterforge.targets.aws.addressing import Addressing, check_room, plan_subnets
 from clusterforge.targets.aws.efa import (
@@ -26,6 +25,7 @@ from clusterforge.targets.aws.efa import (
 from clusterforge.targets.aws.fsx_model import FsxLustre
 from clusterforge.targets.aws.instance import Ec2Instance
 from clusterforge.targets.aws.layout import EFA, EFA_ONLY, pool_layout
+from clusterforge.targets.aws.powersave_launch import launch_template_name
 from clusterforge.targets.aws.section import Aws, AwsSecurity, aws_pool, aws_section
 from clusterforge.targets.aws.settings import DEFAULT_CONTROLLER_POOL, StackSettings
 

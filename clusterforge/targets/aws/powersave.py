@@ -30,7 +30,9 @@ import secrets
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.powersave.config import NodeGroup, PowerSaveConfig
@@ -132,12 +134,43 @@ class NodeMap:
         return self._read[batch]
 
 
+Capacity = Literal["on-demand", "capacity-reservation", "capacity-block"]
+
+
+class Ec2Launch(BaseModel):
+    """A group's launch data as this provider reads it (`NodeGroup.launch`, written by render through
+    powersave_launch.py): CreateFleet's launch template, override and capacity options."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    launch_template: str = Field(min_length=1, max_length=128, description="launch template name")
+    version: str = "$Latest"
+    instance_type: str = Field(min_length=1, max_length=64)
+    subnet: str = ""
+    capacity: Capacity = "on-demand"
+    reservation: str = ""
+
+
+def launches(config: PowerSaveConfig) -> dict[str, Ec2Launch]:
+    """Each group's launch data, checked: exit 2 at the first group whose data is not EC2's."""
+    out = {}
+    for index, group in enumerate(config.groups):
+        try:
+            out[group.name] = Ec2Launch.model_validate(group.launch)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in ("groups", index, "launch", *first["loc"]))
+            raise ClusterforgeError(Problem(first["msg"], "the power-save file", path=where)) from exc
+    return out
+
+
 class Ec2Provider:
     OS_PACKAGES = ("python3-boto3",)  # an on-prem controller bursting into EC2; a baked AWS controller has its venv
     CONTROLLER_FILES: tuple[str, ...] = ()
 
     def __init__(self, config: PowerSaveConfig, ec2: Any | None = None, node_map: NodeMap | None = None) -> None:
         self.config = config
+        self.launches = launches(config)
         self.ec2 = ec2 if ec2 is not None else client(config.region)
         self._node_map = node_map
 
@@ -198,23 +231,24 @@ class Ec2Provider:
         return found
 
     def _request(self, group: NodeGroup, count: int, minimum: int, batch: str) -> dict[str, Any]:
-        override: dict[str, Any] = {"InstanceType": group.instance_type}
-        if group.subnet:
-            override["SubnetId"] = group.subnet
+        spec = self.launches[group.name]
+        override: dict[str, Any] = {"InstanceType": spec.instance_type}
+        if spec.subnet:
+            override["SubnetId"] = spec.subnet
         on_demand: dict[str, Any] = {"SingleInstanceType": True, "SingleAvailabilityZone": True}
         if minimum:
             on_demand["MinTargetCapacity"] = minimum
-        if group.capacity == "capacity-reservation":
+        if spec.capacity == "capacity-reservation":
             on_demand["CapacityReservationOptions"] = {"UsageStrategy": "use-capacity-reservations-first"}
         return {
             "Type": "instant",
             "LaunchTemplateConfigs": [{
-                "LaunchTemplateSpecification": {"LaunchTemplateName": group.launch_template,
-                                                "Version": group.version},
+                "LaunchTemplateSpecification": {"LaunchTemplateName": spec.launch_template,
+                                                "Version": spec.version},
                 "Overrides": [override]}],
             "TargetCapacitySpecification": {
                 "TotalTargetCapacity": count,
-                "DefaultTargetCapacityType": "capacity-block" if group.capacity == "capacity-block" else "on-demand"},
+                "DefaultTargetCapacityType": "capacity-block" if spec.capacity == "capacity-block" else "on-demand"},
             "OnDemandOptions": on_demand,
             "TagSpecifications": [{"ResourceType": "instance", "Tags": [
                 {"Key": CLUSTER_TAG, "Value": self.config.cluster}, {"Key": GROUP_TAG, "Value": group.name},
