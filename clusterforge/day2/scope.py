@@ -10,7 +10,7 @@ from typing import Any
 import clusterforge.accelerators as accelerators
 from clusterforge.day2.changes import Change
 from clusterforge.day2.rendered import Rendered
-from clusterforge.render.change_classes import COMPUTE_GROUP, CONTROLLER_GROUP, Effect, Hosts, VendorGpus
+from clusterforge.render.change_classes import COMPUTE_GROUP, CONTROLLER_GROUP, Effect, FabricHosts, Hosts, VendorGpus
 from clusterforge.render.manifest import FileEntry
 
 
@@ -59,9 +59,11 @@ class Scope:
         host = self.new.dbd_host
         return (host,) if host else self.new.members(CONTROLLER_GROUP)[:1]
 
-    def efa(self) -> tuple[str, ...]:
-        hosts = tuple(name for name, host in self.new.hosts.items() if host.vars.get("efa_interfaces"))
-        return hosts or (self.new.members(COMPUTE_GROUP) if self.new.group_vars.get("efa_enabled") else ())
+    def fabric(self, kind: str) -> tuple[str, ...]:
+        """The hosts on a fabric's own interfaces: those the inventory gives `<kind>_interfaces`, else every
+        compute node where the fabric is the cluster's (`<kind>_enabled`)."""
+        hosts = tuple(name for name, host in self.new.hosts.items() if host.vars.get(f"{kind}_interfaces"))
+        return hosts or (self.new.members(COMPUTE_GROUP) if self.new.group_vars.get(f"{kind}_enabled") else ())
 
     def hosts(self, selector: Hosts, changed: Sequence[str] = ()) -> tuple[str, ...]:
         if selector == "changed":
@@ -70,9 +72,11 @@ class Scope:
             return self.new.members(CONTROLLER_GROUP if selector == "controllers" else COMPUTE_GROUP)
         if isinstance(selector, VendorGpus):
             return self.gpu(selector.vendor)
+        if isinstance(selector, FabricHosts):
+            return self.fabric(selector.kind)
         if selector == "gpu":
             return self.gpu()
-        picks = {"all": lambda: tuple(self.new.hosts), "dbd": self.dbd, "efa": self.efa, "none": tuple}
+        picks = {"all": lambda: tuple(self.new.hosts), "dbd": self.dbd, "none": tuple}
         return picks[selector]()
 
     def changes(self, file: str, key: str, old: str | None, new: str | None, effects: Iterable[Effect],

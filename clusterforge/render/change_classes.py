@@ -31,6 +31,7 @@ from clusterforge.catalog.slurm_changes import Daemon, changes
 from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.render.change_effects import Action as Action
 from clusterforge.render.change_effects import Effect as Effect
+from clusterforge.render.change_effects import FabricHosts as FabricHosts
 from clusterforge.render.change_effects import Hosts as Hosts
 from clusterforge.render.change_effects import VendorGpus as VendorGpus
 from clusterforge.render.declarations import Declared, facts, read_bindings

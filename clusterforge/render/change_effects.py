@@ -34,8 +34,17 @@ class VendorGpus:
     vendor: str
 
 
+@dataclass(frozen=True)
+class FabricHosts:
+    """The hosts on a fabric's own interfaces (a target's fabric, `fabric.kind`): where its driver and plugin
+    changes apply. Those whose inventory gives `<kind>_interfaces`, else every compute node where the cluster's
+    group vars say `<kind>_enabled` (day2.scope)."""
+
+    kind: str
+
+
 # Which hosts act, resolved on the new render (diff.py): "changed" is the hosts whose own value changed.
-Hosts = Literal["none", "all", "controllers", "compute", "dbd", "gpu", "efa", "changed"] | VendorGpus
+Hosts = Literal["none", "all", "controllers", "compute", "dbd", "gpu", "changed"] | VendorGpus | FabricHosts
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from typing import Any, get_args
 import yaml
 
 from clusterforge.core.errors import ClusterforgeError, Problem
-from clusterforge.render.change_effects import ACTION_NAMES, Effect, Hosts
+from clusterforge.render.change_effects import ACTION_NAMES, Effect, FabricHosts, Hosts
 
 BINDING = Path("meta") / "clusterforge.yml"
 FACTS = "facts.yaml"  # in the package clusterforge.render
@@ -67,8 +67,10 @@ def _effect(data: Any, file: str, where: str, group: bool) -> Effect:
     action, hosts, why, daemon = data.get("action"), data.get("hosts"), data.get("why"), data.get("daemon")
     if action not in ACTION_NAMES:
         raise _fail(f"action {action!r} is none of {', '.join(ACTION_NAMES)}", file, where)
-    if hosts not in HOSTS:
-        raise _fail(f"hosts {hosts!r} is none of {', '.join(HOSTS)}", file, where)
+    if isinstance(hosts, dict) and set(hosts) == {"fabric_of"} and isinstance(hosts["fabric_of"], str):
+        hosts = FabricHosts(hosts["fabric_of"][:40])
+    elif hosts not in HOSTS:
+        raise _fail(f"hosts {hosts!r} is none of {', '.join(HOSTS)}, nor {{fabric_of: KIND}}", file, where)
     if group and hosts == "changed":
         raise _fail("hosts 'changed' names the hosts whose own value changed: a `host:` effect only", file, where)
     if not isinstance(why, str) or not why.strip():

@@ -27,6 +27,7 @@ from clusterforge.render.powersave_file import config as powersave_config
 from clusterforge.render.slurm_conf import prolog_epilog
 from clusterforge.render.yamlout import Template, dump_ansible
 from clusterforge.target_kernel import in_use
+from clusterforge.target_kernel import registered as registered_targets
 
 # What changing it takes on day two (clusterforge.render.manifest): each var as the role that reads it declares.
 DAY_TWO = {"inventory/group_vars/all.yml": ByKey("vars"), "inventory/group_vars/pool_*.yml": ByKey("vars")}
@@ -38,7 +39,10 @@ def fabric_vars(cluster: Cluster) -> dict[str, Any]:
     # RoCE runs on the same verbs stack as InfiniBand (rdma-core, the mlx5 provider): without it NCCL and RCCL fall
     # back to TCP sockets. The infiniband role installs it on both; opensm and IPoIB stay off without hosts for them.
     rdma = kind in ("infiniband", "roce")
-    return {"fabric_kind": kind, "infiniband_enabled": rdma, "efa_enabled": kind == "efa"}
+    # each fabric only a target offers has its role, turned on by `<kind>_enabled` (day2.scope reads it too)
+    own = {f"{exclusive}_enabled": kind == exclusive for target in registered_targets().values()
+           for exclusive in target.exclusive_fabrics}
+    return {"fabric_kind": kind, "infiniband_enabled": rdma} | own
 
 
 # blueprint software field -> the role variable that installs it: the EFA pins', and each accelerator vendor's

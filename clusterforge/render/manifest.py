@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from clusterforge.core.errors import ClusterforgeError, Problem
-from clusterforge.render.change_effects import ACTION_NAMES, Effect, Hosts, VendorGpus
+from clusterforge.render.change_effects import ACTION_NAMES, Effect, FabricHosts, Hosts, VendorGpus
 
 MANIFEST = "manifest.json"
 KIND = "RenderManifest"
@@ -189,7 +189,8 @@ class Manifest:
 
 
 def _effect_json(effect: Effect) -> dict[str, Any]:
-    hosts: Any = {"gpus_of": effect.hosts.vendor} if isinstance(effect.hosts, VendorGpus) else effect.hosts
+    hosts: Any = ({"gpus_of": effect.hosts.vendor} if isinstance(effect.hosts, VendorGpus)
+                  else {"fabric_of": effect.hosts.kind} if isinstance(effect.hosts, FabricHosts) else effect.hosts)
     out: dict[str, Any] = {"action": effect.action.name.lower(), "hosts": hosts, "why": effect.why}
     if effect.daemon is not None:
         out["daemon"] = effect.daemon
@@ -217,7 +218,7 @@ def _entry_json(entry: FileEntry) -> dict[str, Any]:
     return out
 
 
-_SELECTORS = frozenset({"none", "all", "controllers", "compute", "dbd", "gpu", "efa", "changed"})
+_SELECTORS = frozenset({"none", "all", "controllers", "compute", "dbd", "gpu", "changed"})
 _DAEMONS = frozenset({"slurmctld", "slurmd", "slurmdbd"})
 MAX_TEXT = 2000  # characters of a `why` or `declared_by`: the shipped ones are a sentence or two
 
@@ -236,6 +237,8 @@ def _effect(raw: Any, where: str, file: str) -> Effect:
     selector: Hosts
     if isinstance(hosts, dict) and set(hosts) == {"gpus_of"} and isinstance(hosts["gpus_of"], str):
         selector = VendorGpus(hosts["gpus_of"][:40])
+    elif isinstance(hosts, dict) and set(hosts) == {"fabric_of"} and isinstance(hosts["fabric_of"], str):
+        selector = FabricHosts(hosts["fabric_of"][:40])
     elif isinstance(hosts, str) and hosts in _SELECTORS:
         selector = hosts  # type: ignore[assignment]
     else:
