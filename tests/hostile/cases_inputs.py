@@ -142,6 +142,10 @@ BMC_CASES = [
               'bmcs:\n  gpu-0001: {url: "https://127.0.0.1", system: "../../Managers/1"}\n'),
     _bmc_case("input-bmc-include-outside", "the BMC document includes a file outside its folder",
               "bmcs:\n  gpu-0001: !include /etc/passwd\n"),
+    _bmc_case("input-bmc-protocol-module", "a BMC protocol that names a module to import instead of a protocol",
+              'bmcs:\n  gpu-0001: {url: "ipmi://127.0.0.1", protocol: "os.system"}\n'),
+    _bmc_case("input-bmc-ipmi-over-https", "an IPMI BMC given an https URL, so its login would go to a web server",
+              'bmcs:\n  gpu-0001: {url: "https://127.0.0.1", protocol: ipmi}\n'),
     _bmc_case("input-bmc-alias-bomb", "nested aliases in the BMC document",
               "bmcs: {}\n" + "".join(f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9) if i else ', '.join(['x'] * 9)}]\n"
                                       for i in range(9))),
