@@ -322,7 +322,7 @@ def test_self_booting_nodes_get_mitogen_read_only_and_the_boot_script_uses_it_wh
 
 
 def test_the_repository_serves_each_targets_stand_ins_at_its_pins(tmp_path) -> None:
-    """A target's stand-ins come from its folder (`Target.lab_standins`): AWS's aws-ofi-nccl package and EFA
+    """A target's stand-ins come from its folder (its `lab_standins.py`): AWS's aws-ofi-nccl package and EFA
     installer, at the render's `efa_*` pins, and the lab variables that point the nccl and efa roles at them."""
     import tarfile
 

@@ -45,12 +45,13 @@ def not_role_inputs() -> dict[str, str]:
     """The keys render writes that no role reads, declared as such in the product with what each is: the facts for
     people and Ansible's connection vars (clusterforge/render/facts.yaml), and each target's own (its
     TargetEffects.descriptions: AWS's region, instance ids, ...)."""
+    from clusterforge.render.change_classes import TargetEffects
     from clusterforge.render.declarations import facts
-    from clusterforge.target_kernel import registered
+    from clusterforge.target_kernel import registered, stage_value
 
     found = {key: declared.description or "" for key, declared in facts().items()}
     for target in registered().values():
-        table = target.effects() if target.effects is not None else None
+        table = stage_value(target, "day2", "EFFECTS", TargetEffects)
         found |= dict(table.descriptions) if table is not None else {}
     return found
 

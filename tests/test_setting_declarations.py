@@ -20,7 +20,7 @@ from clusterforge.core.errors import ClusterforgeError
 from clusterforge.files.checkout import project_root
 from clusterforge.render import change_classes as effects
 from clusterforge.render.declarations import HOSTS, Declared, facts, read_bindings
-from clusterforge.target_kernel import registered
+from clusterforge.target_kernel import registered, stage_value
 from tests.conftest import ROOT
 from tests.test_role_contract import ROLES, SOURCES, Written, defaults, options, render_source
 
@@ -78,7 +78,7 @@ def declared_keys() -> dict[str, str]:
     found |= {pin.var: f"accelerator {vendor.name}" for vendor in accelerators.registered().values()
               for pin in vendor.pin_vars}
     for name, target in registered().items():
-        table = target.effects() if target.effects is not None else None
+        table = stage_value(target, "day2", "EFFECTS", effects.TargetEffects)
         if table is not None:
             found |= {key: f"target {name}" for key in [*table.group_vars, *table.host_vars]}
     return found

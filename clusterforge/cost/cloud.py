@@ -1,16 +1,18 @@
-"""Cloud pools and what a cloud target sells beside them (its managed storage, `Target.cost_lines`): billed by the
+"""Cloud pools and what a cloud target sells beside them (its managed storage, its `cost.py`'s `cost_lines`): billed by
+the
 hour or the GB-month, so every line recurs monthly."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from typing import Protocol
 
 from clusterforge.catalog import Catalog, Instance
 from clusterforge.catalog.prices import PURCHASES, Purchase
 from clusterforge.cost.lines import in_region, no_price_in, priced
 from clusterforge.cost.model import HOURS_PER_MONTH, CostLine
 from clusterforge.model import Cluster, Pool
-from clusterforge.target_kernel import in_use, pool_target
+from clusterforge.target_kernel import in_use, pool_target, stage_function
 
 
 def purchase_of(cluster: Cluster, pool: Pool) -> Purchase:
@@ -46,8 +48,18 @@ def instance_lines(cluster: Cluster, catalog: Catalog) -> Iterator[CostLine]:
                      no_price_in(region, what, elsewhere), pool=pool.name, region=region)
 
 
+class CostLines(Protocol):
+    """What cost asks of a target that sells something beside its instances (its `cost.py`'s `cost_lines`): the
+    lines of it, priced from the target's own tables."""
+
+    def __call__(self, cluster: Cluster, catalog: Catalog) -> Iterable[CostLine]:
+        ...
+
+
 def storage_lines(cluster: Cluster, catalog: Catalog) -> Iterator[CostLine]:
     """What each target in use sells beside its instances, as it prices it (a managed file system); an existing
     on-prem Lustre costs nothing here."""
     for target in in_use(cluster):
-        yield from target.cost_lines(cluster, catalog)
+        own: CostLines | None = stage_function(target, "cost", "cost_lines")
+        if own is not None:
+            yield from own(cluster, catalog)

@@ -5,7 +5,8 @@ version, so the nccl role's ncclGetVersion check tests the real library. The dri
 client, enroot and pyxis are stand-ins with the real names and versions and no payload: they let the roles' install
 paths (repository, pin, packages, checksum) run on machines without the vendors' repositories. A target whose nodes
 need software of its own (a cloud's fabric plugin and installer) brings its stand-ins from its folder
-(`Target.lab_standins`, a `StandIns`): their packages, the files fetched by URL beside them, and the lab variables
+(its `lab_standins.py`'s `STANDINS`, a `StandIns`): their packages, the files fetched by URL beside them, and the
+lab variables
 that point the roles at them.
 The repository is mounted read-only into every node at MOUNT and served as a flat `file:` repository.
 """
@@ -72,8 +73,8 @@ Build = Callable[[Path], None]  # writes the file at the path it is given
 
 @dataclass(frozen=True)
 class StandIns:
-    """What a target adds to the lab's repository (`Target.lab_standins`): stand-ins for the software its nodes
-    install, at the versions of the role variables in `pins` (read from the render's group_vars)."""
+    """What a target adds to the lab's repository (its `lab_standins.py`'s `STANDINS`): stand-ins for the software
+    its nodes install, at the versions of the role variables in `pins` (read from the render's group_vars)."""
 
     pins: tuple[str, ...]
     packages: Callable[[Pins], list[tuple[str, str, Build]]]
@@ -86,9 +87,10 @@ class StandIns:
 
 def standins() -> list[StandIns]:
     """Every registered target's stand-ins, in the registry's order."""
-    from clusterforge.target_kernel import registered
+    from clusterforge.target_kernel import registered, stage_value
 
-    return [made() for target in registered().values() if (made := target.lab_standins) is not None]
+    return [made for target in registered().values()
+            if (made := stage_value(target, "lab_standins", "STANDINS", StandIns)) is not None]
 
 
 def other_pins(variables: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:

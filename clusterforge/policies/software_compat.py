@@ -4,12 +4,14 @@
   compatibility, on its major's driver branch minimum; NCCL is built per CUDA major.
 - AMD: ROCm ships one RCCL and lists the amdgpu driver series it runs on.
 - Every GPU architecture has an oldest driver (NVIDIA) or ROCm release (AMD) that supports it.
-- A target checks the software its own nodes need with its own tables (`Target.software_checks`), with the helpers
+- A target checks the software its own nodes need with its own tables (its `software_checks.py`'s
+  `software_checks`), with the helpers
   here: on AWS the EFA pieces and the Neuron SDK (clusterforge/targets/aws/software_checks.py).
 
 A release newer than every row of its table is a warning that the tables are behind (a site adds the row with
 `--catalog` once it has qualified the set); a release inside the known range that no row lists, and a set the rows
-show to be incompatible, are errors. Each function checks one set of pins and writes its drafts against the cluster's
+show to be incompatible, are errors. Each function checks one set of pins and writes its drafts against the
+cluster's
 `software` block; the rule moves them to where a pool set's pins are (policies/pool_software.py).
 """
 

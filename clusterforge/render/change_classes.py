@@ -4,7 +4,7 @@ the render manifest (clusterforge.render.manifest_build) classes every rendered 
 Nothing here lists variables. A rendered variable's class is declared once, where it belongs: by the role that
 reads it (roles/<role>/meta/clusterforge.yml, beside its meta/argument_specs.yml), by the renderer for the facts
 it writes for people and Ansible's connection vars (clusterforge/render/facts.yaml), by the accelerator vendor for
-its pin vars (`PinVar`), or by the target for its own keys (`Target.effects`); `declarations_of` looks a key up
+its pin vars (`PinVar`), or by the target for its own keys (its `day2.py`'s `EFFECTS`); `declarations_of` looks a key up
 in that order, clusterforge/render/declarations.py reads the files (the types, `Action`, `Effect`, `Hosts`, are
 clusterforge/render/change_effects.py, below both, and imported from here too).
 tests/test_setting_declarations.py renders every example and fails on a key declared nowhere, or twice.
@@ -56,7 +56,7 @@ COMPUTE_GROUP = "slurm_compute"
 
 @dataclass(frozen=True)
 class TargetEffects:
-    """A target's own keys and what changing each takes, declared in its package (`Target.effects`), so that
+    """A target's own keys and what changing each takes, declared in its package (its `day2.py`'s `EFFECTS`), so that
     nothing here names a target: its cluster-wide vars, the facts its deployment adds to hosts.yml (compared only
     when both renders have them: a render without the deployment's outputs says nothing about addresses), the
     keys of the config file it renders (None: a key that is not a setting), its host and pool vars, and what
@@ -86,7 +86,14 @@ def target_effects() -> tuple[TargetEffects, ...]:
     """Every registered target's table (read once, when a diff is first made)."""
     from clusterforge.target_kernel import registered
 
-    return tuple(target.effects() for target in registered().values() if target.effects is not None)
+    return tuple(table for target in registered().values() if (table := _effects_of(target)) is not None)
+
+
+def _effects_of(target: Any) -> TargetEffects | None:
+    """A target's table: the `EFFECTS` of its `day2.py`, where it has one."""
+    from clusterforge.target_kernel import stage_value
+
+    return stage_value(target, "day2", "EFFECTS", TargetEffects)
 
 
 @lru_cache(maxsize=1)
@@ -150,9 +157,9 @@ def _index(root: Path) -> dict[str, tuple[Declared, ...]]:
                                       group=_pin_effects(vendor.name, pin.reboot, pin.why))
                     for vendor in accelerators.registered().values() for pin in vendor.pin_vars})
     for name, target in registered().items():
-        table = target.effects() if target.effects is not None else None
+        table = _effects_of(target)
         if table is not None:
-            where = f"target {name} (Target.effects)"
+            where = f"target {name} (its day2.py's EFFECTS)"
             own = {key: Declared(where, group=effects) for key, effects in table.group_vars.items()}
             for key, effect in table.host_vars.items():
                 own[key] = Declared(where, own[key].group if key in own else None, effect)

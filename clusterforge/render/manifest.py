@@ -11,7 +11,7 @@ file's class comes from one declaration beside what produces it, and a file or k
 - "by key" files take each key's class from where the key is declared: slurm.conf keys from slurm.conf(5)'s
   table (catalog/data/slurm-changes.yaml) and the slurm role's restart keys, inventory vars from the role that
   reads them, the facts file, an accelerator's pins or a target (clusterforge.render.change_classes);
-- a target's config file from the target's own table (`Target.effects`).
+- a target's config file from the target's own table (its `day2.py`'s `EFFECTS`).
 
 The manifest holds the keys this render wrote (not every key that could be): O(keys), not O(hosts). A render
 directory from before the manifest is read with this version's declarations (Rendered.from_directory).

@@ -50,9 +50,9 @@ def declaration_for(path: str, modules: Sequence[ModuleType]) -> tuple[FileDecla
                 return declared, module.__name__.replace(".", "/") + ".py"
     for table in target_effects():
         if table.resources_file is not None and path == table.resources_file:
-            return table, f"target resources ({table.resources_file}: Target.effects)"
+            return table, f"target resources ({table.resources_file}: the target's day2.py EFFECTS)"
         if table.config_dir is not None and path.startswith(table.config_dir) and table.config is not None:
-            return table, f"target config ({table.config_dir}: Target.effects)"
+            return table, f"target config ({table.config_dir}: the target's day2.py EFFECTS)"
     return None
 
 

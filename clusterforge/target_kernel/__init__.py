@@ -17,10 +17,11 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import pkgutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
+from typing import Any, TypeVar
 
 from clusterforge.catalog import Catalog, CatalogPart, compose_catalog
 from clusterforge.core.errors import ClusterforgeError, Problem
@@ -30,11 +31,13 @@ from clusterforge.target_kernel.protocol import NodeFacts, Outputs, OutputsReade
 
 __all__ = ["NodeFacts", "Outputs", "OutputsReader", "RenderInput", "Target", "blueprint_model", "catalog_parts",
            "in_use", "load_catalog", "outputs_reader", "pool_model", "pool_target", "project_dir", "registered",
-           "rule_packages", "slurm_launched", "slurm_launches_nodes", "stage_part", "target_of"]
+           "rule_packages", "slurm_launched", "slurm_launches_nodes", "stage_function", "stage_part", "stage_value",
+           "target_of"]
 
 # The package whose folders are the targets, imported by name: the kernel sits below the target packages, which it
 # reaches only at run time (a test adds a folder of its own to this package's path).
 PACKAGES = "clusterforge.targets"
+T = TypeVar("T")
 
 _TARGETS: dict[str, Target] = {}
 
@@ -50,6 +53,32 @@ def stage_part(target: Target, module: str) -> ModuleType | None:
     except ModuleNotFoundError:
         return None
     return None if found is None else importlib.import_module(name)
+
+
+def stage_value(target: Target, module: str, name: str, kind: type[T]) -> T | None:
+    """What a target gives a stage through its module of that stage (`stage_part`): `name` there, checked to be
+    the `kind` the stage declares (a class, or a runtime-checkable Protocol for a function), so the stage's use
+    of it type-checks against its own interface. None where the target has no such module; a module without it,
+    or with something else under that name, is the target's mistake, said as one."""
+    part = stage_part(target, module)
+    if part is None:
+        return None
+    found = getattr(part, name, None)
+    if not isinstance(found, kind):
+        raise RuntimeError(f"clusterforge/targets/{target.name}/{module}.py must define {name}, a {kind.__name__}")
+    return found
+
+
+def stage_function(target: Target, module: str, name: str) -> Callable[..., Any] | None:
+    """A function a target gives a stage through its module of that stage, as `stage_value` finds a value: the
+    caller types it as the callback Protocol the stage declares (`SoftwareChecks`, `CostLines`)."""
+    part = stage_part(target, module)
+    if part is None:
+        return None
+    found = getattr(part, name, None)
+    if not callable(found):
+        raise RuntimeError(f"clusterforge/targets/{target.name}/{module}.py must define the function {name}")
+    return found  # type: ignore[no-any-return]
 
 
 def registered() -> dict[str, Target]:

@@ -5,7 +5,7 @@ what a target reads of them (`RenderInput`), never by importing the stages that 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, get_args
@@ -131,10 +131,6 @@ def _always(cluster: Cluster, pool: Pool) -> bool:
     return True
 
 
-def _no_checks(pool_set: Any, tables: Any, complete: bool) -> Iterable[Any]:
-    return ()
-
-
 @dataclass(frozen=True)
 class Target:
     """A target's declaration (`TARGET` in clusterforge/targets/<name>/__init__.py)."""
@@ -156,11 +152,6 @@ class Target:
     """The managed Lustre its deployment creates (FSx): a form of `storage.lustre`, told apart from an existing file
     system by the keys only it has."""
     mount_prefixes: tuple[str, ...] = ()  # where its managed file system mounts by default: allowed mount points
-    software_checks: Callable[[Any, Any, bool], Iterable[Any]] = _no_checks
-    """SW-001's checks of the software its nodes need beyond their accelerators' stack (its fabric's plugin and
-    installer): `(pool_set, tables, complete)` → drafts, for a `clusterforge.policies.pool_software.PoolSet`, the
-    catalog's software tables and whether the set's stack pins are complete (typed loosely: the kernel sits below
-    the policies)."""
     catalog: CatalogPart | None = None
     """What it adds to the catalog from its folder: its kind of instance type, its software and price tables, and
     the data files (instance types, prices, software rows) that fill them."""
@@ -199,9 +190,6 @@ class Target:
     """What the target gives a pool's nodes (its catalog entry given): EFA interfaces, placement, zone."""
     group_vars: Callable[[Cluster], dict[str, Any]] = _no_vars
     """The target's own cluster-wide Ansible vars (all.yml), such as the region its nodes run in."""
-    cost_lines: Callable[[Cluster, Catalog], Iterable[Any]] = _no_rows
-    """Cost lines of what it sells beside its instances (a managed file system), each a
-    `clusterforge.cost.model.CostLine` priced from its own price tables (typed loosely: the kernel sits below cost)."""
     purchase: Callable[[Cluster, Pool], str | None] = _no_purchase
     """How the deployment buys a pool's capacity, in clusterforge.catalog.prices' terms (`capacity-block`,
     `reservation`, `on-demand`), which its cost is priced at; None: the target does not say."""
@@ -217,14 +205,6 @@ class Target:
     rules_reference: Callable[[], list[str]] = _no_lines
     """Sections of the rule reference (docs/policies.md, after the output formats) on where its own rules also run:
     target aws's CrossGuard pack."""
-    lab_standins: Callable[[], Any] | None = None
-    """The stand-ins the lab's apt repository serves for the software its nodes install (a fabric's plugin and
-    installer): a `clusterforge.lab.repo.StandIns` (read when the lab builds its repository; typed loosely so the
-    kernel does not import the lab)."""
-    effects: Callable[[], Any] | None = None
-    """What a change to each of its own rendered keys takes on day two: a
-    `clusterforge.render.change_classes.TargetEffects` (read into the render manifest; typed loosely so the kernel
-    does not import the renderers)."""
 
     @property
     def exclusive_fabrics(self) -> tuple[str, ...]:

@@ -5,12 +5,13 @@ vendor's pins, and the driver supports the GPU architecture.
 Each pool is checked against its own accelerators' vendor's pins (or its own `software:` override), so NVIDIA and AMD
 partitions share one cluster (policies/pool_software.py). The compatibility tables are catalog data
 (`clusterforge/catalog/data/software.yaml`, and a target's own in its folder; a source per row); a site catalog adds
-the sets it has qualified. The rules only read them (policies/software_compat.py, `Target.software_checks`)."""
+the sets it has qualified. The rules only read them (policies/software_compat.py, a target's `software_checks.py`)."""
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any, Protocol
 
 from clusterforge.accelerators import accelerator, running, stack_pins
 from clusterforge.catalog.slurm_parameters import release_of
@@ -20,9 +21,20 @@ from clusterforge.policies.config import Settings
 from clusterforge.policies.context import Context
 from clusterforge.policies.findings import Draft
 from clusterforge.policies.inputs import OVERRIDES, SOFTWARE, Inputs
-from clusterforge.policies.pool_software import accelerators, located, pool_sets
+from clusterforge.policies.pool_software import PoolSet, accelerators, located, pool_sets
 from clusterforge.policies.registry import domain, rule
 from clusterforge.policies.software_compat import PIN, lookup
+from clusterforge.target_kernel import stage_function
+
+
+class SoftwareChecks(Protocol):
+    """What SW-001 asks of a target whose nodes need software of their own beyond their accelerators' stack (its
+    `software_checks.py`'s `software_checks`): the drafts for one set of pools on the same pins, given the
+    catalog's software tables and whether the stack's pins are complete."""
+
+    def __call__(self, pool_set: PoolSet, tables: Any, complete: bool) -> Iterable[Draft]:
+        ...
+
 
 DOMAIN = domain("software", "Software", 60)
 
@@ -58,7 +70,9 @@ def compatible_versions(ctx: Context, settings: Settings) -> Iterator[Draft]:
             drafts += compat.rocm(sw, tables)
         elif complete and pool_set.stack == "cuda":  # a stack without compatibility tables has nothing to check here
             drafts += compat.cuda(sw, tables)
-        drafts += target.software_checks(pool_set, tables, complete)
+        own: SoftwareChecks | None = stage_function(target, "software_checks", "software_checks")
+        if own is not None:
+            drafts += own(pool_set, tables, complete)
         yield from located(drafts, sets, pool_set)
 
 

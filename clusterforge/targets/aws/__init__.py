@@ -30,14 +30,7 @@ from clusterforge.targets.aws.settings import DEFAULT_CONTROLLER_TYPE
 from clusterforge.targets.aws.software import TABLES
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
-    from clusterforge.cost.model import CostLine
-    from clusterforge.lab.repo import StandIns
     from clusterforge.model import Cluster, Pool
-    from clusterforge.policies.findings import Draft
-    from clusterforge.policies.pool_software import PoolSet
-    from clusterforge.render.change_classes import TargetEffects
 
 PROJECT_DIR = Path("stacks") / "aws"  # the Pulumi project, from the directory clusterforge runs in
 DATA = Path(__file__).parent / "data"
@@ -70,16 +63,8 @@ def _report_storage(cluster: Cluster) -> dict[str, Any] | None:
     return storage_card(cluster)
 
 
-def _software_checks(pool_set: PoolSet, tables: Any, complete: bool) -> Iterator[Draft]:
-    from clusterforge.targets.aws.software_checks import software_checks  # the policies: imported on use
-
-    return software_checks(pool_set, tables, complete)
 
 
-def _cost_lines(cluster: Cluster, catalog: Catalog) -> Iterator[CostLine]:
-    from clusterforge.targets.aws.cost import storage_lines
-
-    return storage_lines(cluster, catalog)
 
 
 def _group_vars(cluster: Cluster) -> dict[str, Any]:
@@ -113,25 +98,17 @@ def _rules_reference() -> list[str]:
     return crossguard()
 
 
-def _lab_standins() -> StandIns:
-    from clusterforge.targets.aws.lab_standins import STANDINS  # imports the lab: read on use
-
-    return STANDINS
 
 
-def _effects() -> TargetEffects:
-    from clusterforge.targets.aws.day2 import EFFECTS  # imports day2, which asks the targets: read on use
-
-    return EFFECTS
 
 
 TARGET = Target(
     name="aws", title="AWS", hardware=Ec2Instance, section="aws", section_model=Aws, pool_fields=AwsPool,
-    fabrics=(EfaFabric,), lustre=FsxLustre, catalog=CATALOG, software_checks=_software_checks,
+    fabrics=(EfaFabric,), lustre=FsxLustre, catalog=CATALOG,
     power_provider=Ec2Provider, launches_pool=_launches_pool,
     blueprint_problems=blueprint_problems, with_controller=_with_controller, render=_render,
     report_pools=_report_pools, report_storage=_report_storage, node_facts=node_facts, group_vars=_group_vars,
-    cost_lines=_cost_lines, purchase=purchase, price_region=_price_region, project_dir=PROJECT_DIR, outputs=READER,
-    rules_reference=_rules_reference, lab_standins=_lab_standins, effects=_effects,
+     purchase=purchase, price_region=_price_region, project_dir=PROJECT_DIR, outputs=READER,
+    rules_reference=_rules_reference,
     mount_prefixes=(str(FsxLustre.model_fields["mount"].default),),
 )

@@ -1,6 +1,6 @@
 """What target aws adds to a cost estimate beyond its instances (priced like any pool's from the `instances` table):
 the FSx for Lustre file system the stack creates, billed per GB-month at the rate of its deployment type and
-throughput tier (`Target.cost_lines`)."""
+throughput tier (`cost_lines`, which clusterforge.cost asks through the kernel)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ ELASTIC_UNPRICED = ("no price for Intelligent-Tiering storage (billed by the dat
                     "throughput capacity, the SSD read cache and metadata IOPS, none of them in the price tables)")
 
 
-def storage_lines(cluster: Cluster, catalog: Catalog) -> Iterator[CostLine]:
+def cost_lines(cluster: Cluster, catalog: Catalog) -> Iterator[CostLine]:
     """FSx for Lustre: its provisioned capacity in GB-months (AWS bills the GiB figure the file system is created
     with) at the rate of its deployment type and throughput tier in the blueprint's region (unpriced, and named with
     the region, where the table has that tier only for others). An existing on-prem Lustre costs nothing here."""

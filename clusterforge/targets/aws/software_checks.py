@@ -4,7 +4,8 @@
 - Each instance family has an oldest installer that drives its EFA devices.
 - A Neuron SDK release has an oldest driver and pins an EFA installer series.
 
-The rule asks the cluster's target (`Target.software_checks`) after the accelerators' own checks, with the same
+The rule asks the cluster's target (this module's `software_checks`, found through the kernel) after the
+accelerators' own checks, with the same
 words and paths as those (clusterforge/policies/software_compat.py).
 """
 
