@@ -7,7 +7,7 @@ CrossGuard policy); this module only lays it out.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -343,9 +343,13 @@ def _formats() -> list[str]:
 
 def _targets() -> list[str]:
     """Each registered target's sections: where its rules also run (target aws: the CrossGuard pack)."""
-    from clusterforge.target_kernel import registered
+    from clusterforge.target_kernel import registered, stage_function
 
-    return [line for target in registered().values() for line in target.rules_reference()]
+    found: list[str] = []
+    for target in registered().values():
+        sections: Callable[[], list[str]] | None = stage_function(target, "rules_reference", "sections")
+        found += sections() if sections is not None else []
+    return found
 
 
 def page() -> str:

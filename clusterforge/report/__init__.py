@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any
+from typing import Any, Protocol
 
 from markupsafe import Markup
 
 from clusterforge.blueprint.load import Loaded
-from clusterforge.catalog import Server
+from clusterforge.catalog import Catalog, Server
 from clusterforge.files.paths import report_path
 from clusterforge.model import Cluster, LiquidCooling, Rack
 from clusterforge.pipeline.analysis import Analysis
@@ -40,7 +40,7 @@ from clusterforge.report.rows import (
     standing,
 )
 from clusterforge.report.words import agree, counted
-from clusterforge.target_kernel import in_use, pool_target
+from clusterforge.target_kernel import in_use, pool_target, stage_function
 
 MAX_RACKS = 200  # racks drawn by default: about 25,000 px of page; the rows table sums them all
 
@@ -222,18 +222,41 @@ def _shown_share(share: float) -> str:
     return "no budget" if share == float("inf") else f"{share:.0%}"
 
 
+class StorageCard(Protocol):
+    """What the report asks of a target that provides a managed file system (its `report.py`'s `storage_card`):
+    the card's `title`, `facts` ((label, value) lines) and `svg`; None when the blueprint has none of it."""
+
+    def __call__(self, cluster: Cluster) -> dict[str, Any] | None:
+        ...
+
+
+class CloudPools(Protocol):
+    """What the report asks of a cloud target (its `report.py`'s `cloud_pools`): rows of its cloud table (pool,
+    hardware, count, GPUs, network, and for each pool's drawing its instances' GPUs (`gpus_each`) and fabric
+    interfaces (`interfaces`), placement, zone and capacity)."""
+
+    def __call__(self, cluster: Cluster, catalog: Catalog) -> list[dict[str, Any]]:
+        ...
+
+
 def _storage(cluster: Cluster) -> dict[str, Any] | None:
-    """The card of the managed file system a target in use provides (`Target.report_storage`), if any."""
-    return next((card for target in in_use(cluster) if (card := target.report_storage(cluster)) is not None), None)
+    """The card of the managed file system a target in use provides (its `report.py`'s `storage_card`), if any."""
+    for target in in_use(cluster):
+        card_of: StorageCard | None = stage_function(target, "report", "storage_card")
+        if card_of is not None and (card := card_of(cluster)) is not None:
+            return card
+    return None
 
 
 def _cloud_pools(cluster: Cluster, loaded: Loaded) -> list[dict[str, Any]]:
-    """Every cloud pool, of whichever target runs it (`Target.report_pools` of each target in use: a hybrid's burst
-    pool is its cloud target's), with its blueprint counts: a power-saved pool is drawn up to its max_count."""
+    """Every cloud pool, of whichever target runs it (the `cloud_pools` of each target in use's `report.py`: a
+    hybrid's burst pool is its cloud target's), with its blueprint counts: a power-saved pool is drawn up to its
+    max_count."""
     pools = {pool.name: pool for pool in cluster.pools}
     rows = []
     for target in in_use(cluster):
-        for row in target.report_pools(cluster, loaded.catalog):
+        rows_of: CloudPools | None = stage_function(target, "report", "cloud_pools")
+        for row in rows_of(cluster, loaded.catalog) if rows_of is not None else ():
             pool = pools.get(str(row.get("name")))
             if pool is None:  # a row of the target's own making: drawn as it gives it
                 rows.append(row)

@@ -1,12 +1,12 @@
-"""Cloud pools as drawings: a cloud pool has no rack, so the report draws each one as a block of its own (in a
-cloud blueprint where the elevations would be, in a hybrid beside the hall's racks): its instances in their
-placement group, with their GPUs, their fabric interfaces and the capacity they launch into (the managed file
-system they mount is the target's own card, `Target.report_storage`). A power-saved pool (`max_count`) is drawn at
-max_count, as the plan and the cost count it: its always-on instances solid, the ones SLURM powers up on demand
-with a dashed edge.
+"""Cloud pools as drawings: a cloud pool has no rack, so the report draws each one as a block of its own (in a cloud
+blueprint where the elevations would be, in a hybrid beside the hall's racks): its instances in their placement
+group, with their GPUs, their fabric interfaces and the capacity they launch into (the managed file system they
+mount is the target's own card, its `report.py`'s `storage_card`). A power-saved pool (`max_count`) is drawn at
+max_count, as the plan and the cost count it: its always-on instances solid, the ones SLURM powers up on demand with
+a dashed edge.
 
-The facts come from the target (`report_pools`) and the pool's counts from the blueprint; this module only draws
-what it is given.
+The facts come from the target (its `report.py`'s `cloud_pools`) and the pool's counts from the blueprint; this
+module only draws what it is given.
 """
 
 from __future__ import annotations

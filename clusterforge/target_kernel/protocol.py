@@ -180,12 +180,6 @@ class Target:
     and whether it added one."""
     render: Callable[[RenderInput], dict[str, str]] = _no_files
     """Files render adds for this target, by relative path (the Pulumi stack config)."""
-    report_pools: Callable[[Cluster, Catalog], list[dict[str, Any]]] = _no_rows
-    """Rows of the report's cloud table: pool, hardware, count, GPUs, network, and for each pool's drawing its
-    instances' GPUs (`gpus_each`) and fabric interfaces (`interfaces`), placement, zone and capacity."""
-    report_storage: Callable[[Cluster], dict[str, Any] | None] = _no_card
-    """The report's card of the managed file system it provides: `title`, `facts` ((label, value) lines) and `svg`
-    (its drawing); None: the blueprint has none of it."""
     node_facts: Callable[[Cluster, Pool, Entry], NodeFacts] = _no_node_facts
     """What the target gives a pool's nodes (its catalog entry given): EFA interfaces, placement, zone."""
     group_vars: Callable[[Cluster], dict[str, Any]] = _no_vars
@@ -202,9 +196,6 @@ class Target:
     refer to the blueprint from. None: render adds no such file."""
     outputs: OutputsReader | None = None
     """How it reads what its deployment reports (`render --from-outputs`, `inventory --from-outputs`)."""
-    rules_reference: Callable[[], list[str]] = _no_lines
-    """Sections of the rule reference (docs/policies.md, after the output formats) on where its own rules also run:
-    target aws's CrossGuard pack."""
 
     @property
     def exclusive_fabrics(self) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from clusterforge.catalog import Catalog, CatalogPart
+from clusterforge.catalog import CatalogPart
 from clusterforge.target_kernel.protocol import RenderInput, Target
 from clusterforge.targets.aws.blueprint import blueprint_problems
 from clusterforge.targets.aws.deployed import READER
@@ -51,16 +51,8 @@ def _render(ctx: RenderInput) -> dict[str, str]:
     return stack_config.render(ctx) | cloud_resources.render(ctx)
 
 
-def _report_pools(cluster: Cluster, catalog: Catalog) -> list[dict[str, Any]]:
-    from clusterforge.targets.aws.report import cloud_pools
-
-    return cloud_pools(cluster, catalog)
 
 
-def _report_storage(cluster: Cluster) -> dict[str, Any] | None:
-    from clusterforge.targets.aws.report import storage_card
-
-    return storage_card(cluster)
 
 
 
@@ -92,10 +84,6 @@ def _launches_pool(cluster: Cluster, pool: Pool) -> bool:
     return pool.role == "compute" and aws is not None and aws.ami is None
 
 
-def _rules_reference() -> list[str]:
-    from clusterforge.targets.aws.crossguard.reference import crossguard  # the rule reference: read on use
-
-    return crossguard()
 
 
 
@@ -107,8 +95,8 @@ TARGET = Target(
     fabrics=(EfaFabric,), lustre=FsxLustre, catalog=CATALOG,
     power_provider=Ec2Provider, launches_pool=_launches_pool,
     blueprint_problems=blueprint_problems, with_controller=_with_controller, render=_render,
-    report_pools=_report_pools, report_storage=_report_storage, node_facts=node_facts, group_vars=_group_vars,
+    node_facts=node_facts, group_vars=_group_vars,
      purchase=purchase, price_region=_price_region, project_dir=PROJECT_DIR, outputs=READER,
-    rules_reference=_rules_reference,
+
     mount_prefixes=(str(FsxLustre.model_fields["mount"].default),),
 )

@@ -1,6 +1,6 @@
 """The rule reference's section on the CrossGuard pack (docs/policies.md, "At `pulumi preview`"): which rules also
 run at `pulumi preview`, on what, and how the pack is configured. Target aws adds it to the page
-(`Target.rules_reference`), as the pack is its own."""
+(the target's `rules_reference.py`), as the pack is its own."""
 
 from __future__ import annotations
 
