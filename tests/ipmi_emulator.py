@@ -6,9 +6,15 @@ is built on), one fake server behind each, all in one process of their own.
 prints one JSON line, {node: port}, once every BMC listens on 127.0.0.1; each power or boot command it takes is
 appended to FILE as `node command`. A power change takes `--delay` seconds to show, as a real server's does.
 
-One change to pyghmi's server, which the docstring of `_suite_3_only` gives the reason for: it answers a request
-for an RMCP+ session with cipher suite 17 (SHA-256) with suite 3's algorithms, which pyghmi's own client then
-fails to read. It now refuses suite 17, as a BMC that has only suite 3 does, and the client asks again for 3.
+Three changes to pyghmi's server (1.6), each where a real BMC behaves otherwise:
+- it answers a request for an RMCP+ session with cipher suite 17 (SHA-256) with suite 3's algorithms, which
+  pyghmi's own client then fails to read: it now refuses suite 17, as a BMC that has only suite 3 does, and the
+  client asks again for 3 (`_suite_3_only`);
+- a datagram from a client whose session just closed (a retransmission on a loaded machine, or the next login from
+  the same port) is handed to the closed session, which has no handler for it and ends the whole server: it now
+  goes to the server's own handler of sessionless requests, as a new login would (`_late_datagrams_go_to_the_bmc`);
+- any other error while answering one datagram is that datagram's, said on stderr, and the server goes on
+  (`serve`), as a BMC drops a packet it cannot read.
 """
 
 from __future__ import annotations
@@ -43,6 +49,26 @@ def _suite_3_only() -> None:
         return response
 
     serversession.ServerSession.create_open_session_response = answer
+
+
+def _late_datagrams_go_to_the_bmc() -> None:
+    from pyghmi.ipmi.private import serversession
+
+    def to_the_bmc(self, data, sockaddr):  # type: ignore[no-untyped-def]
+        return self.bmc.sessionless_data(data, sockaddr)
+
+    serversession.ServerSession.sessionless_data = to_the_bmc
+
+
+def serve() -> None:
+    """pyghmi's loop, which answers every server's socket, kept going past one datagram's error."""
+    from pyghmi.ipmi.private import session
+
+    while True:
+        try:
+            session.Session.wait_for_rsp(30)
+        except Exception as exc:  # one datagram's fault: the others, and the next, are answered
+            print(f"ipmi emulator: dropped a datagram ({type(exc).__name__}: {exc})", file=sys.stderr, flush=True)
 
 
 def _server(node: str, port: int, password: str, delay: float, log: Path, lock: threading.Lock):  # type: ignore[no-untyped-def]
@@ -102,11 +128,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--password", default=PASSWORD)
     args = parser.parse_args(argv)
     _suite_3_only()
+    _late_datagrams_go_to_the_bmc()
     lock = threading.Lock()
     ports = {node: _free_udp_port() for node in args.nodes}
     servers = [_server(node, port, args.password, args.delay, args.log, lock) for node, port in ports.items()]
     print(json.dumps(ports), flush=True)
-    servers[0].listen()  # pyghmi's one loop answers every server's socket
+    assert servers
+    serve()
     return 0
 
 
