@@ -122,14 +122,16 @@ def _protocol_of(document: BmcDocument, bmc: Bmc) -> str:
 def _wrong_schemes(document: BmcDocument, source: Source) -> list[Problem]:
     """Each BMC whose URL's scheme is not one of its protocol's (an https:// URL for an IPMI BMC)."""
     problems = []
+    speaks = _schemes()
     for node, bmc in document.bmcs.items():
         protocol = _protocol_of(document, bmc)
         schemes = scheme_of(protocol)
-        if urlsplit(bmc.url).scheme.lower() not in schemes:
+        scheme = urlsplit(bmc.url).scheme.lower()
+        if scheme not in schemes:
             problems.append(source.problem(
                 ("bmcs", node, "url"), f"a {protocol} BMC's URL is {' or '.join(f'{s}://' for s in schemes)}...",
                 hint=f"give the URL its protocol's scheme, or the protocol its URL speaks (protocol: "
-                     f"{_schemes()[urlsplit(bmc.url).scheme.lower()]})"))
+                     f"{speaks[scheme]})"))
     return problems
 
 

@@ -54,12 +54,12 @@ class _Handle:
     key: tuple[str, str, str, int, None] = field(repr=False)
 
 
-def _login(bmc: NodeBmc, credentials: Credentials) -> Any:
+def _login(key: tuple[str, str, str, int, None]) -> Any:
     from pyghmi.ipmi import command
 
-    if len(credentials.username.encode()) > MAX_USER:
+    host, user, password, port, _kg = key
+    if len(user.encode()) > MAX_USER:
         raise BmcFailure(f"an IPMI user name is at most {MAX_USER} bytes", final=True)
-    host, user, password, port, _kg = _key(bmc, credentials)
     return command.Command(bmc=host, userid=user, password=password, port=port, keepalive=False)
 
 
@@ -127,7 +127,8 @@ def begin(bmc: NodeBmc, credentials: Credentials, action: str, pxe_once: bool = 
 
     def ask() -> Outcome | Pending:
         deadline = _Deadline(timeout_s)
-        session = _login(bmc, credentials)
+        key = _key(bmc, credentials)
+        session = _login(key)
         try:
             deadline.check()
             boot, warning = _network_boot(session, deadline) if pxe_once else ("", "")
@@ -149,11 +150,11 @@ def begin(bmc: NodeBmc, credentials: Credentials, action: str, pxe_once: bool = 
             elif action in ("on", "off"):
                 did = f"already {action}"
         except BaseException:
-            _logout(session, _key(bmc, credentials))
+            _logout(session, key)
             raise
         if wanted:
-            return Pending(bmc.node, wanted, did, _Handle(session, boot, _key(bmc, credentials)), warning, state)
-        _logout(session, _key(bmc, credentials))
+            return Pending(bmc.node, wanted, did, _Handle(session, boot, key), warning, state)
+        _logout(session, key)
         return Outcome(bmc.node, state, boot, did, warning)
 
     result: Outcome | Pending = _translated(bmc, ask)
