@@ -574,7 +574,7 @@ def target_literals_outside(root: Path, names: set[str]) -> dict[str, list[int]]
 
 def test_no_target_name_is_a_key_or_a_literal_outside_targets() -> None:
     """A table keyed by target names or a `Literal` of them is a list a new target must be added to: the target
-    declares what differs instead (`Target.power_provider`, its catalog part), and the rest asks it."""
+    declares what differs instead (its `power.py`, its `catalog.py`), and the rest asks it."""
     names = target_package_names()
     assert {"aws", "onprem", "lab", "testcloud"} <= names
     assert target_literals_outside(PACKAGE, names) == {}
@@ -648,3 +648,37 @@ def test_the_length_check_leaves_out_the_docstring_and_counts_nested_functions(t
     module.write_text('def f():\n    """Doc\n    on two lines."""\n    x = 1\n\n    def g():\n        return x\n'
                       '    return g\n\n\nclass C:\n    def m(self):\n        pass\n')
     assert function_lengths(module) == {"f": 6, "f.g": 2, "C.m": 2}
+
+
+# A target is its identity (name, title, hardware, facility): what it does in each stage is that stage's interface,
+# found by module (target_kernel.stages), so Target does not grow with every stage again (31 fields once, 7 `Any`).
+MAX_TARGET_FIELDS = 6
+PROTOCOL = PACKAGE / "target_kernel" / "protocol.py"
+
+
+def dataclass_fields(path: Path) -> dict[str, dict[str, str]]:
+    """Each class's annotated fields in a module, with their annotations as written."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {node.name: {item.target.id: ast.unparse(item.annotation) for item in node.body
+                        if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)}
+            for node in tree.body if isinstance(node, ast.ClassDef)}
+
+
+def untyped_hooks(fields: dict[str, dict[str, str]]) -> list[str]:
+    """Fields typed `Any`, or hooks whose arguments are not said (`Callable[..., X]`, `Iterable[Any]`)."""
+    loose = re.compile(r"^Any$|Callable\[\.\.\.|Iterable\[Any\]|^object$")
+    return [f"{cls}.{name}: {annotation}" for cls, own in fields.items() for name, annotation in own.items()
+            if loose.search(annotation)]
+
+
+def test_target_is_its_identity_and_every_stage_interface_is_typed() -> None:
+    fields = dataclass_fields(PROTOCOL)
+    assert len(fields["Target"]) <= MAX_TARGET_FIELDS, f"Target has {len(fields['Target'])}: {list(fields['Target'])}"
+    assert {"BlueprintPart", "NodePower", "RenderPart"} <= fields.keys()
+    assert untyped_hooks(fields) == []
+
+
+def test_the_interface_check_finds_a_hook_typed_any(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("class Target:\n    name: str\n    effects: Any = None\n    hook: Callable[..., int]\n")
+    assert untyped_hooks(dataclass_fields(module)) == ["Target.effects: Any", "Target.hook: Callable[..., int]"]

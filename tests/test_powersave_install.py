@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from clusterforge.powersave.payload import controller_modules
-from clusterforge.target_kernel import registered
+from clusterforge.target_kernel import node_power, registered
 from clusterforge.targets.aws.image_bundle import bundle_paths
 from tests.conftest import ROOT, filter_plugins
 
@@ -113,14 +113,15 @@ print(json.dumps({"class": type(made).__name__, "namespaces": [getattr(namespace
 """
 
 
-@pytest.mark.parametrize("target", sorted(t.name for t in registered().values() if t.power_provider))
+@pytest.mark.parametrize("target", sorted(t.name for t in registered().values() if node_power(t) is not None))
 def test_each_provider_imports_from_the_copy_as_a_namespace_package(tmp_path: Path, target: str) -> None:
     """The provider of each target that has one (the file names the target) is made by the programs from a copy
     of exactly the derived modules: clusterforge/targets and the target's folder are namespace packages there, so
     nothing of the target's package or of the rest of clusterforge runs."""
     pytest.importorskip("boto3")  # the EC2 provider makes its client when it is made
-    provider = registered()[target].power_provider
-    assert provider is not None
+    power = node_power(registered()[target])
+    assert power is not None
+    provider = power.provider
     result = isolated(PROVIDER_IMPORT, controller_copy(tmp_path), target)
     assert result.returncode == 0, result.stderr
     found = json.loads(result.stdout)

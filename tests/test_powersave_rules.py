@@ -3,6 +3,7 @@ Block sizes and the EC2 Fleet request size, each with a failing and a passing bl
 
 from __future__ import annotations
 
+import pytest
 import yaml
 
 from clusterforge.targets.aws.rules.fleet import launch_seconds
@@ -112,37 +113,36 @@ def test_power_saving_needs_a_target_that_can_start_nodes() -> None:
                                                  "partition": "train"}]))
 
 
-def test_a_target_without_a_provider_still_names_the_ones_that_have_one() -> None:
-    """SLM-008 for a target that powers nothing at all lists the targets that do."""
-    from dataclasses import replace
-
-    from clusterforge.target_kernel import registered
+def test_a_target_without_a_provider_still_names_the_ones_that_have_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SLM-008 for a target that powers nothing at all (no `power.py`) lists the targets that do."""
+    from clusterforge.policies.domains import bursting
+    from clusterforge.target_kernel import Target, node_power
     from tests.policies.builders import onprem, rack
 
-    targets = registered()
     bare = onprem(pools=[{"name": "gpu", "hardware": "dgx-h100", "count": 2, "max_count": 4, "partition": "train"}],
                   racks=[rack("a01", count=0)])
-    original = targets["onprem"]
-    targets["onprem"] = replace(original, power_provider=None)
-    try:
-        [message] = messages(bare, "SLM-008")
-    finally:
-        targets["onprem"] = original
+
+    def without_onprem(target: Target) -> object:
+        return None if target.name == "onprem" else node_power(target)
+
+    monkeypatch.setattr(bursting, "node_power", without_onprem)
+    [message] = messages(bare, "SLM-008")
     wanted = "pool gpu has max_count 4 on target onprem, but clusterforge powers nodes up and down only on aws, lab"
     assert message.startswith(wanted), message
 
 
 def test_every_target_that_powers_nodes_has_a_provider_in_its_folder() -> None:
-    """Target.power_provider lets a pool have max_count (SLM-008) and render write the power-save file; the resume
-    program makes the `PROVIDER` of the target's own `powersave.py`, which must be that class and be shipped to
-    controllers (clusterforge.powersave.payload), or every resume would fail with 'not available here'."""
+    """A target's `power.py` (its NodePower's provider) lets a pool have max_count (SLM-008) and render write the
+    power-save file; the resume program makes the `PROVIDER` of the target's own `powersave.py`, which must be
+    that class and be shipped to controllers (clusterforge.powersave.payload), or every resume would fail with
+    'not available here'."""
     import importlib
 
     from clusterforge.powersave.config import PowerSaveConfig
     from clusterforge.powersave.payload import controller_modules
-    from clusterforge.target_kernel import registered
+    from clusterforge.target_kernel import node_power, registered
 
-    powered = {t.name: t.power_provider for t in registered().values() if t.powers_nodes}
+    powered = {t.name: power.provider for t in registered().values() if (power := node_power(t)) is not None}
     assert set(powered) == {"aws", "lab", "onprem"}
     for name, provider in powered.items():
         assert provider is not None

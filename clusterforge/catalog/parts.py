@@ -1,11 +1,10 @@
 """What a target adds to the catalog, and the catalog file's model composed with it.
 
 The catalog every target shares is servers, switches, the shared software tables and prices (catalog/data). A cloud
-brings the rest in its own folder (`Target.catalog`, a `CatalogPart`): its kind of instance type (the figures its
-deployment needs), its software tables (what its fabric needs installed) and price tables (what only it sells),
-and the data files that fill them, each figure with its source as here. A site's catalog file is read with the
-same composed model, so it may add to any of them.
-"""
+brings the rest in its own folder (its `catalog.py`'s `CATALOG`, a `CatalogPart`): its kind of instance type (the
+figures its deployment needs), its software tables (what its fabric needs installed) and price tables (what only it
+sells), and the data files that fill them, each figure with its source as here. A site's catalog file is read with
+the same composed model, so it may add to any of them."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ A target prices what only it sells (a managed file system) in tables of its own 
 
 A cloud sells the same instance type at a different price in each region, so its list prices sit under
 `regions:`, by region (`regions: {us-east-1: {instances: ..., fsx_lustre: ...}}`), and a blueprint is priced only
-from the table of the region it deploys to (`Target.price_region`): a region the table lacks leaves the item
+from the table of the region it deploys to (its `cost.py`'s `price_region`): a region the table lacks leaves the item
 unpriced, never priced at another region's figure. The same tables at the top level hold for every region: a
 site's own rate (a negotiated discount), or a target's whose prices do not differ by region.
 """

@@ -12,7 +12,7 @@ from clusterforge.cost.power_saving import DEFAULT_IDLE_SHARE, power_saved_lines
 from clusterforge.cost.ratios import per_gpu_hour
 from clusterforge.model import Cluster
 from clusterforge.plan.model import Plan
-from clusterforge.target_kernel import target_of
+from clusterforge.target_kernel import blueprint_part, target_of
 
 
 def pool_gpus(cluster: Cluster, catalog: Catalog) -> dict[str, int]:
@@ -46,9 +46,9 @@ def estimate_cost(cluster: Cluster, plan: Plan, catalog: Catalog, idle_share: fl
 
     `idle_share` (0 to 1; None: DEFAULT_IDLE_SHARE) is the part of the month a power-saved on-prem pool's nodes
     above `count` are powered down: it sizes the savings only, never a total (the budget's worst case)."""
-    target = target_of(cluster)
-    if target.with_controller is not None:
-        cluster, _ = target.with_controller(cluster, None)
+    with_controller = blueprint_part(target_of(cluster)).with_controller
+    if with_controller is not None:
+        cluster, _ = with_controller(cluster, None)
     lines = (*instance_lines(cluster, catalog), *storage_lines(cluster, catalog), *server_lines(cluster, catalog),
              *fabric_lines(plan, catalog), *facility_lines(cluster, plan, catalog),
              *power_line(cluster, plan, catalog))

@@ -146,7 +146,7 @@ class SwitchedFabric(Strict):
 
 class TargetFabric(Strict):
     """A fabric kind only a target offers, such as AWS's EFA: no switches to size. The target's own model (a
-    subclass whose `kind` is a literal, `Target.fabrics`) is added when the blueprint model is composed
+    subclass whose `kind` is a literal, its `BlueprintPart.fabrics`) is added when the blueprint model is composed
     (clusterforge.target_kernel.blueprint_model), told apart from the switched kinds by `kind`."""
 
     kind: str
@@ -176,8 +176,8 @@ class SharedStorage(Strict):
 
 
 class Storage(Strict):
-    # an existing Lustre: a target adds the managed one its deployment creates (`Target.lustre`) when the blueprint
-    # model is composed, told apart by the keys only it has
+    # an existing Lustre: a target adds the managed one its deployment creates (its `BlueprintPart.lustre`) when
+    # the blueprint model is composed, told apart by the keys only it has
     lustre: OnPremLustre | None = None
     shared: SharedStorage | None = None
 

@@ -93,14 +93,14 @@ def analyze(
     from clusterforge.plan import build_plan
     from clusterforge.policies import evaluate
     from clusterforge.policies.root_access import refuse_root_access
-    from clusterforge.target_kernel import target_of
+    from clusterforge.target_kernel import blueprint_part, target_of
 
     loaded = blueprint if isinstance(blueprint, Loaded) else load(blueprint, policy)
     refuse_root_access(loaded.cluster, loaded.source, policy.config)  # before any rule runs or file is written
     cluster, implicit = loaded.cluster, False
-    target = target_of(cluster)
-    if target.with_controller is not None:
-        cluster, implicit = target.with_controller(cluster, controller_type)
+    with_controller = blueprint_part(target_of(cluster)).with_controller
+    if with_controller is not None:
+        cluster, implicit = with_controller(cluster, controller_type)
     inputs = policy.inputs
     with bulk_objects():
         plan = build_plan(cluster, loaded.catalog, policy.config, detail=detail)

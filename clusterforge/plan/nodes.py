@@ -7,7 +7,7 @@ from clusterforge.catalog import Catalog, Instance, Server
 from clusterforge.model import Cluster
 from clusterforge.plan.model import NodeRun, PoolNodes, RackPlan
 from clusterforge.plan.topology import fabric_nic_gbps, fabric_nics, hosts_per_device
-from clusterforge.target_kernel import pool_target
+from clusterforge.target_kernel import pool_target, render_part
 
 MIN_WIDTH = 4
 
@@ -47,7 +47,7 @@ def pool_nodes(cluster: Cluster, catalog: Catalog, racks: tuple[RackPlan, ...],
     for pool in cluster.pools:
         entry = catalog.get(pool.hardware)
         gpus = entry.node_gpus if isinstance(entry, Server) else entry.gpus if isinstance(entry, Instance) else None
-        facts = pool_target(cluster, pool).node_facts(cluster, pool, entry)
+        facts = render_part(pool_target(cluster, pool)).node_facts(cluster, pool, entry)
         count = pool.ceiling * hosts[pool.name]
         out.append(PoolNodes(
             pool=pool.name, role=pool.role, hardware=pool.hardware, count=count, domain_size=hosts[pool.name],

@@ -8,7 +8,7 @@ request must not be able to choose a program they run (`HealthCheckProgram`), a 
 - a restricted `slurm.settings` / `slurm.cgroup_settings` key (classed by catalog/slurm_parameters.py's data, with
   the reason) is refused unless the policy config allows that key with that exact value;
 - mount points are at or under an allowed prefix (MOUNT_PREFIXES, those of the targets' own file systems,
-  `Target.mount_prefixes`, plus the policy config's `storage.mount_prefixes`); slurmctld's state and
+  its `BlueprintPart.mount_prefixes`, plus the policy config's `storage.mount_prefixes`); slurmctld's state and
   job_container/tmpfs's base folder are folders of their own below one (or below /var/spool/slurmctld); the job's
   private folders (`dirs`) are temporary folders or under a prefix.
 
@@ -36,9 +36,10 @@ MOUNT_PREFIXES = ("/data", "/datasets", "/gpfs", "/home", "/local", "/lustre", "
 
 def default_prefixes() -> tuple[str, ...]:
     """MOUNT_PREFIXES and every registered target's own (where its managed file system mounts by default), sorted."""
-    from clusterforge.target_kernel import registered
+    from clusterforge.target_kernel import blueprint_part, registered
 
-    return tuple(sorted({*MOUNT_PREFIXES, *(p for target in registered().values() for p in target.mount_prefixes)}))
+    return tuple(sorted({*MOUNT_PREFIXES, *(p for target in registered().values()
+                                           for p in blueprint_part(target).mount_prefixes)}))
 
 STATE_PREFIXES = ("/var/spool/slurmctld",)
 """Besides a folder below a mount prefix, where slurmctld's state may be (Debian's packages create it)."""

@@ -7,6 +7,7 @@ is those programs: `config` is the file render writes for them, `provider` the f
 protocol of a power agent a provider may ask, `slurm` the scontrol calls, `resume`, `suspend`, `reconcile` the
 three jobs, `targets` the file of powered-up nodes they leave for Prometheus, and `payload` what of clusterforge a
 controller gets to run them (derived from their imports: the slurm role copies it, the AWS roles bundle carries
-it). The providers live with their targets (`targets/<name>/powersave.py`, the class `Target.power_provider`
-names): the file says which one, and the programs import it by that name, so nothing here names a target.
+it). The providers live with their targets (`targets/<name>/powersave.py`, the class its `power.py`'s
+`NodePower` names): the file says which one, and the programs import it by that name, so nothing here names a
+target.
 """

@@ -26,7 +26,7 @@ from clusterforge.render import (
 )
 from clusterforge.render.context import RenderContext
 from clusterforge.render.manifest import MANIFEST
-from clusterforge.target_kernel import in_use
+from clusterforge.target_kernel import in_use, render_part
 
 __all__ = ["MANIFEST", "OUTPUTS", "RenderContext", "render_files", "write"]
 
@@ -47,7 +47,8 @@ def _check_target(out: Path) -> None:
 def renderers(ctx: RenderContext) -> tuple[Callable[[RenderContext], dict[str, str]], ...]:
     """Every renderer a cluster gets: the common modules, then those of its targets (the cluster's, then each
     other one its pools name)."""
-    return (*(module.render for module in OUTPUTS), *(target.render for target in in_use(ctx.loaded.cluster)))
+    return (*(module.render for module in OUTPUTS),
+            *(render_part(target).files for target in in_use(ctx.loaded.cluster)))
 
 
 def manifest_of(ctx: RenderContext, files: dict[str, str]) -> str:

@@ -26,7 +26,7 @@ from clusterforge.render.manifest import ByKey, VarKeys
 from clusterforge.render.powersave_file import config as powersave_config
 from clusterforge.render.slurm_conf import prolog_epilog
 from clusterforge.render.yamlout import Template, dump_ansible
-from clusterforge.target_kernel import in_use
+from clusterforge.target_kernel import blueprint_part, in_use, render_part
 from clusterforge.target_kernel import registered as registered_targets
 
 # What changing it takes on day two (clusterforge.render.manifest): each var as the role that reads it declares.
@@ -41,7 +41,7 @@ def fabric_vars(cluster: Cluster) -> dict[str, Any]:
     rdma = kind in ("infiniband", "roce")
     # each fabric only a target offers has its role, turned on by `<kind>_enabled` (day2.scope reads it too)
     own = {f"{exclusive}_enabled": kind == exclusive for target in registered_targets().values()
-           for exclusive in target.exclusive_fabrics}
+           for exclusive in blueprint_part(target).exclusive_fabrics}
     return {"fabric_kind": kind, "infiniband_enabled": rdma} | own
 
 
@@ -243,7 +243,7 @@ def group_vars(ctx: RenderContext) -> dict[str, Any]:
                            # free text for people (the login banner): written !unsafe like every string here
                            "clusterforge_description": cluster.description or ""}
     for target in in_use(cluster):  # the targets' own (the region its nodes run in)
-        out |= target.group_vars(cluster)
+        out |= render_part(target).group_vars(cluster)
     return (out | fabric_vars(cluster) | software_vars(cluster) | accelerator_vars(cluster, ctx.plan)
             | slurm_vars(cluster, slurm) | lustre_vars(cluster) | common_shared_vars(cluster)
             | operations_vars(cluster, ctx.plan, slurm) | power_saved_pool_vars(ctx)

@@ -23,7 +23,7 @@ from clusterforge.render.change_effects import Action, Effect
 from clusterforge.render.context import RenderContext
 from clusterforge.render.manifest import WholeFile
 from clusterforge.render.power_save import plan_of
-from clusterforge.target_kernel import Target, pool_target, stage_part
+from clusterforge.target_kernel import Target, can_power, node_power, pool_target, stage_part
 
 FILE = "slurm/clusterforge-powersave.json"
 # What changing it takes on day two (clusterforge.render.manifest): nothing on running nodes. The programs read it
@@ -40,10 +40,28 @@ class PowerSaveLaunch(Protocol):
         ...
 
 
+class LaunchRegion(Protocol):
+    """Where a target's provider launches (its `powersave_launch.region`: the cloud region its API is called in);
+    the file says it once for every group."""
+
+    def __call__(self, cluster: Cluster) -> str | None:
+        ...
+
+
 def _launch_data(target: Target) -> PowerSaveLaunch | None:
     part = stage_part(target, "powersave_launch")
     found: PowerSaveLaunch | None = None if part is None else part.launch_data
     return found
+
+
+def _region(cluster: Cluster, targets: list[Target]) -> str:
+    """The region of the first of these targets that launches in one ("" where none does: servers have BMCs)."""
+    for target in dict.fromkeys(targets):
+        part = stage_part(target, "powersave_launch")
+        region: LaunchRegion | None = None if part is None else part.region
+        if region is not None and (found := region(cluster)):
+            return found
+    return ""
 
 
 def group(ctx: RenderContext, pool: Pool, provider: str | None = None) -> NodeGroup:
@@ -56,7 +74,7 @@ def group(ctx: RenderContext, pool: Pool, provider: str | None = None) -> NodeGr
                      scaling=pool.scaling, provider=provider, launch=launch)
 
 
-def _needs(providers: list[type | None], attribute: str) -> tuple[str, ...]:
+def _needs(providers: list[type], attribute: str) -> tuple[str, ...]:
     """What the providers' classes say a controller needs (OS_PACKAGES, CONTROLLER_FILES), each once, in order."""
     return tuple(dict.fromkeys(item for made in providers for item in getattr(made, attribute, ())))
 
@@ -66,7 +84,7 @@ def config(ctx: RenderContext) -> PowerSaveConfig | None:
     pool's provider; a pool of another target's (a hybrid's on-prem pool beside its cloud pool) names its own."""
     cluster = ctx.loaded.cluster
     launched = plan_of(ctx).launched
-    pools = [p for p in cluster.pools if p.name in launched and pool_target(cluster, p).can_power(cluster, p)]
+    pools = [p for p in cluster.pools if p.name in launched and can_power(cluster, p)]
     if not pools:
         return None
     spec = cluster.slurm.power_save
@@ -75,9 +93,8 @@ def config(ctx: RenderContext) -> PowerSaveConfig | None:
         raise ClusterforgeError(ctx.loaded.source.problem(("slurm", "power_save", "launch_batch_size"), why))
     targets = [pool_target(cluster, p) for p in pools]
     provider = targets[0].name  # the programs make its powersave.PROVIDER
-    region = next((r for t in dict.fromkeys(targets) if (r := t.price_region(cluster))), "")  # a cloud's
-    providers = [t.power_provider for t in dict.fromkeys(targets)]
-    return PowerSaveConfig(cluster=cluster.name, provider=provider, region=region,
+    providers = [power.provider for t in dict.fromkeys(targets) if (power := node_power(t)) is not None]
+    return PowerSaveConfig(cluster=cluster.name, provider=provider, region=_region(cluster, targets),
                            controller_packages=_needs(providers, "OS_PACKAGES"),
                            controller_files=_needs(providers, "CONTROLLER_FILES"),
                            batch_size=spec.launch_batch_size,

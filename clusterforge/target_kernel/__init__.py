@@ -1,15 +1,16 @@
 """The targets kernel: where a cluster runs. Each target is a package of clusterforge/targets (`aws`, `onprem`,
 `lab`) exporting a `TARGET`, which this registry finds there at run time (`PACKAGES`).
 
-Everything that differs by target sits in its package behind the `Target` declaration: the blueprint section
-and pool fields it owns (composed into the blueprint model by `model.blueprint_model`) and what it requires, the
-hardware kind its pools use, whether a facility (`site:`) is checked, the controller it adds, the facts its pools'
-nodes carry, its group vars, the files render adds and the project they refer from, how it reads what its
-deployment reports, its keys' day-two effects, its own rules. A pool may name a target of its own (a cloud pool
-of an on-prem cluster): `pool_target(cluster, pool)`. Nothing outside the target packages compares a target's name
-or imports a target package: callers ask `target_of(cluster)`. Packages are found at run time, so a new target is a
-new folder (docs/contributing.md). The catalog is composed here too: the shared one with each target's part
-(`load_catalog`), as the blueprint model is with their sections.
+Everything that differs by target sits in its package: `TARGET` (a `Target`) says who it is (its name, its title,
+the hardware kind its pools use, whether a facility is checked), and each stage finds what the target does for it in
+a module named for the stage (`stages`): the blueprint section, pool fields, fabric kinds and managed Lustre it owns
+and what it requires (`blueprint.py`), its catalog part (`catalog.py`), how its nodes are powered (`power.py`), the
+files, facts and group vars render adds and how it reads what its deployment reports (`render.py`), its keys'
+day-two effects (`day2.py`), its cost lines (`cost.py`), its own rules (`rules/`). A pool may name a target of its own
+(a cloud pool of an on-prem cluster): `pool_target(cluster, pool)`. Nothing outside the target packages compares a
+target's name or imports a target package: callers ask `target_of(cluster)`. Packages are found at run time, so a
+new target is a new folder (docs/contributing.md). The catalog is composed here too: the shared one with each
+target's part (`load_catalog`), as the blueprint model is with their sections.
 """
 
 from __future__ import annotations
@@ -17,68 +18,42 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import pkgutil
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from types import ModuleType
-from typing import Any, TypeVar
 
 from clusterforge.catalog import Catalog, CatalogPart, compose_catalog
 from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.model import Cluster, Pool
 from clusterforge.target_kernel.model import compose, pool_of
-from clusterforge.target_kernel.protocol import NodeFacts, Outputs, OutputsReader, RenderInput, Target
+from clusterforge.target_kernel.protocol import (
+    BlueprintPart,
+    NodeFacts,
+    NodePower,
+    Outputs,
+    OutputsReader,
+    RenderInput,
+    RenderPart,
+    Target,
+)
+from clusterforge.target_kernel.stages import (
+    PACKAGES,
+    blueprint_part,
+    catalog_part,
+    node_power,
+    render_part,
+    stage_function,
+    stage_part,
+    stage_value,
+)
 
-__all__ = ["NodeFacts", "Outputs", "OutputsReader", "RenderInput", "Target", "blueprint_model", "catalog_parts",
-           "in_use", "load_catalog", "outputs_reader", "pool_model", "pool_target", "project_dir", "registered",
-           "rule_packages", "slurm_launched", "slurm_launches_nodes", "stage_function", "stage_part", "stage_value",
-           "target_of"]
-
-# The package whose folders are the targets, imported by name: the kernel sits below the target packages, which it
-# reaches only at run time (a test adds a folder of its own to this package's path).
-PACKAGES = "clusterforge.targets"
-T = TypeVar("T")
+__all__ = ["PACKAGES", "BlueprintPart", "NodeFacts", "NodePower", "Outputs", "OutputsReader", "RenderInput",
+           "RenderPart", "Target", "blueprint_model", "blueprint_part", "can_power", "catalog_part", "catalog_parts",
+           "in_use", "load_catalog", "node_power", "outputs_reader", "pool_model", "pool_target", "project_dir",
+           "registered", "render_part", "rule_packages", "slurm_launched", "slurm_launches_nodes", "stage_function",
+           "stage_part", "stage_value", "target_of"]
 
 _TARGETS: dict[str, Target] = {}
-
-
-def stage_part(target: Target, module: str) -> ModuleType | None:
-    """A stage's part of a target, where the target has one: the module `module` of its package
-    (`clusterforge/targets/<name>/<module>.py`), which implements the interface that stage declares (render's
-    `PowerSaveLaunch` is `powersave_launch.launch_data`). None where the target has no such module: it takes no part
-    in that stage. Found by module, as its power-save provider is, so the stage names no target."""
-    name = f"{PACKAGES}.{target.name}.{module}"
-    try:
-        found = importlib.util.find_spec(name)
-    except ModuleNotFoundError:
-        return None
-    return None if found is None else importlib.import_module(name)
-
-
-def stage_value(target: Target, module: str, name: str, kind: type[T]) -> T | None:
-    """What a target gives a stage through its module of that stage (`stage_part`): `name` there, checked to be
-    the `kind` the stage declares (a class, or a runtime-checkable Protocol for a function), so the stage's use
-    of it type-checks against its own interface. None where the target has no such module; a module without it,
-    or with something else under that name, is the target's mistake, said as one."""
-    part = stage_part(target, module)
-    if part is None:
-        return None
-    found = getattr(part, name, None)
-    if not isinstance(found, kind):
-        raise RuntimeError(f"clusterforge/targets/{target.name}/{module}.py must define {name}, a {kind.__name__}")
-    return found
-
-
-def stage_function(target: Target, module: str, name: str) -> Callable[..., Any] | None:
-    """A function a target gives a stage through its module of that stage, as `stage_value` finds a value: the
-    caller types it as the callback Protocol the stage declares (`SoftwareChecks`, `CostLines`)."""
-    part = stage_part(target, module)
-    if part is None:
-        return None
-    found = getattr(part, name, None)
-    if not callable(found):
-        raise RuntimeError(f"clusterforge/targets/{target.name}/{module}.py must define the function {name}")
-    return found  # type: ignore[no-any-return]
 
 
 def registered() -> dict[str, Target]:
@@ -102,7 +77,7 @@ def blueprint_model() -> type[Cluster]:
 
 def catalog_parts() -> tuple[CatalogPart, ...]:
     """Every registered target's part of the catalog, in the registry's order."""
-    return tuple(target.catalog for target in registered().values() if target.catalog is not None)
+    return tuple(part for target in registered().values() if (part := catalog_part(target)) is not None)
 
 
 def load_catalog(extra: Sequence[Path] = ()) -> Catalog:
@@ -136,9 +111,17 @@ def pool_target(cluster: object, pool: object) -> Target:
 
 def slurm_launched(cluster: Cluster, pool: Pool) -> bool:
     """slurmctld's power-save programs own this pool's instances: it is power-saved (`max_count`), or its target
-    launches it that way (`Target.launches_pool`: every AWS compute pool). Its nodes are `State=CLOUD`, its static
-    ones in SuspendExcNodes, and no deployment or inventory lists them: they join by themselves."""
-    return pool.power_saved or pool_target(cluster, pool).launches_pool(cluster, pool)
+    launches it that way (`NodePower.launches_pool`: every AWS compute pool). Its nodes are `State=CLOUD`, its
+    static ones in SuspendExcNodes, and no deployment or inventory lists them: they join by themselves."""
+    power = node_power(pool_target(cluster, pool))
+    return pool.power_saved or (power is not None and power.launches_pool(cluster, pool))
+
+
+def can_power(cluster: Cluster, pool: Pool) -> bool:
+    """clusterforge's power-save programs can start and stop this pool's nodes: its target has a provider
+    (`NodePower`) and the provider can power this pool."""
+    power = node_power(pool_target(cluster, pool))
+    return power is not None and power.powers_pool(cluster, pool)
 
 
 def slurm_launches_nodes(cluster: Cluster) -> bool:
@@ -165,7 +148,7 @@ def rule_packages() -> list[str]:
 def project_dir(cluster: object) -> Path:
     """Where the cluster's target keeps its deployment project, under the working directory (the files render adds
     refer to the blueprint from there); the working directory itself for a target without one."""
-    own = target_of(cluster).project_dir
+    own = render_part(target_of(cluster)).project_dir
     return Path.cwd() / own if own is not None else Path.cwd()
 
 
@@ -173,11 +156,12 @@ def outputs_reader(among: list[Target] | None = None, name: str | None = None) -
     """The reader of deployment outputs (`--from-outputs`): the named target's, else the one target (of `among`,
     default every registered one) whose deployment reports outputs; several are an error that says how to choose."""
     candidates = [target for target in (among if among is not None else registered().values())
-                  if target.outputs is not None and name in (None, target.name)]
-    if len(candidates) != 1 or candidates[0].outputs is None:
-        readers = ", ".join(t.name for t in registered().values() if t.outputs is not None) or "none"
+                  if render_part(target).outputs is not None and name in (None, target.name)]
+    reader = render_part(candidates[0]).outputs if len(candidates) == 1 else None
+    if reader is None:
+        readers = ", ".join(t.name for t in registered().values() if render_part(t).outputs is not None) or "none"
         what = f"target {name} reads no deployment outputs" if name else (
             "no target of this cluster reads deployment outputs" if not candidates
             else f"several targets read deployment outputs ({', '.join(t.name for t in candidates)})")
         raise ClusterforgeError(Problem(what, hint=f"targets that read them: {readers}; name one with --target"))
-    return candidates[0].outputs
+    return reader

@@ -14,6 +14,7 @@ from clusterforge.files.yamlsource import PathKey, Source
 from clusterforge.model import Cluster, Pool, SwitchedFabric, TargetFabric
 from clusterforge.target_kernel.model import owned_pool_fields
 from clusterforge.target_kernel.protocol import Target
+from clusterforge.target_kernel.stages import blueprint_part
 
 
 def _unknown(path: PathKey, name: str, known: Iterable[str], source: Source) -> Problem:
@@ -43,22 +44,24 @@ def target_problems(cluster: Cluster, source: Source, targets: dict[str, Target]
             in_use.setdefault(owner.name, owner)
     yield from _pool_field_problems(cluster, source, targets)
     for other in targets.values():
-        if other.name not in in_use and other.section and getattr(cluster, other.section, None) is not None:
-            yield source.problem((other.section,), f"the `{other.section}:` section needs target: {other.name}",
+        section = blueprint_part(other).section
+        if other.name not in in_use and section and getattr(cluster, section, None) is not None:
+            yield source.problem((section,), f"the `{section}:` section needs target: {other.name}",
                                  f"set target: {other.name} on the cluster, or on the pools that run there")
     if cluster.site is not None and not any(t.facility for t in in_use.values()):
         sites = " or ".join(t.name for t in targets.values() if t.facility)
         yield source.problem(("site",), f"a `site:` (facility) applies to target: {sites} only")
     kind = cluster.fabric.kind if cluster.fabric is not None else None
-    owner = next((t for t in targets.values() if kind in t.exclusive_fabrics), target)
-    if isinstance(cluster.fabric, TargetFabric) and owner is target and kind not in target.exclusive_fabrics:
+    owner = next((t for t in targets.values() if kind in blueprint_part(t).exclusive_fabrics), target)
+    if (isinstance(cluster.fabric, TargetFabric) and owner is target
+            and kind not in blueprint_part(target).exclusive_fabrics):
         yield source.problem(("fabric", "kind"), f"no target offers fabric kind {kind}",
                              "use infiniband, roce or ethernet")
     elif owner is not target:
         yield source.problem(("fabric", "kind"), f"fabric kind {kind} is {owner.title}-only",
                              "use infiniband, roce or ethernet")
     for used in in_use.values():
-        yield from used.blueprint_problems(cluster, source)
+        yield from blueprint_part(used).problems(cluster, source)
 
 
 def _pool_field_problems(cluster: Cluster, source: Source, targets: dict[str, Target]) -> Iterator[Problem]:

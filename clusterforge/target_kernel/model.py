@@ -1,7 +1,7 @@
 """The blueprint model, composed from the targets: every pool's and cluster's fields (clusterforge/model) plus each
 registered target's section (`aws:`), pool fields (`efa_interfaces`), fabric kinds (`efa`) and managed Lustre (FSx).
 
-A target brings its part of the blueprint in its own package (`Target.section_model`, `Target.pool_fields`), so a
+A target brings its part of the blueprint in its own package (its `blueprint.py`'s `BlueprintPart`), so a
 new target adds keys to the schema, the editor's completion and the loader without an edit to clusterforge/model.
 The composed classes are subclasses of `Cluster` and `Pool`: everything typed against those reads them unchanged.
 `clusterforge.target_kernel.blueprint_model()` composes them once from the registered targets.
@@ -16,6 +16,7 @@ from pydantic import BaseModel, Discriminator, Field, Tag, create_model
 
 from clusterforge.model import Cluster, OnPremLustre, Pool, Storage, SwitchedFabric
 from clusterforge.target_kernel.protocol import Target
+from clusterforge.target_kernel.stages import blueprint_part
 
 EXISTING = "onprem"  # the tag of the form every target shares: an existing Lustre the nodes mount
 
@@ -25,7 +26,8 @@ def _pool_fields(targets: Mapping[str, Target]) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     owner: dict[str, str] = {}
     for target in targets.values():
-        for name, info in (target.pool_fields.model_fields.items() if target.pool_fields else ()):
+        own = blueprint_part(target).pool_fields
+        for name, info in (own.model_fields.items() if own else ()):
             if name in Pool.model_fields:
                 raise RuntimeError(f"target {target.name}: pool field {name!r} is a field of every pool")
             if name in owner:
@@ -37,7 +39,7 @@ def _pool_fields(targets: Mapping[str, Target]) -> dict[str, Any]:
 
 def _fabric(targets: Mapping[str, Target]) -> dict[str, Any]:
     """The `fabric` field with every target's own kinds beside the switched ones, told apart by `kind`."""
-    kinds = [model for target in targets.values() for model in target.fabrics]
+    kinds = [model for target in targets.values() for model in blueprint_part(target).fabrics]
     if not kinds:
         return {}
     info = Cluster.model_fields["fabric"]
@@ -63,7 +65,7 @@ def _lustre_form(forms: Mapping[str, type[BaseModel]]) -> Callable[[Any], str]:
 
 def _storage(targets: Mapping[str, Target]) -> dict[str, Any]:
     """The `storage` field whose `lustre` may also be each target's managed Lustre."""
-    forms = {target.name: target.lustre for target in targets.values() if target.lustre is not None}
+    forms = {target.name: form for target in targets.values() if (form := blueprint_part(target).lustre)}
     if not forms:
         return {}
     members = (*(Annotated[model, Tag(tag)] for tag, model in forms.items()), Annotated[OnPremLustre, Tag(EXISTING)])
@@ -75,9 +77,9 @@ def _storage(targets: Mapping[str, Target]) -> dict[str, Any]:
 def compose(targets: Mapping[str, Target]) -> type[Cluster]:
     """The Cluster model with these targets' sections, pool fields, fabric kinds and managed Lustre."""
     pool = create_model("Pool", __base__=Pool, __doc__=Pool.__doc__, **_pool_fields(targets))
-    sections: dict[str, Any] = {
-        target.section: (target.section_model | None, None)
-        for target in targets.values() if target.section is not None and target.section_model is not None}
+    parts = [blueprint_part(target) for target in targets.values()]
+    sections: dict[str, Any] = {part.section: (part.section_model | None, None)
+                                for part in parts if part.section is not None and part.section_model is not None}
     pools: Any = (Annotated[list[pool], Field(min_length=1)], ...)
     return create_model("Cluster", __base__=Cluster, __doc__=Cluster.__doc__, pools=pools, **_fabric(targets),
                         **_storage(targets), **sections)
@@ -91,5 +93,5 @@ def pool_of(model: type[Cluster]) -> type[Pool]:
 
 def owned_pool_fields(targets: Mapping[str, Target]) -> dict[str, Target]:
     """The target owning each target-only pool field."""
-    return {name: target for target in targets.values() if target.pool_fields is not None
-            for name in target.pool_fields.model_fields}
+    return {name: target for target in targets.values() if (own := blueprint_part(target).pool_fields) is not None
+            for name in own.model_fields}

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, get_args
 
 from pydantic import BaseModel
 
-from clusterforge.catalog import Catalog, CatalogPart, Entry, Instance, Server
+from clusterforge.catalog import Entry, Instance, Server
 
 if TYPE_CHECKING:
     from clusterforge.core.errors import Problem
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 class NodeFacts:
     """What a target knows of a pool's nodes beyond the catalog (on AWS: EFA interfaces, placement group, zone).
     `vars` are written as the pool's inventory vars, in order (each declared with its day-two effect by the target,
-    `Target.effects`); `network` describes them for people (the plan's pool table). A target without such facts
+    its `day2.py`); `network` describes them for people (the plan's pool table). A target without such facts
     leaves both empty."""
 
     vars: tuple[tuple[str, Any], ...] = ()
@@ -95,32 +95,12 @@ def _no_files(ctx: RenderInput) -> dict[str, str]:
     return {}
 
 
-def _no_rows(cluster: Cluster, catalog: Catalog) -> list[dict[str, Any]]:
-    return []
-
-
 def _no_node_facts(cluster: Cluster, pool: Pool, entry: Entry) -> NodeFacts:
     return NodeFacts()
 
 
 def _no_vars(cluster: Cluster) -> dict[str, Any]:
     return {}
-
-
-def _no_card(cluster: Cluster) -> dict[str, Any] | None:
-    return None
-
-
-def _no_lines() -> list[str]:
-    return []
-
-
-def _no_purchase(cluster: Cluster, pool: Pool) -> str | None:
-    return None
-
-
-def _no_region(cluster: Cluster) -> str | None:
-    return None
 
 
 def _never(cluster: Cluster, pool: Pool) -> bool:
@@ -133,12 +113,24 @@ def _always(cluster: Cluster, pool: Pool) -> bool:
 
 @dataclass(frozen=True)
 class Target:
-    """A target's declaration (`TARGET` in clusterforge/targets/<name>/__init__.py)."""
+    """A target's identity (`TARGET` in clusterforge/targets/<name>/__init__.py): what a blueprint calls it, what
+    people call it, the kind of hardware its pools use and whether a facility is checked. What it does in each stage
+    is that stage's interface, implemented in a module of its own beside this file's TARGET and found by module
+    (`target_kernel.stages`): `blueprint.py` (BLUEPRINT), `catalog.py` (CATALOG), `power.py` (POWER), `render.py`
+    (RENDER), and the stages' own modules (`cost.py`, `report.py`, `day2.py`, `lab_standins.py`, ...)."""
 
     name: str  # what `target:` says in a blueprint
     title: str  # for people: "on-prem facility", "AWS"
     hardware: type[Server] | type[Instance]  # the catalog kind its pools use (its own kind of instance type)
     facility: bool = False  # a `site:` describes the facility, and the power, space and cooling rules apply
+
+
+@dataclass(frozen=True)
+class BlueprintPart:
+    """What a target brings to the blueprint (`BLUEPRINT` in its `blueprint.py`): the model composes its section,
+    pool fields, fabric kinds and managed Lustre (`target_kernel.model`), the kernel's checks refuse them where the
+    target is not in use, then ask `problems`; the pipeline asks `with_controller` before it plans."""
+
     section: str | None = None  # the blueprint section only this target has (`aws:`)
     section_model: type[BaseModel] | None = None
     """The model of that section: the blueprint model gets it as an optional field named `section`."""
@@ -152,61 +144,53 @@ class Target:
     """The managed Lustre its deployment creates (FSx): a form of `storage.lustre`, told apart from an existing file
     system by the keys only it has."""
     mount_prefixes: tuple[str, ...] = ()  # where its managed file system mounts by default: allowed mount points
-    catalog: CatalogPart | None = None
-    """What it adds to the catalog from its folder: its kind of instance type, its software and price tables, and
-    the data files (instance types, prices, software rows) that fill them."""
-    power_provider: type | None = None
-    """Its power-save provider: the class (a `clusterforge.powersave.provider.Provider`) clusterforge's resume,
-    suspend and reconcile programs start and stop its nodes with, defined in the target's `powersave.py` and named
-    there `PROVIDER`. Render writes the target's name into the power-save file; the programs import
-    `clusterforge.targets.<name>.powersave` and make its `PROVIDER`, so the file names a target, never code. The
-    module is copied to controllers alone (`clusterforge.powersave.payload`), so it imports only the
-    standard library, pydantic, its cloud's SDK (on-prem: clusterforge.bmc and sushy) and clusterforge.powersave.
-    None: the target cannot power nodes, and its pools may not have a `max_count` (SLM-008)."""
-    powers_pool: Callable[[Cluster, Pool], bool] = _always
-    """Whether its provider can start and stop this pool's nodes, where it has one: every pool of a cloud, only the
-    on-prem pools whose servers have BMCs (`bmc: redfish` or `bmc: ipmi`). A pool with a `max_count` that it cannot
-    power is refused (SLM-008)."""
-    power_needs: str = ""
-    """What a pool must say before the provider can power it, for SLM-008's hint ("": nothing)."""
-    launches_pool: Callable[[Cluster, Pool], bool] = _never
-    """Whether the power-save programs launch this pool's instances even without a `max_count` (its static nodes
-    too, kept up by the reconcile timer), so the deployment owns no instance of it and a 16-node and a 12,500-node
-    pool are the same resources (`slurm_launched`)."""
-    blueprint_problems: Callable[[Cluster, Source], Iterator[Problem]] = _no_problems
+    problems: Callable[[Cluster, Source], Iterator[Problem]] = _no_problems
     """What the target requires of a blueprint beyond the schema (its section, its storage kind)."""
     with_controller: Callable[[Cluster, str | None], tuple[Cluster, bool]] | None = None
     """The cluster with the controller pool the target adds (of the given type, else the target's default),
     and whether it added one."""
-    render: Callable[[RenderInput], dict[str, str]] = _no_files
-    """Files render adds for this target, by relative path (the Pulumi stack config)."""
-    node_facts: Callable[[Cluster, Pool, Entry], NodeFacts] = _no_node_facts
-    """What the target gives a pool's nodes (its catalog entry given): EFA interfaces, placement, zone."""
-    group_vars: Callable[[Cluster], dict[str, Any]] = _no_vars
-    """The target's own cluster-wide Ansible vars (all.yml), such as the region its nodes run in."""
-    purchase: Callable[[Cluster, Pool], str | None] = _no_purchase
-    """How the deployment buys a pool's capacity, in clusterforge.catalog.prices' terms (`capacity-block`,
-    `reservation`, `on-demand`), which its cost is priced at; None: the target does not say."""
-    price_region: Callable[[Cluster], str | None] = _no_region
-    """The region the blueprint deploys to, whose prices its pools and services are billed at (`us-east-2`): the
-    price book prices them from that region's table and names them unpriced where it has none, never at another
-    region's figure. None: its prices do not differ by region (on-prem), and only prices for every region apply."""
-    project_dir: Path | None = None
-    """Its deployment project, relative to the working directory (`stacks/aws`): what the files render adds
-    refer to the blueprint from. None: render adds no such file."""
-    outputs: OutputsReader | None = None
-    """How it reads what its deployment reports (`render --from-outputs`, `inventory --from-outputs`)."""
 
     @property
     def exclusive_fabrics(self) -> tuple[str, ...]:
         """The `kind` of each fabric only it offers."""
         return tuple(str(kind) for model in self.fabrics for kind in get_args(model.model_fields["kind"].annotation))
 
-    @property
-    def powers_nodes(self) -> bool:
-        """clusterforge's power-save programs can start and stop its nodes (it has a `power_provider`)."""
-        return self.power_provider is not None
 
-    def can_power(self, cluster: Cluster, pool: Pool) -> bool:
-        """clusterforge's power-save programs can start and stop this pool's nodes."""
-        return self.powers_nodes and self.powers_pool(cluster, pool)
+@dataclass(frozen=True)
+class NodePower:
+    """How clusterforge's power-save programs start and stop a target's nodes (`POWER` in its `power.py`). A target
+    without one cannot power nodes, and its pools may not have a `max_count` (SLM-008)."""
+
+    provider: type
+    """The class (a `clusterforge.powersave.provider.Provider`) the resume, suspend and reconcile programs make,
+    defined in the target's `powersave.py` and named there `PROVIDER`. Render writes the target's name into the
+    power-save file; the programs import `clusterforge.targets.<name>.powersave`, so the file names a target, never
+    code. That module is copied to controllers alone, so it imports only the standard library, pydantic, its cloud's
+    SDK or BMC library, clusterforge.bmc and clusterforge.powersave."""
+    powers_pool: Callable[[Cluster, Pool], bool] = _always
+    """Whether the provider can start and stop this pool's nodes: every pool of a cloud, only the on-prem pools
+    whose servers have BMCs (`bmc: redfish` or `bmc: ipmi`). A pool with a `max_count` it cannot power is refused
+    (SLM-008)."""
+    needs: str = ""
+    """What a pool must say before the provider can power it, for SLM-008's hint ("": nothing)."""
+    launches_pool: Callable[[Cluster, Pool], bool] = _never
+    """Whether the programs launch this pool's instances even without a `max_count` (its static nodes too, kept up
+    by the reconcile timer), so the deployment owns no instance of it and a 16-node and a 12,500-node pool are the
+    same resources (`slurm_launched`)."""
+
+
+@dataclass(frozen=True)
+class RenderPart:
+    """What a target adds to render and to what reads its deployment back (`RENDER` in its `render.py`)."""
+
+    files: Callable[[RenderInput], dict[str, str]] = _no_files
+    """Files render adds for this target, by relative path (the Pulumi stack config)."""
+    node_facts: Callable[[Cluster, Pool, Entry], NodeFacts] = _no_node_facts
+    """What the target gives a pool's nodes (its catalog entry given): EFA interfaces, placement, zone."""
+    group_vars: Callable[[Cluster], dict[str, Any]] = _no_vars
+    """The target's own cluster-wide Ansible vars (all.yml), such as the region its nodes run in."""
+    project_dir: Path | None = None
+    """Its deployment project, relative to the working directory (`stacks/aws`): what the files render adds
+    refer to the blueprint from. None: render adds no such file."""
+    outputs: OutputsReader | None = None
+    """How it reads what its deployment reports (`render --from-outputs`, `inventory --from-outputs`)."""

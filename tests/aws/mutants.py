@@ -352,7 +352,7 @@ MUTANTS = (
     Mutant(
         "render borrows a GPU node as controller",
         "clusterforge/pipeline/analysis.py",
-        "if target.with_controller is not None:",
+        "if with_controller is not None:",
         "if False:",
         (f"{T}/test_render_from_stack.py",),
     ),

@@ -12,7 +12,7 @@ from clusterforge.policies.context import Context
 from clusterforge.policies.findings import Draft
 from clusterforge.policies.inputs import Inputs
 from clusterforge.policies.registry import domain, rule
-from clusterforge.target_kernel import pool_target, registered
+from clusterforge.target_kernel import can_power, node_power, pool_target, registered
 
 DOMAIN = domain("slurm", "SLURM", 70)
 
@@ -20,23 +20,24 @@ DOMAIN = domain("slurm", "SLURM", 70)
 @rule("SLM-008", "error", DOMAIN, "Power-saved pools have a power provider",
       "SLURM power saving guide (slurm.schedmd.com/power_save.html): ResumeProgram must start the nodes; "
       "clusterforge's resume program starts a target's nodes with the provider the target declares "
-      "(Target.power_provider: cloud instances, lab containers, servers through their Redfish BMCs; "
+      "(its power.py's NodePower: cloud instances, lab containers, servers through their Redfish or IPMI BMCs; "
       "clusterforge/powersave/programs.py)",
       inputs=Inputs(("pools[].{max_count,target,bmc}", "target")))
 def power_provider(ctx: Context, settings: Settings) -> Iterator[Draft]:
     """A pool with `max_count` runs where clusterforge's resume program can power it up (EC2, the lab, on-prem
     servers whose BMCs answer Redfish): elsewhere slurmctld would call clusterforge-resume for servers it cannot
     start, and every job that needs them would wait until ResumeTimeout marks them DOWN."""
-    powered = ", ".join(sorted(t.name for t in registered().values() if t.powers_nodes))
+    powered = ", ".join(sorted(t.name for t in registered().values() if node_power(t) is not None))
     for index, pool in enumerate(ctx.cluster.pools):
         target = pool_target(ctx.cluster, pool)
-        if not pool.power_saved or target.can_power(ctx.cluster, pool):
+        if not pool.power_saved or can_power(ctx.cluster, pool):
             continue
-        if target.powers_nodes:  # the target can, this pool lacks what it needs (on-prem: its BMCs)
+        power = node_power(target)
+        if power is not None:  # the target can, this pool lacks what it needs (on-prem: its BMCs)
             yield Draft(("pools", index, "max_count"), f"pool {pool.name} has max_count {pool.ceiling:,} on target "
                         f"{target.name}, but nothing can power its servers on and off: it has no BMC clusterforge "
                         "reaches, so its nodes are State=CLOUD and would never start",
-                        f"{target.power_needs}; or remove max_count and set count to {pool.ceiling:,}")
+                        f"{power.needs}; or remove max_count and set count to {pool.ceiling:,}")
             continue
         yield Draft(("pools", index, "max_count"), f"pool {pool.name} has max_count {pool.ceiling:,} on target "
                     f"{target.name}, but clusterforge powers nodes up and down only on {powered}: "

@@ -1,4 +1,6 @@
-"""What target aws requires of a blueprint beyond the schema: its `aws:` section and FSx storage."""
+"""What target aws brings to the blueprint (`BLUEPRINT`): its `aws:` section, its pools' own fields, the EFA fabric,
+FSx for Lustre as managed storage and where it mounts, the controller it adds; and what it requires beyond the
+schema: its `aws:` section and FSx storage."""
 
 from __future__ import annotations
 
@@ -7,7 +9,11 @@ from collections.abc import Iterator
 from clusterforge.core.errors import Problem
 from clusterforge.core.source import Source
 from clusterforge.model import Cluster, OnPremLustre
-from clusterforge.targets.aws.section import aws_section
+from clusterforge.target_kernel.protocol import BlueprintPart
+from clusterforge.targets.aws.fabric import EfaFabric
+from clusterforge.targets.aws.fsx_model import FsxLustre
+from clusterforge.targets.aws.section import Aws, AwsPool, aws_section
+from clusterforge.targets.aws.settings import DEFAULT_CONTROLLER_TYPE
 
 
 def blueprint_problems(cluster: Cluster, source: Source) -> Iterator[Problem]:
@@ -16,3 +22,16 @@ def blueprint_problems(cluster: Cluster, source: Source) -> Iterator[Problem]:
                              "add aws: {region: ..., availability_zones: [...]}")
     if isinstance(cluster.storage.lustre, OnPremLustre):
         yield source.problem(("storage", "lustre"), "on AWS, lustre is FSx: give capacity_gib and deployment_type")
+
+
+def with_controller(cluster: Cluster, instance_type: str | None) -> tuple[Cluster, bool]:
+    """The cluster with the controller pool the stack adds when the blueprint has none (`aws.controller_type`, else
+    the target's default type)."""
+    from clusterforge.targets.aws.design import with_controller as added
+
+    return added(cluster, instance_type or DEFAULT_CONTROLLER_TYPE)
+
+
+BLUEPRINT = BlueprintPart(section="aws", section_model=Aws, pool_fields=AwsPool, fabrics=(EfaFabric,),
+                          lustre=FsxLustre, mount_prefixes=(str(FsxLustre.model_fields["mount"].default),),
+                          problems=blueprint_problems, with_controller=with_controller)

@@ -1,6 +1,7 @@
 """What target aws adds to a cost estimate beyond its instances (priced like any pool's from the `instances` table):
 the FSx for Lustre file system the stack creates, billed per GB-month at the rate of its deployment type and
-throughput tier (`cost_lines`, which clusterforge.cost asks through the kernel)."""
+throughput tier (`cost_lines`), how a pool's capacity is bought (`purchase`) and the region whose prices apply
+(`price_region`), which clusterforge.cost asks through the kernel."""
 
 from __future__ import annotations
 
@@ -11,8 +12,11 @@ from clusterforge.cost.lines import NO_PRICE, in_region, no_price_in, priced
 from clusterforge.cost.model import CostLine
 from clusterforge.model import Cluster
 from clusterforge.targets.aws.fsx_model import FsxLustre
+from clusterforge.targets.aws.powersave_launch import purchase
 from clusterforge.targets.aws.prices import fsx_key
 from clusterforge.targets.aws.section import aws_section
+
+__all__ = ["cost_lines", "price_region", "purchase"]
 
 ELASTIC_UNPRICED = ("no price for Intelligent-Tiering storage (billed by the data stored in each tier, the "
                     "throughput capacity, the SSD read cache and metadata IOPS, none of them in the price tables)")
@@ -49,3 +53,9 @@ def _elastic_line(lustre: FsxLustre, region: str | None) -> CostLine:
     item = f"FSx for Lustre {lustre.deployment_type} {lustre.storage_type}, {mb_s:,} MB/s throughput capacity"
     return priced(item, "storage", float(mb_s), "MB/s-month", "month", None,
                   source=f"{ELASTIC_UNPRICED}: {NO_PRICE}", region=region)
+
+
+def price_region(cluster: Cluster) -> str | None:
+    """EC2, Capacity Blocks and FSx are priced per region: the blueprint's `aws.region` names whose prices apply."""
+    aws = aws_section(cluster)
+    return aws.region if aws is not None else None

@@ -1,5 +1,6 @@
 """Target aws's fabric kind: `fabric: {kind: efa}`, the Elastic Fabric Adapter. Only AWS offers it, so the blueprint
-model has it only through this target (`Target.fabrics`); its interfaces and placement are the pools' (efa.py)."""
+model has it only through this target (its `BlueprintPart.fabrics`); its interfaces and placement are the pools'
+(efa.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """FSx for Lustre: the managed Lustre target aws's stack creates, the form of `storage.lustre` it adds to the
-blueprint (`Target.lustre`), told apart from an existing file system by the keys only it has."""
+blueprint (its `BlueprintPart.lustre`), told apart from an existing file system by the keys only it has."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from clusterforge.targets.aws.efa import reservation
 from clusterforge.targets.aws.powersave import Capacity, Ec2Launch
 from clusterforge.targets.aws.section import aws_section
 
-# the target's purchase words (Target.purchase) in the file's capacity words
+# the target's purchase words (`purchase`, which cost prices) in the file's capacity words
 CAPACITY: dict[str, Capacity] = {"on-demand": "on-demand", "reservation": "capacity-reservation",
                                  "capacity-block": "capacity-block"}
 
@@ -24,7 +24,7 @@ def launch_template_name(cluster: Cluster, pool: Pool) -> str:
 
 def purchase(cluster: Cluster, pool: Pool) -> str | None:
     """A compute pool launches into the blueprint's Capacity Block or ODCR; every other pool runs on demand
-    (`Target.purchase`)."""
+    (cost's `purchase`)."""
     aws = aws_section(cluster)
     capacity = reservation(aws, pool) if aws is not None else None
     if capacity is None:
@@ -42,3 +42,9 @@ def launch_data(cluster: Cluster, pool: Pool, entry: Entry | None) -> dict[str, 
     made = Ec2Launch(launch_template=launch_template_name(cluster, pool), instance_type=launched,
                      capacity=bought, reservation=reserved or "")
     return {key: str(value) for key, value in made.model_dump().items()}
+
+
+def region(cluster: Cluster) -> str | None:
+    """The region the provider calls EC2 in: the blueprint's `aws.region`."""
+    aws = aws_section(cluster)
+    return aws.region if aws is not None else None

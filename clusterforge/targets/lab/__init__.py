@@ -7,26 +7,7 @@ the lab runs an on-prem blueprint, and only its power-saved pools are made on de
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from clusterforge.catalog import Server
-from clusterforge.core.errors import Problem
-from clusterforge.core.source import Source
-from clusterforge.model import Cluster
 from clusterforge.target_kernel.protocol import Target
-from clusterforge.targets.lab.powersave import LabProvider
 
-
-def blueprint_problems(cluster: Cluster, source: Source) -> Iterator[Problem]:
-    if cluster.target == TARGET.name:
-        yield source.problem(("target",), f"target {TARGET.name} is for power-saved pools of a lab cluster",
-                             "set target: onprem on the cluster and target: lab on the pools with a max_count")
-    for index, pool in enumerate(cluster.pools):
-        if pool.target == TARGET.name and not pool.power_saved:
-            yield source.problem(("pools", index, "max_count"), f"pool {pool.name} runs on target {TARGET.name}, "
-                                 "whose nodes exist only while SLURM powers them up, but has no max_count",
-                                 f"give it a max_count (at least its count, {pool.count})")
-
-
-TARGET = Target(name="lab", title="lab containers", hardware=Server, blueprint_problems=blueprint_problems,
-                power_provider=LabProvider)
+TARGET = Target(name="lab", title="lab containers", hardware=Server)

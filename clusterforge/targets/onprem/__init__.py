@@ -7,10 +7,5 @@ from __future__ import annotations
 
 from clusterforge.catalog import Server
 from clusterforge.target_kernel.protocol import Target
-from clusterforge.targets.onprem.blueprint import blueprint_problems
-from clusterforge.targets.onprem.pool import BMC_NEEDED, OnpremPool, has_bmcs
-from clusterforge.targets.onprem.powersave import BmcProvider
 
-TARGET = Target(name="onprem", title="on-prem", hardware=Server, facility=True, pool_fields=OnpremPool,
-                power_provider=BmcProvider, powers_pool=has_bmcs, power_needs=BMC_NEEDED,
-                blueprint_problems=blueprint_problems)
+TARGET = Target(name="onprem", title="on-prem", hardware=Server, facility=True)
