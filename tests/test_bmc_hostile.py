@@ -207,7 +207,8 @@ def test_resume_and_suspend_with_hostile_bmcs_mark_only_the_hostile_nodes(tmp_pa
         assert "answer over" in slurm.down["gpu-0003"] and "no whole answer" in slurm.down["gpu-0004"]
         assert resets(honest) == 1  # its own power-on, nothing sent on the liar's behalf
         gone = suspend(BmcProvider(cfg), [f"gpu-000{i}" for i in range(1, 5)])
-        assert [i.node for i in gone] == ["gpu-0001"] and honest.power == "Off" and resets(honest) == 2
+        # every server named is asked once (its power-off reads it first); only the honest one had power to cut
+        assert len(gone) == 4 and honest.power == "Off" and resets(honest) == 2
         assert liar.power == "Off" and resets(liar) == 0  # the liar's reset went nowhere
 
 

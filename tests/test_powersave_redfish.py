@@ -14,6 +14,7 @@ import yaml
 pytest.importorskip("sushy")
 pytest.importorskip("sushy_tools")
 
+from clusterforge.bmc.interface import NodeBmc
 from clusterforge.core import hostlist
 from clusterforge.powersave.config import NodeGroup, PowerSaveConfig
 from clusterforge.powersave.reconcile import reconcile
@@ -66,6 +67,33 @@ def test_resume_powers_the_servers_on_once_and_names_their_addresses(bmcs: Emula
     assert slurm.addresses == {n: n for n in hostlist.expand("gpu-[0003-0006]")}  # the site's DNS names them
     again = resume(config(), BmcProvider(config()), RecordingSlurm(), hostlist.expand("gpu-[0003-0006]"))
     assert again.already == 4 and not again.launched, again.summary()
+
+
+def test_resume_and_suspend_ask_each_server_s_bmc_once(bmcs: Emulator, installed: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """One ask (a read, then the reset where one is needed) per node per action: the programs do not look a server
+    up before they power it, since the power-on or -off reads it first. Counted at the fleet's `begin`, which every
+    protocol's ask goes through; settling's looks after a reset are not asks."""
+    from clusterforge.bmc import fleet
+
+    asked: list[tuple[str, str]] = []
+    begin = fleet.begin
+
+    def counted(bmc: NodeBmc, *args: object, **kwargs: object) -> object:
+        asked.append((bmc.node, str(args[1])))
+        return begin(bmc, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(fleet, "begin", counted)
+    nodes = hostlist.expand("gpu-[0060-0062]")
+    done = resume(config(), BmcProvider(config()), RecordingSlurm(), nodes, [nodes])
+    assert sorted(done.launched) == nodes and sorted(asked) == [(n, "on") for n in nodes], done.summary()
+    asked.clear()
+    again = resume(config(), BmcProvider(config()), RecordingSlurm(), nodes)
+    assert again.already == 3 and not again.launched and sorted(asked) == [(n, "on") for n in nodes]
+    asked.clear()
+    gone = suspend(BmcProvider(config()), nodes)
+    assert sorted(i.node for i in gone) == nodes and sorted(asked) == [(n, "off") for n in nodes]
+    assert set(power(bmcs, "gpu-[0060-0062]").values()) == {"Off"}
 
 
 def test_suspend_powers_off_exactly_the_servers_slurmctld_names(bmcs: Emulator, installed: Path) -> None:

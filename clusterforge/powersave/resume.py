@@ -18,7 +18,7 @@ from pathlib import Path
 from clusterforge.core import hostlist
 from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.powersave.config import NodeGroup, PowerSaveConfig
-from clusterforge.powersave.provider import Instance, Provider
+from clusterforge.powersave.provider import Instance, Provider, in_place
 from clusterforge.powersave.slurm import RESUME_PREFIX, Slurm
 
 ADDRESS_TRIES = 5
@@ -31,6 +31,7 @@ class Resumed:
     asked: int = 0
     already: int = 0
     launched: dict[str, Instance] = field(default_factory=dict)
+    kept: dict[str, Instance] = field(default_factory=dict)  # servers a launch found already on (powered in place)
     failed: dict[str, str] = field(default_factory=dict)
     addresses: dict[str, str] = field(default_factory=dict)
     fleets: int = 0
@@ -75,18 +76,23 @@ def _units(group: NodeGroup, nodes: list[str], jobs: list[list[str]], batch: int
 def _launch_unit(provider: Provider, group: NodeGroup, unit: list[str], together: bool, batch: int,
                  done: Resumed) -> None:
     launched: dict[str, Instance] = {}
+    got_already: set[str] = set()
     for start in range(0, len(unit), batch):
         chunk = unit[start:start + batch]
         got = provider.launch(group, chunk, len(chunk) if together else 0)
         done.fleets += 1
         launched.update(got.instances)
+        got_already |= got.already
         done.failed.update(got.failed)
         if together and got.failed:  # the job cannot start: give back what its other batches got
             provider.terminate(list(launched.values()))
             reason = next(iter(got.failed.values()))
             done.failed.update(dict.fromkeys(unit, reason))
             return
-    done.launched.update(launched)
+    kept = {node: instance for node, instance in launched.items() if node in got_already}
+    done.already += len(kept)
+    done.kept.update(kept)
+    done.launched.update({node: instance for node, instance in launched.items() if node not in kept})
 
 
 def resume(config: PowerSaveConfig, provider: Provider, slurm: Slurm, nodes: Sequence[str],
@@ -95,13 +101,14 @@ def resume(config: PowerSaveConfig, provider: Provider, slurm: Slurm, nodes: Seq
     unknown = [n for n in nodes if config.group_of(n) is None]
     done.failed.update(dict.fromkeys(unknown, "not in the power-save file; re-render and reload"))
     known = [n for n in nodes if n not in unknown]
-    existing = provider.find(known)
-    done.already = len(existing)
+    direct = in_place(provider, known)  # a server's launch reads it first: no `find` of it beforehand
+    existing = provider.find([n for n in known if n not in direct])
+    done.already += len(existing)
     for group in config.groups:
         todo = [n for n in known if n in group.members and n not in existing]
         for unit, together in _units(group, todo, jobs or [], config.batch_size):
             _launch_unit(provider, group, unit, together, config.batch_size, done)
-    waiting = [*existing.values(), *done.launched.values()]
+    waiting = [*existing.values(), *done.kept.values(), *done.launched.values()]
     for attempt in range(ADDRESS_TRIES):  # eventual consistency: an address may take a moment to show
         waiting = [i for i in waiting if i.node not in done.addresses]
         if not waiting:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from clusterforge.powersave.config import NodeGroup, PowerSaveConfig
-from clusterforge.powersave.provider import Instance, Launch, Provider
+from clusterforge.powersave.provider import Instance, Launch, Provider, in_place
 
 
 class Routed:
@@ -49,6 +49,12 @@ class Routed:
         found: dict[str, Instance] = {}
         for name, part in self._split(nodes).items():
             found.update(self.providers[name].find(part))
+        return found
+
+    def in_place(self, nodes: Sequence[str]) -> dict[str, Instance]:
+        found: dict[str, Instance] = {}
+        for name, part in self._split(nodes).items():
+            found.update(in_place(self.providers[name], part))
         return found
 
     def launch(self, group: NodeGroup, nodes: Sequence[str], minimum: int) -> Launch:

@@ -8,21 +8,22 @@ when it is idle, and the image is stateless). Its address is its name, which the
 on-prem node. Where each node's BMC answers is the BMC document (docs/bare-metal.md), installed by the slurm role
 beside the power-save file; the login is a file only SlurmUser can read, never the document or the blueprint.
 
-What this costs the BMCs, at 12,500 servers: resume and suspend ask only the servers slurmctld names (a read,
-then the reset and the reads until it took: four or five requests each, `fleet.DEFAULT_CONCURRENCY` at once).
+What this costs the BMCs, at 12,500 servers: resume and suspend ask only the servers slurmctld names, and each
+of them once: a server is powered in place (`in_place`), so the programs skip the `find` a cloud needs and the
+power-on or -off itself reads the server first (the read, then the reset and the reads until it took: three or
+four requests each, `fleet.DEFAULT_CONCURRENCY` at once; a server already in the state asked gets the read only).
 Reconcile runs every minute and must not read 12,500 BMCs a minute, so each pass reads a slice of at most `SWEEP`
 servers, in turn: a full round over 12,500 takes 49 passes, about 4 requests a second. A server left On while
 slurmctld holds it powered down (a lost suspend) is found and powered off within that round; a server that
 remediation gave up on is power-cycled through the same round.
 
 How long a call can take, whatever the BMCs do (a silent one, one that drips its answer, one that never ends it):
-each ask is at most `TIMEOUT_S` whole (clusterforge.bmc.transport), so a node's asking ends within
-`fleet.bound_s`'s figure. For a resume of up to `fleet.DEFAULT_CONCURRENCY` nodes that is `RESUME_BOUND_S`: the
-read (`find`), the power-on with its settling, and the power-off of an all-or-nothing launch that fell short,
-well inside slurmctld's ResumeTimeout (1,800 s by default with power saving); a suspend is a read and a power-off,
-`SUSPEND_BOUND_S`. Only the nodes whose BMC failed are left without a server: resume marks them DOWN with the
-reason. A BMC's answer is read at most 1 MiB and never leaves its own host, so one compromised BMC cannot make
-this controller power off another server.
+each ask is at most `TIMEOUT_S` whole (clusterforge.bmc.transport), so a node's asking ends within `fleet.bound_s`'s
+figure. For a resume of up to `fleet.DEFAULT_CONCURRENCY` nodes that is `RESUME_BOUND_S`: the power-on with its
+settling, and the power-off of an all-or-nothing launch that fell short, well inside slurmctld's ResumeTimeout
+(1,800 s by default with power saving); a suspend is a power-off, `SUSPEND_BOUND_S`. Only the nodes whose BMC failed
+are left without a server: resume marks them DOWN with the reason. A BMC's answer is read at most 1 MiB and never
+leaves its own host, so one compromised BMC cannot make this controller power off another server.
 
 This module is copied to controllers (`clusterforge.powersave.payload`) with clusterforge.bmc and
 what it imports, and nothing else of this target's package.
@@ -50,10 +51,8 @@ PASS_S = 60  # the reconcile timer's period: which slice a pass reads follows th
 SETTLE_S = 120.0  # how long a program waits for a BMC to report the state it asked for
 TIMEOUT_S = 20.0  # one ask of one BMC, whole (the service root, the system, the reset)
 _ONE_WAVE = fleet.DEFAULT_CONCURRENCY
-RESUME_BOUND_S = round(fleet.bound_s(_ONE_WAVE, timeout_s=TIMEOUT_S, settle_s=0)  # find: reads, nothing settles
-                       + 2 * fleet.bound_s(_ONE_WAVE, timeout_s=TIMEOUT_S, settle_s=SETTLE_S))  # on, give-back
-SUSPEND_BOUND_S = round(fleet.bound_s(_ONE_WAVE, timeout_s=TIMEOUT_S, settle_s=0)
-                        + fleet.bound_s(_ONE_WAVE, timeout_s=TIMEOUT_S, settle_s=SETTLE_S))
+RESUME_BOUND_S = round(2 * fleet.bound_s(_ONE_WAVE, timeout_s=TIMEOUT_S, settle_s=SETTLE_S))  # on, give-back
+SUSPEND_BOUND_S = round(fleet.bound_s(_ONE_WAVE, timeout_s=TIMEOUT_S, settle_s=SETTLE_S))
 log = logging.getLogger("clusterforge.powersave")
 
 
@@ -95,15 +94,21 @@ class BmcProvider:
     def _server(node: str) -> Instance:
         return Instance(id=node, node=node, address=node)
 
+    def in_place(self, nodes: Sequence[str]) -> dict[str, Instance]:
+        """Every server among `nodes`, unread: a server is powered in place, and `launch` and `terminate` read
+        each one before they change it, so resume and suspend ask them directly (one read per node per action)."""
+        return {n: self._server(n) for n in nodes}
+
     def find(self, nodes: Sequence[str]) -> dict[str, Instance]:
-        """The servers among `nodes` whose BMC says On (one read each): resume powers on only the others, and
-        suspend powers off only these. A BMC that does not answer counts as not On; launch reads it again."""
+        """The servers among `nodes` whose BMC says On (one read each). The programs do not ask it of servers
+        (`in_place`); it is the provider's face for a caller that only wants to know."""
         read = self._run(nodes, "status")
         return {n: self._server(n) for n, outcome in read.done.items() if outcome.power == "On"}
 
     def launch(self, group: NodeGroup, nodes: Sequence[str], minimum: int) -> Launch:
         done = self._run(nodes, "on")
-        launch = Launch({n: self._server(n) for n in done.done}, dict(done.failed))
+        already = frozenset(n for n, outcome in done.done.items() if outcome.did.startswith("already"))
+        launch = Launch({n: self._server(n) for n in done.done}, dict(done.failed), already)
         if len(launch.instances) < minimum:  # all-or-nothing: the job cannot start on part of its servers
             self.terminate(list(launch.instances.values()))
             short = f"only {len(launch.instances)} of {len(nodes)} servers powered on"
