@@ -49,8 +49,6 @@ class SoftwarePins(Strict):
     nvidia_driver: VersionPin | None = None
     cuda: VersionPin | None = None
     nccl: VersionPin | None = None
-    efa_installer: VersionPin | None = None
-    aws_ofi_nccl: VersionPin | None = None
     rocm: VersionPin | None = None
     rccl: VersionPin | None = None
     amdgpu_driver: VersionPin | None = None
@@ -188,14 +186,13 @@ class Software(Strict):
     Each vendor's pins sit side by side: the NVIDIA fields (`nvidia_driver`, `cuda`, `nccl`), AMD's (`rocm`, `rccl`,
     `amdgpu_driver`) and Trainium's (`neuron_sdk`, `neuron_driver`); each pool is checked against, and gets, the pins
     of its own accelerators' vendor, so NVIDIA and AMD partitions share one cluster. `stack`, when set, declares that
-    every accelerator pool runs that one stack. The EFA pins apply to every stack on AWS."""
+    every accelerator pool runs that one stack. A target adds the pins of the software its own nodes install
+    beside every stack (its `BlueprintPart.software`) when the blueprint model is composed."""
 
     stack: Stack | None = None
     nvidia_driver: VersionPin = "595.91.07"
     cuda: VersionPin = "13.2"
     nccl: VersionPin = "2.30.7"
-    efa_installer: VersionPin = "1.50.0"
-    aws_ofi_nccl: VersionPin = "1.21.1"
     slurm: VersionPin = "24.11"
     rocm: VersionPin | None = None
     rccl: VersionPin | None = None

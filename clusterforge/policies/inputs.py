@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from clusterforge.model.blueprint import Software, SoftwarePins
+from clusterforge.target_kernel import software_fields
 
 RACK = "site.rows[].racks[]"
 # what stands in each rack: the pools' devices, and the fabric's switches the planner racks (plan/switches.py:
@@ -16,8 +16,9 @@ RACK = "site.rows[].racks[]"
 HELD = (f"{RACK}.devices[].{{pool,count}}", "pools[].{hardware,count}", f"{RACK}.role", "fabric.switch")
 PLACED = (HELD[0], "pools[].{hardware,count,max_power_kw}", *HELD[2:])  # ... and what it draws
 FEEDS = f"{RACK}.feeds[].{{side,voltage,amps,phase}}"
-SOFTWARE = f"software.{{{','.join(Software.model_fields)}}}"  # every pin, and the declared stack
-OVERRIDES = f"pools[].software.{{{','.join(SoftwarePins.model_fields)}}}"  # a pool's own pins
+_PINS, _OVERRIDDEN = software_fields()  # the composed model's: the targets' own pins too
+SOFTWARE = f"software.{{{','.join(_PINS)}}}"  # every pin, and the declared stack
+OVERRIDES = f"pools[].software.{{{','.join(_OVERRIDDEN)}}}"  # a pool's own pins
 
 
 @dataclass(frozen=True)

@@ -45,21 +45,25 @@ def fabric_vars(cluster: Cluster) -> dict[str, Any]:
     return {"fabric_kind": kind, "infiniband_enabled": rdma} | own
 
 
-# blueprint software field -> the role variable that installs it: the EFA pins', and each accelerator vendor's
-EFA_PIN_VARS = {"efa_installer": "efa_installer_version", "aws_ofi_nccl": "efa_aws_ofi_nccl_version"}
+def target_pin_vars() -> dict[str, str]:
+    """Each registered target's own pins (its `RenderPart.pin_vars`), by blueprint software field, with the role
+    variable that installs it."""
+    return {pin: var for target in registered_targets().values() for pin, var in render_part(target).pin_vars}
 
 
 def pin_vars() -> dict[str, str]:
-    """Every pin a role installs, by blueprint software field, with its role variable."""
-    return EFA_PIN_VARS | {p.pin: p.var for vendor in registered().values() for p in vendor.pin_vars}
+    """Every pin a role installs, by blueprint software field, with its role variable: the targets' and each
+    accelerator vendor's."""
+    return target_pin_vars() | {p.pin: p.var for vendor in registered().values() for p in vendor.pin_vars}
 
 
 def software_vars(cluster: Cluster) -> dict[str, Any]:
-    """The default vendor's pins (always written: the roles install its stack unless told otherwise), the EFA
-    pins and SLURM's."""
+    """The default vendor's pins (always written: the roles install its stack unless told otherwise), the
+    targets' own pins and SLURM's."""
     pins = cluster.software.pins()
     return ({p.var: pins.get(p.pin) for p in default().pin_vars}
-            | {var: pins.get(pin) for pin, var in EFA_PIN_VARS.items()} | {"slurm_version": cluster.software.slurm})
+            | {var: pins.get(pin) for pin, var in target_pin_vars().items()}
+            | {"slurm_version": cluster.software.slurm})
 
 
 def cluster_vendor(plan: Plan) -> str:

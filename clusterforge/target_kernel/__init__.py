@@ -21,6 +21,7 @@ import pkgutil
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
+from typing import get_args
 
 from clusterforge.catalog import Catalog, CatalogPart, compose_catalog
 from clusterforge.core.errors import ClusterforgeError, Problem
@@ -50,8 +51,8 @@ from clusterforge.target_kernel.stages import (
 __all__ = ["PACKAGES", "BlueprintPart", "NodeFacts", "NodePower", "Outputs", "OutputsReader", "RenderInput",
            "RenderPart", "Target", "blueprint_model", "blueprint_part", "can_power", "catalog_part", "catalog_parts",
            "in_use", "load_catalog", "node_power", "outputs_reader", "pool_model", "pool_target", "project_dir",
-           "registered", "render_part", "rule_packages", "slurm_launched", "slurm_launches_nodes", "stage_function",
-           "stage_part", "stage_value", "target_of"]
+           "registered", "render_part", "rule_packages", "slurm_launched", "slurm_launches_nodes", "software_fields",
+           "stage_function", "stage_part", "stage_value", "target_of"]
 
 _TARGETS: dict[str, Target] = {}
 
@@ -83,6 +84,14 @@ def catalog_parts() -> tuple[CatalogPart, ...]:
 def load_catalog(extra: Sequence[Path] = ()) -> Catalog:
     """The built-in catalog with every registered target's part, plus the user files in `extra` (`--catalog`)."""
     return compose_catalog(catalog_parts(), extra)
+
+
+def software_fields() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The fields of the composed blueprint's `software:` and of a pool's `software:` override: every stack's pins
+    and every registered target's own."""
+    software = type(blueprint_model().model_fields["software"].default)
+    override = next(a for a in get_args(pool_model().model_fields["software"].annotation) if a is not type(None))
+    return tuple(software.model_fields), tuple(override.model_fields)
 
 
 def pool_model() -> type[Pool]:

@@ -14,7 +14,8 @@ from typing import Annotated, Any, Union
 
 from pydantic import BaseModel, Discriminator, Field, Tag, create_model
 
-from clusterforge.model import Cluster, OnPremLustre, Pool, Storage, SwitchedFabric
+from clusterforge.model import Cluster, OnPremLustre, Pool, Software, Storage, SwitchedFabric
+from clusterforge.model.blueprint import SoftwarePins
 from clusterforge.target_kernel.protocol import Target
 from clusterforge.target_kernel.stages import blueprint_part
 
@@ -74,15 +75,40 @@ def _storage(targets: Mapping[str, Target]) -> dict[str, Any]:
     return {"storage": (storage, storage())}
 
 
+def _software(targets: Mapping[str, Target]) -> tuple[type[Software], type[SoftwarePins]] | None:
+    """`software:` with every target's own pins (their defaults), and a pool's override with each of them optional;
+    two targets may not claim one pin, nor a target a pin every cluster has."""
+    fields: dict[str, Any] = {}
+    owner: dict[str, str] = {}
+    for target in targets.values():
+        own = blueprint_part(target).software
+        for name, info in (own.model_fields.items() if own else ()):
+            if name in Software.model_fields or name in owner:
+                raise RuntimeError(f"target {target.name}: software pin {name!r} is "
+                                   f"{'every cluster' if name in Software.model_fields else 'target ' + owner[name]}'s")
+            owner[name] = target.name
+            fields[name] = (info.annotation, info)
+    if not fields:
+        return None
+    software = create_model("Software", __base__=Software, __doc__=Software.__doc__, **fields)
+    optional: dict[str, Any] = {name: (annotation | None, None) for name, (annotation, _) in fields.items()}
+    pins = create_model("SoftwarePins", __base__=SoftwarePins, __doc__=SoftwarePins.__doc__, **optional)
+    return software, pins
+
+
 def compose(targets: Mapping[str, Target]) -> type[Cluster]:
-    """The Cluster model with these targets' sections, pool fields, fabric kinds and managed Lustre."""
-    pool = create_model("Pool", __base__=Pool, __doc__=Pool.__doc__, **_pool_fields(targets))
+    """The Cluster model with these targets' sections, pool fields, software pins, fabric kinds and managed
+    Lustre."""
+    software = _software(targets)
+    overrides: dict[str, Any] = {} if software is None else {"software": (software[1] | None, None)}
+    own: dict[str, Any] = {} if software is None else {"software": (software[0], software[0]())}
+    pool = create_model("Pool", __base__=Pool, __doc__=Pool.__doc__, **_pool_fields(targets), **overrides)
     parts = [blueprint_part(target) for target in targets.values()]
     sections: dict[str, Any] = {part.section: (part.section_model | None, None)
                                 for part in parts if part.section is not None and part.section_model is not None}
     pools: Any = (Annotated[list[pool], Field(min_length=1)], ...)
     return create_model("Cluster", __base__=Cluster, __doc__=Cluster.__doc__, pools=pools, **_fabric(targets),
-                        **_storage(targets), **sections)
+                        **_storage(targets), **own, **sections)
 
 
 def pool_of(model: type[Cluster]) -> type[Pool]:

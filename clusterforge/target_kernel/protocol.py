@@ -144,6 +144,10 @@ class BlueprintPart:
     """The managed Lustre its deployment creates (FSx): a form of `storage.lustre`, told apart from an existing file
     system by the keys only it has."""
     mount_prefixes: tuple[str, ...] = ()  # where its managed file system mounts by default: allowed mount points
+    software: type[BaseModel] | None = None
+    """Pins of the software its nodes install beside every stack (AWS: the EFA installer and aws-ofi-nccl), each a
+    field with its default version: the blueprint's `software:` gets them, and each pool's `software:` override
+    gets them as optional fields."""
     problems: Callable[[Cluster, Source], Iterator[Problem]] = _no_problems
     """What the target requires of a blueprint beyond the schema (its section, its storage kind)."""
     with_controller: Callable[[Cluster, str | None], tuple[Cluster, bool]] | None = None
@@ -194,3 +198,7 @@ class RenderPart:
     refer to the blueprint from. None: render adds no such file."""
     outputs: OutputsReader | None = None
     """How it reads what its deployment reports (`render --from-outputs`, `inventory --from-outputs`)."""
+    pin_vars: tuple[tuple[str, str], ...] = ()
+    """Each of its `software:` pins with the role variable it is rendered to (`efa_installer` ->
+    `efa_installer_version`): written to every cluster's all.yml, as the roles that read them are applied to every
+    cluster and each runs only where its own `<kind>_enabled` says."""

@@ -41,10 +41,11 @@ def test_an_installer_older_than_the_instance_type_minimum_is_an_error() -> None
 
 
 def test_the_defaults_are_a_current_set_every_aws_instance_type_accepts() -> None:
-    from clusterforge.model import Software
+    from clusterforge.target_kernel import blueprint_model
 
+    software = blueprint_model().model_fields["software"].default  # with target aws's EFA pins
     # the x86_64 DLAMI set of 2026-10 (driver, CUDA, EFA installer, plugin) with an NCCL built for CUDA 13
-    assert Software().pins() == {"nvidia_driver": "595.91.07", "cuda": "13.2", "nccl": "2.30.7",
+    assert software.pins() == {"nvidia_driver": "595.91.07", "cuda": "13.2", "nccl": "2.30.7",
                                  "efa_installer": "1.50.0", "aws_ofi_nccl": "1.21.1", "slurm": "24.11"}
     for instance in ("p5.48xlarge", "p5en.48xlarge", "p6-b200.48xlarge", "p6-b300.48xlarge"):
         assert [(f.id, f.message) for f in findings(on(instance, {}))] == [], instance

@@ -1,6 +1,6 @@
-"""What target aws brings to the blueprint (`BLUEPRINT`): its `aws:` section, its pools' own fields, the EFA fabric,
-FSx for Lustre as managed storage and where it mounts, the controller it adds; and what it requires beyond the
-schema: its `aws:` section and FSx storage."""
+"""What target aws brings to the blueprint (`BLUEPRINT`): its `aws:` section, its pools' own fields, the EFA fabric and
+its software pins, FSx for Lustre as managed storage and where it mounts, the controller it adds; and what it
+requires beyond the schema: its `aws:` section and FSx storage."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from clusterforge.targets.aws.fabric import EfaFabric
 from clusterforge.targets.aws.fsx_model import FsxLustre
 from clusterforge.targets.aws.section import Aws, AwsPool, aws_section
 from clusterforge.targets.aws.settings import DEFAULT_CONTROLLER_TYPE
+from clusterforge.targets.aws.software_pins import EfaPins
 
 
 def blueprint_problems(cluster: Cluster, source: Source) -> Iterator[Problem]:
@@ -34,4 +35,4 @@ def with_controller(cluster: Cluster, instance_type: str | None) -> tuple[Cluste
 
 BLUEPRINT = BlueprintPart(section="aws", section_model=Aws, pool_fields=AwsPool, fabrics=(EfaFabric,),
                           lustre=FsxLustre, mount_prefixes=(str(FsxLustre.model_fields["mount"].default),),
-                          problems=blueprint_problems, with_controller=with_controller)
+                          software=EfaPins, problems=blueprint_problems, with_controller=with_controller)

@@ -11,6 +11,7 @@ from clusterforge.target_kernel.protocol import RenderInput, RenderPart
 from clusterforge.targets.aws.deployed import READER
 from clusterforge.targets.aws.efa import node_facts
 from clusterforge.targets.aws.section import aws_section
+from clusterforge.targets.aws.software_pins import PIN_VARS
 
 PROJECT_DIR = Path("stacks") / "aws"  # the Pulumi project, from the directory clusterforge runs in
 
@@ -34,4 +35,4 @@ def group_vars(cluster: Cluster) -> dict[str, Any]:
 
 
 RENDER = RenderPart(files=files, node_facts=node_facts, group_vars=group_vars, project_dir=PROJECT_DIR,
-                    outputs=READER)
+                    outputs=READER, pin_vars=PIN_VARS)

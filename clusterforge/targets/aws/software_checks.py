@@ -19,11 +19,13 @@ from clusterforge.policies.findings import Draft
 from clusterforge.policies.pool_software import PoolSet
 from clusterforge.policies.software_compat import PIN, lookup, older
 from clusterforge.targets.aws.software import AwsOfiNcclRow, EfaInstallerRow, EfaInstanceRow, NeuronRow
+from clusterforge.targets.aws.software_pins import efa_pins
 
 
 def efa(sw: Software, tables: SoftwareCatalog) -> Iterator[Draft]:
     """On AWS with CUDA: the plugin fits NCCL and CUDA's major version, and the installer bundles that plugin."""
-    ofi, installer = sw.aws_ofi_nccl, sw.efa_installer
+    pins = efa_pins(sw)
+    ofi, installer = pins.aws_ofi_nccl, pins.efa_installer
     plugin: Row | None = None
     bundle: Row | None = None
     if PIN.match(ofi):
@@ -51,7 +53,7 @@ def efa(sw: Software, tables: SoftwareCatalog) -> Iterator[Draft]:
 
 def efa_instances(pool_set: PoolSet, tables: SoftwareCatalog) -> Iterator[Draft]:
     """On AWS: the EFA installer is no older than the oldest that drives each pool's instance family."""
-    installer = pool_set.software.efa_installer
+    installer = efa_pins(pool_set.software).efa_installer
     if not PIN.match(installer):
         return
     families: dict[str, list[str]] = {}
@@ -78,9 +80,10 @@ def neuron(sw: Software, tables: SoftwareCatalog) -> Iterator[Draft]:
     if older(sw.neuron_driver, row.neuron_driver):
         yield Draft(("software", "neuron_driver"), f"aws-neuronx-dkms {sw.neuron_driver} is older than "
                     f"{row.neuron_driver}, the driver of Neuron {sw.neuron_sdk}", f"use ≥ {row.neuron_driver}")
-    if row.efa_installer and version_tuple(sw.efa_installer)[:2] != version_tuple(row.efa_installer)[:2]:
+    installer = efa_pins(sw).efa_installer
+    if row.efa_installer and version_tuple(installer)[:2] != version_tuple(row.efa_installer)[:2]:
         yield Draft(("software", "efa_installer"), f"Neuron {sw.neuron_sdk} pins EFA installer "
-                    f"{row.efa_installer}.x, not {sw.efa_installer}", f"pin efa_installer {row.efa_installer}.x")
+                    f"{row.efa_installer}.x, not {installer}", f"pin efa_installer {row.efa_installer}.x")
 
 
 def software_checks(pool_set: PoolSet, tables: SoftwareCatalog, complete: bool) -> Iterator[Draft]:
