@@ -679,7 +679,10 @@ def test_the_reboot_program_logs_why_then_reboots(node: Node) -> None:
 
 @pytest.mark.skipif(not shutil.which("shellcheck"), reason="shellcheck is not installed")
 def test_the_scripts_pass_shellcheck() -> None:
-    result = subprocess.run(["shellcheck", str(SCRIPT), str(REBOOT)], capture_output=True, text=True, check=False)
+    checks = sorted(str(path) for path in (SCRIPT.parent / "clusterforge-health.d").glob("*.sh"))
+    assert len(checks) >= 10  # one file per check
+    result = subprocess.run(["shellcheck", str(SCRIPT), *checks, str(REBOOT)], capture_output=True, text=True,
+                            check=False)
     assert result.returncode == 0, result.stdout
 
 
