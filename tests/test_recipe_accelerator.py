@@ -84,6 +84,17 @@ def test_a_vendor_module_is_all_the_catalog_gres_software_rules_group_vars_and_d
     assert everyone["gpu_vendor"] == name
     assert (everyone["gaudi_driver_version"], everyone["gaudi_synapseai_version"]) == ("", "")  # not pinned yet
 
+    # its pins are fields of `software:` with the module alone (the blueprint model is composed with them)
+    pinned = tmp_path / "pinned.yaml"
+    pinned.write_text((tmp_path / "cluster.yaml").read_text()
+                      + 'software: {stack: synapseai, habana_driver: "1.21.0", synapseai: "1.21.0"}\n')
+    again = run(RUNNER, folder, "render", str(pinned), "--catalog", site, "-o", str(tmp_path / "out2"), "--force")
+    assert again.returncode == 0, again.stderr
+    pinned_vars = load((tmp_path / "out2" / "inventory" / "group_vars" / "all.yml").read_text())
+    assert (pinned_vars["gaudi_driver_version"], pinned_vars["gaudi_synapseai_version"]) == ("1.21.0", "1.21.0")
+    rechecked = run(RUNNER, folder, "check", str(pinned), "--catalog", site, "--format", "json")
+    assert "SW-004" not in {f["id"] for f in json.loads(rechecked.stdout)["findings"]}, rechecked.stdout
+
     effects = run(EFFECTS, folder, "gaudi_driver_version", "gaudi_synapseai_version")
     assert effects.returncode == 0, effects.stderr
     assert effects.stdout.splitlines() == [f"gaudi_driver_version REBOOT VendorGpus(vendor='{name}')",

@@ -15,7 +15,7 @@ from clusterforge.accelerators.accelerator import Accelerator, Devices, PinVar
 from clusterforge.core.errors import ClusterforgeError, Problem
 
 __all__ = ["Accelerator", "Devices", "PinVar", "accelerator", "default", "instance_default", "known", "registered",
-           "running", "stack_pins"]
+           "running", "stack_pins", "stacks"]
 
 _VENDORS: dict[str, Accelerator] = {}
 
@@ -72,6 +72,11 @@ def running(stack: str) -> Accelerator:
         stacks = ", ".join(sorted({a.stack for a in registered().values()}))
         raise ClusterforgeError(Problem(f"unknown software stack {stack!r}", hint=f"use one of {stacks}"))
     return found
+
+
+def stacks() -> tuple[str, ...]:
+    """Every registered vendor's stack (`software.stack`'s values), the default vendor's first."""
+    return tuple(dict.fromkeys(a.stack for a in registered().values()))
 
 
 def stack_pins(stack: str) -> tuple[str, ...]:

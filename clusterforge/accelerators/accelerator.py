@@ -49,6 +49,11 @@ class Accelerator:
       such hosts among the vendor's), or None.
     - `default`: the vendor the roles assume when no `gpu_vendor` is rendered (exactly one).
     - `instance_default`: the vendor of an instance type's `accelerators:` that name none (a cloud's own chips).
+    - `versions`: the default version of each of its pins that has one (the roles' default vendor pins a current
+      set; the others' pins are unset until a blueprint gives them).
+
+    Its pins (`pins`, then those only `pin_vars` name) are fields of the blueprint's `software:` and of each pool's
+    override: the blueprint model is composed with every registered vendor's (`software_fields`).
     """
 
     name: str
@@ -61,3 +66,9 @@ class Accelerator:
     enable_var: str | None = None
     default: bool = False
     instance_default: bool = False
+    versions: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def software_fields(self) -> tuple[str, ...]:
+        """Its `software:` fields, in order: the pins its pools must give, then those only its roles read."""
+        return tuple(dict.fromkeys((*self.pins, *(p.pin for p in self.pin_vars))))

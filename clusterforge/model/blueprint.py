@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, Discriminator, Field, StringConstraints, Tag
 
+from clusterforge.accelerators import stacks
 from clusterforge.core.purchase import Purchase
 from clusterforge.core.text import (
     CatalogKey,
@@ -28,7 +29,10 @@ from clusterforge.model.slurm import Slurm
 Role = Literal["compute", "login", "controller", "storage"]
 
 
-Stack = Literal["cuda", "rocm", "neuron"]
+if TYPE_CHECKING:
+    Stack = str
+else:  # each registered accelerator vendor's stack (clusterforge.accelerators): a new vendor is one module there
+    Stack = Literal[stacks()]
 
 # How a power-up of several nodes for one job is asked of the cloud: all of them or none (a job needs every node it
 # was given: half a fleet only bills), or as many as there is capacity for (ParallelCluster's two modes; its default
@@ -44,16 +48,8 @@ TargetName = Annotated[str, StringConstraints(pattern=TARGET_NAME), Field(descri
 
 class SoftwarePins(Strict):
     """Version pins only, every one optional: a pool's `software:` override of the cluster's pins (a pool of another
-    OS image or driver generation), so one blueprint can run pools on different releases."""
-
-    nvidia_driver: VersionPin | None = None
-    cuda: VersionPin | None = None
-    nccl: VersionPin | None = None
-    rocm: VersionPin | None = None
-    rccl: VersionPin | None = None
-    amdgpu_driver: VersionPin | None = None
-    neuron_sdk: VersionPin | None = None
-    neuron_driver: VersionPin | None = None
+    OS image or driver generation), so one blueprint can run pools on different releases. Its fields are every
+    accelerator vendor's and target's pins, composed with the blueprint model (clusterforge.target_kernel.model)."""
 
     def pins(self) -> dict[str, str]:
         """The pins this override sets, by field."""
@@ -183,22 +179,24 @@ class Storage(Strict):
 class Software(Strict):
     """Pinned versions; the defaults are a current CUDA set the compatibility tables know to work together.
 
-    Each vendor's pins sit side by side: the NVIDIA fields (`nvidia_driver`, `cuda`, `nccl`), AMD's (`rocm`, `rccl`,
-    `amdgpu_driver`) and Trainium's (`neuron_sdk`, `neuron_driver`); each pool is checked against, and gets, the pins
-    of its own accelerators' vendor, so NVIDIA and AMD partitions share one cluster. `stack`, when set, declares that
-    every accelerator pool runs that one stack. A target adds the pins of the software its own nodes install
-    beside every stack (its `BlueprintPart.software`) when the blueprint model is composed."""
+    Each accelerator vendor's pins sit side by side (its module's `software_fields`, with its `versions` as their
+    defaults), added when the blueprint model is composed, as a target's own pins are (its
+    `BlueprintPart.software`); each pool is checked against, and gets, the pins of its own accelerators' vendor, so
+    partitions of several vendors share one cluster. `stack`, when set, declares that every accelerator pool runs
+    that one stack."""
 
     stack: Stack | None = None
-    nvidia_driver: VersionPin = "595.91.07"
-    cuda: VersionPin = "13.2"
-    nccl: VersionPin = "2.30.7"
     slurm: VersionPin = "24.11"
-    rocm: VersionPin | None = None
-    rccl: VersionPin | None = None
-    amdgpu_driver: VersionPin | None = None
-    neuron_sdk: VersionPin | None = None
-    neuron_driver: VersionPin | None = None
+
+    def pin(self, name: str) -> str | None:
+        """The version pinned for `name` (a vendor's or a target's field of the composed model), or None."""
+        value = getattr(self, name, None)
+        return None if value is None else str(value)
+
+    def version(self, name: str) -> str:
+        """The version pinned for `name` where the caller knows it is set (a default, or a set its vendor's check
+        found complete); "" where it is not."""
+        return self.pin(name) or ""
 
     def pins(self) -> dict[str, str]:
         """Every version pinned, by field (the fields of other stacks left unset are not pins)."""

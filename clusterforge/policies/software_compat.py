@@ -84,53 +84,55 @@ def lookup(tables: SoftwareCatalog, kind: type[Row], version: str, what: str,
 def cuda(sw: Software, tables: SoftwareCatalog) -> Iterator[Draft]:
     """Driver ≥ CUDA's minimum (the major's branch minimum for a newer minor), and NCCL has a build for this CUDA's
     major version."""
-    release = tables.row(CudaRow, sw.cuda)
+    driver, toolkit, collectives = sw.version("nvidia_driver"), sw.version("cuda"), sw.version("nccl")
+    release = tables.row(CudaRow, toolkit)
     if release is not None:
-        if older(sw.nvidia_driver, release.min_driver):
-            yield Draft(("software", "nvidia_driver"), f"driver {sw.nvidia_driver} is older than "
-                        f"{release.min_driver}, the minimum for CUDA {sw.cuda}",
+        if older(driver, release.min_driver):
+            yield Draft(("software", "nvidia_driver"), f"driver {driver} is older than "
+                        f"{release.min_driver}, the minimum for CUDA {toolkit}",
                         f"use driver ≥ {release.min_driver} or an older CUDA")
-    elif newer(tables, CudaRow, sw.cuda, major=True):
-        major = str(version_tuple(sw.cuda)[0])
+    elif newer(tables, CudaRow, toolkit, major=True):
+        major = str(version_tuple(toolkit)[0])
         branch = tables.row(CudaMajorRow, major)
-        if branch is not None and older(sw.nvidia_driver, branch.min_driver):
-            yield Draft(("software", "nvidia_driver"), f"driver {sw.nvidia_driver} is older than "
-                        f"{branch.min_driver}, the minimum for any CUDA {major}.x (CUDA {sw.cuda} is newer than the "
+        if branch is not None and older(driver, branch.min_driver):
+            yield Draft(("software", "nvidia_driver"), f"driver {driver} is older than "
+                        f"{branch.min_driver}, the minimum for any CUDA {major}.x (CUDA {toolkit} is newer than the "
                         "tables know)", f"use driver ≥ {branch.min_driver}")
         else:
             checked = (f"the driver meets CUDA {major}.x's minimum {branch.min_driver} (minor-version compatibility)"
                        if branch is not None else f"no driver minimum is recorded for CUDA {major}.x")
-            yield ahead(tables, CudaRow, sw.cuda, "CUDA", checked)
+            yield ahead(tables, CudaRow, toolkit, "CUDA", checked)
     else:
-        yield unknown(tables, CudaRow, sw.cuda, "CUDA")
-    nccl, draft = lookup(tables, NcclRow, sw.nccl, "NCCL", "its CUDA builds are not checked")
+        yield unknown(tables, CudaRow, toolkit, "CUDA")
+    nccl, draft = lookup(tables, NcclRow, collectives, "NCCL", "its CUDA builds are not checked")
     if draft is not None:
         yield draft
     if not isinstance(nccl, NcclRow):
         return
-    cuda_major = version_tuple(sw.cuda)[:1]
-    usable = [b for b in nccl.cuda if version_tuple(b)[:1] == cuda_major and version_tuple(b) <= version_tuple(sw.cuda)]
+    cuda_major = version_tuple(toolkit)[:1]
+    usable = [b for b in nccl.cuda if version_tuple(b)[:1] == cuda_major and version_tuple(b) <= version_tuple(toolkit)]
     if not usable:
-        yield Draft(("software", "nccl"), f"NCCL {sw.nccl} has no build for CUDA {sw.cuda} (builds: "
+        yield Draft(("software", "nccl"), f"NCCL {collectives} has no build for CUDA {toolkit} (builds: "
                     f"{', '.join(nccl.cuda)})", "pick an NCCL release built for this CUDA major version")
 
 
 def rocm(sw: Software, tables: SoftwareCatalog) -> Iterator[Draft]:
     """ROCm is a known release, RCCL is the one it ships, the amdgpu driver is of a series AMD lists for it."""
-    assert sw.rocm is not None and sw.rccl is not None
-    row, draft = lookup(tables, RocmRow, sw.rocm, "ROCm", "its RCCL and amdgpu series are not checked")
+    assert sw.pin("rocm") is not None and sw.pin("rccl") is not None
+    release, collectives = sw.version("rocm"), sw.version("rccl")
+    row, draft = lookup(tables, RocmRow, release, "ROCm", "its RCCL and amdgpu series are not checked")
     if draft is not None:
         yield draft
     if not isinstance(row, RocmRow):
         return
-    if version_tuple(sw.rccl) != version_tuple(row.rccl):
-        yield Draft(("software", "rccl"), f"ROCm {sw.rocm} ships RCCL {row.rccl}, not {sw.rccl}",
-                    f"pin rccl: {row.rccl}, or the ROCm release that ships {sw.rccl}")
-    driver = sw.amdgpu_driver
+    if version_tuple(collectives) != version_tuple(row.rccl):
+        yield Draft(("software", "rccl"), f"ROCm {release} ships RCCL {row.rccl}, not {collectives}",
+                    f"pin rccl: {row.rccl}, or the ROCm release that ships {collectives}")
+    driver = sw.pin("amdgpu_driver")
     if driver is not None and PIN.match(driver) and row.amdgpu and not any(
             version_tuple(driver)[:2] == version_tuple(series)[:2] for series in row.amdgpu):
         yield Draft(("software", "amdgpu_driver"), f"amdgpu {driver} is not of a series AMD lists for ROCm "
-                    f"{sw.rocm} ({', '.join(row.amdgpu)})", "use a listed driver series")
+                    f"{release} ({', '.join(row.amdgpu)})", "use a listed driver series")
 
 
 def architectures(pool_set: PoolSet, tables: SoftwareCatalog) -> Iterator[Draft]:
@@ -150,12 +152,12 @@ def architectures(pool_set: PoolSet, tables: SoftwareCatalog) -> Iterator[Draft]
             continue
         vendor, model_name = models[name]
         gpu = f"{vendor} {model_name} ({name}, pool {', '.join(pools)})"
-        if pool_set.stack == "cuda" and arch.min_driver and PIN.match(sw.nvidia_driver) \
-                and older(sw.nvidia_driver, arch.min_driver):
-            yield Draft(("software", "nvidia_driver"), f"driver {sw.nvidia_driver} is older than {arch.min_driver}, "
+        driver, release = sw.version("nvidia_driver"), sw.version("rocm")
+        if pool_set.stack == "cuda" and arch.min_driver and PIN.match(driver) and older(driver, arch.min_driver):
+            yield Draft(("software", "nvidia_driver"), f"driver {driver} is older than {arch.min_driver}, "
                         f"the oldest that supports {name}: {gpu}", f"use driver ≥ {arch.min_driver} (and a CUDA it "
                         "supports)")
-        if pool_set.stack == "rocm" and arch.min_rocm and sw.rocm and PIN.match(sw.rocm) \
-                and older(sw.rocm, arch.min_rocm):
-            yield Draft(("software", "rocm"), f"ROCm {sw.rocm} is older than {arch.min_rocm}, the oldest that "
+        if pool_set.stack == "rocm" and arch.min_rocm and release and PIN.match(release) \
+                and older(release, arch.min_rocm):
+            yield Draft(("software", "rocm"), f"ROCm {release} is older than {arch.min_rocm}, the oldest that "
                         f"supports {name}: {gpu}", f"use ROCm ≥ {arch.min_rocm} with its RCCL")

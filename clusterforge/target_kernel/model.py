@@ -14,6 +14,8 @@ from typing import Annotated, Any, Union
 
 from pydantic import BaseModel, Discriminator, Field, Tag, create_model
 
+from clusterforge.accelerators import registered as registered_vendors
+from clusterforge.core.text import VersionPin
 from clusterforge.model import Cluster, OnPremLustre, Pool, Software, Storage, SwitchedFabric
 from clusterforge.model.blueprint import SoftwarePins
 from clusterforge.target_kernel.protocol import Target
@@ -33,7 +35,7 @@ def _pool_fields(targets: Mapping[str, Target]) -> dict[str, Any]:
                 raise RuntimeError(f"target {target.name}: pool field {name!r} is a field of every pool")
             if name in owner:
                 raise RuntimeError(f"target {target.name}: pool field {name!r} is target {owner[name]}'s already")
-            owner[name] = target.name
+            owner[name] = f"target {target.name}"
             fields[name] = (info.annotation, info)
     return fields
 
@@ -76,22 +78,30 @@ def _storage(targets: Mapping[str, Target]) -> dict[str, Any]:
 
 
 def _software(targets: Mapping[str, Target]) -> tuple[type[Software], type[SoftwarePins]] | None:
-    """`software:` with every target's own pins (their defaults), and a pool's override with each of them optional;
-    two targets may not claim one pin, nor a target a pin every cluster has."""
+    """`software:` with every accelerator vendor's pins (clusterforge.accelerators: their `versions` as defaults)
+    and every target's own (their defaults), and a pool's override with each of them optional; two vendors or
+    targets may not claim one pin, nor one a pin every cluster has."""
     fields: dict[str, Any] = {}
     owner: dict[str, str] = {}
+    for vendor in registered_vendors().values():
+        versions = dict(vendor.versions)
+        for name in vendor.software_fields:
+            if name in Software.model_fields or name in owner:
+                raise RuntimeError(f"accelerator {vendor.name}: software pin {name!r} is taken")
+            owner[name] = f"accelerator {vendor.name}"
+            fields[name] = ((VersionPin, versions[name]) if name in versions else (VersionPin | None, None))
     for target in targets.values():
         own = blueprint_part(target).software
         for name, info in (own.model_fields.items() if own else ()):
             if name in Software.model_fields or name in owner:
                 raise RuntimeError(f"target {target.name}: software pin {name!r} is "
-                                   f"{'every cluster' if name in Software.model_fields else 'target ' + owner[name]}'s")
-            owner[name] = target.name
+                                   f"{'every cluster' if name in Software.model_fields else owner[name]}'s")
+            owner[name] = f"target {target.name}"
             fields[name] = (info.annotation, info)
     if not fields:
         return None
     software = create_model("Software", __base__=Software, __doc__=Software.__doc__, **fields)
-    optional: dict[str, Any] = {name: (annotation | None, None) for name, (annotation, _) in fields.items()}
+    optional: dict[str, Any] = {name: (VersionPin | None, None) for name in fields}
     pins = create_model("SoftwarePins", __base__=SoftwarePins, __doc__=SoftwarePins.__doc__, **optional)
     return software, pins
 

@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from clusterforge.lab.repo import MOUNT
-from clusterforge.model import Software
+from clusterforge.target_kernel import blueprint_model
 from tests.conftest import ROOT
 from tests.lab.conftest import (
     FIRST_START,
@@ -48,7 +48,7 @@ DESCRIPTION = (f"{{{{ lookup('pipe', 'touch {MARKER}') }}}} {{% set x = lookup('
                "{# c #} {{ lookup('file', '/etc/shadow') }}")
 
 
-PINS = Software()  # the lab's blueprint pins no software: the nodes get the defaults
+PINS = blueprint_model().model_fields["software"].default  # the lab's blueprint pins none: the defaults
 BRANCH = PINS.nvidia_driver.split(".")[0]
 
 

@@ -9,12 +9,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from clusterforge.model import Software
+from clusterforge.target_kernel import blueprint_model
 from tests.lab.conftest import Lab, bring_up, job_hosts, leftovers
 
 pytestmark = pytest.mark.lab
 NAME = f"cf-labbare-{os.getpid()}"
-PINS = Software()  # the lab's blueprint pins no software: the nodes get the defaults
+PINS = blueprint_model().model_fields["software"].default  # the lab's blueprint pins none: the defaults
 
 
 @pytest.fixture(scope="module")

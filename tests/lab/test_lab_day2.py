@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from clusterforge.model import Software
+from clusterforge.target_kernel import blueprint_model
 from tests.conftest import ROOT
 from tests.lab.conftest import Lab, bring_up
 
@@ -30,7 +30,7 @@ NAME = f"cf-day2-{os.getpid()}"
 CONTROLLER = "ctl-0001"
 JOBS = "/shared/jobs"
 BLUEPRINT = ROOT / "clusterforge/lab/data/blueprint.yaml"
-DRIVER = Software().nvidia_driver  # the lab's blueprint pins no software
+DRIVER = blueprint_model().model_fields["software"].default.nvidia_driver  # the lab's blueprint pins none
 BRANCH = DRIVER.split(".")[0]
 NEW_DRIVER = f"{BRANCH}.{int(DRIVER.split('.')[1]) + 1}.01"  # a later release of the same branch
 HOLDS = (f"/shared/hold/{os.getpid()}-{n}" for n in itertools.count())  # one release file per held job

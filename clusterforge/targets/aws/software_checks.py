@@ -26,6 +26,7 @@ def efa(sw: Software, tables: SoftwareCatalog) -> Iterator[Draft]:
     """On AWS with CUDA: the plugin fits NCCL and CUDA's major version, and the installer bundles that plugin."""
     pins = efa_pins(sw)
     ofi, installer = pins.aws_ofi_nccl, pins.efa_installer
+    collectives, toolkit = sw.version("nccl"), sw.version("cuda")
     plugin: Row | None = None
     bundle: Row | None = None
     if PIN.match(ofi):
@@ -38,12 +39,12 @@ def efa(sw: Software, tables: SoftwareCatalog) -> Iterator[Draft]:
         if draft is not None:
             yield draft
     if isinstance(plugin, AwsOfiNcclRow):
-        if older(sw.nccl, plugin.min_nccl):
+        if older(collectives, plugin.min_nccl):
             yield Draft(("software", "aws_ofi_nccl"), f"aws-ofi-nccl {ofi} needs NCCL ≥ {plugin.min_nccl}, not "
-                        f"{sw.nccl}", "upgrade NCCL or pin an older plugin")
-        if version_tuple(sw.cuda)[0] not in plugin.cuda_majors:
+                        f"{collectives}", "upgrade NCCL or pin an older plugin")
+        if version_tuple(toolkit)[0] not in plugin.cuda_majors:
             yield Draft(("software", "aws_ofi_nccl"), f"aws-ofi-nccl {ofi} supports CUDA "
-                        f"{'/'.join(str(m) for m in plugin.cuda_majors)}.x, not CUDA {sw.cuda}",
+                        f"{'/'.join(str(m) for m in plugin.cuda_majors)}.x, not CUDA {toolkit}",
                         "pin a plugin release that supports this CUDA (CUDA 13 needs aws-ofi-nccl ≥ 1.17.0)")
     if isinstance(bundle, EfaInstallerRow) and version_tuple(bundle.aws_ofi_nccl)[:2] != version_tuple(ofi)[:2]:
         yield Draft(("software", "efa_installer"), f"EFA installer {installer} bundles aws-ofi-nccl "
@@ -71,18 +72,19 @@ def efa_instances(pool_set: PoolSet, tables: SoftwareCatalog) -> Iterator[Draft]
 def neuron(sw: Software, tables: SoftwareCatalog) -> Iterator[Draft]:
     """The Neuron SDK is a known release, its driver no older than the release's, and the EFA installer of the
     series the release pins."""
-    assert sw.neuron_sdk is not None and sw.neuron_driver is not None
-    row, draft = lookup(tables, NeuronRow, sw.neuron_sdk, "Neuron SDK", "its driver and EFA series are not checked")
+    assert sw.pin("neuron_sdk") is not None and sw.pin("neuron_driver") is not None
+    release, driver = sw.version("neuron_sdk"), sw.version("neuron_driver")
+    row, draft = lookup(tables, NeuronRow, release, "Neuron SDK", "its driver and EFA series are not checked")
     if draft is not None:
         yield draft
     if not isinstance(row, NeuronRow):
         return
-    if older(sw.neuron_driver, row.neuron_driver):
-        yield Draft(("software", "neuron_driver"), f"aws-neuronx-dkms {sw.neuron_driver} is older than "
-                    f"{row.neuron_driver}, the driver of Neuron {sw.neuron_sdk}", f"use ≥ {row.neuron_driver}")
+    if older(driver, row.neuron_driver):
+        yield Draft(("software", "neuron_driver"), f"aws-neuronx-dkms {driver} is older than "
+                    f"{row.neuron_driver}, the driver of Neuron {release}", f"use ≥ {row.neuron_driver}")
     installer = efa_pins(sw).efa_installer
     if row.efa_installer and version_tuple(installer)[:2] != version_tuple(row.efa_installer)[:2]:
-        yield Draft(("software", "efa_installer"), f"Neuron {sw.neuron_sdk} pins EFA installer "
+        yield Draft(("software", "efa_installer"), f"Neuron {release} pins EFA installer "
                     f"{row.efa_installer}.x, not {installer}", f"pin efa_installer {row.efa_installer}.x")
 
 
