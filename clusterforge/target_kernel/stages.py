@@ -21,6 +21,7 @@ from clusterforge.target_kernel.protocol import BlueprintPart, NodePower, Render
 PACKAGES = "clusterforge.targets"
 T = TypeVar("T")
 
+
 def stage_part(target: Target, module: str) -> ModuleType | None:
     """A stage's part of a target, where the target has one: the module `module` of its package
     (`clusterforge/targets/<name>/<module>.py`), which implements the interface that stage declares (render's

@@ -12,7 +12,7 @@ from clusterforge.cost.lines import NO_PRICE, in_region, no_price_in, priced
 from clusterforge.cost.model import CostLine
 from clusterforge.model import Cluster
 from clusterforge.targets.aws.fsx_model import FsxLustre
-from clusterforge.targets.aws.powersave_launch import purchase
+from clusterforge.targets.aws.powersave_launch import purchase, region
 from clusterforge.targets.aws.prices import fsx_key
 from clusterforge.targets.aws.section import aws_section
 
@@ -55,7 +55,6 @@ def _elastic_line(lustre: FsxLustre, region: str | None) -> CostLine:
                   source=f"{ELASTIC_UNPRICED}: {NO_PRICE}", region=region)
 
 
-def price_region(cluster: Cluster) -> str | None:
-    """EC2, Capacity Blocks and FSx are priced per region: the blueprint's `aws.region` names whose prices apply."""
-    aws = aws_section(cluster)
-    return aws.region if aws is not None else None
+# EC2, Capacity Blocks and FSx are priced per region: the one the provider launches in (the blueprint's
+# `aws.region`) names whose prices apply
+price_region = region
