@@ -85,7 +85,7 @@ def test_a_pin_is_an_input(tmp_path: Path) -> None:
     pinned = tmp_path / "pinned.yaml"
     pinned.write_text(text + "software: {nccl: 2.26.2, cuda: \"12.9\"}\n")
     (after,) = needed(pinned)
-    assert after.inputs != before.inputs and after.pins.nccl == "2.26.2"  # type: ignore[attr-defined]
+    assert after.inputs != before.inputs and after.pins.pin("nccl_version") == "2.26.2"  # type: ignore[attr-defined]
 
 
 def test_a_role_install_step_is_an_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -147,7 +147,7 @@ def test_pools_that_pin_their_own_software_get_an_image_of_their_own(tmp_path: P
     assert summary([plain, own]) == [("clusterforge-node-lab-none", ("ctl", "node"), "pool_node"),
                                      ("clusterforge-node-lab-none-big", ("big",), "pool_big")]
     assert plain.inputs == needed(LAB)[0].inputs
-    assert own.pins.nccl == "2.26.2" and own.pool_vars["nccl_version"] == "2.26.2"  # type: ignore[attr-defined]
+    assert own.pins.pin("nccl_version") == "2.26.2" and own.pool_vars["nccl_version"] == "2.26.2"  # type: ignore[attr-defined]
 
 
 def test_the_bake_inventory_is_the_labs_and_carries_the_pool_vars_when_given(tmp_path: Path) -> None:

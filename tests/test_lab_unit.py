@@ -236,9 +236,11 @@ def test_repo_index_lists_stand_ins(tmp_path, monkeypatch) -> None:
 
 
 def _pins(**changes: str) -> Pins:
-    base = {"nccl": "2.26.2", "cuda": "12.8", "nvidia_driver": "570.133.20", "lustre_client": "2.15.6"}
+    base = {"lustre_client": "2.15.6"}
     return Pins(**(base | changes),
-                others=(("efa_installer_version", "1.41.0"), ("efa_aws_ofi_nccl_version", "1.14.2")))
+                others=(("nccl_version", "2.26.2"), ("nvidia_driver_cuda_version", "12.8"),
+                        ("nvidia_driver_version", "570.133.20"), ("efa_installer_version", "1.41.0"),
+                        ("efa_aws_ofi_nccl_version", "1.14.2")))
 
 
 def test_repo_serves_enroot_and_pyxis_at_the_containers_roles_pins() -> None:
@@ -330,7 +332,7 @@ def test_the_repository_serves_each_targets_stand_ins_at_its_pins(tmp_path) -> N
 
     made = {name: (version, build) for s in repo.standins() for name, version, build in s.packages(_pins())}
     assert made["aws-ofi-nccl"][0] == "1.14.2-1"
-    assert repo.other_pins({"efa_installer_version": "1.41.0", "efa_aws_ofi_nccl_version": "1.14.2", "x": 1}) == (
+    assert repo.other_pins({"efa_installer_version": "1.41.0", "efa_aws_ofi_nccl_version": "1.14.2", "x": 1})[-2:] == (
         ("efa_installer_version", "1.41.0"), ("efa_aws_ofi_nccl_version", "1.14.2"))
     files = {key: value for s in repo.standins() for key, value in s.files(_pins()).items()}
     name, build = files["efa_installer"]
@@ -340,8 +342,27 @@ def test_the_repository_serves_each_targets_stand_ins_at_its_pins(tmp_path) -> N
         script = tar.extractfile("aws-efa-installer/efa_installer.sh")
         assert script is not None and b"EFA installer version: 1.41.0" in script.read()
     served = repo.Repo(tmp_path, {"efa_installer": (name, "ab" * 32)}).variables()
-    assert served == {"health_check_efa": False, "nccl_aws_ofi_nccl_apt_repository": repo.APT_LINE,
-                      "efa_installer_url": f"file://{repo.MOUNT}/{name}", "efa_installer_sha256": "ab" * 32}
+    assert {key: served[key] for key in ("health_check_efa", "nccl_aws_ofi_nccl_apt_repository", "efa_installer_url",
+                                         "efa_installer_sha256")} == {
+        "health_check_efa": False, "nccl_aws_ofi_nccl_apt_repository": repo.APT_LINE,
+        "efa_installer_url": f"file://{repo.MOUNT}/{name}", "efa_installer_sha256": "ab" * 32}
+
+
+def test_the_repository_serves_the_gpu_vendors_stand_ins_from_its_folder() -> None:
+    """The default vendor's stack comes from its own folder (clusterforge/accelerators/nvidia/lab_standins.py): the
+    driver's metapackages named for its branch, NCCL at `<nccl>-1+cuda<cuda>`, and the lab variables that run its
+    roles on compute nodes from the lab's repository; the shared list serves none of them."""
+    from clusterforge.lab import repo
+
+    made = {name: version for s in repo.standins() for name, version, _ in s.packages(_pins())}
+    assert {name: made[name] for name in ("libnccl2", "libnccl-dev", "cuda-drivers-570", "nvidia-imex-570")} == {
+        "libnccl2": "2.26.2-1+cuda12.8", "libnccl-dev": "2.26.2-1+cuda12.8", "cuda-drivers-570": "570.133.20-1",
+        "nvidia-imex-570": "570.133.20-1"}
+    assert {name for name, _, _ in repo._packages(_pins())} == {
+        "lustre-client-utils", "lustre-client-modules-dkms", "enroot", "enroot+caps", "nvslurm-plugin-pyxis"}
+    served = repo.Repo(ROOT).variables()
+    assert served["nccl_apt_repository"] == served["nvidia_driver_apt_repository"] == repo.APT_LINE
+    assert served["nvidia_driver_enabled"] == served["nccl_enabled"] == repo.ON_COMPUTE
 
 
 def test_the_smoke_job_runs_on_power_saved_nodes_when_no_compute_node_is_always_on() -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from clusterforge import accelerators
+from clusterforge import accelerator_kernel as accelerators
 from clusterforge.core.errors import ClusterforgeError
 from clusterforge.files.checkout import project_root
 from clusterforge.render import change_classes as effects

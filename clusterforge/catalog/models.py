@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
-import clusterforge.accelerators as accelerators
+import clusterforge.accelerator_kernel as accelerators
 from clusterforge.catalog.prices import PriceTable
 from clusterforge.catalog.software import SoftwareTables
 from clusterforge.core.text import LINE_CHAR, CatalogKey

@@ -4,9 +4,11 @@ SW-001 checks a blueprint's `software:` pins against these tables, SW-003 the SL
 live in `catalog/data/software.yaml`; a site catalog (`--catalog site.yaml`) adds the sets it has qualified under the
 same keys, and a built-in row cannot be redefined (a silent shadow would change every verdict that uses it).
 
-These are the tables every target shares. A target adds tables of its own (the software its fabric needs) with
-its catalog part (`CatalogPart.software`): `tables_model` composes them in, each after the table its row's `AFTER`
-names, so listings keep related tables together.
+These are the tables every vendor and target shares (SLURM's releases, GPU models and their architectures). An
+accelerator vendor adds the tables of its stack and a target those of the software its fabric needs, each with its
+catalog part (`CatalogPart.software`, in clusterforge/accelerators/<vendor>/ or clusterforge/targets/<name>/):
+`tables_model` composes them in, each after the table its row's `AFTER` names, so listings keep related tables
+together.
 """
 
 from __future__ import annotations
@@ -51,40 +53,9 @@ class Row(BaseModel):
         return str(getattr(self, self.KEY))
 
 
-class CudaRow(Row):
-    KEY = "cuda"
-    cuda: Release
-    min_driver: Release = Field(description="oldest Linux driver of the release (CUDA release notes, Table 3)")
-
-
-class CudaMajorRow(Row):
-    """The driver branch minimum of a CUDA major version: under minor-version compatibility every release of the
-    major runs on it (with the limits NVIDIA lists), so a newer minor than the `cuda` table knows is checked against
-    it and warned about instead of refused."""
-
-    KEY = "cuda_major"
-    cuda_major: Release = Field(description="the major version, e.g. 13")
-    min_driver: Release = Field(description="oldest Linux driver of the major (CUDA release notes, Table 2)")
-
-
-class NcclRow(Row):
-    KEY = "nccl"
-    nccl: Release
-    cuda: Annotated[list[Release], Field(min_length=1, max_length=50,
-                                            description="CUDA versions NVIDIA builds this NCCL for")]
-
-
-class RocmRow(Row):
-    KEY = "rocm"
-    rocm: Release
-    rccl: Release = Field(description="the RCCL release ROCm ships")
-    amdgpu: Annotated[list[Release], Field(max_length=50, description=(
-        "amdgpu driver series (major.minor) AMD's matrix lists as compatible; empty: not recorded"))] = []
-
-
 class GpuModelRow(Row):
     """A GPU model as the catalog names it (`gpus.model`), the architecture it is of, and what `clusterforge health
-    perf` compares a measured GPU with: the names nvidia-smi / amd-smi report for it (how a node's result finds its
+    perf` compares a measured GPU with: the names its vendor's tools report for it (how a node's result finds its
     model) and the vendor's datasheet peaks (a GPU far below its peak is slow even when the whole fleet is).
 
     The peaks are figures with a source of their own (`performance_source`), separate from the architecture's."""
@@ -93,8 +64,8 @@ class GpuModelRow(Row):
     gpu_model: Short = Field(description="the catalog's gpus.model, e.g. B200")
     architecture: Short = Field(description="a row of the gpu_architecture table, e.g. Blackwell")
     reported_names: Annotated[list[Short], Field(max_length=20, description=(
-        "the names `nvidia-smi --query-gpu=name` or `amd-smi static` report for this model, e.g. "
-        "NVIDIA H100 80GB HBM3"))] = []
+        "the names its vendor's management tool reports for this model as its product name: \"H100 80GB HBM3\" "
+        "after the vendor's name"))] = []
     bf16_dense_tflops: Annotated[float, Field(gt=0, le=1_000_000, description=(
         "the datasheet's dense BF16 tensor throughput in TFLOP/s (without structured sparsity)"))] | None = None
     hbm_tb_s: Annotated[float, Field(gt=0, le=10_000, description=(
@@ -109,12 +80,13 @@ class GpuModelRow(Row):
 
 
 class ArchitectureRow(Row):
-    """The oldest driver (NVIDIA) or ROCm release (AMD) that supports a GPU architecture."""
+    """The oldest release of its vendor's stack that supports a GPU architecture: a driver or a platform release,
+    as the vendor's SW-005 check (its `architecture_checks`) reads it."""
 
     KEY, TABLE = "architecture", "gpu_architecture"
     architecture: Short
-    min_driver: Release | None = Field(None, description="oldest NVIDIA Linux driver that supports it")
-    min_rocm: Release | None = Field(None, description="oldest ROCm release that supports it")
+    min_driver: Release | None = Field(None, description="oldest Linux driver that supports it (driver vendors)")
+    min_rocm: Release | None = Field(None, description="oldest platform release that supports it (platform vendors)")
 
 
 YEAR_MONTH = r"^20[0-9]{2}-(0[1-9]|1[0-2])$"
@@ -147,12 +119,8 @@ class Tables(BaseModel):
 class SoftwareTables(Tables):
     """The tables of one catalog file; every one may be empty or absent."""
 
-    # the tables every target shares; tables_model adds the targets' own
+    # the tables every vendor and target shares; tables_model adds the vendors' and the targets' own
 
-    cuda: Annotated[list[CudaRow], Field(max_length=1000)] = []
-    cuda_major: Annotated[list[CudaMajorRow], Field(max_length=100)] = []
-    nccl: Annotated[list[NcclRow], Field(max_length=1000)] = []
-    rocm: Annotated[list[RocmRow], Field(max_length=1000)] = []
     slurm: Annotated[list[SlurmRow], Field(max_length=1000)] = []
     gpu_model: Annotated[list[GpuModelRow], Field(max_length=1000)] = []
     gpu_architecture: Annotated[list[ArchitectureRow], Field(max_length=100)] = []
@@ -212,9 +180,14 @@ class SoftwareCatalog:
                 yield table, rows[version]
 
     def row(self, kind: type[R], version: str) -> R | None:
-        """The row of `version` in the table of rows of `kind` (e.g. `row(CudaRow, "12.8")`)."""
+        """The row of `version` in the table of rows of `kind` (e.g. `row(SlurmRow, "24.11")`)."""
         found = self._rows.get(kind.table(), {}).get(version)
         return found if isinstance(found, kind) else None
+
+    def row_in(self, table: str, version: str) -> Row | None:
+        """The row of `version` in the table named `table`: how a target reads a vendor's table (the vendor's row
+        class is not the target's to import)."""
+        return self._rows.get(table, {}).get(version)
 
     def versions(self, table: str) -> list[str]:
         """The versions a table knows, oldest first (for 'known: ...' hints)."""

@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-import clusterforge.accelerators as accelerators
+import clusterforge.accelerator_kernel as accelerators
 from clusterforge.day2.changes import Change
 from clusterforge.day2.rendered import Rendered
 from clusterforge.render.change_classes import COMPUTE_GROUP, CONTROLLER_GROUP, Effect, FabricHosts, Hosts, VendorGpus

@@ -36,7 +36,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from clusterforge.accelerators import accelerator, default
+from clusterforge.accelerator_kernel import accelerator, default
 from clusterforge.files.checkout import project_root
 from clusterforge.image import bootable as boot
 from clusterforge.lab import bake, image, repo
@@ -57,10 +57,6 @@ WHERE_FROM = re.compile(r"_(apt_repository|apt_repository_filename|apt_key_url|u
 # What a `lab` image leaves out: the GPU hosts' packages the lab's repository has no stand-in for (the NVIDIA
 # container toolkit, DCGM and its exporter); nodes without GPUs, the lab's and CI's, cannot run them anyway.
 LAB_GAPS = {"containers_gpu": False, "telemetry_dcgm_enabled": False}
-# the lab repository's pins (lab/repo.py Pins) by the role variable that sets each; the targets' stand-ins name
-# their own (`StandIns.pins`)
-LAB_PIN_FIELDS = {"nccl_version": "nccl", "nvidia_driver_cuda_version": "cuda",
-                  "nvidia_driver_version": "nvidia_driver", "lustre_client_version": "lustre_client"}
 
 
 @dataclass(frozen=True)
@@ -161,8 +157,7 @@ def lab_pins(settings: Mapping[str, Any], own: Mapping[str, Any]) -> repo.Pins:
 
     merged = {**settings, **own}
     lustre = merged.get("lustre_client_version") or role_default("lustre_client", "lustre_client_version")
-    values = {name: str(merged.get(var)) for var, name in LAB_PIN_FIELDS.items()} | {"lustre_client": str(lustre)}
-    return repo.Pins(**values, others=repo.other_pins(merged))
+    return repo.Pins(lustre_client=str(lustre), others=repo.other_pins(merged))
 
 
 def base_recipe() -> bytes:

@@ -54,13 +54,11 @@ class Timings:
 
 
 def lab_pins(rendered: Path) -> repo.Pins:
-    """The versions the repository serves: the blueprint's pins (the targets' stand-ins' too); the Lustre client's is
-    the role's default (the blueprint has no Lustre client pin)."""
+    """The versions the repository serves: the blueprint's pins (its vendors' and targets' stand-ins'); the Lustre
+    client's is the role's default (the blueprint has no Lustre client pin)."""
     gv = group_vars(rendered)
     lustre = gv.get("lustre_client_version") or role_default("lustre_client", "lustre_client_version")
-    return repo.Pins(nccl=str(gv["nccl_version"]), cuda=str(gv["nvidia_driver_cuda_version"]),
-                     nvidia_driver=str(gv["nvidia_driver_version"]), lustre_client=str(lustre),
-                     others=repo.other_pins(gv))
+    return repo.Pins(lustre_client=str(lustre), others=repo.other_pins(gv))
 
 
 def role_default(role: str, variable: str) -> object:

@@ -12,18 +12,13 @@ import yaml
 from clusterforge.files.atomic import write_text
 from clusterforge.lab.bmc_service import BmcFiles
 from clusterforge.lab.paths import LabPaths
-from clusterforge.lab.repo import APT_LINE, Repo
+from clusterforge.lab.repo import ON_COMPUTE, Repo, apt_source
 
-REPO_FILE = "clusterforge-lab"
 KERNEL_LOG_FILE = "/run/clusterforge-lab/kmsg"  # made at boot by the image's cf-lab-boot unit (data/Containerfile)
-ON_COMPUTE = "{{ inventory_hostname in groups['slurm_compute'] | default([]) }}"
 
 
 def lab_vars(paths: LabPaths, repo: Repo) -> dict[str, Any]:
-    local: dict[str, Any] = {}
-    for role in ("nvidia_driver", "nccl", "lustre_client", "containers"):
-        local |= {f"{role}_apt_repository": APT_LINE, f"{role}_apt_repository_filename": REPO_FILE,
-                  f"{role}_apt_key_url": ""}
+    local = apt_source("lustre_client") | apt_source("containers")
     return {
         "ansible_user": "root",
         "ansible_ssh_common_args": f"-F {paths.ssh_config}",
@@ -35,17 +30,10 @@ def lab_vars(paths: LabPaths, repo: Repo) -> dict[str, Any]:
         # slurm.containers: the stand-in has no spank_pyxis.so, and a pyxis line in plugstack.conf would make
         # every srun in the lab fail.
         "containers_enabled": True,
-        # The lab's nodes have no GPUs; the driver and NCCL roles install and configure on compute nodes anyway
-        # and skip only the device steps. The health check then checks NCCL but not GPUs or fabric ports.
-        "nvidia_driver_enabled": ON_COMPUTE,
-        # The lab's compute nodes stand in for the trays of one NVLink domain: the imex role installs the stand-in
-        # package and writes their node list; the daemon needs the driver and is skipped.
-        "imex_enabled": ON_COMPUTE,
-        "imex_domain_hosts": "{{ groups['slurm_compute'] | default([]) }}",
-        "nccl_enabled": ON_COMPUTE,
+        # The lab's nodes have no GPUs: the vendor's stand-ins (repo.variables()) run its roles on compute nodes,
+        # which skip only the device steps; the health check checks neither fabric ports nor Lustre.
         # power-saved pools: a dead container is replaced within 20 s of reconcile noticing, not 60
         "slurm_power_save_reconcile_s": 20,
-        "health_check_nccl": True,
         "health_check_infiniband": False,
         # No Lustre server in the lab (the client is installed, not mounted); /shared is a podman volume.
         "health_check_lustre": False,
@@ -55,7 +43,7 @@ def lab_vars(paths: LabPaths, repo: Repo) -> dict[str, Any]:
         "health_kernel_log_file": KERNEL_LOG_FILE,
         # The controller stands in for a subnet-manager host so the opensm path runs too.
         "infiniband_opensm_hosts": "{{ groups['slurm_controller'] | default([]) }}",
-        **repo.variables(),  # the targets' stand-ins: where their roles find them
+        **repo.variables(),  # the vendors' and the targets' stand-ins: where their roles find them
         **local,
     }
 

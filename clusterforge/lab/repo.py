@@ -1,13 +1,11 @@
 """The lab's local apt repository: the vendor packages the hardware roles install, which no Debian mirror has.
 
-NCCL is real: `libnccl2` carries the `libnccl.so.2` from PyPI's nvidia-nccl-cu<CUDA major> wheel of the pinned
-version, so the nccl role's ncclGetVersion check tests the real library. The driver, Fabric Manager, IMEX, Lustre
-client, enroot and pyxis are stand-ins with the real names and versions and no payload: they let the roles' install
-paths (repository, pin, packages, checksum) run on machines without the vendors' repositories. A target whose nodes
-need software of its own (a cloud's fabric plugin and installer) brings its stand-ins from its folder
-(its `lab_standins.py`'s `STANDINS`, a `StandIns`): their packages, the files fetched by URL beside them, and the
-lab variables
-that point the roles at them.
+The Lustre client, enroot and pyxis are stand-ins with the real names and versions and no payload: they let the
+roles' install paths (repository, pin, packages, checksum) run on machines without the vendors' repositories. An
+accelerator vendor (its GPU stack: clusterforge/accelerators/<vendor>/lab_standins.py) and a target whose nodes need
+software of their own (a cloud's fabric plugin and installer: clusterforge/targets/<name>/lab_standins.py) bring
+their stand-ins from their folders (`STANDINS`, a `StandIns`): their packages, the files fetched by URL beside them,
+and the lab variables that point the roles at them.
 The repository is mounted read-only into every node at MOUNT and served as a flat `file:` repository.
 """
 
@@ -16,11 +14,8 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import inspect
-import shutil
 import subprocess
-import sys
 import tempfile
-import zipfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -37,6 +32,14 @@ MOUNT = "/srv/clusterforge-repo"
 APT_LINE = f"deb [trusted=yes] file:{MOUNT} ./"
 LIBDIR = "usr/lib/x86_64-linux-gnu"
 STANDIN = "clusterforge lab stand-in: the real package's name and version, none of its files"
+REPO_FILE = "clusterforge-lab"
+ON_COMPUTE = "{{ inventory_hostname in groups['slurm_compute'] | default([]) }}"  # a role switched on per node
+
+
+def apt_source(role: str) -> dict[str, str]:
+    """The lab variables that point a role's apt source at this repository (no signing key: it is trusted)."""
+    return {f"{role}_apt_repository": APT_LINE, f"{role}_apt_repository_filename": REPO_FILE,
+            f"{role}_apt_key_url": ""}
 
 
 def _containers_default(variable: str) -> str:
@@ -48,23 +51,16 @@ def _containers_default(variable: str) -> str:
 @dataclass(frozen=True)
 class Pins:
     """The versions to serve, from the rendered group_vars (the blueprint's software pins); enroot's and pyxis's
-    are the containers role's defaults unless given. `others` are the targets' stand-ins' pins: each role variable
-    a `StandIns` names (`StandIns.pins`) with its rendered version."""
+    are the containers role's defaults unless given. `others` are the vendors' and the targets' stand-ins' pins:
+    each role variable a `StandIns` names (`StandIns.pins`) with its rendered version."""
 
-    nccl: str
-    cuda: str
-    nvidia_driver: str
     lustre_client: str
     enroot: str = field(default_factory=lambda: _containers_default("containers_enroot_version"))
     pyxis: str = field(default_factory=lambda: _containers_default("containers_pyxis_version"))
     others: tuple[tuple[str, str], ...] = ()
 
-    @property
-    def driver_branch(self) -> str:
-        return self.nvidia_driver.split(".")[0]
-
     def pin(self, variable: str) -> str:
-        """The version of a target's stand-in, by the role variable that pins it."""
+        """The version of a vendor's or a target's stand-in, by the role variable that pins it."""
         return dict(self.others)[variable]
 
 
@@ -73,8 +69,9 @@ Build = Callable[[Path], None]  # writes the file at the path it is given
 
 @dataclass(frozen=True)
 class StandIns:
-    """What a target adds to the lab's repository (its `lab_standins.py`'s `STANDINS`): stand-ins for the software
-    its nodes install, at the versions of the role variables in `pins` (read from the render's group_vars)."""
+    """What an accelerator vendor or a target adds to the lab's repository (its `lab_standins.py`'s `STANDINS`):
+    stand-ins for the software its nodes install, at the versions of the role variables in `pins` (read from the
+    render's group_vars)."""
 
     pins: tuple[str, ...]
     packages: Callable[[Pins], list[tuple[str, str, Build]]]
@@ -86,15 +83,18 @@ class StandIns:
 
 
 def standins() -> list[StandIns]:
-    """Every registered target's stand-ins, in the registry's order."""
+    """Every registered accelerator vendor's stand-ins, then every registered target's, in the registries' order."""
+    from clusterforge.accelerator_kernel import registered as vendors
+    from clusterforge.accelerator_kernel import vendor_value
     from clusterforge.target_kernel import registered, stage_value
 
-    return [made for target in registered().values()
-            if (made := stage_value(target, "lab_standins", "STANDINS", StandIns)) is not None]
+    made = [vendor_value(vendor, "lab_standins", "STANDINS", StandIns) for vendor in vendors().values()]
+    made += [stage_value(target, "lab_standins", "STANDINS", StandIns) for target in registered().values()]
+    return [one for one in made if one is not None]
 
 
 def other_pins(variables: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
-    """The targets' stand-ins' pins from rendered variables (all.yml, or a pool's own over it)."""
+    """The vendors' and the targets' stand-ins' pins from rendered variables (all.yml, or a pool's own over it)."""
     return tuple((name, str(variables.get(name))) for made in standins() for name in made.pins)
 
 
@@ -111,7 +111,7 @@ class Repo:
     """The stand-ins' files by their key: (file name inside the repository, sha256)."""
 
     def variables(self) -> dict[str, Any]:
-        """The lab variables of every target's stand-ins, pointing at these files."""
+        """The lab variables of every vendor's and target's stand-ins, pointing at these files."""
         located = {key: (f"file://{MOUNT}/{name}", digest) for key, (name, digest) in self.files.items()}
         return {key: value for made in standins() for key, value in made.variables(located).items()}
 
@@ -129,7 +129,8 @@ def _locked(root: Path) -> Iterator[None]:
 
 
 def ensure(pins: Pins, say: Callable[[str], None] | None = None) -> Repo:
-    """Build what is missing for these pins (NCCL needs PyPI once) and refresh the index."""
+    """Build what is missing for these pins (a real library from PyPI may be fetched once) and refresh the
+    index."""
     root = repo_root()
     made = standins()
     with _locked(root):
@@ -153,25 +154,16 @@ def ensure(pins: Pins, say: Callable[[str], None] | None = None) -> Repo:
 
 
 def _packages(pins: Pins) -> list[tuple[str, str, Callable[[Path], None]]]:
-    nccl_version = f"{pins.nccl}-1+cuda{pins.cuda}"
-    driver = f"{pins.nvidia_driver}-1"
+    """The stand-ins every lab serves whatever its vendors and targets: the Lustre client, enroot and pyxis."""
     lustre = f"{pins.lustre_client}-1"
     enroot = f"{pins.enroot}-1"
     pyxis = f"{pins.pyxis}-1"
     return [
-        ("libnccl2", nccl_version, lambda deb: _nccl(deb, pins, dev=False)),
-        ("libnccl-dev", nccl_version, lambda deb: _nccl(deb, pins, dev=True)),
-        (f"cuda-drivers-{pins.driver_branch}", driver,
-         lambda deb: standin(deb, f"cuda-drivers-{pins.driver_branch}", driver, "NVIDIA driver metapackage")),
-        (f"nvidia-fabricmanager-{pins.driver_branch}", driver,
-         lambda deb: standin(deb, f"nvidia-fabricmanager-{pins.driver_branch}", driver, "NVIDIA Fabric Manager")),
-        (f"nvidia-imex-{pins.driver_branch}", driver,
-         lambda deb: standin(deb, f"nvidia-imex-{pins.driver_branch}", driver, "NVIDIA IMEX (multi-node NVLink)")),
         ("lustre-client-utils", lustre,
          lambda deb: standin(deb, "lustre-client-utils", lustre, "Lustre client utilities")),
         ("lustre-client-modules-dkms", lustre,
          lambda deb: standin(deb, "lustre-client-modules-dkms", lustre, "Lustre client kernel modules (DKMS)")),
-        # NVIDIA/enroot's release .debs and pyxis's `make deb`, with the dependencies between them they declare
+        # enroot's release .debs and pyxis's `make deb`, with the dependencies between them they declare
         ("enroot", enroot, lambda deb: standin(deb, "enroot", enroot, "Unprivileged container sandboxing utility")),
         ("enroot+caps", enroot,
          lambda deb: standin(deb, "enroot+caps", enroot, "enroot's extra capabilities for unprivileged image import",
@@ -182,13 +174,13 @@ def _packages(pins: Pins) -> list[tuple[str, str, Callable[[Path], None]]]:
     ]
 
 
-def _control(name: str, version: str, description: str, extra: str = "") -> str:
+def control(name: str, version: str, description: str, extra: str = "") -> str:
     return (f"Package: {name}\nVersion: {version}\nArchitecture: amd64\n"
             f"Maintainer: clusterforge lab <lab@localhost>\nSection: misc\nPriority: optional\n"
             f"{extra}Description: {description}\n")
 
 
-def _build(tree: Path, deb: Path, compress: str = "gzip") -> None:
+def build_deb(tree: Path, deb: Path, compress: str = "gzip") -> None:
     tmp = deb.with_suffix(".tmp")
     proc = subprocess.run(["dpkg-deb", "--root-owner-group", f"-Z{compress}", "--build", str(tree), str(tmp)],
                           capture_output=True, text=True, check=False)
@@ -201,68 +193,11 @@ def standin(deb: Path, name: str, version: str, what: str, extra: str = "") -> N
     with tempfile.TemporaryDirectory(dir=deb.parent) as tmp:
         tree = Path(tmp)
         (tree / "DEBIAN").mkdir()
-        (tree / "DEBIAN/control").write_text(_control(name, version, f"{what} ({STANDIN})", extra))
+        (tree / "DEBIAN/control").write_text(control(name, version, f"{what} ({STANDIN})", extra))
         doc = tree / "usr/share/doc" / name
         doc.mkdir(parents=True)
         (doc / "README.clusterforge-lab").write_text(f"{what} {version}: {STANDIN}.\n")
-        _build(tree, deb)
-
-
-# NVIDIA publishes NCCL on PyPI per CUDA major (nvidia-nccl-cu12, nvidia-nccl-cu13), newer releases under newer
-# manylinux tags (2.30.7 for CUDA 13 is manylinux_2_18 only): every tag a glibc-2.28 x86_64 host accepts.
-NCCL_PLATFORMS = ("manylinux1_x86_64", "manylinux2014_x86_64", "manylinux_2_17_x86_64", "manylinux_2_18_x86_64",
-                  "manylinux_2_24_x86_64", "manylinux_2_27_x86_64", "manylinux_2_28_x86_64")
-
-
-def nccl_wheel_name(pins: Pins) -> str:
-    """The PyPI distribution that carries NCCL for the pinned CUDA's major version."""
-    return f"nvidia-nccl-cu{pins.cuda.split('.')[0]}"
-
-
-def _nccl_wheel(pins: Pins) -> Path:
-    wheels = shared_cache() / "wheels"
-    name = nccl_wheel_name(pins)
-    pattern = f"{name.replace('-', '_')}-{pins.nccl}-*.whl"
-    found = sorted(wheels.glob(pattern))
-    if found:
-        return found[0]
-    wheels.mkdir(parents=True, exist_ok=True)
-    platforms = [arg for platform in NCCL_PLATFORMS for arg in ("--platform", platform)]
-    proc = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
-                           *platforms, "--python-version", "3.11", "--dest", str(wheels), f"{name}=={pins.nccl}"],
-                          capture_output=True, text=True, check=False)
-    found = sorted(wheels.glob(pattern))
-    if proc.returncode != 0 or not found:
-        raise ClusterforgeError(Problem(
-            f"cannot download {name}=={pins.nccl} from PyPI: {proc.stderr.strip()[-300:]}",
-            "software.nccl", hint=f"pin an NCCL version that PyPI's {name} has (CUDA {pins.cuda}), or check the "
-            "network"))
-    return found[0]
-
-
-def _nccl(deb: Path, pins: Pins, dev: bool) -> None:
-    wheel = _nccl_wheel(pins)
-    version = f"{pins.nccl}-1+cuda{pins.cuda}"
-    with tempfile.TemporaryDirectory(dir=deb.parent) as tmp, zipfile.ZipFile(wheel) as zf:
-        tree = Path(tmp)
-        (tree / "DEBIAN").mkdir()
-        lib = tree / LIBDIR
-        lib.mkdir(parents=True)
-        if dev:
-            include = tree / "usr/include"
-            include.mkdir(parents=True)
-            (include / "nccl.h").write_bytes(zf.read("nvidia/nccl/include/nccl.h"))
-            (lib / "libnccl.so").symlink_to("libnccl.so.2")
-            control = _control("libnccl-dev", version, "NVIDIA NCCL development files (nccl.h)",
-                               f"Depends: libnccl2 (= {version})\n")
-        else:
-            with zf.open("nvidia/nccl/lib/libnccl.so.2") as src, open(lib / f"libnccl.so.{pins.nccl}", "wb") as dst:
-                shutil.copyfileobj(src, dst, 1 << 20)
-            (lib / "libnccl.so.2").symlink_to(f"libnccl.so.{pins.nccl}")
-            control = _control("libnccl2", version, f"NVIDIA NCCL {pins.nccl} (libnccl.so.2 from PyPI's {wheel.name})",
-                               "Depends: libc6, libstdc++6\n")
-        (tree / "DEBIAN/control").write_text(control)
-        _build(tree, deb, compress="none" if not dev else "gzip")
+        build_deb(tree, deb)
 
 
 def _digests(path: Path, *algorithms: str) -> list[str]:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, Discriminator, Field, StringConstraints, Tag
 
-from clusterforge.accelerators import stacks
+from clusterforge.accelerator_kernel import stacks
 from clusterforge.core.purchase import Purchase
 from clusterforge.core.text import (
     CatalogKey,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from clusterforge.accelerators import accelerator, default, instance_default
+from clusterforge.accelerator_kernel import accelerator, default, instance_default
 from clusterforge.catalog import Gpus, Instance, Server
 from clusterforge.files.yamlsource import PathKey
 from clusterforge.model import Cluster, Pool, Software

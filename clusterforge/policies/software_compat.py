@@ -1,12 +1,10 @@
-"""Compatibility as the vendors state it, read from the software tables (catalog data, a source per row).
+"""What every compatibility check shares: a release looked up in the software tables (catalog data, a source per
+row), and the drafts for a release they lack or that is newer than every row.
 
-- NVIDIA: a CUDA release needs its driver minimum; a CUDA minor newer than the tables know runs, under minor-version
-  compatibility, on its major's driver branch minimum; NCCL is built per CUDA major.
-- AMD: ROCm ships one RCCL and lists the amdgpu driver series it runs on.
-- Every GPU architecture has an oldest driver (NVIDIA) or ROCm release (AMD) that supports it.
-- A target checks the software its own nodes need with its own tables (its `software_checks.py`'s
-  `software_checks`), with the helpers
-  here: on AWS the EFA pieces and the Neuron SDK (clusterforge/targets/aws/software_checks.py).
+Each accelerator vendor checks its own stack's pins against its own tables (its `software_checks.py` in
+clusterforge/accelerators/<vendor>/), and a target the software its own nodes need beyond the stack (its
+`software_checks.py`), both with the helpers here; every GPU architecture has an oldest release of its vendor's
+stack that supports it (`pool_architectures` finds the pools' architectures for the vendor's SW-005 check).
 
 A release newer than every row of its table is a warning that the tables are behind (a site adds the row with
 `--catalog` once it has qualified the set); a release inside the known range that no row lists, and a set the rows
@@ -20,20 +18,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from clusterforge.accelerators import accelerator
-from clusterforge.catalog.software import (
-    ArchitectureRow,
-    CudaMajorRow,
-    CudaRow,
-    GpuModelRow,
-    NcclRow,
-    RocmRow,
-    Row,
-    SoftwareCatalog,
-    version_tuple,
-)
+from clusterforge.accelerator_kernel import accelerator
+from clusterforge.catalog.software import ArchitectureRow, GpuModelRow, Row, SoftwareCatalog, version_tuple
 from clusterforge.core.hints import known as known_names
-from clusterforge.model import Software
 from clusterforge.policies.findings import Draft
 from clusterforge.policies.pool_software import PoolSet
 
@@ -81,63 +68,10 @@ def lookup(tables: SoftwareCatalog, kind: type[Row], version: str, what: str,
     return None, unknown(tables, kind, version, what)
 
 
-def cuda(sw: Software, tables: SoftwareCatalog) -> Iterator[Draft]:
-    """Driver ≥ CUDA's minimum (the major's branch minimum for a newer minor), and NCCL has a build for this CUDA's
-    major version."""
-    driver, toolkit, collectives = sw.version("nvidia_driver"), sw.version("cuda"), sw.version("nccl")
-    release = tables.row(CudaRow, toolkit)
-    if release is not None:
-        if older(driver, release.min_driver):
-            yield Draft(("software", "nvidia_driver"), f"driver {driver} is older than "
-                        f"{release.min_driver}, the minimum for CUDA {toolkit}",
-                        f"use driver ≥ {release.min_driver} or an older CUDA")
-    elif newer(tables, CudaRow, toolkit, major=True):
-        major = str(version_tuple(toolkit)[0])
-        branch = tables.row(CudaMajorRow, major)
-        if branch is not None and older(driver, branch.min_driver):
-            yield Draft(("software", "nvidia_driver"), f"driver {driver} is older than "
-                        f"{branch.min_driver}, the minimum for any CUDA {major}.x (CUDA {toolkit} is newer than the "
-                        "tables know)", f"use driver ≥ {branch.min_driver}")
-        else:
-            checked = (f"the driver meets CUDA {major}.x's minimum {branch.min_driver} (minor-version compatibility)"
-                       if branch is not None else f"no driver minimum is recorded for CUDA {major}.x")
-            yield ahead(tables, CudaRow, toolkit, "CUDA", checked)
-    else:
-        yield unknown(tables, CudaRow, toolkit, "CUDA")
-    nccl, draft = lookup(tables, NcclRow, collectives, "NCCL", "its CUDA builds are not checked")
-    if draft is not None:
-        yield draft
-    if not isinstance(nccl, NcclRow):
-        return
-    cuda_major = version_tuple(toolkit)[:1]
-    usable = [b for b in nccl.cuda if version_tuple(b)[:1] == cuda_major and version_tuple(b) <= version_tuple(toolkit)]
-    if not usable:
-        yield Draft(("software", "nccl"), f"NCCL {collectives} has no build for CUDA {toolkit} (builds: "
-                    f"{', '.join(nccl.cuda)})", "pick an NCCL release built for this CUDA major version")
-
-
-def rocm(sw: Software, tables: SoftwareCatalog) -> Iterator[Draft]:
-    """ROCm is a known release, RCCL is the one it ships, the amdgpu driver is of a series AMD lists for it."""
-    assert sw.pin("rocm") is not None and sw.pin("rccl") is not None
-    release, collectives = sw.version("rocm"), sw.version("rccl")
-    row, draft = lookup(tables, RocmRow, release, "ROCm", "its RCCL and amdgpu series are not checked")
-    if draft is not None:
-        yield draft
-    if not isinstance(row, RocmRow):
-        return
-    if version_tuple(collectives) != version_tuple(row.rccl):
-        yield Draft(("software", "rccl"), f"ROCm {release} ships RCCL {row.rccl}, not {collectives}",
-                    f"pin rccl: {row.rccl}, or the ROCm release that ships {collectives}")
-    driver = sw.pin("amdgpu_driver")
-    if driver is not None and PIN.match(driver) and row.amdgpu and not any(
-            version_tuple(driver)[:2] == version_tuple(series)[:2] for series in row.amdgpu):
-        yield Draft(("software", "amdgpu_driver"), f"amdgpu {driver} is not of a series AMD lists for ROCm "
-                    f"{release} ({', '.join(row.amdgpu)})", "use a listed driver series")
-
-
-def architectures(pool_set: PoolSet, tables: SoftwareCatalog) -> Iterator[Draft]:
-    """The driver (NVIDIA) or ROCm release (AMD) is no older than the oldest that supports each pool's GPU
-    architecture; GPU models the tables do not map are not checked."""
+def pool_architectures(pool_set: PoolSet, tables: SoftwareCatalog) -> Iterator[tuple[ArchitectureRow, str]]:
+    """Each GPU architecture among the set's pools that the tables know, with how a message names its GPUs
+    ("<vendor> <model> (<architecture>, pool <names>)"): what a vendor's SW-005 check compares its stack's oldest
+    supporting release with. GPU models the tables do not map are not checked."""
     seen: dict[str, list[str]] = {}
     models: dict[str, tuple[str, str]] = {}
     for _, pool, gpus in pool_set.pools:
@@ -145,19 +79,8 @@ def architectures(pool_set: PoolSet, tables: SoftwareCatalog) -> Iterator[Draft]
         if model is not None:
             seen.setdefault(model.architecture, []).append(pool.name)
             models.setdefault(model.architecture, (accelerator(gpus.vendor).title, gpus.model))
-    sw = pool_set.software
     for name, pools in seen.items():
         arch = tables.row(ArchitectureRow, name)
-        if arch is None:
-            continue
-        vendor, model_name = models[name]
-        gpu = f"{vendor} {model_name} ({name}, pool {', '.join(pools)})"
-        driver, release = sw.version("nvidia_driver"), sw.version("rocm")
-        if pool_set.stack == "cuda" and arch.min_driver and PIN.match(driver) and older(driver, arch.min_driver):
-            yield Draft(("software", "nvidia_driver"), f"driver {driver} is older than {arch.min_driver}, "
-                        f"the oldest that supports {name}: {gpu}", f"use driver ≥ {arch.min_driver} (and a CUDA it "
-                        "supports)")
-        if pool_set.stack == "rocm" and arch.min_rocm and release and PIN.match(release) \
-                and older(release, arch.min_rocm):
-            yield Draft(("software", "rocm"), f"ROCm {release} is older than {arch.min_rocm}, the oldest that "
-                        f"supports {name}: {gpu}", f"use ROCm ≥ {arch.min_rocm} with its RCCL")
+        if arch is not None:
+            vendor, model_name = models[name]
+            yield arch, f"{vendor} {model_name} ({name}, pool {', '.join(pools)})"

@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-import clusterforge.accelerators as accelerators
+import clusterforge.accelerator_kernel as accelerators
 from clusterforge.catalog.slurm_changes import Daemon, changes
 from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.render.change_effects import Action as Action

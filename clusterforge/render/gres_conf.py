@@ -12,7 +12,7 @@ vendor's device numbers vary per host (AMD's render minors), `AutoDetect` on one
 
 from __future__ import annotations
 
-from clusterforge.accelerators import accelerator
+from clusterforge.accelerator_kernel import accelerator
 from clusterforge.render.context import RenderContext, conf_lines
 from clusterforge.render.manifest import RoleHandlers
 from clusterforge.render.slurm_conf import gpu_type, pool_path

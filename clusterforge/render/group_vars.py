@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from clusterforge.accelerators import default, registered
+from clusterforge.accelerator_kernel import default, registered
 from clusterforge.model import Account, Cluster, OnPremLustre, Qos, Rack
 from clusterforge.physics.electrical import apparent_kva
 from clusterforge.plan.model import Plan, RackLimits, SlurmPlan

@@ -23,6 +23,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import get_args
 
+from clusterforge.accelerator_kernel import registered as accelerators
+from clusterforge.accelerator_kernel import vendor_value
 from clusterforge.catalog import Catalog, CatalogPart, compose_catalog
 from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.model import Cluster, Pool
@@ -77,8 +79,11 @@ def blueprint_model() -> type[Cluster]:
 
 
 def catalog_parts() -> tuple[CatalogPart, ...]:
-    """Every registered target's part of the catalog, in the registry's order."""
-    return tuple(part for target in registered().values() if (part := catalog_part(target)) is not None)
+    """Every registered accelerator vendor's part of the catalog (its stack's software tables), then every
+    registered target's, each in its registry's order."""
+    vendors = (vendor_value(vendor, "catalog", "CATALOG", CatalogPart) for vendor in accelerators().values())
+    targets = (catalog_part(target) for target in registered().values())
+    return tuple(part for part in (*vendors, *targets) if part is not None)
 
 
 def load_catalog(extra: Sequence[Path] = ()) -> Catalog:

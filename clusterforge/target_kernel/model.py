@@ -14,7 +14,7 @@ from typing import Annotated, Any, Union
 
 from pydantic import BaseModel, Discriminator, Field, Tag, create_model
 
-from clusterforge.accelerators import registered as registered_vendors
+from clusterforge.accelerator_kernel import registered as registered_vendors
 from clusterforge.core.text import VersionPin
 from clusterforge.model import Cluster, OnPremLustre, Pool, Software, Storage, SwitchedFabric
 from clusterforge.model.blueprint import SoftwarePins

@@ -6,14 +6,13 @@ target implements only what it supports."""
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from collections.abc import Callable
 from functools import cache
 from types import ModuleType
 from typing import Any, TypeVar
 
 from clusterforge.catalog import CatalogPart
+from clusterforge.core.plugin_parts import plugin_function, plugin_part, plugin_value
 from clusterforge.target_kernel.protocol import BlueprintPart, NodePower, RenderPart, Target
 
 # The package whose folders are the targets, imported by name: the kernel sits below the target packages, which it
@@ -27,38 +26,19 @@ def stage_part(target: Target, module: str) -> ModuleType | None:
     (`clusterforge/targets/<name>/<module>.py`), which implements the interface that stage declares (render's
     `PowerSaveLaunch` is `powersave_launch.launch_data`). None where the target has no such module: it takes no part
     in that stage. Found by module, as its power-save provider is, so the stage names no target."""
-    name = f"{PACKAGES}.{target.name}.{module}"
-    try:
-        found = importlib.util.find_spec(name)
-    except ModuleNotFoundError:
-        return None
-    return None if found is None else importlib.import_module(name)
+    return plugin_part(f"{PACKAGES}.{target.name}", module)
 
 
 def stage_value(target: Target, module: str, name: str, kind: type[T]) -> T | None:
     """What a target gives a stage through its module of that stage (`stage_part`): `name` there, checked to be
-    the `kind` the stage declares (a class, or a runtime-checkable Protocol for a function), so the stage's use
-    of it type-checks against its own interface. None where the target has no such module; a module without it,
-    or with something else under that name, is the target's mistake, said as one."""
-    part = stage_part(target, module)
-    if part is None:
-        return None
-    found = getattr(part, name, None)
-    if not isinstance(found, kind):
-        raise RuntimeError(f"clusterforge/targets/{target.name}/{module}.py must define {name}, a {kind.__name__}")
-    return found
+    the `kind` the stage declares, so the stage's use of it type-checks against its own interface."""
+    return plugin_value(f"{PACKAGES}.{target.name}", module, name, kind)
 
 
 def stage_function(target: Target, module: str, name: str) -> Callable[..., Any] | None:
     """A function a target gives a stage through its module of that stage, as `stage_value` finds a value: the
     caller types it as the callback Protocol the stage declares (`SoftwareChecks`, `CostLines`)."""
-    part = stage_part(target, module)
-    if part is None:
-        return None
-    found = getattr(part, name, None)
-    if not callable(found):
-        raise RuntimeError(f"clusterforge/targets/{target.name}/{module}.py must define the function {name}")
-    return found  # type: ignore[no-any-return]
+    return plugin_function(f"{PACKAGES}.{target.name}", module, name)
 
 
 NO_BLUEPRINT = BlueprintPart()

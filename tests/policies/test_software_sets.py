@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from clusterforge.catalog.software import CudaRow
+from clusterforge.accelerators.nvidia.software import CudaRow
 from clusterforge.target_kernel import load_catalog
 from tests.policies.builders import aws, design, found
 
@@ -165,3 +165,19 @@ def test_a_site_row_is_checked_like_a_blueprint(cli, write) -> None:
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert f"{site}:3: software.cuda[0].cuda" in result.stderr
     assert f"{site}:3: software.cuda[0].source" in result.stderr
+
+
+def test_the_docs_examples_are_a_catalog_and_a_blueprint_the_rules_accept() -> None:
+    """docs/policies.md's "Adding a qualified software set" shows two files: a site's qualified set, which loads as
+    a catalog whose rows SW-001 then reads, and a cluster of two vendors, whose pools each pass their own vendor's
+    software rules."""
+    from clusterforge.policies.reference_software import MIXED_VENDORS, SITE_SET
+
+    qualified = load_catalog([SITE_SET]).software.row(CudaRow, "13.4")
+    assert qualified is not None and qualified.min_driver == "600.20.01"
+    example = yaml.safe_load(MIXED_VENDORS.read_text())
+    pools = [{**pool, "partition": "train"} for pool in example["pools"]]  # the builder's one partition
+    verdict = found(design(pools, software=example["software"]), level=None)
+    assert [i for i in verdict if i.startswith("SW-")] == []
+    wrong = {**pools[1], "software": {"rocm": "7.2.2", "rccl": "2.26.6"}}  # not the RCCL ROCm 7.2.2 ships
+    assert "SW-001" in found(design([pools[0], wrong], software=example["software"]))

@@ -1,11 +1,12 @@
-"""Software rules: each pool's stack is a known-compatible set (CUDA or ROCm, and what its target's nodes need
-beyond it: the EFA pieces and the Neuron SDK on AWS), versions are pinned, every pool's accelerators have their
-vendor's pins, and the driver supports the GPU architecture.
+"""Software rules: each pool's stack is a known-compatible set (its vendor's tables, and what its target's nodes
+need beyond it), versions are pinned, every pool's accelerators have their vendor's pins, and the stack supports the
+GPU architecture.
 
-Each pool is checked against its own accelerators' vendor's pins (or its own `software:` override), so NVIDIA and AMD
-partitions share one cluster (policies/pool_software.py). The compatibility tables are catalog data
-(`clusterforge/catalog/data/software.yaml`, and a target's own in its folder; a source per row); a site catalog adds
-the sets it has qualified. The rules only read them (policies/software_compat.py, a target's `software_checks.py`)."""
+Each pool is checked against its own accelerators' vendor's pins (or its own `software:` override), so partitions of
+several vendors share one cluster (policies/pool_software.py). The compatibility tables are catalog data (the shared
+ones in `clusterforge/catalog/data/software.yaml`, a vendor's or a target's own in its folder; a source per row); a
+site catalog adds the sets it has qualified. The checks are the vendor's and the target's (their
+`software_checks.py`, found by module), with the helpers of policies/software_compat.py."""
 
 from __future__ import annotations
 
@@ -13,10 +14,9 @@ import datetime as dt
 from collections.abc import Iterable, Iterator
 from typing import Any, Protocol
 
-from clusterforge.accelerators import accelerator, running, stack_pins
+from clusterforge.accelerator_kernel import accelerator, running, stack_pins, vendor_function
 from clusterforge.catalog.slurm_parameters import release_of
 from clusterforge.catalog.software import SlurmRow
-from clusterforge.policies import software_compat as compat
 from clusterforge.policies.config import Settings
 from clusterforge.policies.context import Context
 from clusterforge.policies.findings import Draft
@@ -28,11 +28,20 @@ from clusterforge.target_kernel import stage_function
 
 
 class SoftwareChecks(Protocol):
-    """What SW-001 asks of a target whose nodes need software of their own beyond their accelerators' stack (its
-    `software_checks.py`'s `software_checks`): the drafts for one set of pools on the same pins, given the
-    catalog's software tables and whether the stack's pins are complete."""
+    """What SW-001 asks of an accelerator vendor with compatibility tables, and of a target whose nodes need
+    software of their own beyond their accelerators' stack (the `software_checks` of the vendor's or the target's
+    `software_checks.py`): the drafts for one set of pools on the same pins, given the catalog's software tables and
+    whether the stack's pins are complete."""
 
     def __call__(self, pool_set: PoolSet, tables: Any, complete: bool) -> Iterable[Draft]:
+        ...
+
+
+class ArchitectureChecks(Protocol):
+    """What SW-005 asks of an accelerator vendor (its `architecture_checks.py`'s `architecture_checks`): the drafts for
+    one set of pools whose stack's release is older than the oldest that supports a pool's GPU architecture."""
+
+    def __call__(self, pool_set: PoolSet, tables: Any) -> Iterable[Draft]:
         ...
 
 
@@ -47,29 +56,30 @@ def _complete(pins: dict[str, str], stack: str) -> bool:
       "CUDA release notes (minimum driver per release, Table 2's branch minimum per CUDA major); NCCL builds per "
       "CUDA; ROCm/RCCL changelog and amdgpu matrix; the release notes of what a target's nodes need beyond the stack "
       "(its fabric's plugin and installer, its own accelerators' SDK). Each row names its own source in "
-      "clusterforge/catalog/data/software.yaml or its target's data/software.yaml; a site adds qualified sets with "
-      "--catalog",
+      "clusterforge/catalog/data/software.yaml or its vendor's or target's data/software.yaml; a site adds qualified "
+      "sets with --catalog",
       inputs=Inputs(("target", SOFTWARE, OVERRIDES, "pools[].hardware"), ("gpus", "accelerators"),
                     also="the catalog's software tables: built-in rows in "
-                    "`clusterforge/catalog/data/software.yaml` and each target's `data/software.yaml` (a source "
+                    "`clusterforge/catalog/data/software.yaml` and each vendor's and target's `data/software.yaml` "
+                    "(a source "
                     "each), a site's qualified sets from `--catalog` (see \"Adding a qualified software set\"); "
                     "`clusterforge catalog software` lists them"))
 def compatible_versions(ctx: Context, settings: Settings) -> Iterator[Draft]:
-    """Each pool's pins are a known-compatible set for the stack its accelerators run: CUDA (driver ≥ CUDA's
-    minimum, NCCL built for its major and, on EFA, the plugin and installer that fit and an installer no older than
-    the instance family's minimum), ROCm (its RCCL and amdgpu series) or Neuron (its driver and EFA pin). A release
-    newer than the tables know is a warning that says so, with what could still be checked; pools on the same pins are
-    checked once, and with more than one set the message names the pools."""
+    """Each pool's pins are a known-compatible set for the stack its accelerators run, as its vendor's
+    `software_checks` reads its tables, then what its target's nodes need beyond the stack (on EFA: the plugin and
+    installer that fit, an installer no older than the instance family's minimum). A release newer than the tables
+    know is a warning that says so, with what could still be checked; pools on the same pins are checked once, and
+    with more than one set the message names the pools."""
     tables, target = ctx.catalog.software, ctx.target
     sets = pool_sets(ctx)
     for pool_set in sets:
         sw = pool_set.software
         drafts: list[Draft] = []
         complete = _complete(sw.pins(), pool_set.stack)  # SW-002 and SW-004 report missing or unpinned versions
-        if complete and pool_set.stack == "rocm":
-            drafts += compat.rocm(sw, tables)
-        elif complete and pool_set.stack == "cuda":  # a stack without compatibility tables has nothing to check here
-            drafts += compat.cuda(sw, tables)
+        vendor: SoftwareChecks | None = vendor_function(running(pool_set.stack), "software_checks",
+                                                         "software_checks")
+        if vendor is not None:  # a vendor without compatibility tables has nothing to check here
+            drafts += vendor(pool_set, tables, complete)
         own: SoftwareChecks | None = stage_function(target, "software_checks", "software_checks")
         if own is not None:
             drafts += own(pool_set, tables, complete)
@@ -189,14 +199,18 @@ def _pins(stack: str) -> str:
       "the oldest driver per GPU architecture: NVIDIA GPU Operator platform support (HGX B200: 570.133.20 or "
       "later), NVIDIA and AMD release notes (ROCm 7.0 adds gfx950, the MI350 series); rows with their sources in "
       "clusterforge/catalog/data/software.yaml (`gpu_model`, `gpu_architecture`)",
-      inputs=Inputs(("software.nvidia_driver", "software.rocm", "pools[].software.{nvidia_driver,rocm}",
-                     "pools[].hardware"), ("gpus",), also="the catalog's `gpu_model` and `gpu_architecture` tables "
-                    "(a site adds rows with `--catalog`)"))
+      inputs=Inputs((SOFTWARE, OVERRIDES, "pools[].hardware"), ("gpus",), also="of the pins, the one each "
+                    "vendor's architecture check compares (its driver, or its platform release); the catalog's "
+                    "`gpu_model` and `gpu_architecture` tables (a site adds rows with `--catalog`)"))
 def driver_supports_architecture(ctx: Context, settings: Settings) -> Iterator[Draft]:
-    """Each pool's NVIDIA driver (or ROCm release, for AMD) is no older than the oldest that supports its GPUs'
-    architecture (Hopper, Blackwell, Blackwell Ultra, CDNA3, CDNA4, ...): a CUDA set that is compatible with itself
-    can still be too old for the GPU it runs on. GPU models the tables do not map are not checked."""
+    """Each pool's stack release (its vendor's driver, or its platform release) is no older than the oldest that
+    supports its GPUs' architecture (Hopper, Blackwell, Blackwell Ultra, CDNA3, CDNA4, ...), as its vendor's
+    `architecture_checks` compares them: a set compatible with itself can still be too old for the GPU it runs on.
+    GPU models the tables do not map are not checked."""
     tables = ctx.catalog.software
     sets = pool_sets(ctx)
     for pool_set in sets:
-        yield from located(list(compat.architectures(pool_set, tables)), sets, pool_set)
+        checks: ArchitectureChecks | None = vendor_function(running(pool_set.stack), "architecture_checks",
+                                                            "architecture_checks")
+        if checks is not None:
+            yield from located(list(checks(pool_set, tables)), sets, pool_set)

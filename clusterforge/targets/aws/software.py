@@ -1,7 +1,7 @@
 """Target aws's software tables: what EFA needs on every stack (the aws-ofi-nccl plugin NCCL loads, the EFA
-installer that bundles it, the oldest installer that drives each instance family's EFA devices) and the Neuron SDK
-of AWS's own Trainium and Inferentia, whose releases pin an EFA installer series. The rows are data with a source
-each (data/software.yaml beside this file); SW-001 checks a cluster on AWS against them (`software_checks.py`)."""
+installer that bundles it, the oldest installer that drives each instance family's EFA devices). The rows are data
+with a source each (data/software.yaml beside this file); SW-001 checks a cluster on AWS against them
+(`software_checks.py`)."""
 
 from __future__ import annotations
 
@@ -48,14 +48,4 @@ class EfaInstanceRow(Row):
     min_efa_installer: Release
 
 
-class NeuronRow(Row):
-    KEY = "neuron_sdk"
-    AFTER = "rocm"
-    DOC = ("`neuron_sdk`, `neuron_driver`, `efa_installer`", "Trainium pools: aws-neuronx-dkms is at least the "
-           "release's, and on AWS the EFA installer is of the series the release pins")
-    neuron_sdk: Release
-    neuron_driver: Release = Field(description="aws-neuronx-dkms of the release (the oldest driver it runs on)")
-    efa_installer: Release | None = Field(None, description="EFA installer series the release pins")
-
-
-TABLES = (AwsOfiNcclRow, EfaInstallerRow, EfaInstanceRow, NeuronRow)
+TABLES = (AwsOfiNcclRow, EfaInstallerRow, EfaInstanceRow)

@@ -2,7 +2,7 @@
 
 - The aws-ofi-nccl plugin fits NCCL and CUDA's major, and the EFA installer bundles that plugin.
 - Each instance family has an oldest installer that drives its EFA devices.
-- A Neuron SDK release has an oldest driver and pins an EFA installer series.
+- A Neuron SDK release pins an EFA installer series (the SDK's own table, clusterforge/accelerators/aws_neuron).
 
 The rule asks the cluster's target (this module's `software_checks`, found through the kernel) after the
 accelerators' own checks, with the same
@@ -18,7 +18,7 @@ from clusterforge.model import Software
 from clusterforge.policies.findings import Draft
 from clusterforge.policies.pool_software import PoolSet
 from clusterforge.policies.software_compat import PIN, lookup, older
-from clusterforge.targets.aws.software import AwsOfiNcclRow, EfaInstallerRow, EfaInstanceRow, NeuronRow
+from clusterforge.targets.aws.software import AwsOfiNcclRow, EfaInstallerRow, EfaInstanceRow
 from clusterforge.targets.aws.software_pins import efa_pins
 
 
@@ -69,30 +69,22 @@ def efa_instances(pool_set: PoolSet, tables: SoftwareCatalog) -> Iterator[Draft]
                         f"(`clusterforge catalog software --table efa_instance`)")
 
 
-def neuron(sw: Software, tables: SoftwareCatalog) -> Iterator[Draft]:
-    """The Neuron SDK is a known release, its driver no older than the release's, and the EFA installer of the
-    series the release pins."""
-    assert sw.pin("neuron_sdk") is not None and sw.pin("neuron_driver") is not None
-    release, driver = sw.version("neuron_sdk"), sw.version("neuron_driver")
-    row, draft = lookup(tables, NeuronRow, release, "Neuron SDK", "its driver and EFA series are not checked")
-    if draft is not None:
-        yield draft
-    if not isinstance(row, NeuronRow):
-        return
-    if older(driver, row.neuron_driver):
-        yield Draft(("software", "neuron_driver"), f"aws-neuronx-dkms {driver} is older than "
-                    f"{row.neuron_driver}, the driver of Neuron {release}", f"use ≥ {row.neuron_driver}")
+def neuron_efa(sw: Software, tables: SoftwareCatalog) -> Iterator[Draft]:
+    """On AWS with the Neuron SDK: the EFA installer is of the series the SDK's release pins (its vendor's
+    `neuron_sdk` table; the release and its driver are the vendor's own check)."""
+    row = tables.row_in("neuron_sdk", sw.version("neuron_sdk"))
+    series = getattr(row, "efa_installer", None)
     installer = efa_pins(sw).efa_installer
-    if row.efa_installer and version_tuple(installer)[:2] != version_tuple(row.efa_installer)[:2]:
-        yield Draft(("software", "efa_installer"), f"Neuron {release} pins EFA installer "
-                    f"{row.efa_installer}.x, not {installer}", f"pin efa_installer {row.efa_installer}.x")
+    if series and version_tuple(installer)[:2] != version_tuple(series)[:2]:
+        yield Draft(("software", "efa_installer"), f"Neuron {sw.version('neuron_sdk')} pins EFA installer "
+                    f"{series}.x, not {installer}", f"pin efa_installer {series}.x")
 
 
 def software_checks(pool_set: PoolSet, tables: SoftwareCatalog, complete: bool) -> Iterator[Draft]:
     """What SW-001 checks on AWS after the stack's own tables: with a complete CUDA set the plugin and installer,
-    with a complete Neuron set its release, driver and EFA series; the installer against every pool's family."""
+    with a complete Neuron set the installer's series; the installer against every pool's family."""
     if complete and pool_set.stack == "cuda":
         yield from efa(pool_set.software, tables)
     elif complete and pool_set.stack == "neuron":
-        yield from neuron(pool_set.software, tables)
+        yield from neuron_efa(pool_set.software, tables)
     yield from efa_instances(pool_set, tables)

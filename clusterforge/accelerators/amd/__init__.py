@@ -7,7 +7,7 @@ controller probed first, or a GPU partitioned into several (MI300X in CPX mode),
 not CUDA_VISIBLE_DEVICES as well, which ROCm would apply a second time to the already renumbered devices.
 """
 
-from clusterforge.accelerators.accelerator import Accelerator, Devices, PinVar
+from clusterforge.accelerator_kernel.accelerator import Accelerator, Devices, PinVar
 
 ACCELERATOR = Accelerator(
     name="amd", title="AMD", stack="rocm", stack_title="ROCm/RCCL", pins=("rocm", "rccl"),

@@ -4,7 +4,7 @@ The catalog calls the vendor `aws`; an instance type's `accelerators:` that name
 installs the Neuron pins, so none are rendered as role variables.
 """
 
-from clusterforge.accelerators.accelerator import Accelerator, Devices
+from clusterforge.accelerator_kernel.accelerator import Accelerator, Devices
 
 ACCELERATOR = Accelerator(
     name="aws", title="AWS Neuron", stack="neuron", stack_title="Neuron", pins=("neuron_sdk", "neuron_driver"),

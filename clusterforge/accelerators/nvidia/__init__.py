@@ -1,6 +1,6 @@
 """NVIDIA GPUs: CUDA and NCCL, `/dev/nvidia<i>` (Slurm's gpu/nvml), the roles' default vendor."""
 
-from clusterforge.accelerators.accelerator import Accelerator, Devices, PinVar
+from clusterforge.accelerator_kernel.accelerator import Accelerator, Devices, PinVar
 
 ACCELERATOR = Accelerator(
     name="nvidia", title="NVIDIA", stack="cuda", stack_title="CUDA/NCCL", pins=("nvidia_driver", "cuda", "nccl"),

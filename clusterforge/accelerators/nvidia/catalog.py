@@ -1,0 +1,10 @@
+"""What NVIDIA adds to the catalog (`CATALOG`): its software tables (software.py), filled from data/software.yaml."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from clusterforge.accelerators.nvidia.software import TABLES
+from clusterforge.catalog import CatalogPart
+
+CATALOG = CatalogPart(files=(Path(__file__).parent / "data" / "software.yaml",), software=TABLES)
