@@ -79,6 +79,10 @@ class Fake:
     def impaired(self) -> list[Instance]:
         return []
 
+    def in_place(self, nodes: Sequence[str]) -> dict[str, Instance]:
+        """None: a launch makes a new instance, so resume looks a node up with `find` first."""
+        return {}
+
 
 def config() -> PowerSaveConfig:
     return PowerSaveConfig(cluster="c1", provider="onprem", groups=(

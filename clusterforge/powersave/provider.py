@@ -59,12 +59,8 @@ class Provider(Protocol):
     def impaired(self) -> list[Instance]:
         """Live instances that failed a status check."""
 
-
-def in_place(provider: Provider, nodes: Sequence[str]) -> dict[str, Instance]:
-    """The nodes among `nodes` whose instance is their own server, powered in place, as instances: the provider's
-    `in_place(nodes)` where it has one (a server's BMC), else none (a cloud, whose launch makes a new instance).
-    A launch or terminate of such a node reads its state first and leaves it as it is when it is already so, so
-    resume and suspend ask them directly instead of `find` first: one read of each BMC per action, not two."""
-    own = getattr(provider, "in_place", None)
-    found: dict[str, Instance] = {} if own is None else own(nodes)
-    return found
+    def in_place(self, nodes: Sequence[str]) -> dict[str, Instance]:
+        """The nodes among `nodes` whose instance is their own server, powered in place, as instances, read from
+        nowhere: none for a cloud, whose launch makes a new instance; each for a server behind a BMC. A launch or
+        terminate of such a node reads its state first and leaves it as it is when it is already so, so resume and
+        suspend ask them directly instead of `find` first: one read of each BMC per action, not two."""

@@ -18,7 +18,7 @@ from pathlib import Path
 from clusterforge.core import hostlist
 from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.powersave.config import NodeGroup, PowerSaveConfig
-from clusterforge.powersave.provider import Instance, Provider, in_place
+from clusterforge.powersave.provider import Instance, Provider
 from clusterforge.powersave.slurm import RESUME_PREFIX, Slurm
 
 ADDRESS_TRIES = 5
@@ -101,7 +101,7 @@ def resume(config: PowerSaveConfig, provider: Provider, slurm: Slurm, nodes: Seq
     unknown = [n for n in nodes if config.group_of(n) is None]
     done.failed.update(dict.fromkeys(unknown, "not in the power-save file; re-render and reload"))
     known = [n for n in nodes if n not in unknown]
-    direct = in_place(provider, known)  # a server's launch reads it first: no `find` of it beforehand
+    direct = provider.in_place(known)  # a server's launch reads it first: no `find` of it beforehand
     existing = provider.find([n for n in known if n not in direct])
     done.already += len(existing)
     for group in config.groups:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from clusterforge.powersave.config import NodeGroup, PowerSaveConfig
-from clusterforge.powersave.provider import Instance, Launch, Provider, in_place
+from clusterforge.powersave.provider import Instance, Launch, Provider
 
 
 class Routed:
@@ -54,7 +54,7 @@ class Routed:
     def in_place(self, nodes: Sequence[str]) -> dict[str, Instance]:
         found: dict[str, Instance] = {}
         for name, part in self._split(nodes).items():
-            found.update(in_place(self.providers[name], part))
+            found.update(self.providers[name].in_place(part))
         return found
 
     def launch(self, group: NodeGroup, nodes: Sequence[str], minimum: int) -> Launch:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from clusterforge.powersave.provider import Instance, Provider, in_place
+from clusterforge.powersave.provider import Instance, Provider
 
 
 def suspend(provider: Provider, nodes: Sequence[str]) -> list[Instance]:
-    direct = in_place(provider, nodes)
+    direct = provider.in_place(nodes)
     found = [*direct.values(), *provider.find([n for n in nodes if n not in direct]).values()]
     if found:
         provider.terminate(found)

@@ -326,5 +326,9 @@ class Ec2Provider:
                                              s.get("SystemStatus", {}).get("Status")))
         return [i for i in self.everything() if i.id in ids]
 
+    def in_place(self, nodes: Sequence[str]) -> dict[str, Instance]:
+        """None: a launch makes a new instance, so resume looks a node up with `find` first."""
+        return {}
+
 
 PROVIDER = Ec2Provider  # what the programs make for this target (clusterforge.powersave.programs.provider_for)

@@ -54,5 +54,9 @@ class LabProvider:
     def impaired(self) -> list[Instance]:
         return self._instances({"op": "impaired"})
 
+    def in_place(self, nodes: Sequence[str]) -> dict[str, Instance]:
+        """None: a launch makes a new instance, so resume looks a node up with `find` first."""
+        return {}
+
 
 PROVIDER = LabProvider  # what the programs make for this target (clusterforge.powersave.programs.provider_for)
