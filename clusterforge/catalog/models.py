@@ -10,7 +10,7 @@ from pydantic_core import PydanticCustomError
 import clusterforge.accelerator_kernel as accelerators
 from clusterforge.catalog.prices import PriceTable
 from clusterforge.catalog.software import SoftwareTables
-from clusterforge.core.text import LINE_CHAR, CatalogKey
+from clusterforge.core.text import CatalogKey, OneLine
 from clusterforge.core.validation import expected, figure
 
 _BOOKKEEPING = {"kind", "form", "provider", "description", "sources", "notes"}
@@ -20,11 +20,13 @@ _BOOKKEEPING = {"kind", "form", "provider", "description", "sources", "notes"}
 GPU_MODEL = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$"
 GpuModel = Annotated[str, StringConstraints(pattern=GPU_MODEL), Field(description=expected(
     GPU_MODEL, "a GPU model of letters, digits, '.', '_' or '-' (at most 40 characters), e.g. H100-SXM5"))]
-LINE = rf"^{LINE_CHAR}{{1,200}}$"
-Line = Annotated[str, StringConstraints(pattern=LINE), Field(description=expected(
+ONE_LINE = OneLine(1, 200)
+LINE = ONE_LINE.pattern
+Line = Annotated[str, ONE_LINE, Field(description=expected(
     LINE, "one line of text without control characters, 1 to 200 characters"))]
-PROSE = rf"^{LINE_CHAR}{{0,2000}}$"
-Prose = Annotated[str, StringConstraints(pattern=PROSE), Field(description=expected(
+PROSE_LINE = OneLine(0, 2000)
+PROSE = PROSE_LINE.pattern
+Prose = Annotated[str, PROSE_LINE, Field(description=expected(
     PROSE, "text without control characters or line breaks, at most 2,000 characters"))]
 
 

@@ -22,7 +22,7 @@ from typing import Annotated, Any, get_origin
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, create_model
 
 from clusterforge.core.purchase import PURCHASES, Purchase
-from clusterforge.core.text import LINE_CHAR, CatalogKey
+from clusterforge.core.text import CatalogKey, OneLine
 from clusterforge.core.validation import expected, figure
 
 __all__ = ["PURCHASES", "FacilityPrices", "Figure", "Price", "PriceTable", "Purchase", "RegionalPrices",
@@ -50,8 +50,9 @@ def _iso(value: Any) -> Any:
 IsoDate = Annotated[str, BeforeValidator(_iso), StringConstraints(pattern=ISO_DATE), Field(description=expected(
     ISO_DATE, "an ISO date (2026-09-25), or a month (2026-09) or year (2025) where the source gives no day"))]
 LINK_SPEED = r"^[1-9][0-9]{0,5}G$"
-SOURCE = rf"^{LINE_CHAR}{{1,2000}}$"
-PriceSource = Annotated[str, StringConstraints(pattern=SOURCE), Field(description=expected(
+SOURCE_LINE = OneLine(1, 2000)
+SOURCE = SOURCE_LINE.pattern
+PriceSource = Annotated[str, SOURCE_LINE, Field(description=expected(
     SOURCE, "where the figure comes from: a URL or document, one line of at most 2,000 characters"))]
 REGION = r"^[a-z]{2}(-[a-z]+)+-[0-9]$"
 RegionName = Annotated[str, StringConstraints(pattern=REGION), Field(description=expected(

@@ -18,15 +18,17 @@ from typing import Annotated, Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_model, model_validator
 
-from clusterforge.core.text import LINE_CHAR
+from clusterforge.core.text import OneLine
 from clusterforge.core.validation import expected
 
 # A site catalog is as untrusted as a blueprint: a source is one line of text, a release plain numbers.
-SOURCE = rf"^{LINE_CHAR}{{3,500}}$"
-Source = Annotated[str, StringConstraints(pattern=SOURCE), Field(description=expected(
+SOURCE_LINE = OneLine(3, 500)
+SOURCE = SOURCE_LINE.pattern
+Source = Annotated[str, SOURCE_LINE, Field(description=expected(
     SOURCE, "one line of text without control characters, 3 to 500 characters"))]
-SHORT = rf"^{LINE_CHAR}{{3,120}}$"
-Short = Annotated[str, StringConstraints(pattern=SHORT), Field(description=expected(
+SHORT_LINE = OneLine(3, 120)
+SHORT = SHORT_LINE.pattern
+Short = Annotated[str, SHORT_LINE, Field(description=expected(
     SHORT, "one line of text without control characters, 3 to 120 characters"))]
 RELEASE = r"^[0-9]{1,6}(\.[0-9]{1,6}){0,3}$"
 Release = Annotated[str, StringConstraints(pattern=RELEASE), Field(description=expected(

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from types import UnionType
-from typing import Annotated, Any, Union, get_args, get_origin
+from typing import Annotated, Any, NamedTuple, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
@@ -28,6 +28,7 @@ SUFFIXES: dict[str, str] = {
 NAMES: dict[str, str] = {"voltage": "V", "amps": "A"}  # fields whose whole name is their quantity
 
 
+@cache
 @cache
 def unit_of(field: str) -> str | None:
     """The unit a field's name declares (`air_kw` and a bare `kw` → kW, `voltage` → V), or None."""
@@ -132,9 +133,9 @@ def slips(value: float, unit: str, plausible: tuple[float, float]) -> list[Slip]
     return [slip for slip in SLIPS.get(unit, ()) if low <= slip.convert(value) <= high]
 
 
-@dataclass(frozen=True)
-class Figure:
-    """One value of a figure in the blueprint: where it is, which field it is and who holds it."""
+class Figure(NamedTuple):
+    """One value of a figure in the blueprint: where it is, which field it is and who holds it (a tuple: a hall
+    yields tens of thousands, and a frozen dataclass costs several times as much to make)."""
 
     path: tuple[str | int, ...]
     kind: str  # the field's path without indexes: `site.rows[].racks[].feeds[].voltage`
@@ -146,9 +147,33 @@ class Figure:
     rack: str | None
 
 
+@cache
+def _has_name(model: type[BaseModel]) -> bool:
+    return "name" in model.model_fields
+
+
 def _named(value: Any) -> str | None:
+    """The model's `name`, where its class has one (asked of the class: a missing attribute costs pydantic a
+    slow lookup, tens of thousands of times in a hall)."""
+    if not (isinstance(value, BaseModel) and _has_name(type(value))):
+        return None
     name = getattr(value, "name", None)
     return name if isinstance(name, str) else None
+
+
+@cache
+def _walked(model: type[BaseModel]) -> tuple[tuple[str, str | None], ...]:
+    """The fields of a model class `figures` looks into, with the unit each declares (or None): those with a unit
+    and those whose type may hold a model; a hall repeats a few classes tens of thousands of times, and the rest of
+    their fields (names, enums, text) can hold neither."""
+    return tuple((name, unit_of(name)) for name, info in model.model_fields.items()
+                 if unit_of(name) is not None or _may_hold_model(info.annotation))
+
+
+def _may_hold_model(annotation: Any) -> bool:
+    """Whether a value of this type may be a model or a list of them (an untyped field may)."""
+    return annotation is Any or annotation is object or bool(_models(annotation)) or any(
+        _may_hold_model(arg) for arg in get_args(annotation) if arg is Any)
 
 
 def figures(root: BaseModel) -> Iterator[Figure]:
@@ -158,23 +183,28 @@ def figures(root: BaseModel) -> Iterator[Figure]:
     while stack:
         model, path, kind, owner, below, row, rack = stack.pop()
         found: list[Any] = []
-        for name in type(model).model_fields:
+        for name, unit in _walked(type(model)):
             value = getattr(model, name)
-            here, there, field = (*path, name), f"{kind}.{name}" if kind else name, f"{below}.{name}".lstrip(".")
-            items = list(enumerate(value)) if isinstance(value, list | tuple) else [(None, value)]
-            for index, item in items:
-                at = here if index is None else (*here, index)
-                if isinstance(item, BaseModel):
-                    noun = name.removesuffix("s") if index is not None else name
-                    named = _named(item)
-                    inner = ((noun, named), "") if named is not None else (owner, field)
-                    sub_row = named if noun == "row" else row
-                    sub_rack = named if noun == "rack" else rack
-                    found.append((item, at, there + ("[]" if index is not None else ""), *inner, sub_row, sub_rack))
-                elif isinstance(item, int | float) and not isinstance(item, bool):
-                    unit = unit_of(name)
-                    if unit is not None:
-                        yield Figure(at, there, unit, float(item), owner, field, row, rack)
+            if value is None:
+                continue
+            there, field = f"{kind}.{name}" if kind else name, f"{below}.{name}".lstrip(".")
+            if isinstance(value, list | tuple):
+                noun = name.removesuffix("s")
+                for index, item in enumerate(value):
+                    if isinstance(item, BaseModel):
+                        named = _named(item)
+                        found.append((item, (*path, name, index), f"{there}[]",
+                                      *(((noun, named), "") if named is not None else (owner, field)),
+                                      named if noun == "row" else row, named if noun == "rack" else rack))
+                    elif unit is not None and isinstance(item, int | float) and not isinstance(item, bool):
+                        yield Figure((*path, name, index), there, unit, float(item), owner, field, row, rack)
+            elif isinstance(value, BaseModel):
+                named = _named(value)
+                found.append((value, (*path, name), there,
+                              *(((name, named), "") if named is not None else (owner, field)),
+                              named if name == "row" else row, named if name == "rack" else rack))
+            elif unit is not None and isinstance(value, int | float) and not isinstance(value, bool):
+                yield Figure((*path, name), there, unit, float(value), owner, field, row, rack)
         stack.extend(reversed(found))
 
 
