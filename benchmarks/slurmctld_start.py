@@ -218,7 +218,7 @@ def build_image(rebuild: bool) -> None:
     if not rebuild and subprocess.run(["podman", "image", "exists", IMAGE]).returncode == 0:
         return
     if subprocess.run(["podman", "image", "exists", BASE]).returncode != 0:
-        sys.exit(f"{BASE} is missing: `clusterforge lab up` builds it (debootstrap of Debian trixie)")
+        sys.exit(f"{BASE} is missing: `clusterforge lab up` builds it (mmdebstrap of Debian trixie)")
     with tempfile.TemporaryDirectory(prefix="cf-bench-image-") as context:
         (Path(context) / "Containerfile").write_text(CONTAINERFILE)
         sh("podman", "build", "--network=host", "-t", IMAGE, context, quiet=True)

@@ -31,7 +31,7 @@ def messages(found: list) -> str:
 
 
 def test_a_prepared_host_has_no_problems() -> None:
-    assert host.problems(facts(), need_debootstrap=True) == []
+    assert host.problems(facts(), need_mmdebstrap=True) == []
 
 
 @pytest.mark.parametrize(("changes", "expected"), [
@@ -46,15 +46,15 @@ def test_a_prepared_host_has_no_problems() -> None:
     ({"ulimits": []}, 'default_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]'),
 ])
 def test_each_missing_prerequisite_says_what_to_do(changes: dict, expected: str) -> None:
-    text = messages(host.problems(facts(**changes), need_debootstrap=True))
+    text = messages(host.problems(facts(**changes), need_mmdebstrap=True))
     assert expected in text
     assert "scripts/lab-host-setup" in text or "run as root" in text
 
 
-def test_debootstrap_is_needed_only_to_build_the_base_image() -> None:
-    without = facts(tools=ALL_TOOLS | {"debootstrap": False})
-    assert host.problems(without, need_debootstrap=False) == []
-    assert "missing debootstrap" in messages(host.problems(without, need_debootstrap=True))
+def test_mmdebstrap_is_needed_only_to_build_the_base_image() -> None:
+    without = facts(tools=ALL_TOOLS | {"mmdebstrap": False})
+    assert host.problems(without, need_mmdebstrap=False) == []
+    assert "missing mmdebstrap" in messages(host.problems(without, need_mmdebstrap=True))
 
 
 def test_ulimits_are_read_from_the_last_containers_conf(tmp_path) -> None:

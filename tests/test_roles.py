@@ -240,3 +240,19 @@ def test_containers_accepts_only_keys_enroot_reads(key: str, reads: bool) -> Non
     pattern = load(ROOT / "roles" / "containers" / "vars" / "main.yml")["containers_enroot_key_pattern"]
     assert bool(re.match(pattern, key)) is reads
     assert bool(ENROOT_READS.match(key)) is reads
+
+
+def test_the_slurm_packages_install_without_starting_their_daemons() -> None:
+    """slurmd's package starts slurmd before the role has written slurm.conf, and systemd then waits its 90 s start
+    timeout (91 s of the lab's 184 s bake). The install runs under a policy-rc.d that refuses every start, and the
+    file goes after it, whatever happened, unless the host had one of its own."""
+    install = yaml.safe_load((ROOT / "roles/slurm/tasks/install.yml").read_text())
+    [guarded] = [task for task in install if any("ansible.builtin.apt" in inner for inner in task.get("block", []))]
+    block, always = guarded["block"], guarded["always"]
+    [policy] = [t for t in block if t.get("ansible.builtin.copy", {}).get("dest") == "/usr/sbin/policy-rc.d"]
+    assert policy["ansible.builtin.copy"]["content"].rstrip().endswith("exit 101")
+    apt = next(i for i, t in enumerate(block) if "ansible.builtin.apt" in t)
+    assert block.index(policy) < apt
+    [removed] = [t for t in always if t.get("ansible.builtin.file", {}).get("path") == "/usr/sbin/policy-rc.d"]
+    assert removed["ansible.builtin.file"]["state"] == "absent"
+    assert removed["when"] == policy["when"] == "not slurm_policy_rc.stat.exists"  # a site's own file stays

@@ -42,7 +42,7 @@ def lab_group() -> None:
     clusterforge lab drill NAME     inject a failure and measure detection, recovery and resume
     clusterforge lab down           remove every container, network and volume of the lab
 
-    Needs root, podman with runc and debootstrap: scripts/lab-host-setup installs and configures them.
+    Needs root, podman with runc and mmdebstrap: scripts/lab-host-setup installs and configures them.
     """
 
 

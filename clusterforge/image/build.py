@@ -93,7 +93,7 @@ def build(rendered_dir: Path, found: Sequence[NodeImage], say: Say, on_event: Ev
             raise ClusterforgeError(Problem(
                 f"{img.tag}: the lab's repository has no stand-ins for the {img.vendor} pools' stack",
                 "--sources", hint="use --sources vendor: the repositories the render names"))
-    host.require(need_debootstrap=not (podman_found() and podman.exists("image", image.BASE_IMAGE)))
+    host.require(need_mmdebstrap=not (podman_found() and podman.exists("image", image.BASE_IMAGE)))
     node_image = image.ensure_node(say)
     paths = LabPaths.of(f"cf-image-{os.getpid()}")
     nodes.ensure_ssh_key(paths)

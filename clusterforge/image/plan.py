@@ -8,7 +8,7 @@ pool first, so that pool's vars apply.
 
 The inputs hash (`NodeImage.inputs`) covers what the image is made of:
 
-- the base: the node image's recipe (Debian suite, debootstrap packages, lab/data/Containerfile), not its bytes,
+- the base: the node image's recipe (Debian suite, mmdebstrap packages, lab/data/Containerfile), not its bytes,
   so every machine with this checkout names the same image the same way and `--dry-run` needs no podman;
 - the roles: site.yml, every role's install steps, defaults and vars, the filter plugins (lab/bake.py
   `role_inputs`), the clean-up and the boot phase's packages and files (lab/selfboot.py);
@@ -161,7 +161,7 @@ def lab_pins(settings: Mapping[str, Any], own: Mapping[str, Any]) -> repo.Pins:
 
 
 def base_recipe() -> bytes:
-    """What the node image is built from: the suite, debootstrap's packages and the Containerfile."""
+    """What the node image is built from: the suite, mmdebstrap's packages and the Containerfile."""
     return (f"{image.SUITE}\0{','.join(image.PACKAGES)}\0".encode() + image.containerfile().read_bytes())
 
 

@@ -130,7 +130,7 @@ def prepare(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: i
             f"lab {paths.name} is already up", str(paths.state),
             hint="`clusterforge lab provision` to re-run, `clusterforge lab down` to remove it"))
     timings = Timings()
-    host.require(need_debootstrap=not podman_image_exists(image.BASE_IMAGE))
+    host.require(need_mmdebstrap=not podman_image_exists(image.BASE_IMAGE))
     paths.make()
     render(blueprint, catalogs, count, paths.render, ha)
     hosts = inventory_hosts(paths.render / "inventory/hosts.yml")

@@ -1,6 +1,6 @@
 """How long the lab's one-off steps took on this machine, so their announcements say it honestly.
 
-A first debootstrap or bake takes minutes and a fixed promise ("about a minute") is wrong on most machines: the
+A first base image or bake takes a while and a fixed promise ("about a minute") is wrong on most machines: the
 step's announcement names what it took here last time (or, on a first run, what it takes on the 2-core machine
 the lab is measured on) and its end names what it took now. Kept next to the lab's shared caches.
 """
@@ -20,7 +20,7 @@ Say = Callable[[str], None]
 
 # What each step took on the reference machine (2 cores, Debian mirror over the internet): benchmarks/README.md.
 FIRST_RUN = {
-    "debootstrap": "2-3 minutes on 2 cores, mostly downloads",
+    "mmdebstrap": "about 20 s on 2 cores, mostly downloads",
     "bake": "3-4 minutes on 2 cores",
 }
 

@@ -1,4 +1,4 @@
-"""Host prerequisites: podman (rootful, runc, netavark), debootstrap, and the containers.conf the lab needs.
+"""Host prerequisites: podman (rootful, runc, netavark), mmdebstrap, and the containers.conf the lab needs.
 
 Every missing piece becomes one Problem naming what to install or configure; `scripts/lab-host-setup` does
 all of it. Nothing here changes the host.
@@ -21,7 +21,7 @@ from clusterforge.core.errors import ClusterforgeError, Problem
 SETUP = "scripts/lab-host-setup"
 CONF_FILES = (Path("/usr/share/containers/containers.conf"), Path("/etc/containers/containers.conf"))
 PODMAN_DEFAULT_NOFILE = 1048576
-TOOLS = ("podman", "runc", "debootstrap", "iptables", "ssh", "ssh-keygen")
+TOOLS = ("podman", "runc", "mmdebstrap", "iptables", "ssh", "ssh-keygen")
 CONF = "/etc/containers/containers.conf"
 INOTIFY = Path("/proc/sys/fs/inotify/max_user_instances")
 SYSCTL_FILE = "/etc/sysctl.d/60-clusterforge-lab.conf"
@@ -68,7 +68,7 @@ def configured_ulimits(files: tuple[Path, ...] = CONF_FILES) -> list[str]:
     return found
 
 
-def problems(facts: HostFacts, need_debootstrap: bool) -> list[Problem]:
+def problems(facts: HostFacts, need_mmdebstrap: bool) -> list[Problem]:
     """Everything that stops the lab on this host, each with the fix."""
     out: list[Problem] = []
     fix = f"run {SETUP}"
@@ -76,8 +76,8 @@ def problems(facts: HostFacts, need_debootstrap: bool) -> list[Problem]:
         out.append(Problem("the lab needs rootful podman (privileged nodes with private cgroup namespaces)",
                            "host", hint="run as root or with sudo"))
     missing = [t for t in ("podman", "runc", "iptables", "ssh", "ssh-keygen") if not facts.tools.get(t)]
-    if need_debootstrap and not facts.tools.get("debootstrap"):
-        missing.append("debootstrap")
+    if need_mmdebstrap and not facts.tools.get("mmdebstrap"):
+        missing.append("mmdebstrap")
     if missing:
         packages = " ".join("openssh-client" if m.startswith("ssh") else m for m in dict.fromkeys(missing))
         out.append(Problem(f"missing {', '.join(missing)}", "host",
@@ -124,8 +124,8 @@ def require_inotify(nodes: int) -> None:
         raise ClusterforgeError(found)
 
 
-def require(need_debootstrap: bool, facts: HostFacts | None = None) -> None:
+def require(need_mmdebstrap: bool, facts: HostFacts | None = None) -> None:
     """Raise with every problem found, or return when the host can run the lab."""
-    found = problems(facts or gather(), need_debootstrap)
+    found = problems(facts or gather(), need_mmdebstrap)
     if found:
         raise ClusterforgeError(found)

@@ -1,6 +1,6 @@
 """Lab images, built locally and cached in podman storage (no registry is needed or used).
 
-`base`: a Debian trixie rootfs (SLURM 24.11) from debootstrap, imported as is. `node`: the base with per-node SSH
+`base`: a Debian trixie rootfs (SLURM 24.11) from mmdebstrap, imported as is. `node`: the base with per-node SSH
 host keys and the timers that would race Ansible masked (data/Containerfile). The `baked` image (see bake.py) is a
 node that the roles' install steps already ran on.
 """
@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -49,36 +48,40 @@ def mirror(sources: tuple[Path, ...] = (Path("/etc/apt/sources.list"), Path("/et
 
 
 def ensure_base(say: Callable[[str], None] | None = None) -> str:
-    """The debootstrap base image, built on first use (minutes: lab/durations.py says how many here)."""
+    """The base image, built on first use (seconds: lab/durations.py says how many here)."""
     if podman.exists("image", BASE_IMAGE):
         return BASE_IMAGE
     archive = mirror()
-    with durations.timed("debootstrap", say, f"building {BASE_IMAGE} with debootstrap from {archive}, once"):
-        _debootstrap(archive)
+    with durations.timed("mmdebstrap", say, f"building {BASE_IMAGE} with mmdebstrap from {archive}, once"):
+        _bootstrap(archive)
     return BASE_IMAGE
 
 
-def _debootstrap(archive: str) -> None:
-    work = Path(tempfile.mkdtemp(prefix="rootfs-", dir=_scratch()))
-    try:
-        proc = subprocess.run(
-            ["debootstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}", SUITE, str(work / "rootfs"),
-             archive], capture_output=True, text=True, check=False)
-        if proc.returncode != 0:
-            tail = " | ".join(proc.stdout.strip().splitlines()[-3:] + proc.stderr.strip().splitlines()[-3:])
-            raise ClusterforgeError(Problem(f"debootstrap failed: {tail}", archive,
-                                            hint="set CLUSTERFORGE_LAB_MIRROR to a reachable Debian mirror"))
-        (work / "rootfs" / "etc/apt/sources.list").write_text(
-            f"deb {archive} {SUITE} main\ndeb {archive} {SUITE}-updates main\n")
-        tar = subprocess.Popen(["tar", "-C", str(work / "rootfs"), "--numeric-owner", "-c", "."],
-                               stdout=subprocess.PIPE)
+def _bootstrap(archive: str) -> None:
+    """A minbase Debian with PACKAGES, written by mmdebstrap as a tarball straight into `podman import`.
+
+    mmdebstrap resolves the set with apt and downloads it in parallel where debootstrap fetched one package after
+    another (16-19 s against 42-53 s here, benchmarks/README.md); the image's apt sources are the suite and its
+    updates, as before."""
+    sources = [f"deb {archive} {SUITE} main", f"deb {archive} {SUITE}-updates main"]
+    with tempfile.TemporaryFile(dir=_scratch()) as said:  # a file, not a pipe: its messages never stall the tar
+        # the package lists stay: the roles install from them without an `apt-get update` of their own
+        strap = subprocess.Popen(["mmdebstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}",
+                                  "--skip=cleanup/apt/lists", "--format=tar", SUITE, "-", *sources],
+                                 stdout=subprocess.PIPE, stderr=said)
         imported = subprocess.run(["podman", "import", "--change", 'CMD ["/sbin/init"]', "-", BASE_IMAGE],
-                                  stdin=tar.stdout, capture_output=True, text=True, check=False)
-        tar.wait()
-        if imported.returncode != 0 or tar.returncode != 0:
-            raise ClusterforgeError(Problem(f"podman import failed: {imported.stderr.strip()[-300:]}", "podman"))
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+                                  stdin=strap.stdout, capture_output=True, text=True, check=False)
+        if strap.stdout is not None:
+            strap.stdout.close()
+        if strap.wait() != 0:
+            if imported.returncode == 0:
+                podman.run(["rmi", "--force", BASE_IMAGE], check=False)  # a truncated tarball is no base
+            said.seek(0)
+            tail = " | ".join(said.read().decode("utf-8", "replace").strip().splitlines()[-4:])
+            raise ClusterforgeError(Problem(f"mmdebstrap failed: {tail}", archive,
+                                            hint="set CLUSTERFORGE_LAB_MIRROR to a reachable Debian mirror"))
+    if imported.returncode != 0:
+        raise ClusterforgeError(Problem(f"podman import failed: {imported.stderr.strip()[-300:]}", "podman"))
 
 
 def _scratch() -> Path:

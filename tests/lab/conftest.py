@@ -25,7 +25,7 @@ def host_problems() -> list[str]:
 
     facts = host.gather()
     need = not (facts.tools.get("podman") and podman.exists("image", image.BASE_IMAGE))
-    return [p.render() for p in host.problems(facts, need_debootstrap=need)]
+    return [p.render() for p in host.problems(facts, need_mmdebstrap=need)]
 
 
 # Modules whose labs add packages to the lab's repository (day two's new driver pin). The repository is an input
@@ -44,7 +44,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def lab_host() -> None:
     problems = host_problems()
     if problems:
-        message = "lab tests need rootful podman, runc and debootstrap: " + "; ".join(problems)
+        message = "lab tests need rootful podman, runc and mmdebstrap: " + "; ".join(problems)
         if os.environ.get("CLUSTERFORGE_REQUIRE_LAB") == "1":
             pytest.fail(message, pytrace=False)
         pytest.skip(message)
