@@ -66,9 +66,10 @@ def _bootstrap(archive: str) -> None:
     sources = [f"deb {archive} {SUITE} main", f"deb {archive} {SUITE}-updates main"]
     with tempfile.TemporaryFile(dir=_scratch()) as said:  # a file, not a pipe: its messages never stall the tar
         # the package lists stay: the roles install from them without an `apt-get update` of their own
+        # its chroot in the lab's scratch folder, as debootstrap's was: not a /tmp that may be small or noexec
         strap = subprocess.Popen(["mmdebstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}",
                                   "--skip=cleanup/apt/lists", "--format=tar", SUITE, "-", *sources],
-                                 stdout=subprocess.PIPE, stderr=said)
+                                 stdout=subprocess.PIPE, stderr=said, env={**os.environ, "TMPDIR": str(_scratch())})
         imported = subprocess.run(["podman", "import", "--change", 'CMD ["/sbin/init"]', "-", BASE_IMAGE],
                                   stdin=strap.stdout, capture_output=True, text=True, check=False)
         if strap.stdout is not None:
