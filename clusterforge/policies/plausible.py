@@ -171,9 +171,10 @@ def _walked(model: type[BaseModel]) -> tuple[tuple[str, str | None], ...]:
 
 
 def _may_hold_model(annotation: Any) -> bool:
-    """Whether a value of this type may be a model or a list of them (an untyped field may)."""
-    return annotation is Any or annotation is object or bool(_models(annotation)) or any(
-        _may_hold_model(arg) for arg in get_args(annotation) if arg is Any)
+    """Whether a value of this type may be a model or hold one, at any depth of the type (an untyped part may)."""
+    return annotation is Any or annotation is object or (
+        isinstance(annotation, type) and issubclass(annotation, BaseModel)) or any(
+        _may_hold_model(arg) for arg in get_args(annotation))
 
 
 def figures(root: BaseModel) -> Iterator[Figure]:

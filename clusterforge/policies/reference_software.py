@@ -73,5 +73,5 @@ def software_sets() -> list[str]:
         "pins and `inventory/group_vars/pool_<name>.yml` for each pool whose vendor or pins differ. "
         f"`software.stack` ({stacks}) is optional: set, it declares that every accelerator pool runs "
         "that one stack (SW-004 fails a pool of another vendor) and SW-002 requires its versions:", "",
-        "```yaml", *MIXED_VENDORS.read_text(encoding="utf-8").splitlines()[1:], "```", "",
+        "```yaml", *MIXED_VENDORS.read_text(encoding="utf-8").splitlines(), "```", "",
     ]
