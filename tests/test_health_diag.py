@@ -107,7 +107,7 @@ def test_a_saved_run_with_forged_lines_names_the_right_node(srun: Path, tmp_path
 @pytest.mark.parametrize(("line", "message"), [
     ('gpu-0002: {"node": "gpu-0002", "level": 2, "seconds": 1}',
      "diag.lines:2: status: missing: expected one of pass, fail, skipped (printed by gpu-0002"),
-    ('gpu-0002: {"node": "gpu-0002", "status": "pass", "level": 7}', "diag.lines:2: level: expected a DCGM"),
+    ('gpu-0002: {"node": "gpu-0002", "status": "pass", "level": 7}', "diag.lines:2: level: expected a diagnostic"),
     ('gpu-0002: {"node": "gpu-0002", "status": "pass", "seconds": "long"}', "diag.lines:2: seconds: expected a"),
     ('{"node": "gpu-0002", "status": "pass"}', "diag.lines:2: a result without the node that printed it"),
 ])

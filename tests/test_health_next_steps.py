@@ -69,3 +69,23 @@ def test_report_measured_ends_with_the_next_step_of_what_is_over(cli, tmp_path: 
     assert re.findall(r'data-measured-next="(\w+)"', html) == ["feed", "rack", "inlet"]
     within = cli("report", ONPREM, "--measured", export(tmp_path, *a01(9_000), name="within.json"), "-o", out)
     assert "next (" not in within.stderr and "data-measured-next" not in out.read_text()
+
+
+@pytest.mark.parametrize("key", sorted(SAME_WORDS), ids=lambda key: "-".join(key))
+def test_the_neutral_words_say_what_the_runbook_says_too(key: tuple[str, str]) -> None:
+    """The table's own words, for a vendor that declares no tools, keep the runbook's clauses."""
+    alert, clauses = SAME_WORDS[key]
+    for clause in clauses:
+        assert clause in NEXT[key].casefold(), f"NEXT{key} does not say {clause!r} as {alert}'s runbook does"
+
+
+def test_a_step_that_uses_a_vendors_tool_is_in_the_vendors_words() -> None:
+    """The default vendor's tools replace the neutral words (its health_tools.py); the table names no tool of its."""
+    from clusterforge.accelerator_kernel.health_tools import health_tools
+
+    tools = health_tools()
+    assert tools.next_steps, "the default vendor declares its words for the steps that use its tools"
+    for key, words in tools.next_steps.items():
+        assert next_step(*key) == words != NEXT[key]
+    assert "nvidia-smi -pl" in next_step("measured", "feed") and "nvidia-smi" not in NEXT["measured", "feed"]
+    assert next_step("measured", "rack") == NEXT["measured", "rack"]

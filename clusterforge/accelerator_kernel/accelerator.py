@@ -51,6 +51,9 @@ class Accelerator:
     - `instance_default`: the vendor of an instance type's `accelerators:` that name none (a cloud's own chips).
     - `versions`: the default version of each of its pins that has one (the roles' default vendor pins a current
       set; the others' pins are unset until a blueprint gives them).
+    - `domain_title`, `domain_var`: how messages name the GPUs' scale-up domain that spans several nodes (a
+      rack-scale device's trays, one SLURM block), and the host variable that names each node's domain for its
+      roles.
 
     Its pins (`pins`, then those only `pin_vars` name) are fields of the blueprint's `software:` and of each pool's
     override: the blueprint model is composed with every registered vendor's (`software_fields`).
@@ -67,6 +70,8 @@ class Accelerator:
     default: bool = False
     instance_default: bool = False
     versions: tuple[tuple[str, str], ...] = ()
+    domain_title: str = "scale-up domain"
+    domain_var: str = "scale_up_domain"
 
     @property
     def software_fields(self) -> tuple[str, ...]:

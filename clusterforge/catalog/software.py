@@ -13,10 +13,20 @@ together.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from typing import Annotated, Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, create_model, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    TypeAdapter,
+    ValidationError,
+    create_model,
+    model_validator,
+)
 
 from clusterforge.core.text import OneLine
 from clusterforge.core.validation import expected
@@ -53,6 +63,46 @@ class Row(BaseModel):
     @property
     def key(self) -> str:
         return str(getattr(self, self.KEY))
+
+
+Majors = Annotated[list[Annotated[int, Field(ge=1, le=99)]], Field(min_length=1, max_length=10)]
+_RELEASE = TypeAdapter(Release)
+_MAJORS = TypeAdapter(Majors)
+_PIN_NAME = r"[a-z][a-z0-9_]{0,40}"
+_MIN_KEY = re.compile(rf"min_({_PIN_NAME})\Z")
+_MAJORS_KEY = re.compile(rf"({_PIN_NAME})_majors\Z")
+
+
+class RequiresRow(Row):
+    """A release of a component that works with a range of the set's other pins, said in the row's own keys as its
+    release notes say it: `min_<pin>` is the oldest release of that `software:` pin it works with, `<pin>_majors`
+    the major versions of it that it supports. A target's component that sits beside a vendor's stack (a fabric's
+    plugin for the vendor's collectives) is such a row, so its check names no vendor: which pins it needs is the
+    data's (`policies/software_compat.requirements`). Any other key is an error at load."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, allow_inf_nan=False)
+
+    @model_validator(mode="after")
+    def _requirements_are_releases_and_majors(self) -> RequiresRow:
+        for key, value in (self.model_extra or {}).items():
+            kind = _RELEASE if _MIN_KEY.match(key) else _MAJORS if _MAJORS_KEY.match(key) else None
+            if kind is None:
+                raise ValueError(f"unknown key {key[:60]!r}: a requirement is min_<pin> (a release) or "
+                                 "<pin>_majors (a list of major versions)")
+            try:
+                kind.validate_python(value)
+            except ValidationError as error:
+                raise ValueError(f"{key}: {error.errors()[0]['msg']}") from None
+        return self
+
+    def requires(self) -> dict[str, str]:
+        """The oldest release of each pin it works with, by pin."""
+        return {found[1]: value for key, value in (self.model_extra or {}).items() if (found := _MIN_KEY.match(key))}
+
+    def majors(self) -> dict[str, list[int]]:
+        """The major versions of each pin it supports, by pin."""
+        return {found[1]: value for key, value in (self.model_extra or {}).items()
+                if (found := _MAJORS_KEY.match(key))}
 
 
 class GpuModelRow(Row):

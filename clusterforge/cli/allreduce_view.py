@@ -8,14 +8,15 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
+from clusterforge.accelerator_kernel.health_tools import health_tools
 from clusterforge.cli import terminal
 from clusterforge.cli.perf_view import hosts
 from clusterforge.core.hostlist import compress
-from clusterforge.operations.allreduce import OK, VERDICT_ORDER, Floor, Verdict
+from clusterforge.operations.allreduce import FAILED, OK, SLOW, TIMEOUT, VERDICT_ORDER, WRONG, Floor, Verdict
 from clusterforge.operations.next_steps import next_line, next_step
 
 DETAILS_PER_GROUP = 5
-BAD = ("below-floor", "nccl-wrong", "failed", "timeout")
+BAD = (SLOW, WRONG, FAILED, TIMEOUT)
 
 
 def _size(size: int | None) -> str:
@@ -36,9 +37,10 @@ def _floor_line(floor: Floor) -> str:
 def text(verdicts: Sequence[Verdict], floor: Floor, gpus_per_node: int, paired: bool) -> list[str]:
     columns = terminal.width()
     nodes = sorted({n for v in verdicts for n in v.nodes})
+    library = health_tools().collectives
     if not paired:
         [v] = verdicts
-        lines = [f"NCCL all-reduce across {len(nodes):,} nodes ({len(nodes) * gpus_per_node:,} GPUs, "
+        lines = [f"{library} all-reduce across {len(nodes):,} nodes ({len(nodes) * gpus_per_node:,} GPUs, "
                  f"{gpus_per_node} per node): {hosts(nodes, max(columns - 50, 30))}",
                  _floor_line(floor)]
         if v.busbw is not None:
@@ -47,7 +49,7 @@ def text(verdicts: Sequence[Verdict], floor: Floor, gpus_per_node: int, paired: 
         lines.append(f"verdict: {v.status}: {v.detail}")
         lines += [next_line("allreduce", key, status) for status, key in next_keys(verdicts, paired)]
         return [w for line in lines for w in terminal.wrap(line, columns, 6)]
-    lines = [f"NCCL all-reduce on {len(verdicts):,} pairs of {len(nodes):,} nodes ({gpus_per_node} GPUs per node)",
+    lines = [f"{library} all-reduce on {len(verdicts):,} pairs of {len(nodes):,} nodes ({gpus_per_node} GPUs per node)",
              _floor_line(floor)]
     for status in VERDICT_ORDER:
         group = [v for v in verdicts if v.status == status]

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 @click.option("--gpus-per-node", type=click.IntRange(1, 1024),
               help="Ranks per node, one per GPU (default: the blueprint's node, else 8).")
 @click.option("--program", default="all_reduce_perf", show_default=True,
-              help="nccl-tests' all_reduce_perf built with MPI=1, as the nodes find it.")
+              help="The all-reduce test's all_reduce_perf, built with MPI=1, as the nodes find it.")
 @click.option("--min-busbw", type=float, metavar="GBPS",
               help="Fail below this bus bandwidth, GB/s (default: the policy config's health.perf.allreduce_floor "
               "share of the fabric's line rate, with --blueprint).")

@@ -29,13 +29,13 @@ if TYPE_CHECKING:
 
 @click.command("diag")
 @click.option("--level", "-r", type=int, default=2, show_default=True,
-              help="DCGM diagnostic level: 1 seconds, 2 about 2 min, 3 about 15 min, 4 hours (GPUs must be idle).")
+              help="Diagnostic level: 1 seconds, 2 about 2 min, 3 about 15 min, 4 hours (GPUs must be idle).")
 @click.option("--nodes", "-w", help="Nodes as a SLURM hostlist, e.g. gpu-[0001-0004] (with --from: the nodes "
               "expected in the file, those without a line are missing).")
 @click.option("--partition", "-p", help="Partition to run in (default: the nodes' default partition).")
 @click.option("--reservation", help="A maintenance reservation holding the nodes.")
-@click.option("--drain", is_flag=True, help="Drain a node that fails, with reason code dcgm-diag (each node's own "
-              "health script drains its own node).")
+@click.option("--drain", is_flag=True, help="Drain a node that fails, with the diagnostic's reason code "
+              "(each node's own health script drains its own node).")
 @from_option()
 @save_option("diag")
 @click.option("--ssh", "via", metavar="HOST", help="Run srun on HOST (a login node) over ssh; default: here.")
@@ -115,7 +115,7 @@ def text(verdicts: Sequence[NodeVerdict], level: int | None, elapsed: float) -> 
     width = max(len(v.node) for v in verdicts)
     lines = [f"{v.node:<{width}}  {v.status:<7}  {v.seconds:7.1f} s  {v.detail}" for v in verdicts]
     failed = sum(v.status in FAILED for v in verdicts)
-    said = f"level {level}" if level is not None else "DCGM diagnostics"
+    said = f"level {level}" if level is not None else "diagnostics"
     lines.append(f"{said} on {len(verdicts)} nodes in {elapsed:.1f} s: {len(verdicts) - failed} passed or skipped, "
                  f"{failed} failed")
     lines += [next_line("diag", s["status"]) for s in _next(verdicts)]

@@ -45,7 +45,7 @@ class _TaskLines:
               help="Where vendor packages come from. lab: the lab's local apt repository of stand-ins at the "
                    "blueprint's pins (the default: works on a machine without the vendors' repositories, as in the "
                    "lab and CI; loads the lab's catalog too). vendor: the repositories the blueprint renders (a "
-                   "site with network access to the vendors': NVIDIA's, AMD's, the cloud's and the Lustre client's).")
+                   "site with network access to the vendors': the GPU vendors', the cloud's and the Lustre client's).")
 @click.option("--oci-archive", "archive_dir", type=click.Path(path_type=Path, file_okay=False),
               help="Also save each image to DIR/<name>-<hash>.tar (podman save --format oci-archive) and print the "
                    "Warewulf 4 command that imports it (`wwctl image import`; `wwctl container import` before 4.6).")

@@ -105,7 +105,8 @@ def nodes_table(plan: Plan, console: Console) -> None:
         for part in plan.slurm.partitions:
             console.print(f"partition {part.name}{' (default)' if part.default else ''}: {part.nodes or '-'}")
         if plan.slurm.blocks:
-            console.print(f"slurm topology: topology/block, {len(plan.slurm.blocks)} NVLink domain(s) as blocks "
+            console.print(f"slurm topology: topology/block, {len(plan.slurm.blocks)} {plan.domain_title()}(s) as "
+                          "blocks "
                           f"({plan.slurm.blocks[0].name}: {plan.slurm.blocks[0].nodes}, ...), "
                           f"BlockSizes={','.join(map(str, plan.slurm.block_sizes))}")
 

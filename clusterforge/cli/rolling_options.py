@@ -30,7 +30,8 @@ def rolling_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
     options = (
         click.option("--batch", "batch_unit", type=click.Choice(["rack", "node"]), default="rack", show_default=True,
-                     help="Nodes that change together: a rack, or single nodes (an NVLink domain is never split)."),
+                     help="Nodes that change together: a rack, or single nodes (a GPU domain that spans nodes is "
+                     "never split)."),
         click.option("--max-fraction", type=click.FloatRange(0.0, 1.0, min_open=True), default=0.1,
                      show_default=True, help="At most this share of any partition is out of service at a time "
                      "(at least one node)."),

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from clusterforge.accelerator_kernel import registered
 from clusterforge.core.hostlist import compress, expand
 from clusterforge.day2.rendered import conf_entries
 from clusterforge.files.atomic import write_text
@@ -48,10 +49,11 @@ def partitions(slurm_conf: str) -> dict[str, set[str]]:
 
 
 def _group_key(host: str, host_vars: Mapping[str, Any], unit: Unit) -> tuple[str, bool]:
-    """The batch a host belongs to, and whether that group may never be split (an NVLink domain)."""
-    domain = host_vars.get("nvlink_domain")
-    if domain:
-        return f"NVLink domain {domain}", True
+    """The batch a host belongs to, and whether that group may never be split (a vendor's scale-up domain, by the
+    host variable the inventory names it with)."""
+    for vendor in registered().values():
+        if domain := host_vars.get(vendor.domain_var):
+            return f"{vendor.domain_title} {domain}", True
     if unit == "rack" and host_vars.get("rack"):
         return f"rack {host_vars['rack']}", False
     return f"node {host}", False

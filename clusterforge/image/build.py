@@ -22,7 +22,7 @@ from pathlib import Path
 
 from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.image import bootable
-from clusterforge.image.plan import LAB_GAPS, LAB_SOURCES, NodeImage, images, lab_serves
+from clusterforge.image.plan import LAB_SOURCES, NodeImage, images, lab_gaps, lab_serves
 from clusterforge.lab import bake, host, image, labvars, nodes, podman, repo
 from clusterforge.lab.paths import LabPaths
 from clusterforge.policies.policy_inputs import PolicyInputs
@@ -152,7 +152,7 @@ def _bake(paths: LabPaths, node_image: str, rendered_dir: Path, img: NodeImage, 
             equivalent = (_labs_baked(node_image, img),)
     recipe = bake.Recipe(rendered_dir, img.tag, pool_group=img.pool_group if img.pool_vars else None,
                          pool_vars=img.pool_vars, vars_files=vars_files, equivalent=equivalent,
-                         extra_vars=LAB_GAPS if img.sources == LAB_SOURCES and img.pool_vars else {},
+                         extra_vars=lab_gaps() if img.sources == LAB_SOURCES and img.pool_vars else {},
                          finish=bootable.STEPS if img.bootable else ())
     started = time.monotonic()
     if not bake.ensure_baked(paths, node_image, recipe, say, on_event):

@@ -54,9 +54,17 @@ REPOSITORY_PREFIX = "localhost/clusterforge-node"
 CHOOSES = re.compile(r"(_enabled|_kind|_version)$|^gpu_vendor$")
 # where the vendor sources' packages come from, when the render names it
 WHERE_FROM = re.compile(r"_(apt_repository|apt_repository_filename|apt_key_url|url|sha256)$")
-# What a `lab` image leaves out: the GPU hosts' packages the lab's repository has no stand-in for (the NVIDIA
-# container toolkit, DCGM and its exporter); nodes without GPUs, the lab's and CI's, cannot run them anyway.
-LAB_GAPS = {"containers_gpu": False, "telemetry_dcgm_enabled": False}
+
+
+@cache
+def lab_gaps() -> dict[str, Any]:
+    """What a `lab` image leaves out: the GPU hosts' packages the lab's repository has no stand-in for (the GPU
+    container toolkit, and what each vendor's stand-ins name as their gaps); nodes without GPUs, the lab's and CI's,
+    cannot run them anyway."""
+    gaps: dict[str, Any] = {"containers_gpu": False}
+    for standins in repo.standins():
+        gaps.update(standins.gaps)
+    return gaps
 
 
 @dataclass(frozen=True)
@@ -173,7 +181,7 @@ def inputs_hash(pins: object, sources: str, settings: Mapping[str, Any], own: Ma
         digest.update(b"\0bootable\0" + boot.recipe())
     digest.update(f"\0sources={sources}\0".encode())
     if sources == LAB_SOURCES:
-        digest.update(repo.recipe() + json.dumps(LAB_GAPS, sort_keys=True).encode())
+        digest.update(repo.recipe() + json.dumps(lab_gaps(), sort_keys=True).encode())
     digest.update(json.dumps({"settings": settings, "pool": own}, sort_keys=True, default=str).encode())
     return digest.hexdigest()[:12]
 

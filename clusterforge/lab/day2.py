@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from clusterforge.accelerator_kernel import default
 from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.day2.diff import Diff, compare
 from clusterforge.day2.remote import Result
@@ -40,10 +41,12 @@ class LabRemote:
 
 
 def _read(render_dir: Path) -> Rendered:
-    """A lab render as the day-two code sees it: the lab's compute nodes run the driver role without GPUs
-    (labvars: nvidia_driver_enabled), so a driver or NCCL pin concerns them as it would GPU nodes."""
+    """A lab render as the day-two code sees it: the lab's compute nodes run the default vendor's driver role
+    without GPUs (its stand-ins set its `enable_var`), so a driver or collectives pin concerns them as it would GPU
+    nodes."""
     found = Rendered.from_directory(render_dir)
-    hosts = {name: Host(host.groups, {**host.vars, "nvidia_driver_enabled": True})
+    enable = {var: True} if (var := default().enable_var) else {}
+    hosts = {name: Host(host.groups, {**host.vars, **enable})
              if cluster.COMPUTE in host.groups else host for name, host in found.hosts.items()}
     return dataclasses.replace(found, hosts=hosts)
 

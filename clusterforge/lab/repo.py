@@ -80,6 +80,9 @@ class StandIns:
     """Files the roles fetch by URL, by a key of its own: (file name in the repository, build)."""
     variables: Callable[[Mapping[str, tuple[str, str]]], dict[str, Any]]
     """The lab variables for site.yml that point its roles at them, given each file's (URL, sha256) by its key."""
+    gaps: Mapping[str, Any] = field(default_factory=dict)
+    """Role variables a lab image sets to leave out what it has no stand-in for (its GPU telemetry, say): nodes
+    without its devices cannot run those anyway."""
 
 
 def standins() -> list[StandIns]:

@@ -23,8 +23,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import TYPE_CHECKING
 
+from clusterforge.accelerator_kernel.health_tools import failure_markers
 from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.operations.srun import exclusive_srun
 
@@ -47,7 +49,12 @@ _OUT_OF_BOUNDS = re.compile(r"#\s*Out of bounds values\s*:\s*([0-9]+)\s*(OK|FAIL
 # `Job step aborted.*time` scans to the end of the line from every match, quadratic in a line that repeats it.
 _TIME_LIMIT_WORDS = ("due to time limit", "time limit exceeded")
 _ABORTED = "job step aborted"
-_FAILURE = re.compile(r"Test (?:NCCL |CUDA )?failure|(?:srun|slurmstepd): error:|NCCL WARN")  # literals: linear
+
+
+@cache
+def _failure() -> re.Pattern[str]:
+    """SLURM's error lines and the vendors' failure markers (accelerator_kernel/health_tools), as literals: linear."""
+    return re.compile("|".join([r"(?:srun|slurmstepd): error:", *(re.escape(m) for m in failure_markers())]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +128,7 @@ def srun_command(nodes: str, gpus_per_node: int, program: str = "all_reduce_perf
 def check_program(program: str) -> str:
     if not PROGRAM.match(program) or program.startswith("-"):
         raise ClusterforgeError(Problem(f"{program!r} is not a program path", path="--program",
-                                        hint="all_reduce_perf, or a path: /opt/nccl-tests/build/all_reduce_perf"))
+                                        hint="all_reduce_perf, or its path on the nodes"))
     return program
 
 
@@ -159,7 +166,7 @@ def parse(output: str) -> Measurement:
     late, failure = False, ""
     for line in output.splitlines():
         late = late or timed_out(line)
-        if not failure and _FAILURE.search(line):
+        if not failure and _failure().search(line):
             failure = line.strip()[:300]
         if found := _AVG.search(line):
             avg = float(found.group(1))

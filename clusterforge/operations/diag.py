@@ -53,7 +53,7 @@ def verdict(data: Any) -> NodeVerdict:
     node, status = node_and_status(data)
     level = data.get("level")
     if level is not None and (isinstance(level, bool) or level not in TIME_LIMIT_MIN):
-        raise BadField("level", f"expected a DCGM diagnostic level 1 to 4, got {level!r}"[:200])
+        raise BadField("level", f"expected a diagnostic level 1 to 4, got {level!r}"[:200])
     seconds = data.get("seconds", 0.0)
     if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not math.isfinite(seconds) or seconds < 0:
         raise BadField("seconds", f"expected a non-negative number, got {seconds!r}"[:200])
@@ -89,6 +89,6 @@ def with_missing(found: list[NodeVerdict], expected: list[str]) -> list[NodeVerd
 
 def check_level(level: int) -> int:
     if level not in TIME_LIMIT_MIN:
-        raise ClusterforgeError(Problem(f"level {level} is not a DCGM diagnostic level", path="--level",
+        raise ClusterforgeError(Problem(f"level {level} is not a diagnostic level", path="--level",
                                         hint="1 (seconds), 2 (~2 min), 3 (~15 min) or 4 (hours)"))
     return level

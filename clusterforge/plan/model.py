@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from clusterforge.accelerator_kernel import accelerator
 from clusterforge.catalog import Server, Switch
 from clusterforge.files.yamlsource import PathKey
 
@@ -371,6 +372,11 @@ class Plan:
     def unplaced_switches(self) -> dict[str, int]:
         """tier -> fabric switches that fit in no rack (empty when all are racked or nothing is to rack)."""
         return self.switches.unplaced if self.switches is not None else {}
+
+    def domain_title(self) -> str:
+        """How the rack-scale pools' GPU vendor names its scale-up domains (the first such pool's)."""
+        vendor = next((p.gpu_vendor for p in self.nodes if p.domain_size > 1), None)
+        return accelerator(vendor).domain_title
 
     def pool_nodes(self, pool: str) -> PoolNodes:
         return next(p for p in self.nodes if p.pool == pool)

@@ -19,8 +19,10 @@ import re
 from collections.abc import Iterator
 
 from clusterforge.accelerator_kernel import accelerator
-from clusterforge.catalog.software import ArchitectureRow, GpuModelRow, Row, SoftwareCatalog, version_tuple
+from clusterforge.catalog.software import ArchitectureRow, GpuModelRow, RequiresRow, Row, SoftwareCatalog, version_tuple
+from clusterforge.core.hints import did_you_mean
 from clusterforge.core.hints import known as known_names
+from clusterforge.model import Software
 from clusterforge.policies.findings import Draft
 from clusterforge.policies.pool_software import PoolSet
 
@@ -66,6 +68,30 @@ def lookup(tables: SoftwareCatalog, kind: type[Row], version: str, what: str,
     if newer(tables, kind, version):
         return None, ahead(tables, kind, version, what, checked)
     return None, unknown(tables, kind, version, what)
+
+
+def requirements(row: RequiresRow, what: str, tables: SoftwareCatalog, software: Software) -> Iterator[Draft]:
+    """What a component's row (`what`, its release) asks of the set's other pins: each no older than its `min_`,
+    each of a major its `_majors` lists (the hint names the oldest release of the component that supports the
+    pinned major, where the table has one). A pin the set leaves unset is not checked."""
+    path = ("software", row.KEY)
+    named = set(type(software).model_fields)
+    for pin in sorted({*row.requires(), *row.majors()} - named):
+        yield Draft(path, f"the {what} {row.key} row names a pin `software:` does not have: {pin}",
+                    "its keys are min_<pin> and <pin>_majors of a `software:` pin: "
+                    + did_you_mean(pin, sorted(named - {"stack"})))
+    for pin, oldest in row.requires().items():
+        if pin in named and (have := software.version(pin)) and older(have, oldest):
+            yield Draft(path, f"{what} {row.key} needs {pin} ≥ {oldest}, not {have}",
+                        f"upgrade {pin} or pin an older {what}")
+    for pin, majors in row.majors().items():
+        if pin in named and (have := software.version(pin)) and version_tuple(have)[0] not in majors:
+            major = version_tuple(have)[0]
+            able = [r.key for _, r in tables.rows() if isinstance(r, type(row)) and major in r.majors().get(pin, [])]
+            hint = (f"pin {what} ≥ {able[0]}, the oldest that supports {pin} {major}" if able
+                    else f"no {what} release in the tables supports {pin} {major}: pin another {pin}")
+            yield Draft(path, f"{what} {row.key} supports {pin} {'/'.join(str(m) for m in majors)}.x, not {have}",
+                        hint)
 
 
 def pool_architectures(pool_set: PoolSet, tables: SoftwareCatalog) -> Iterator[tuple[ArchitectureRow, str]]:

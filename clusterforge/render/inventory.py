@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from clusterforge.accelerator_kernel import accelerator
 from clusterforge.plan.model import Plan, PoolNodes
 from clusterforge.render.change_effects import Action, Effect
 from clusterforge.render.context import RenderContext
@@ -54,6 +55,7 @@ def pool_vars(pool: PoolNodes, plan: Plan) -> dict[str, Any]:
 def pool_hosts(pool: PoolNodes, plan: Plan) -> dict[str, Any]:
     rails = plan.topology.rails if plan.topology else {}
     domain = {node: name for name, nodes in pool.domains for node in nodes}
+    domain_var = accelerator(pool.gpu_vendor).domain_var
     hosts: dict[str, Any] = {}
     for run in pool.runs:
         for offset in range(run.count):
@@ -66,8 +68,8 @@ def pool_hosts(pool: PoolNodes, plan: Plan) -> dict[str, Any]:
                     host["rack_position"] = position
             if name in rails:
                 host["rails"] = list(rails[name])
-            if name in domain:  # the trays of one NVL72 rack: one IMEX domain (roles/imex)
-                host["nvlink_domain"] = domain[name]
+            if name in domain:  # the trays of one rack-scale device: one domain (roles/imex for NVIDIA's)
+                host[domain_var] = domain[name]
             hosts[name] = host
     return hosts
 

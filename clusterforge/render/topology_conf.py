@@ -15,8 +15,8 @@ DAY_TWO = {"slurm/topology.conf": RoleHandlers()}
 
 def block_lines(ctx: RenderContext, slurm: SlurmPlan) -> list[str]:
     """One block per NVLink domain: jobs that need the NVLink fabric stay inside one (or `--segment` of one)."""
-    lines = [f"# {len(slurm.blocks)} NVLink domain(s): one block each; BlockSizes is the domain size, then the "
-             "aggregates of adjacent blocks SLURM may use"]
+    lines = [f"# {len(slurm.blocks)} {ctx.plan.domain_title()}(s): one block each; BlockSizes is the domain size, "
+             "then the aggregates of adjacent blocks SLURM may use"]
     for block in slurm.blocks:
         lines.append(f"BlockName={ctx.conf(block.name, ('pools',))} Nodes={ctx.conf(block.nodes, ('pools',))}")
     lines.append("BlockSizes=" + ",".join(str(size) for size in slurm.block_sizes))

@@ -137,3 +137,49 @@ def test_a_pool_override_takes_only_version_pins() -> None:
     pools = [{**MIXED[1], "software": {"stack": "rocm", **ROCM}}]
     with pytest.raises(ClusterforgeError, match=r"pools\[0\]\.software\.stack"):
         evaluate_data(design(pools))
+
+
+def test_the_plugin_row_says_what_it_needs_of_the_stack_in_its_own_keys() -> None:
+    """aws-ofi-nccl's rows name the stack pins they need (`min_nccl`, `cuda_majors`); the check reads the keys, so the
+    messages name the pin and the hint the oldest plugin that supports the pinned major."""
+    old_collectives = {**DLAMI_2026_01, "aws_ofi_nccl": "1.16.0", "efa_installer": "1.42.0", "nccl": "2.21.5",
+                       "cuda": "12.4", "nvidia_driver": "550.54.14"}
+    assert ("aws-ofi-nccl 1.16.0 needs nccl ≥ 2.23.4, not 2.21.5" in
+            [f.message for f in findings(on("p5.48xlarge", old_collectives))])
+    [major] = [f for f in findings(on("p5en.48xlarge", {**DLAMI_2026_01, "aws_ofi_nccl": "1.16.3",
+                                                         "efa_installer": "1.43.3"})) if "supports" in f.message]
+    assert major.message == "aws-ofi-nccl 1.16.3 supports cuda 12.x, not 13.0"
+    assert major.hint == "pin aws-ofi-nccl ≥ 1.17.0, the oldest that supports cuda 13"
+
+
+@pytest.mark.parametrize(("row", "error"), [
+    ({"min_nccl": "2.x"}, "min_nccl"),                # a requirement is a release
+    ({"cuda_majors": []}, "cuda_majors"),             # at least one major
+    ({"needs_nccl": "2.23.4"}, "unknown key 'needs_nccl'"),
+])
+def test_a_requirement_row_rejects_what_is_not_a_release_or_a_major(row: dict, error: str) -> None:
+    from pydantic import ValidationError
+
+    from clusterforge.targets.aws.software import AwsOfiNcclRow
+
+    with pytest.raises(ValidationError, match=error):
+        AwsOfiNcclRow(aws_ofi_nccl="1.21.1", source="a test row", **row)
+    assert AwsOfiNcclRow(aws_ofi_nccl="1.21.1", source="a test row", min_nccl="2.17.1").requires() == {
+        "nccl": "2.17.1"}
+
+
+def test_a_site_row_that_names_no_pin_is_an_error_not_a_pass(tmp_path) -> None:
+    """A typo in a site row's requirement (`min_ncl`) would otherwise make the plugin serve no stack and skip its
+    checks: it is an error naming the pin it meant."""
+    import yaml
+
+    from clusterforge.target_kernel import load_catalog
+    from tests.policies.builders import evaluate_data
+
+    site = tmp_path / "site.yaml"
+    site.write_text(yaml.safe_dump({"software": {"aws_ofi_nccl": [
+        {"aws_ofi_nccl": "1.99.0", "min_ncl": "2.17.1", "source": "a site's own qualification run"}]}}))
+    data = on("p5en.48xlarge", {**DLAMI_2026_01, "aws_ofi_nccl": "1.99.0"})
+    said = [f for f in evaluate_data(data, catalog=load_catalog([site])).findings if f.id == "SW-001"]
+    assert any("names a pin `software:` does not have: ncl" in f.message and "did you mean nccl?" in f.hint
+               for f in said), [f.message for f in said]

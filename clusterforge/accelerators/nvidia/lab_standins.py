@@ -120,4 +120,6 @@ def _nccl(deb: Path, pins: Pins, dev: bool) -> None:
         build_deb(tree, deb, compress="none" if not dev else "gzip")
 
 
-STANDINS = StandIns(pins=(NCCL, CUDA, DRIVER), packages=packages, files=files, variables=variables)
+# DCGM and its exporter have no stand-in: a lab image leaves them out
+STANDINS = StandIns(pins=(NCCL, CUDA, DRIVER), packages=packages, files=files, variables=variables,
+                    gaps={"telemetry_dcgm_enabled": False})

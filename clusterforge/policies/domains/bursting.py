@@ -48,7 +48,7 @@ def power_provider(ctx: Context, settings: Settings) -> Iterator[Draft]:
 
 @rule("SLM-009", "error", DOMAIN, "A partition keeps to one site",
       "SchedMD power saving and elastic computing guides (slurm.schedmd.com/power_save.html, elastic_computing.html): "
-      "cloud nodes burst per partition; a tightly coupled NCCL job cannot span sites",
+      "cloud nodes burst per partition; a tightly coupled job's collectives cannot span sites",
       inputs=Inputs(("pools[].{partition,target}", "slurm.partitions[].pools", "target")))
 def one_site_per_partition(ctx: Context, settings: Settings) -> Iterator[Draft]:
     """Every partition's pools run on one target: SLURM gives a job nodes from anywhere in its partition, and a job

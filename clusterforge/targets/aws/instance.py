@@ -97,4 +97,4 @@ class Ec2Instance(Instance):
         efa = f"{self.efa_max_interfaces} EFA / {self.network_cards} cards" if self.efa_max_interfaces else "no EFA"
         if self.ultraserver is None:
             return efa
-        return f"{self.ultraserver.instances}x {self.ultraserver.instance_type}, one NVLink domain; {efa} each"
+        return f"{self.ultraserver.instances}x {self.ultraserver.instance_type}, one GPU domain; {efa} each"

@@ -47,7 +47,7 @@ def efa_installer(tarball: Path, version: str) -> None:
 def packages(pins: Pins) -> list[tuple[str, str, Build]]:
     version = f"{pins.pin(PLUGIN)}-1"
     return [("aws-ofi-nccl", version,
-             lambda deb: standin(deb, "aws-ofi-nccl", version, "NCCL plugin for libfabric (EFA)"))]
+             lambda deb: standin(deb, "aws-ofi-nccl", version, "collectives plugin for libfabric (EFA)"))]
 
 
 def files(pins: Pins) -> dict[str, tuple[str, Build]]:

@@ -1,6 +1,6 @@
-"""Target aws's software tables: what EFA needs on every stack (the aws-ofi-nccl plugin NCCL loads, the EFA
-installer that bundles it, the oldest installer that drives each instance family's EFA devices). The rows are data
-with a source each (data/software.yaml beside this file); SW-001 checks a cluster on AWS against them
+"""Target aws's software tables: what EFA needs on every stack (the aws-ofi-nccl plugin the stack's collectives
+load, the EFA installer that bundles it, the oldest installer that drives each instance family's EFA devices). The
+rows are data with a source each (data/software.yaml beside this file); SW-001 checks a cluster on AWS against them
 (`software_checks.py`)."""
 
 from __future__ import annotations
@@ -9,18 +9,18 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints
 
-from clusterforge.catalog.software import Release, Row
+from clusterforge.catalog.software import Release, RequiresRow, Row
 from clusterforge.core.validation import expected
 
 
-class AwsOfiNcclRow(Row):
+class AwsOfiNcclRow(RequiresRow):
+    """A plugin release and the stack's pins it works with, in its release notes' words (`min_<pin>`,
+    `<pin>_majors`: data/software.yaml)."""
+
     KEY = "aws_ofi_nccl"
-    AFTER = "nccl"
-    DOC = ("`aws_ofi_nccl`, `min_nccl`, `cuda_majors`",
-           "on AWS: NCCL is new enough and the plugin supports the CUDA major (13 needs 1.17.0 or later)")
+    DOC = ("`aws_ofi_nccl`, `min_<pin>`, `<pin>_majors`",
+           "on AWS: each pin the plugin's row names is no older than its `min_` and of a major its `_majors` lists")
     aws_ofi_nccl: Release
-    min_nccl: Release
-    cuda_majors: Annotated[list[Annotated[int, Field(ge=1, le=99)]], Field(min_length=1, max_length=10)] = [12]
 
 
 class EfaInstallerRow(Row):
