@@ -33,6 +33,11 @@ class Emulator:
         return answer.json()  # type: ignore[no-any-return]
 
 
+def mac(server: int, nic: int) -> str:
+    """The emulator's NIC `nic` of server `server` (1-based): 52:54:00 is QEMU's prefix, then the two numbers."""
+    return f"52:54:00:{server >> 8 & 255:02x}:{server & 255:02x}:{nic:02x}"
+
+
 @contextmanager
 def emulator(folder: Path, systems: int = 64) -> Iterator[Emulator]:
     """The emulator configured and waited for as the lab's BMC service does it (clusterforge/lab/bmc_service.py),
@@ -40,10 +45,12 @@ def emulator(folder: Path, systems: int = 64) -> Iterator[Emulator]:
     import bcrypt
 
     ids = {f"gpu-{i:04d}": str(uuid.UUID(int=i)) for i in range(1, systems + 1)}
+    macs = {node: [mac(i, 1), mac(i, 2)] for i, node in enumerate(ids, start=1)}
     (folder / "htpasswd").write_text(f"{USER}:{bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(4)).decode()}\n")
     port = free_port()
     config = folder / "emulator.py"
-    config.write_text(bmc_service.emulator_config("127.0.0.1", port, ids, folder / "htpasswd", folder / "state"))
+    config.write_text(bmc_service.emulator_config("127.0.0.1", port, ids, folder / "htpasswd", folder / "state",
+                                                  nics=macs))
     log = (folder / "emulator.log").open("w")
     process = subprocess.Popen(bmc_service.emulator_command(config), stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"

@@ -51,8 +51,8 @@ def policies_md_ids() -> list[str]:
 # slips in any figure of the blueprint (UNIT-001).
 ADDITIONS = ("SEC-001", "SEC-002", "SEC-003", "SEC-004", "SW-003", "SW-004",
              "SLM-003", "SLM-004", "SLM-005", "SLM-006", "SLM-007", "NET-007", "RCK-007", "RCK-008",
-             "NET-008", "STO-004", "SW-005", "COST-001", "COST-002", "COST-003", "PWR-008", "FLT-001", "FLT-002",
-             "FLT-003", "FLT-004", "SLM-008", "SLM-009", "UNIT-001")
+             "NET-008", "NET-009", "STO-004", "SW-005", "COST-001", "COST-002", "COST-003", "PWR-008", "FLT-001",
+             "FLT-002", "FLT-003", "FLT-004", "SLM-008", "SLM-009", "UNIT-001")
 
 
 def test_every_policies_md_id_is_registered_and_documented() -> None:

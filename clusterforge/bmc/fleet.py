@@ -75,8 +75,8 @@ def bound_s(nodes: int, concurrency: int = DEFAULT_CONCURRENCY, attempts: int = 
     return waves * one_node + settle_s + poll_s + waves * one_node  # the asking, then settling's last round
 
 
-def _round(pool: ThreadPoolExecutor, work: dict[str, Callable[[], T]], attempts: int,
-           sleep: Callable[[float], None]) -> Iterator[tuple[str, T | BmcFailure]]:
+def rounds(pool: ThreadPoolExecutor, work: dict[str, Callable[[], T]], attempts: int,
+           sleep: Callable[[float], None] = time.sleep) -> Iterator[tuple[str, T | BmcFailure]]:
     """Each node's call, retried, `pool`'s workers at once; (node, answer or failure) as each ends. An error that
     is not a BmcFailure is a fault of this program, and still only that node's: the others are answered."""
     futures = {pool.submit(_retried, call, attempts, sleep): node for node, call in work.items()}
@@ -126,14 +126,14 @@ def run(bmcs: Sequence[NodeBmc], logins: Logins, action: str, pxe_once: bool = F
                 ended(bmc.node, BmcFailure("no login for this node in the credentials file", final=True))
             else:
                 asks[bmc.node] = partial(begin, bmc, login, action, pxe_once, timeout_s)
-        for node, answer in _round(pool, asks, attempts, sleep):
+        for node, answer in rounds(pool, asks, attempts, sleep):
             ended(node, answer)
         deadline = time.monotonic() + settle_s
         while pending:
             sleep(poll_s)
             looks: dict[str, Callable[[], Outcome | None]] = {
                 node: partial(settle, by_node[node], p, timeout_s) for node, p in pending.items()}
-            for node, seen in _round(pool, looks, attempts, sleep):
+            for node, seen in rounds(pool, looks, attempts, sleep):
                 ended(node, seen)
             if pending and time.monotonic() >= deadline:
                 for node, p in list(pending.items()):

@@ -8,7 +8,7 @@ pyghmi) only when a node asks, so naming every protocol here costs nothing where
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from clusterforge.bmc import ipmi, redfish
 from clusterforge.bmc.interface import BmcProtocol
@@ -25,6 +25,13 @@ def of(name: str) -> BmcProtocol:
 def scheme_of(name: str) -> dict[str, int]:
     """Its URL schemes, each with its default port."""
     return dict(PROTOCOLS[name].SCHEMES)
+
+
+def nics_of(name: str) -> Callable[..., list[str]] | None:
+    """The protocol's `nics(bmc, credentials, timeout_s)`, which lists a server's MACs, where it has one: an
+    optional function, as not every protocol can (IPMI has no standard way)."""
+    found = getattr(PROTOCOLS[name], "nics", None)
+    return found if callable(found) else None
 
 
 def missing_clients(names: Iterable[str]) -> list[str]:

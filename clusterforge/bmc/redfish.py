@@ -183,3 +183,27 @@ def settle(bmc: NodeBmc, pending: Pending, timeout_s: float = 20.0) -> Outcome |
     result: Outcome | None = _translated(bmc, look)
     return result
 
+
+
+MAX_NICS = 64  # a server with more listed interfaces than this is answering something else
+
+
+def nics(bmc: NodeBmc, credentials: Credentials, timeout_s: float = 20.0) -> list[str]:
+    """The MAC addresses of the server's network interfaces, as its BMC lists them (the system's
+    `EthernetInterfaces`, in the order of their ids): what a DHCP reservation binds an address to. Raises
+    BmcFailure with a one-line reason."""
+
+    def ask() -> list[str]:
+        root, _ = _session(bmc, credentials, timeout_s)
+        system = _system(root, bmc)
+        collection = system.ethernet_interfaces
+        members = sorted(collection.members_identities)
+        if len(members) > MAX_NICS:
+            raise BmcFailure(f"the BMC lists {len(members)} network interfaces (at most {MAX_NICS} are read)",
+                             final=True)
+        found = [_value(collection.get_member(member).mac_address) for member in members]
+        _close(system)
+        return [mac for mac in found if mac]
+
+    result: list[str] = _translated(bmc, ask)
+    return result

@@ -75,13 +75,18 @@ def plan(file: Path, fmt: str, inputs: PolicyInputs) -> None:
 @click.option("--from-outputs", "--from-stack", "from_outputs", type=click.Path(path_type=Path, dir_okay=False),
               help="What the deployment reported (a Pulumi stack: `pulumi stack output --json` saved to a file), read "
                    "by the cluster's target: each host gets its address. --from-stack is the older name.")
-def render(file: Path, out: Path, force: bool, inputs: PolicyInputs, from_outputs: Path | None) -> None:
+@click.option("--macs", "macs_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="Each node's MACs as `clusterforge power inventory` wrote them: the first is bound to the node's "
+                   "address in provisioning/dhcp-hosts and nodes.conf (a site with `site.networks`).")
+def render(file: Path, out: Path, force: bool, inputs: PolicyInputs, from_outputs: Path | None,
+           macs_file: Path | None) -> None:
     """Write the Ansible inventory, SLURM configs and (aws) the Pulumi stack config for blueprint FILE.
 
     \b
     OUT/inventory/hosts.yml, OUT/inventory/group_vars/all.yml
     OUT/slurm/slurm.conf, gres.conf, cgroup.conf, topology.conf (switched fabrics)
     OUT/pulumi/Pulumi.<cluster>.yaml (target aws)
+    OUT/provisioning/hosts, addresses.txt, dhcp-hosts, bmcs.yaml, nodes.conf (a site with `site.networks`)
 
     With --from-outputs (target aws: after `pulumi up`), the inventory also carries what the deployment reports:
     on AWS every host's private IP and instance id, the controller's address and where FSx is mounted from.
@@ -107,14 +112,19 @@ def render(file: Path, out: Path, force: bool, inputs: PolicyInputs, from_output
                                             hint="export the outputs of this cluster's deployment"))
     result = analyze(loaded, policy, controller_type=stack.controller_type if stack else None)
     verdict = result.verdict
-    refuse_inputs(out, input_files([loaded.source], file, *inputs.files(), from_outputs), directory=True)
+    refuse_inputs(out, input_files([loaded.source], file, *inputs.files(), from_outputs, macs_file), directory=True)
     if verdict.failed:
         show_policy_errors(file, verdict)
         if not force:
             click.echo("render refused: fix the design, waive the findings (--waivers) or use --force", err=True)
             raise click.exceptions.Exit(EXIT_POLICY)
         click.echo("rendering anyway (--force)", err=True)
-    written = write(RenderContext(loaded, result.plan, project_dir(loaded.cluster), stack), out)
+    macs = {}
+    if macs_file is not None:
+        from clusterforge.bmc.inventory import boot_macs
+
+        macs = boot_macs(macs_file, {name for pool in result.plan.nodes for name in pool.names()})
+    written = write(RenderContext(loaded, result.plan, project_dir(loaded.cluster), stack, macs), out)
     say(f"wrote {len(written)} files to {out}")
 
 

@@ -14,7 +14,7 @@ from clusterforge.core.errors import ClusterforgeError, Problem
 
 
 @app.command("power")
-@click.argument("action", type=click.Choice(["status", "on", "off", "cycle"]))
+@click.argument("action", type=click.Choice(["status", "on", "off", "cycle", "inventory"]))
 @click.argument("nodes")
 @click.option("--bmcs", "bmcs_file", type=click.Path(path_type=Path, dir_okay=False), required=True,
               help="The BMC document: each node's BMC URL (and system id where a BMC holds several), and the CA "
@@ -33,9 +33,11 @@ from clusterforge.core.errors import ClusterforgeError, Problem
                    "the system, the reset) together, however slowly its BMC answers. Each try gets its own.")
 @click.option("--settle", "settle_s", type=click.FloatRange(0, 3600), default=300, show_default=True,
               help="Seconds a node's power state may take to reach the one asked for.")
+@click.option("--output", "-o", "output", type=click.Path(path_type=Path, dir_okay=False),
+              help="With inventory: the file to write each node's MACs to (what `render --macs` reads).")
 @format_option("text", "json")
 def power(action: str, nodes: str, bmcs_file: Path, credentials: Path | None, boot: str | None, concurrency: int,
-          attempts: int, timeout_s: float, settle_s: float, fmt: str) -> None:
+          attempts: int, timeout_s: float, settle_s: float, output: Path | None, fmt: str) -> None:
     """Read or change the power of NODES (a SLURM hostlist) through their BMCs, each in the protocol the BMC
     document names for it: Redfish (https://, the default) or IPMI (ipmi://, `protocol: ipmi`).
 
@@ -44,10 +46,13 @@ def power(action: str, nodes: str, bmcs_file: Path, credentials: Path | None, bo
       clusterforge power off gpu-0007 --bmcs bmcs.yaml
       clusterforge power cycle gpu-[0001-0004] --boot pxe --bmcs bmcs.yaml    # reimage from the network
       clusterforge power status gpu-[00001-12500] --bmcs bmcs.yaml -f json > power.json
+      clusterforge power inventory gpu-[0001-0064] --bmcs bmcs.yaml -o macs.yaml    # for render --macs
 
     `on` and `off` wait until the BMC reports the new state (`--settle`); `cycle` restarts a node that is on
-    and powers on one that is off. Every node gets an answer: one whose BMC refuses the credentials, answers an
-    error or does not answer is reported with the reason, and the others go on. Credentials come from the
+    and powers on one that is off. `inventory` changes nothing: it reads each server's network interfaces (Redfish
+    `EthernetInterfaces`) into -o FILE, the MACs `render --macs` binds each node's address to. Every node gets an
+    answer: one whose BMC refuses the credentials, answers an error or does not answer is reported with the
+    reason, and the others go on. Credentials come from the
     environment or a 0600 file (one login for the fleet, or one per hostlist: docs/bare-metal.md), never from the
     document or the command line.
 
@@ -78,6 +83,13 @@ def power(action: str, nodes: str, bmcs_file: Path, credentials: Path | None, bo
     if plain and fmt == "text":
         click.echo(f"clusterforge: {len(plain)} BMC(s) over plain http://, the login in clear text: "
                    f"{compress(plain)}", err=True)
+    if action == "inventory":
+        from clusterforge.cli.power_inventory import inventory, report
+
+        with _Bar(len(targets), "power inventory", enabled=fmt == "text" and sys.stderr.isatty()) as bar:
+            found = inventory(targets, login, output, concurrency, attempts, timeout_s, bar.advance)
+        report(found, output, len(targets), fmt)
+        return
     with _Bar(len(targets), f"power {action}", enabled=fmt == "text" and sys.stderr.isatty()) as bar:
         result = fleet.run(targets, login, action, pxe_once=boot == "pxe", concurrency=concurrency,
                            attempts=attempts, timeout_s=timeout_s, settle_s=settle_s, progress=bar.advance)

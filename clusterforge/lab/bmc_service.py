@@ -22,7 +22,7 @@ import socket
 import sys
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -116,11 +116,13 @@ def prepare(paths: LabPaths, launched: Sequence[NodeSpec], subnet: ipaddress.IPv
 
 
 def emulator_config(listen: str, port: int, systems: dict[str, str], auth_file: Path, state_dir: Path,
-                    notify_url: str | None = None) -> str:
+                    notify_url: str | None = None, nics: Mapping[str, Sequence[str]] | None = None) -> str:
     """The emulator's configuration (a Python file it executes: every value written as a literal here): the fake
     driver with `systems` (node -> id), all Off, its own state folder (the default is shared by every emulator on
-    the machine), and with `notify_url`, a PUT there on every change of a system."""
-    fake = [{"uuid": ident, "name": node, "power_state": "Off", "external_notifier": notify_url is not None}
+    the machine), with `notify_url`, a PUT there on every change of a system, and with `nics`, the MACs each
+    server's EthernetInterfaces lists."""
+    fake = [{"uuid": ident, "name": node, "power_state": "Off", "external_notifier": notify_url is not None,
+             **({"nics": [{"mac": str(mac)} for mac in nics[node]]} if nics and node in nics else {})}
             for node, ident in systems.items()]
     lines = [f"SUSHY_EMULATOR_LISTEN_IP = {listen!r}", f"SUSHY_EMULATOR_LISTEN_PORT = {int(port)}",
              "SUSHY_EMULATOR_FAKE_DRIVER = True", f"SUSHY_EMULATOR_FAKE_SYSTEMS = {fake!r}",

@@ -8,6 +8,7 @@ from pydantic import Field, model_validator
 
 from clusterforge.core.validation import figure
 from clusterforge.model.base import Celsius, Count, Kg, Kw, Name, ObjectName, Strict
+from clusterforge.model.networks import SiteNetworks
 
 InletClass = Literal["A1", "A2", "A3", "A4"]
 WaterClass = Literal["W17", "W27", "W32", "W40", "W45", "W+"]
@@ -194,6 +195,9 @@ class Site(Strict):
         "UPS systems, switchboards, generators and utility feeds that panels draw from (panels[].fed_by): each is "
         "a single element whose loss the power rules judge (docs/power-topologies.md)"))
     rows: list[Row]
+    networks: SiteNetworks | None = Field(None, description=(
+        "the site's provisioning and management networks: every node's and BMC's address is allocated from them "
+        "(docs/bare-metal.md, \"The address plan\")"))
 
     def racks(self) -> list[tuple[int, int, Row, Rack]]:
         """Every rack with its row and indexes, in blueprint order."""

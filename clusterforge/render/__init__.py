@@ -21,6 +21,7 @@ from clusterforge.render import (
     job_container_conf,
     plugstack_conf,
     powersave_file,
+    provisioning_files,
     slurm_conf,
     topology_conf,
 )
@@ -31,7 +32,7 @@ from clusterforge.target_kernel import in_use, render_part
 __all__ = ["MANIFEST", "OUTPUTS", "RenderContext", "render_files", "write"]
 
 OUTPUTS: tuple[ModuleType, ...] = (inventory, group_vars, slurm_conf, gres_conf, topology_conf, cgroup_conf,
-                                   plugstack_conf, job_container_conf, powersave_file)
+                                   plugstack_conf, job_container_conf, powersave_file, provisioning_files)
 MARKER = ".clusterforge-render"
 
 

@@ -9,8 +9,8 @@ of its own (`MaxTime=1\\nSlurmctldHost=evil`). Such a value is refused, never es
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,6 +36,7 @@ class RenderContext:
     plan: Plan
     stack_dir: Path  # the target's deployment project (target_kernel.project_dir): its config names the blueprint
     outputs: Outputs | None = None  # what the deployment reports (`--from-outputs`): the hosts' addresses
+    macs: Mapping[str, str] = field(default_factory=dict)  # each node's boot MAC (`--macs`, `power inventory`)
 
     @property
     def cluster(self) -> Cluster:

@@ -103,6 +103,10 @@ def _no_vars(cluster: Cluster) -> dict[str, Any]:
     return {}
 
 
+def _no_bmc(pool: Pool) -> str | None:
+    return None
+
+
 def _never(cluster: Cluster, pool: Pool) -> bool:
     return False
 
@@ -198,6 +202,9 @@ class RenderPart:
     refer to the blueprint from. None: render adds no such file."""
     outputs: OutputsReader | None = None
     """How it reads what its deployment reports (`render --from-outputs`, `inventory --from-outputs`)."""
+    bmc_protocol: Callable[[Pool], str | None] = _no_bmc
+    """The protocol a pool's BMCs speak (the BMC document's `protocol:`), None where its servers have no BMC the
+    blueprint names: render writes their entries of the BMC document from the address plan."""
     pin_vars: tuple[tuple[str, str], ...] = ()
     """Each of its `software:` pins with the role variable it is rendered to (`efa_installer` ->
     `efa_installer_version`): written to every cluster's all.yml, as the roles that read them are applied to every
