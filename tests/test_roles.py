@@ -32,7 +32,8 @@ def tasks_of(role: str) -> list[tuple[str, dict[str, Any]]]:
 
 def test_every_role_of_the_issue_exists() -> None:
     assert set(ROLES) == {"common", "munge", "slurm", "nvidia_driver", "imex", "rocm", "nccl", "efa", "infiniband",
-                          "lustre_client", "health", "containers", "telemetry", "monitoring", "remediation"}
+                          "lustre_client", "health", "containers", "telemetry", "monitoring", "remediation",
+                          "provisioning"}
 
 
 @pytest.mark.parametrize("role", ROLES)
