@@ -23,7 +23,8 @@ from tests.conftest import ROOT
 SERVER, NETWORK, GATEWAY = "10.1.0.2", "10.1.0.0/22", "10.1.0.1"
 NETWORKS = {"provisioning": {"cidr": NETWORK, "gateway": GATEWAY}, "management": {"cidr": "10.2.0.0/22"}}
 MAC = "52:54:00:00:01:01"  # gpu-0001's boot NIC in the macs file below: 10.1.0.17 in the plan
-TOOLS = ("dnsmasq", "busybox", "ip")
+TOOLS = ("dnsmasq", "busybox", "ip", "nginx")
+IPXE_USER_CLASS = "0x4d:69505845"  # DHCP option 77, the user class iPXE sends: "iPXE"
 
 
 def _tools_or_skip() -> None:
@@ -31,7 +32,7 @@ def _tools_or_skip() -> None:
         [] if Path("/usr/lib/ipxe/undionly.kpxe").is_file() else ["ipxe"])
     if missing or os.geteuid() != 0:
         why = (f"needs root and {', '.join(missing) or 'network namespaces'} (.ci/run installs dnsmasq-base, "
-               "busybox, ipxe)")
+               "busybox, ipxe, nginx-light)")
         if os.environ.get("CI"):
             pytest.fail(why)
         pytest.skip(why)
@@ -43,8 +44,8 @@ def run(*argv: str, check: bool = True, timeout: float = 30) -> subprocess.Compl
 
 @pytest.fixture
 def served(tmp_path: Path, cli, onprem_data: dict) -> Iterator[dict]:
-    """The role applied (nothing installed, no service started), then its dnsmasq running in a namespace on the
-    server's end of a veth pair; yields what a client needs."""
+    """The role applied (nothing installed, no service started), then its dnsmasq and nginx running in a namespace
+    on the server's end of a veth pair; yields what a client needs."""
     _tools_or_skip()
     data = {**onprem_data, "site": {**onprem_data["site"], "networks": NETWORKS}}
     blueprint = tmp_path / "cluster.yaml"
@@ -71,7 +72,7 @@ def served(tmp_path: Path, cli, onprem_data: dict) -> Iterator[dict]:
     applied = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", "localhost,", str(play),
                               "-e", json.dumps(extra)], capture_output=True, text=True, env=env, timeout=300)
     assert applied.returncode == 0, applied.stdout[-3000:] + applied.stderr[-2000:]
-    dnsmasq = None
+    dnsmasq = nginx = None
     try:
         run("ip", "netns", "add", server_ns)
         run("ip", "netns", "add", client_ns)
@@ -92,18 +93,31 @@ def served(tmp_path: Path, cli, onprem_data: dict) -> Iterator[dict]:
             time.sleep(0.05)
         log = tmp_path / "dnsmasq.log"
         assert dnsmasq.poll() is None and (tmp_path / "dnsmasq.pid").exists(), log.read_text() if log.exists() else ""
+        # nginx with the role's server block, as root (the test's folders are private to root), in the foreground
+        main = tmp_path / "nginx-main.conf"
+        main.write_text(f"user root;\nworker_processes 1;\nerror_log {tmp_path / 'nginx-error.log'};\n"
+                        f"pid {tmp_path / 'nginx.pid'};\nevents {{}}\n"
+                        f"http {{ access_log off; include {tmp_path / 'nginx.conf'}; }}\n")
+        nginx = subprocess.Popen(["ip", "netns", "exec", server_ns, "nginx", "-p", str(tmp_path), "-c", str(main),
+                                  "-g", "daemon off;"])
+        deadline = time.monotonic() + 20
+        while not (tmp_path / "nginx.pid").exists() and nginx.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert nginx.poll() is None, (tmp_path / "nginx-error.log").read_text()
         yield {"tmp": tmp_path, "root": root, "client_ns": client_ns, "client_if": client_if,
                "log": tmp_path / "dnsmasq.log"}
     finally:
-        if dnsmasq is not None:
-            dnsmasq.terminate()
-            dnsmasq.wait(10)
+        for daemon in (dnsmasq, nginx):
+            if daemon is not None:
+                daemon.terminate()
+                daemon.wait(10)
         for namespace in (server_ns, client_ns):
             run("ip", "netns", "del", namespace, check=False)
 
 
-def lease(served: dict, mac: str) -> dict[str, str] | None:
-    """What udhcpc is offered for `mac` (its `bound` event's variables), or None when no server answers."""
+def lease(served: dict, mac: str, *options: str) -> dict[str, str] | None:
+    """What udhcpc is offered for `mac` (its `bound` event's variables), or None when no server answers;
+    `options` are sent as udhcpc's -x OPT:VALUE."""
     script = served["tmp"] / "udhcpc.sh"
     found = served["tmp"] / f"lease-{mac.replace(':', '')}"
     script.write_text(f"#!/bin/sh\n[ \"$1\" = bound ] && env > {found}\nexit 0\n")
@@ -111,7 +125,7 @@ def lease(served: dict, mac: str) -> dict[str, str] | None:
     namespace, interface = served["client_ns"], served["client_if"]
     run("ip", "-n", namespace, "link", "set", interface, "address", mac)
     done = run("ip", "netns", "exec", namespace, "busybox", "udhcpc", "-i", interface, "-n", "-q", "-f", "-t", "3",
-               "-T", "1", "-A", "1", "-s", str(script), check=False)
+               "-T", "1", "-A", "1", "-s", str(script), *(arg for o in options for arg in ("-x", o)), check=False)
     if done.returncode != 0 or not found.exists():
         return None
     return dict(line.split("=", 1) for line in found.read_text().splitlines() if "=" in line)
@@ -143,3 +157,22 @@ def test_the_boot_script_names_the_servers_kernel_and_the_node(served: dict) -> 
     assert script.startswith("#!ipxe\n")
     assert f"set base http://{SERVER}:80\n" in script
     assert "kernel ${base}/vmlinuz initrd=initrd.img console=ttyS0 clusterforge.node=${hostname}" in script
+
+
+def test_ipxe_is_told_the_boot_scripts_url_and_fetches_it_and_the_kernel_over_http(served: dict) -> None:
+    """The second DHCP exchange of a network boot: iPXE (user class "iPXE") is given the boot script's URL, and
+    nginx serves the script and the kernel the image pipeline put in the HTTP root."""
+    got = lease(served, MAC, IPXE_USER_CLASS)
+    assert got is not None and got.get("boot_file") == f"http://{SERVER}:80/boot.ipxe", got
+    kernel = served["root"] / "http" / "vmlinuz"
+    kernel.write_bytes(os.urandom(1 << 20))
+    namespace, interface = served["client_ns"], served["client_if"]
+    run("ip", "-n", namespace, "addr", "add", "10.1.0.17/22", "dev", interface)
+    for name in ("boot.ipxe", "vmlinuz"):
+        fetched = served["tmp"] / f"http-{name}"
+        run("ip", "netns", "exec", namespace, "busybox", "wget", "-q", "-O", str(fetched),
+            f"http://{SERVER}:80/{name}")
+        assert fetched.read_bytes() == (served["root"] / "http" / name).read_bytes()
+    missing = run("ip", "netns", "exec", namespace, "busybox", "wget", "-q", "-O", "/dev/null",
+                  f"http://{SERVER}:80/../dnsmasq.conf", check=False)
+    assert missing.returncode != 0  # nothing outside the HTTP root
