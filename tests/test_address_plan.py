@@ -152,6 +152,8 @@ def test_macs_read_from_the_emulators_servers_land_in_the_reservations(onprem_da
     assert done.returncode == 0, done.stdout + done.stderr
     assert "16 of 16 nodes listed their network interfaces" in done.stdout
     assert render(cli, path, tmp_path / "out", "--macs", tmp_path / "macs.yaml").exit_code == 0
+    assert '  gpu-0001: {url: "https://10.2.0.17", protocol: redfish}' in (
+        tmp_path / "out" / "provisioning" / "bmcs.yaml").read_text().splitlines()  # Redfish over TLS
     reservations = (tmp_path / "out" / "provisioning" / "dhcp-hosts").read_text().splitlines()[1:]
     assert reservations == [f"{mac(i, 1)},10.1.0.{16 + i},gpu-{i:04d}" for i in range(1, 17)]
 
