@@ -164,5 +164,9 @@ def test_inventory_says_which_protocol_cannot_list_nics(tmp_path, cli, monkeypat
     document = tmp_path / "bmcs.yaml"
     document.write_text("bmcs:\n  gpu-0001: {url: 'ipmi://127.0.0.1:1', protocol: ipmi}\n")
     result = cli("power", "inventory", "gpu-0001", "--bmcs", document, "-o", tmp_path / "macs.yaml")
-    assert result.exit_code == 1 and "ipmi does not list a server's network interfaces: gpu-0001" in result.output
+    assert result.exit_code == 1, result.output
+    assert "FAILED           1  gpu-0001  (ipmi does not list a server's network interfaces)" in result.output
     assert (tmp_path / "macs.yaml").read_text().endswith("macs: {}\n")
+    kept = document.read_text()
+    over = cli("power", "inventory", "gpu-0001", "--bmcs", document, "-o", document)  # -o is the BMC document
+    assert over.exit_code == 2 and "bmcs.yaml" in over.output and document.read_text() == kept, over.output

@@ -28,14 +28,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from clusterforge.bmc import fleet, protocols
 from clusterforge.bmc.credentials import Logins
+from clusterforge.bmc.hosts import MAX_BMCS, NODE
 from clusterforge.bmc.interface import BmcFailure, NodeBmc
 from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.core.validation import expected, validate
 from clusterforge.files.yamlsource import load_file
 
 MAC = r"^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$"
-NODE = r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62})$"
-MAX_NODES = 200_000
 MAX_NICS_PER_NODE = 64
 HEADER = ("# clusterforge power inventory: each node's network interfaces as its BMC lists them; the first is the "
           "one its DHCP reservation binds (render --macs)\n")
@@ -93,8 +92,9 @@ Mac = Annotated[str, Field(pattern=MAC, description=expected(
 class _MacsFile(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    # a node as the BMC document names one, and as many as it may hold
     macs: dict[Annotated[str, Field(pattern=NODE)],
-               Annotated[list[Mac], Field(min_length=1, max_length=MAX_NICS_PER_NODE)]] = Field(max_length=MAX_NODES)
+               Annotated[list[Mac], Field(min_length=1, max_length=MAX_NICS_PER_NODE)]] = Field(max_length=MAX_BMCS)
 
 
 def boot_macs(path: Path, nodes: set[str]) -> dict[str, str]:

@@ -6,17 +6,25 @@ what was done, or the same reason for failing) share one line and one compressed
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from clusterforge.bmc.fleet import FleetResult
 from clusterforge.core.hostlist import compress
+
+
+def failed_lines(failed: Mapping[str, str]) -> list[str]:
+    """A line per reason of failing, most nodes first, with their hostlist."""
+    reasons: dict[str, list[str]] = {}
+    for node, reason in failed.items():
+        reasons.setdefault(reason, []).append(node)
+    return [f"{'FAILED':<11} {len(nodes):>6}  {compress(sorted(nodes))}  ({reason})"
+            for reason, nodes in sorted(reasons.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
 
 
 def lines(result: FleetResult, action: str) -> list[str]:
     alike: dict[tuple[str, str, str, str], list[str]] = {}
     for node, outcome in result.done.items():
         alike.setdefault((outcome.power, outcome.boot, outcome.did, outcome.warning), []).append(node)
-    reasons: dict[str, list[str]] = {}
-    for node, reason in result.failed.items():
-        reasons.setdefault(reason, []).append(node)
     out = []
     warned = 0
     for (power, boot, did, warning), nodes in sorted(alike.items(), key=lambda kv: (-len(kv[1]), kv[0])):
@@ -24,8 +32,7 @@ def lines(result: FleetResult, action: str) -> list[str]:
         warning_note = f"; WARNING: {warning}" if warning else ""
         warned += len(nodes) if warning else 0
         out.append(f"{power:<11} {len(nodes):>6}  {compress(sorted(nodes))}  ({did}{boot_note}{warning_note})")
-    for reason, nodes in sorted(reasons.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-        out.append(f"{'FAILED':<11} {len(nodes):>6}  {compress(sorted(nodes))}  ({reason})")
+    out += failed_lines(result.failed)
     asked = len(result.done) + len(result.failed)
     rate = asked / result.seconds if result.seconds else 0.0
     warned_note = f", {warned} with a warning" if warned else ""

@@ -87,7 +87,8 @@ def power(action: str, nodes: str, bmcs_file: Path, credentials: Path | None, bo
         from clusterforge.cli.power_inventory import inventory, report
 
         with _Bar(len(targets), "power inventory", enabled=fmt == "text" and sys.stderr.isatty()) as bar:
-            found = inventory(targets, login, output, concurrency, attempts, timeout_s, bar.advance)
+            found = inventory(targets, login, output, (bmcs_file, credentials), concurrency, attempts, timeout_s,
+                              bar.advance)
         report(found, output, len(targets), fmt)
         return
     with _Bar(len(targets), f"power {action}", enabled=fmt == "text" and sys.stderr.isatty()) as bar:

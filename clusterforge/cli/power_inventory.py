@@ -16,14 +16,16 @@ from clusterforge.cli.app import EXIT_POLICY
 from clusterforge.core.errors import ClusterforgeError, Problem
 
 
-def inventory(targets: Sequence[NodeBmc], login: Logins, output: Path | None, concurrency: int, attempts: int,
-              timeout_s: float, progress: Callable[[str], None]) -> Inventory:
-    """Read every node's interfaces and write the file atomically (the nodes that answered)."""
+def inventory(targets: Sequence[NodeBmc], login: Logins, output: Path | None, inputs: Sequence[Path | None],
+              concurrency: int, attempts: int, timeout_s: float, progress: Callable[[str], None]) -> Inventory:
+    """Read every node's interfaces and write the file atomically (the nodes that answered); -o may not be one of
+    the command's `inputs` (the BMC document, the credentials)."""
     from clusterforge.bmc import inventory as nics
-    from clusterforge.files.atomic import write_text
+    from clusterforge.files.atomic import refuse_inputs, write_text
 
     if output is None:
-        raise ClusterforgeError(Problem("inventory writes a file", "-o", hint="give -o macs.yaml"))
+        raise ClusterforgeError(Problem("inventory writes a file", path="-o", hint="give -o macs.yaml"))
+    refuse_inputs(output, [path for path in inputs if path is not None])
     found = nics.read(targets, login, concurrency, attempts, timeout_s, progress=progress)
     write_text(output, nics.document(found))
     return found
@@ -31,17 +33,14 @@ def inventory(targets: Sequence[NodeBmc], login: Logins, output: Path | None, co
 
 def report(found: Inventory, output: Path | None, total: int, fmt: str) -> None:
     """What was read and who did not answer, grouped by reason; exit 1 when one did not."""
-    from clusterforge.core.hostlist import compress
+    from clusterforge.bmc.summary import failed_lines
 
     if fmt == "json":
         click.echo(json.dumps({"file": str(output), "nodes": found.nics, "failed": dict(sorted(found.failed.items())),
                                "ok": not found.failed}, indent=2))
     else:
         click.echo(f"{len(found.nics):,} of {total:,} nodes listed their network interfaces: {output}")
-        by_reason: dict[str, list[str]] = {}
-        for node, reason in found.failed.items():
-            by_reason.setdefault(reason, []).append(node)
-        for reason, nodes in sorted(by_reason.items(), key=lambda kv: -len(kv[1])):
-            click.echo(f"  {len(nodes):,} failed: {reason}: {compress(sorted(nodes))}")
+        for line in failed_lines(found.failed):
+            click.echo(line)
     if found.failed:
         raise click.exceptions.Exit(EXIT_POLICY)

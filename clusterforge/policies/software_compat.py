@@ -87,7 +87,8 @@ def requirements(row: RequiresRow, what: str, tables: SoftwareCatalog, software:
     for pin, majors in row.majors().items():
         if pin in named and (have := software.version(pin)) and version_tuple(have)[0] not in majors:
             major = version_tuple(have)[0]
-            able = [r.key for _, r in tables.rows() if isinstance(r, type(row)) and major in r.majors().get(pin, [])]
+            able = [v for v in tables.versions(row.table())
+                    if (other := tables.row(type(row), v)) is not None and major in other.majors().get(pin, [])]
             hint = (f"pin {what} ≥ {able[0]}, the oldest that supports {pin} {major}" if able
                     else f"no {what} release in the tables supports {pin} {major}: pin another {pin}")
             yield Draft(path, f"{what} {row.key} supports {pin} {'/'.join(str(m) for m in majors)}.x, not {have}",
