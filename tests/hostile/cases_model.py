@@ -37,7 +37,19 @@ def _with_catalog(name: str, problem: str, catalog: str, says: str) -> Case:
                     ("validate", "check", "plan", "render"))})
 
 
+SITE_NETWORKS = VALID + ("site:\n  name: dc1\n  rows: []\n  networks:\n"
+                         "    provisioning: {cidr: 10.1.0.0/22, gateway: 10.1.0.1}\n")
+
 CASES = [
+    Case("model-network-cidr-newline", "a newline in a site network's CIDR adds a directive to dnsmasq's files",
+         {"cluster.yaml": SITE_NETWORKS.replace("cidr: 10.1.0.0/22", 'cidr: "10.1.0.0/22\\ndhcp-script=/tmp/x"')},
+         exits=REFUSED, says={"validate": "is not an IPv4 CIDR block"}),
+    Case("model-network-gateway-template", "Ansible template syntax as a site network's gateway",
+         {"cluster.yaml": SITE_NETWORKS.replace("gateway: 10.1.0.1", "gateway: \"{{ lookup('pipe', 'id') }}\"")},
+         exits=REFUSED, says={"validate": "is not an IPv4 address"}),
+    Case("model-network-reserved-huge", "a reserved count that would make the plan walk billions of addresses",
+         {"cluster.yaml": SITE_NETWORKS.replace("gateway: 10.1.0.1", "gateway: 10.1.0.1, reserved: 4000000000")},
+         exits=REFUSED, says={"validate": "less than or equal to 1000000"}),
     Case("model-max-time-newline", "a newline in max_time adds SlurmctldHost= to slurm.conf",
          {"cluster.yaml": VALID.replace("default: true}",
                                         'default: true, max_time: "1-00:00:00\\nSlurmctldHost=evil"}')},

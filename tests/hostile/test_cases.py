@@ -32,6 +32,8 @@ def outcomes(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     cases = selected(request.session)
     workers = max(1, min(len(cases), os.cpu_count() or 1))
 
+    tmp_path_factory.getbasetemp()  # made once here: two threads making it at once race (with --basetemp)
+
     def one(case: Case) -> tuple[str, list[str]]:
         return case.name, exercise(case, tmp_path_factory.mktemp(case.name[:40]))
 
