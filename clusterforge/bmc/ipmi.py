@@ -17,6 +17,7 @@ Nothing a BMC answers ends more than its own node's request: any error at all be
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -88,12 +89,22 @@ def _power(session: Any) -> str:
     return STATES.get(state, state.capitalize() or "unknown")
 
 
+# pyghmi (1.6) takes its two module locks in opposite orders on two paths: a session that times out re-logs in
+# holding WAITING_SESSIONS and then takes KEEPALIVE_SESSIONS, while another thread's send holds KEEPALIVE_SESSIONS
+# and then takes WAITING_SESSIONS (session.py wait_for_rsp/_relog against send_payload/_xmit_packet). The fleet's
+# threads hit it in CI: three asks waited on each other for good. So one of this process's threads speaks through
+# pyghmi at a time; pyghmi's own I/O thread still receives for every session.
+_PYGHMI = threading.Lock()
+
+
 def _translated(bmc: NodeBmc, call: Callable[[], Any]) -> Any:
-    """`call()`, with pyghmi's errors as one-line BmcFailures: a refused login is final, silence is not."""
+    """`call()`, one thread at a time (`_PYGHMI`), with pyghmi's errors as one-line BmcFailures: a refused login
+    is final, silence is not."""
     from pyghmi import exceptions
 
     try:
-        return call()
+        with _PYGHMI:
+            return call()
     except BmcFailure:
         raise
     except exceptions.IpmiException as exc:
