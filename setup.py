@@ -14,8 +14,8 @@ from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
 # Relative to the checkout; MANIFEST.in puts the same into the sdist, from which the wheel is built.
-BUNDLED = ("site.yml", "ansible.cfg", "galaxy.yml", "meta", "roles", "plugins", "stacks/aws", "policy-pack",
-           "templates", "examples/jobs", "requirements/lock.txt", "CHANGELOG.md")
+BUNDLED = ("site.yml", "provisioning.yml", "ansible.cfg", "galaxy.yml", "meta", "roles", "plugins", "stacks/aws",
+           "policy-pack", "templates", "examples/jobs", "requirements/lock.txt", "CHANGELOG.md")
 SKIPPED = shutil.ignore_patterns("__pycache__", "*.pyc", "venv", ".venv", "Pulumi.*.yaml")
 
 

@@ -32,7 +32,7 @@ def _tools_or_skip() -> None:
         [] if Path("/usr/lib/ipxe/undionly.kpxe").is_file() else ["ipxe"])
     if missing or os.geteuid() != 0:
         why = (f"needs root and {', '.join(missing) or 'network namespaces'} (.ci/run installs dnsmasq-base, "
-               "busybox, ipxe, nginx-light)")
+               "busybox-static, ipxe, nginx-light)")
         if os.environ.get("CI"):
             pytest.fail(why)
         pytest.skip(why)
@@ -157,6 +157,7 @@ def test_the_boot_script_names_the_servers_kernel_and_the_node(served: dict) -> 
     assert script.startswith("#!ipxe\n")
     assert f"set base http://{SERVER}:80\n" in script
     assert "kernel ${base}/vmlinuz initrd=initrd.img console=ttyS0 clusterforge.node=${hostname}" in script
+    assert "clusterforge.image=${base}/image.sqfs clusterforge.overlays=${base}/overlays" in script
 
 
 def test_ipxe_is_told_the_boot_scripts_url_and_fetches_it_and_the_kernel_over_http(served: dict) -> None:
@@ -176,3 +177,26 @@ def test_ipxe_is_told_the_boot_scripts_url_and_fetches_it_and_the_kernel_over_ht
     missing = run("ip", "netns", "exec", namespace, "busybox", "wget", "-q", "-O", "/dev/null",
                   f"http://{SERVER}:80/../dnsmasq.conf", check=False)
     assert missing.returncode != 0  # nothing outside the HTTP root
+
+
+def test_a_nodes_own_overlay_is_served_to_its_reserved_address_alone(served: dict) -> None:
+    """A node's overlay carries its secrets: gpu-0001's address reads gpu-0001's, not gpu-0002's; the system overlay
+    is everyone's."""
+    overlays = served["root"] / "http" / "overlays"
+    (overlays / "node").mkdir(parents=True)
+    for name in ("system", "node/gpu-0001", "node/gpu-0002"):
+        (overlays / f"{name}.tar").write_bytes(name.encode())
+    namespace, interface = served["client_ns"], served["client_if"]
+    run("ip", "-n", namespace, "addr", "add", "10.1.0.17/22", "dev", interface)  # gpu-0001's reservation
+
+    def fetch(name: str) -> bytes | None:
+        fetched = served["tmp"] / "overlay-fetched"
+        fetched.unlink(missing_ok=True)
+        done = run("ip", "netns", "exec", namespace, "busybox", "wget", "-q", "-O", str(fetched),
+                   f"http://{SERVER}:80/overlays/{name}.tar", check=False)
+        return fetched.read_bytes() if done.returncode == 0 else None
+
+    assert fetch("system") == b"system"
+    assert fetch("node/gpu-0001") == b"node/gpu-0001"
+    assert fetch("node/gpu-0002") is None
+    assert fetch("node/gpu-9999") is None  # a name the render does not know: refused too

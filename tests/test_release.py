@@ -97,9 +97,10 @@ def test_one_version_everywhere() -> None:
 def test_the_wheel_and_the_sdist_hold_everything_every_command_reads(dist: Path, wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     bundled = "clusterforge/bundled/"
-    for needed in ("site.yml", "ansible.cfg", "galaxy.yml", "meta/runtime.yml", "plugins/filter/packages.py",
-                   "stacks/aws/__main__.py", "stacks/aws/Pulumi.yaml", "policy-pack/__main__.py",
-                   "policy-pack/PulumiPolicy.yaml", "examples/jobs/train.py", "requirements/lock.txt",
+    for needed in ("site.yml", "provisioning.yml", "ansible.cfg", "galaxy.yml", "meta/runtime.yml",
+                   "plugins/filter/packages.py", "stacks/aws/__main__.py", "stacks/aws/Pulumi.yaml",
+                   "policy-pack/__main__.py", "policy-pack/PulumiPolicy.yaml", "examples/jobs/train.py",
+                   "requirements/lock.txt",
                    *(f"roles/{role}/tasks/main.yml" for role in ROLES),
                    *(f"roles/{role}/meta/argument_specs.yml" for role in ROLES),
                    *(f"templates/{t.name}/params.yaml" for t in (ROOT / "templates").iterdir() if t.is_dir())):

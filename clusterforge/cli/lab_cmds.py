@@ -76,10 +76,15 @@ def _finish(outcome: Outcome, what: str, name: str) -> None:
                    "(site.yml's boot phase in local mode), as cloud and bare-metal nodes do; nothing runs per node "
                    "here. push (the default with --bare): site.yml over SSH from here to every node, the repair and "
                    "audit path (docs/lab.md).")
+@click.option("--metal", is_flag=True,
+              help="The metal lab: the compute servers are libvirt/QEMU virtual machines behind BMCs (sushy-tools, "
+                   "libvirt driver) that boot the baked image over the network from the controller's provisioning "
+                   "service and join SLURM, which powers them through their BMCs (default blueprint: the bundled "
+                   "metal.yaml; needs scripts/metal-host-setup; minutes under software emulation).")
 @rolling_options
 @name_option
 def up(count: int | None, blueprint: Path | None, catalogs: tuple[Path, ...], bare: bool, ha: bool,
-       boot: str | None, name: str, settings: Settings) -> None:
+       boot: str | None, metal: bool, name: str, settings: Settings) -> None:
     """Build the images (once), start the nodes, which configure themselves from the baked image (or, with
     --boot push, run site.yml over SSH), then run a job on every compute node.
 
@@ -90,7 +95,7 @@ def up(count: int | None, blueprint: Path | None, catalogs: tuple[Path, ...], ba
     provisioned and join through `scontrol reconfigure` (slurmctld is not restarted, running jobs go on);
     removed nodes are drained first and their jobs requeued after --drain-timeout."""
     from clusterforge.lab import cluster
-    from clusterforge.lab.render import DEFAULT_BLUEPRINT, DEFAULT_CATALOG, data_file
+    from clusterforge.lab.render import DEFAULT_BLUEPRINT, DEFAULT_CATALOG, METAL_BLUEPRINT, data_file
     from clusterforge.lab.state import load
 
     paths = LabPaths.of(name)
@@ -103,6 +108,12 @@ def up(count: int | None, blueprint: Path | None, catalogs: tuple[Path, ...], ba
         return
     view = console()
     started = time.monotonic()
+    if metal:
+        if count is not None or bare or ha or boot == "push":
+            raise ClusterforgeError(Problem("--metal takes its servers from its blueprint and boots them itself",
+                                            "--metal", hint="drop --nodes, --bare, --ha and --boot push"))
+        _up_metal(paths, blueprint or data_file(METAL_BLUEPRINT), catalogs, view, started)
+        return
     bp = blueprint or data_file(DEFAULT_BLUEPRINT)
     lab_catalog = data_file(DEFAULT_CATALOG)
     all_catalogs = [lab_catalog, *[c for c in catalogs if c.resolve() != lab_catalog.resolve()]]
@@ -136,6 +147,39 @@ def up(count: int | None, blueprint: Path | None, catalogs: tuple[Path, ...], ba
         view.print(f"monitoring: {monitoring}")
     view.print(f"next: clusterforge lab exec {lab.controller} -- sinfo   |   clusterforge lab drill node-loss   |   "
                "clusterforge lab down")
+
+
+def _up_metal(paths: LabPaths, blueprint: Path, catalogs: tuple[Path, ...], view: Console, started: float) -> None:
+    """`lab up --metal` (lab/metal): up to the provisioning service, then the smoke job, which makes SLURM power
+    the servers on through their BMCs, with each server's boot shown from its console."""
+    from clusterforge.lab import nodes
+    from clusterforge.lab.metal import up as metal
+    from clusterforge.lab.render import DEFAULT_CATALOG, data_file
+
+    lab_catalog = data_file(DEFAULT_CATALOG)
+    made = metal.up(paths, blueprint, [lab_catalog, *[c for c in catalogs if c.resolve() != lab_catalog.resolve()]],
+                    view.print, None)
+    command = ["srun", f"-N{len(made.servers)}", "--time=5", "hostname"]
+    view.print(f"== {shlex.join(command)}, from {made.lab.controller}: SLURM powers the servers on through their "
+               "BMCs; each boots from the network (minutes under software emulation)")
+    job = nodes.ssh_popen(paths, made.lab.controller, command)
+    powered, wall = time.monotonic(), time.time()
+    made.boots = metal.watch(made.servers, powered, lambda: job.poll() is not None, metal.JOIN_S, view.print)
+    for node, seconds in metal.dhcp_times(paths, made.lab.controller, wall).items():
+        made.boots.setdefault(node, {})["dhcp"] = seconds
+    output, errors = job.communicate()
+    made.timings.mark("servers booted and first srun")
+    if job.returncode != 0:
+        raise ClusterforgeError(Problem(f"{shlex.join(command)} failed: {errors.strip()[-300:]}", made.lab.controller,
+                                        hint=f"clusterforge lab exec --name {paths.name} {made.lab.controller} -- "
+                                             "sinfo -R"))
+    view.print(output.rstrip())
+    metal.record(paths, made, time.monotonic() - powered)
+    steps = ", ".join(f"{step} {seconds:.1f}s" for step, seconds in made.timings.steps)
+    view.print(f"metal lab {paths.name} is up in {time.monotonic() - started:.1f}s ({steps})")
+    view.print(f"servers: {', '.join(f'{s.node} ({s.domain})' for s in made.servers)}; BMCs {made.bmc_url}; "
+               f"consoles {made.servers[0].console.parent}")
+    view.print("next: clusterforge lab exec ctl-0001 -- sinfo   |   clusterforge lab down")
 
 
 def _bring_up(paths: LabPaths, blueprint: Path, catalogs: list[Path], count: int | None, bare: bool, view: Console,

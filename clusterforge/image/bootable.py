@@ -45,6 +45,10 @@ BOOT_LINE = "clusterforge-boot: the boot phase starts on"
 CONSOLE_DROPIN = "/etc/systemd/system/clusterforge-boot.service.d/console.conf"
 CONSOLE_UNIT = f'[Service]\nExecStartPre=/bin/echo "{BOOT_LINE} %H"\nStandardOutput=journal+console\n'
 
+# The roles' install steps run in the bake's container install for a server, not for a container: a container
+# shares the host's clock, so `common` leaves chrony out there (roles/common/vars), which a booted server runs.
+SERVER_VARS = {"clusterforge_container": False}
+
 STEPS: tuple[tuple[str, ...], ...] = (
     ("env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "-q", "--no-install-recommends",
      *PACKAGES),
@@ -63,4 +67,4 @@ def describe(bootable: bool) -> str:
 
 def recipe() -> bytes:
     """The steps as an input of the image's hash: a changed package or step bakes a new image."""
-    return hashlib.sha256(repr(STEPS).encode()).digest()
+    return hashlib.sha256(repr((STEPS, sorted(SERVER_VARS.items()))).encode()).digest()

@@ -152,7 +152,8 @@ def _bake(paths: LabPaths, node_image: str, rendered_dir: Path, img: NodeImage, 
             equivalent = (_labs_baked(node_image, img),)
     recipe = bake.Recipe(rendered_dir, img.tag, pool_group=img.pool_group if img.pool_vars else None,
                          pool_vars=img.pool_vars, vars_files=vars_files, equivalent=equivalent,
-                         extra_vars=lab_gaps() if img.sources == LAB_SOURCES and img.pool_vars else {},
+                         extra_vars={**(lab_gaps() if img.sources == LAB_SOURCES and img.pool_vars else {}),
+                                     **(bootable.SERVER_VARS if img.bootable else {})},
                          finish=bootable.STEPS if img.bootable else ())
     started = time.monotonic()
     if not bake.ensure_baked(paths, node_image, recipe, say, on_event):

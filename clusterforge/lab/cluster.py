@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import shlex
 import shutil
@@ -122,9 +123,11 @@ class Prepared:
 
 
 def prepare(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: int | None, bare: bool, say: Say,
-            on_event: EventHandler | None, ha: bool = False) -> Prepared:
+            on_event: EventHandler | None, ha: bool = False, metal: bool = False) -> Prepared:
     """Everything before the nodes start: the render, the images and repository, the lab's state, and with
-    power-saved pools, the power agent that starts their nodes (lab/power_agent.py)."""
+    power-saved pools, the power agent that starts their nodes (lab/power_agent.py). In the metal lab (`metal`)
+    virtual servers behind BMCs are those nodes (lab/metal): no agent starts containers for them, and every node's
+    address is the blueprint's address plan, on the network it names."""
     if state.load(paths) is not None or podman.labelled("container", f"{LABEL}={paths.name}"):
         raise ClusterforgeError(Problem(
             f"lab {paths.name} is already up", str(paths.state),
@@ -132,7 +135,7 @@ def prepare(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: i
     timings = Timings()
     host.require(need_mmdebstrap=not podman_image_exists(image.BASE_IMAGE))
     paths.make()
-    render(blueprint, catalogs, count, paths.render, ha)
+    rendered_cluster = render(blueprint, catalogs, count, paths.render, ha)
     hosts = inventory_hosts(paths.render / "inventory/hosts.yml")
     if not any(CONTROLLER in g for g in hosts.values()):
         raise ClusterforgeError(Problem("the rendered inventory has no slurm_controller host", str(blueprint)))
@@ -142,12 +145,18 @@ def prepare(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: i
     lab_repo = repo.ensure(lab_pins(paths.render), say)
     nodes.ensure_ssh_key(paths)
     labvars.write(paths, lab_repo)
-    subnet = nodes.ensure_network(paths)
+    networks = rendered_cluster.site.networks if metal and rendered_cluster.site else None
+    if metal and networks is None:
+        raise ClusterforgeError(Problem("the metal lab's blueprint has no site.networks.provisioning", str(blueprint),
+                                        hint="the addresses its servers boot with come from it (lab/data/metal.yaml)"))
+    planned = planned_addresses(paths.render) if metal else {}
+    subnet = nodes.ensure_network(
+        paths, ipaddress.IPv4Network(networks.provisioning.cidr) if networks is not None else None)
     timings.mark("images and repository")
     run_image = node_image if bare else ensure_baked(paths, node_image, paths.render, say, on_event)
     timings.mark("baked image")
-    specs = nodes.specs_for(hosts, subnet)
-    on_demand = launched.specs(paths.render, subnet, len(specs))
+    specs = nodes.specs_for(hosts, subnet, planned)
+    on_demand = launched.specs(paths.render, subnet, len(specs), planned)
     if on_demand and bare:
         raise ClusterforgeError(Problem("nodes SLURM powers up start from the baked image", "--bare",
                                         hint="drop --bare, or the pools with a max_count"))
@@ -158,11 +167,24 @@ def prepare(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: i
                    tuple(Node(s.name, paths.container(s.name), s.ip, s.groups) for s in specs),
                    tuple(Node(s.name, paths.container(s.name), s.ip, s.groups) for s in on_demand))
     state.save(paths, lab)
-    if on_demand:
+    if on_demand and not metal:
         power_agent.start(paths)
         say(f"power agent started: SLURM powers {len(on_demand)} node(s) of power-saved pools up and down "
             f"({', '.join(s.name for s in on_demand)})")
     return Prepared(lab, specs, on_demand, timings)
+
+
+def planned_addresses(rendered: Path) -> dict[str, str]:
+    """Each node's address from the render's address plan (provisioning/addresses.txt: `name address` lines)."""
+    path = rendered / "provisioning" / "addresses.txt"
+    if not path.is_file():
+        return {}
+    found = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        fields = line.split()
+        if len(fields) == 2 and not line.startswith("#"):
+            found[fields[0]] = fields[1]
+    return found
 
 
 def up(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: int | None, bare: bool, say: Say,
@@ -350,6 +372,10 @@ def down(paths: LabPaths) -> list[str]:
     removed: list[str] = []
     if power_agent.stop(paths):  # first: nothing starts a node while the lab goes
         removed.append("power agent")
+    if (paths.root / "metal").is_dir():  # the metal lab's servers and BMCs
+        from clusterforge.lab.metal import up as metal
+
+        removed += metal.down(paths)
     if lab is not None:
         nodes.close_ssh(paths, [n.name for n in (*lab.nodes, *lab.launched)])
     label = f"{LABEL}={paths.name}"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import ipaddress
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -61,9 +62,10 @@ def _with_hosts(tree: dict[str, Any], group: str, hosts: list[str]) -> bool:
     return found
 
 
-def specs(rendered: Path, subnet: ipaddress.IPv4Network, after: int) -> list[NodeSpec]:
+def specs(rendered: Path, subnet: ipaddress.IPv4Network, after: int,
+          planned: Mapping[str, str] | None = None) -> list[NodeSpec]:
     """One spec per node of the lab's power-saved pools, in the render's groups, addressed after the `after`
-    always-on nodes."""
+    always-on nodes (or as the address plan says, `planned`)."""
     cfg = power_save_config(rendered)
     if cfg is None:
         return []
@@ -81,7 +83,8 @@ def specs(rendered: Path, subnet: ipaddress.IPv4Network, after: int) -> list[Nod
     if len(names) > capacity:
         raise ClusterforgeError(Problem(f"{after} nodes and {len(names)} power-saved ones do not fit in {subnet}",
                                         str(rendered / FILE), hint=f"at most {capacity} power-saved nodes"))
-    return [NodeSpec(name, groups[name], str(subnet.network_address + FIRST_HOST + after + index))
+    return [NodeSpec(name, groups[name],
+                     (planned or {}).get(name) or str(subnet.network_address + FIRST_HOST + after + index))
             for index, name in enumerate(names)]
 
 

@@ -12,7 +12,7 @@ import ipaddress
 import shlex
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from clusterforge.core.errors import ClusterforgeError, Problem
@@ -47,21 +47,25 @@ def ensure_ssh_key(paths: LabPaths) -> None:
                     "-f", str(paths.ssh_key)], check=True)
 
 
-def ensure_network(paths: LabPaths) -> ipaddress.IPv4Network:
-    """The lab's network (podman picks a free subnet); its subnet."""
+def ensure_network(paths: LabPaths, subnet: ipaddress.IPv4Network | None = None) -> ipaddress.IPv4Network:
+    """The lab's network (podman picks a free subnet, unless the blueprint's provisioning network names one, as
+    the metal lab's does); its subnet."""
     if not podman.exists("network", paths.network):
-        podman.run(["network", "create", "--label", f"{LABEL}={paths.name}", paths.network])
+        chosen = ["--subnet", str(subnet), "--gateway", str(subnet.network_address + 1)] if subnet else []
+        podman.run(["network", "create", "--label", f"{LABEL}={paths.name}", *chosen, paths.network])
     subnets = podman.inspect("network", paths.network)["subnets"]
     return ipaddress.IPv4Network(subnets[0]["subnet"])
 
 
-def specs_for(hosts: dict[str, tuple[str, ...]], subnet: ipaddress.IPv4Network) -> list[NodeSpec]:
-    """One spec per inventory host with a fixed address, so a restarted container keeps it (as a server would)."""
+def specs_for(hosts: dict[str, tuple[str, ...]], subnet: ipaddress.IPv4Network,
+              planned: Mapping[str, str] | None = None) -> list[NodeSpec]:
+    """One spec per inventory host with a fixed address, so a restarted container keeps it (as a server would):
+    the address plan's where the blueprint has one (`planned`), else the lab network's from .10 on."""
     capacity = subnet.num_addresses - FIRST_HOST - 1
     if len(hosts) > capacity:
         raise ClusterforgeError(Problem(f"{len(hosts)} nodes do not fit in {subnet}", path="--nodes",
                                         hint=f"at most {capacity}"))
-    return [NodeSpec(name, groups, str(subnet.network_address + FIRST_HOST + index))
+    return [NodeSpec(name, groups, (planned or {}).get(name) or str(subnet.network_address + FIRST_HOST + index))
             for index, (name, groups) in enumerate(hosts.items())]
 
 
@@ -158,6 +162,13 @@ def ssh(paths: LabPaths, node: str, command: Sequence[str], timeout: float | Non
     return subprocess.run(["ssh", "-F", str(paths.ssh_config), "-o", "BatchMode=yes", "-o", "ConnectTimeout=5",
                            *options, node, shlex.join(command)], capture_output=True, text=True, timeout=timeout,
                           check=False)
+
+
+def ssh_popen(paths: LabPaths, node: str, command: Sequence[str]) -> subprocess.Popen[str]:
+    """A command on a node that runs while this process watches something else (the metal lab's first job)."""
+    return subprocess.Popen(["ssh", "-F", str(paths.ssh_config), "-o", "BatchMode=yes", "-o", "ConnectTimeout=5",
+                             "-o", "ControlPath=none", node, shlex.join(command)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
 
 
 def close_ssh(paths: LabPaths, nodes: Sequence[str]) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -14,6 +14,7 @@ from clusterforge.model import Cluster, Pool
 from clusterforge.render.yamlout import load
 
 DEFAULT_BLUEPRINT = "blueprint.yaml"
+METAL_BLUEPRINT = "metal.yaml"  # `lab up --metal`
 DEFAULT_CATALOG = "catalog.yaml"
 
 
@@ -89,9 +90,10 @@ def with_host_cpus(catalog: Catalog) -> Catalog:
     return catalog.with_entry(LAB_HARDWARE, entry.model_copy(update={"cpus": cpus}))
 
 
-def render(blueprint: Path, catalogs: Sequence[Path], nodes: int | None, out: Path, ha: bool = False) -> None:
+def render(blueprint: Path, catalogs: Sequence[Path], nodes: int | None, out: Path, ha: bool = False,
+           macs: Mapping[str, str] | None = None) -> Cluster:
     """Write inventory/, group_vars and slurm/ for the lab into `out` (replaced as a whole); `ha` adds the
-    backup controller."""
+    backup controller, `macs` the DHCP reservations (render --macs). The cluster rendered."""
     from clusterforge.blueprint.load import Loaded
     from clusterforge.pipeline import analysis
     from clusterforge.render import RenderContext, write
@@ -105,7 +107,8 @@ def render(blueprint: Path, catalogs: Sequence[Path], nodes: int | None, out: Pa
     loaded = Loaded(cluster, loaded.source, with_host_cpus(loaded.catalog))
     result = analysis.analyze(loaded, policy)
     result.refuse_on_errors("the lab")
-    write(RenderContext(loaded, result.plan, project_dir(cluster)), out)  # the lab's targets render no project
+    write(RenderContext(loaded, result.plan, project_dir(cluster), macs=macs or {}), out)  # no project: no stack
+    return cluster
 
 
 def inventory_hosts(inventory: Path) -> dict[str, tuple[str, ...]]:

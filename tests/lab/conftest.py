@@ -65,15 +65,15 @@ class Lab:
     def node_cli(self, command: str, *args: str) -> subprocess.CompletedProcess[str]:
         return clusterforge("lab", command, "--name", self.name, *args, program=self.program)
 
-    def run(self, node: str, script: str) -> subprocess.CompletedProcess[str]:
+    def run(self, node: str, script: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
         """A shell script on a node, over SSH as Ansible reaches it."""
         from clusterforge.lab.paths import LabPaths
 
         return subprocess.run(["ssh", "-F", str(LabPaths.of(self.name).ssh_config), "-o", "BatchMode=yes", node,
-                               script], capture_output=True, text=True, timeout=120, check=False)
+                               script], capture_output=True, text=True, timeout=timeout, check=False)
 
-    def sh(self, node: str, script: str, check: bool = True) -> str:
-        proc = self.run(node, script)
+    def sh(self, node: str, script: str, check: bool = True, timeout: float = 120) -> str:
+        proc = self.run(node, script, timeout)
         if check and proc.returncode != 0:
             raise AssertionError(f"{node}: {script!r} exited {proc.returncode}: {proc.stdout}{proc.stderr}")
         return proc.stdout.strip()

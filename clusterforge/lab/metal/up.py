@@ -1,0 +1,218 @@
+"""`lab up --metal`: the controller as a container that configures itself (lab/selfboot.py), the compute servers
+as virtual machines behind BMCs that boot the baked image from the controller's provisioning service and join
+SLURM by themselves; SLURM powers them through the same on-prem power-save provider a site uses.
+
+The steps, each the on-prem path a site runs (docs/bare-metal.md):
+1. the render, whose address plan (site.networks) gives every node its address on the lab's bridge;
+2. the node image built (`image build`) and packed for a stateless boot (clusterforge/netboot);
+3. the controller configures itself, given the BMC document, the packed image and the overlays;
+4. the servers defined in libvirt, their BMCs (sushy-tools' libvirt driver) started;
+5. each server's MAC read through its BMC (`power inventory`) and rendered into the DHCP reservations (`render
+   --macs`);
+6. the provisioning role run on the controller: dnsmasq, iPXE and nginx serve the reservations and the image;
+7. SLURM powers the servers on for the smoke job (`srun -N2 hostname`): its resume program asks their BMCs, each
+   boots from the network and registers.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from clusterforge.core.errors import ClusterforgeError, Problem
+from clusterforge.files.checkout import project_root
+from clusterforge.lab import bmc_service, cluster, nodes, podman, repo, selfboot
+from clusterforge.lab.bmc_service import BmcFiles
+from clusterforge.lab.metal import bmcs, boot_service, virt
+from clusterforge.lab.paths import LabPaths, shared_cache
+from clusterforge.lab.render import group_vars
+from clusterforge.lab.state import LabState
+from clusterforge.provision.runner import EventHandler, Run, execute
+
+Say = Callable[[str], None]
+PLAYBOOK = "provisioning.yml"
+JOIN_S = 1500  # power-on to the first job on both servers, under software emulation on a loaded 2-core host
+# what each server's console says on the way to SLURM, in order (netboot/data/init, image/bootable.BOOT_LINE)
+MILESTONES = (("kernel", "the kernel's first line", "Linux version"),
+              ("image", "the image fetched and mounted", "clusterforge-netboot: image and overlays in place"),
+              ("boot_unit", "the boot unit starts", "clusterforge-boot: the boot phase starts"))
+
+
+@dataclass
+class Metal:
+    """The metal lab as `up` made it: its servers, the BMCs' URL, and when each step finished."""
+
+    lab: LabState
+    servers: list[virt.Server]
+    bmc_url: str
+    timings: cluster.Timings
+    boots: dict[str, dict[str, float]] = field(default_factory=dict)
+
+
+def servers_of(paths: LabPaths, launched: Sequence[nodes.NodeSpec], bridge: str) -> list[virt.Server]:
+    return [virt.Server(spec.name, f"{paths.name}-{spec.name}", bmc_service.system_id(paths.name, spec.name),
+                        virt.mac_of(paths.name, spec.name), bridge) for spec in launched]
+
+
+def bridge_of(paths: LabPaths) -> str:
+    """The lab network's bridge on this host (podman names it; it exists once a container is on the network)."""
+    return str(podman.inspect("network", paths.network)["network_interface"])
+
+
+def node_image(blueprint: Path, catalogs: Sequence[Path], say: Say, on_event: EventHandler | None) -> str:
+    """The blueprint's bootable node image (`image build`: baked once per change of its inputs); its tag."""
+    from clusterforge.image.build import build as bake_images
+    from clusterforge.image.build import rendered
+    from clusterforge.image.plan import LAB_SOURCES
+    from clusterforge.pipeline.analysis import PolicyInputs
+
+    with rendered(blueprint, PolicyInputs(catalogs=tuple(catalogs)), LAB_SOURCES, True) as (render_dir, found):
+        results = bake_images(render_dir, found, say, on_event)
+    return results[0].image.tag
+
+
+def clusterforge(*args: str) -> subprocess.CompletedProcess[str]:
+    """This clusterforge's own command, as an operator runs it."""
+    proc = subprocess.run([sys.executable, "-m", "clusterforge", *args], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise ClusterforgeError(Problem(f"clusterforge {args[0]} {args[1]} failed: {proc.stderr.strip()[-600:]}",
+                                        args[0]))
+    return proc
+
+
+def up(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], say: Say,
+       on_event: EventHandler | None) -> Metal:
+    """Bring the metal lab up to the point where SLURM may power its servers; the caller runs the smoke job."""
+    from clusterforge.netboot import artifacts
+
+    virt.require()
+    made = cluster.prepare(paths, blueprint, catalogs, None, False, say, on_event, metal=True)
+    lab, specs, timings = made.lab, made.specs, made.timings
+    if not made.launched:
+        raise ClusterforgeError(Problem("the metal lab's blueprint has no pool SLURM powers through BMCs",
+                                        str(blueprint), hint="a pool with bmc: redfish and a max_count"))
+    tag = node_image(blueprint, catalogs, say, on_event)
+    packed = artifacts.from_image(tag, shared_cache() / "netboot", say)
+    manifest = packed.manifest()
+    say(f"node image {tag} packed for a network boot: image {int(str(manifest['image_bytes'])) / 1e6:.0f} MB, "
+        f"kernel {manifest['kernel_version']}")
+    timings.mark("bootable image")
+    folder = boot_service.BootFolder.of(paths, packed)
+    lab_vars = yaml.safe_load(paths.extra_vars.read_text(encoding="utf-8"))
+    name = str(group_vars(paths.render)["clusterforge_cluster"])
+    boot = selfboot.write_boot_dir(paths, name, lab.controller, specs, lab_vars | boot_service.SERVER_VARS,
+                                   made.launched)
+    boot_service.write_overlays(folder, selfboot.Given.of(paths, boot), made.launched,
+                                paths.ssh_key.with_suffix(".pub").read_bytes(), say)
+    more = made.controller_mounts(paths)
+
+    def controller_given(spec: nodes.NodeSpec) -> list[str]:
+        own = folder.controller_mounts() if cluster.CONTROLLER in spec.groups else []
+        return [*more(spec), *own]
+
+    selfboot.start(paths, name, lab.controller, specs, lab.image, str(repo.repo_root()), lab_vars, say,
+                   made.launched, controller_given)
+    nodes.write_ssh_config(paths, [*lab.nodes, *lab.launched])
+    timings.mark("controller configured itself")
+    servers = servers_of(paths, made.launched, bridge_of(paths))
+    for server in servers:
+        virt.define(server, paths.root / "metal" / "domains")
+    files = BmcFiles.of(paths)
+    url = bmcs.start(files)
+    say(f"{len(servers)} virtual servers defined ({', '.join(s.domain for s in servers)}), their BMCs at {url}")
+    timings.mark("servers and BMCs")
+    macs = paths.root / "metal" / "macs.yaml"
+    nodelist = ",".join(s.node for s in servers)
+    clusterforge("power", "inventory", nodelist, "--bmcs", str(files.document), "--credentials",
+                 str(files.credentials), "-o", str(macs))
+    reservations = paths.root / "metal" / "render"
+    clusterforge("render", str(blueprint), *(a for c in catalogs for a in ("--catalog", str(c))), "--macs", str(macs),
+                 "-o", str(reservations))
+    say(f"MACs read through the BMCs into {macs}; DHCP reservations rendered: {reservations}/provisioning/dhcp-hosts")
+    controller = lab.node(lab.controller)
+    network = ipaddress.IPv4Network(podman.inspect("network", paths.network)["subnets"][0]["subnet"])
+    outcome = execute(Run(project=project_root(), inventories=[paths.render / "inventory/hosts.yml"],
+                          private_dir=paths.runner_dir, playbook=PLAYBOOK, limit=lab.controller,
+                          extra_vars_files=[paths.extra_vars],
+                          extra_vars=boot_service.role_vars(network, controller.ip, reservations),
+                          env=cluster.ansible_env(paths)), on_event)
+    if outcome.rc != 0:
+        raise ClusterforgeError(outcome.problem(f"the provisioning role on {lab.controller}"))
+    timings.mark("provisioning service")
+    say(f"provisioning service up on {lab.controller} ({controller.ip}): DHCP, iPXE, the image over HTTP")
+    return Metal(lab, servers, url, timings)
+
+
+def watch(servers: Sequence[virt.Server], started: float, until: Callable[[], bool], timeout: float,
+          say: Say) -> dict[str, dict[str, float]]:
+    """Each server's milestones (seconds from `started`) as its console shows them, until `until()` holds; a
+    console that says the boot failed ends the wait at once."""
+    seen: dict[str, dict[str, float]] = {s.node: {} for s in servers}
+    deadline = time.monotonic() + timeout
+    while True:
+        for server in servers:
+            text = server.console.read_text(errors="replace") if server.console.is_file() else ""
+            failed = text.find("clusterforge-netboot: FAILED")
+            if failed >= 0:
+                line = text[failed:].splitlines()[0]
+                raise ClusterforgeError(Problem(f"{server.node} did not boot: {line}", str(server.console)))
+            for key, words, marker in MILESTONES:
+                if key not in seen[server.node] and marker in text:
+                    seen[server.node][key] = round(time.monotonic() - started, 1)
+                    say(f"  {server.node}: {words} at {seen[server.node][key]:.0f} s")
+        if until():
+            return seen
+        if time.monotonic() > deadline:
+            raise ClusterforgeError(Problem(f"the servers did not join SLURM within {timeout:.0f} s",
+                                            str(servers[0].console), hint="read the consoles"))
+        time.sleep(1)
+
+
+def record(paths: LabPaths, made: Metal, seconds: float) -> Path:
+    """The boot's figures (each server's milestones, the whole from the job's start) in the lab's folder, for the
+    benchmark and the docs; the file."""
+    import json
+
+    from clusterforge.files.atomic import write_text
+
+    out = paths.root / "metal" / "boot-times.json"
+    write_text(out, json.dumps({"servers": made.boots, "job_seconds": round(seconds, 1),
+                                "steps": [[step, round(took, 1)] for step, took in made.timings.steps]}, indent=2)
+               + "\n")
+    return out
+
+
+def dhcp_times(paths: LabPaths, controller: str, since: float) -> dict[str, float]:
+    """When each server got its first DHCP lease after `since` (wall clock), in seconds from it: the firmware's
+    (iPXE's), from the provisioning server's own log, since a server's console shows nothing before its kernel."""
+    proc = nodes.ssh(paths, controller, ["journalctl", "-u", "dnsmasq", "-o", "short-unix", "--no-pager",
+                                         "--since", f"@{int(since)}"], timeout=30)
+    found: dict[str, float] = {}
+    for line in proc.stdout.splitlines():
+        fields = line.split()
+        if len(fields) >= 6 and fields[2].startswith("dnsmasq-dhcp") and fields[3].startswith("DHCPACK"):
+            node = fields[6] if len(fields) > 6 else ""
+            if node and node not in found:
+                found[node] = round(float(fields[0]) - since, 1)
+    return found
+
+
+def down(paths: LabPaths) -> list[str]:
+    """Remove the metal lab's servers and stop its BMCs (before `lab down` removes the rest)."""
+    removed = []
+    if bmcs.stop(BmcFiles.of(paths)):
+        removed.append("BMC emulator")
+    domains = paths.root / "metal" / "domains"
+    for xml in sorted(domains.glob("*.xml")) if domains.is_dir() else []:
+        server = virt.Server("", xml.stem, "", "", "")
+        if virt.undefine(server):
+            removed.append(f"server {xml.stem}")
+        server.console.unlink(missing_ok=True)
+    return removed

@@ -1,0 +1,141 @@
+"""The metal lab's servers: libvirt/QEMU virtual machines on the lab's bridge, with no disk, that boot from the
+network only (their boot order says so, as a stateless server's firmware does).
+
+Software emulation (`type='qemu'`, TCG): these machines expose no hardware virtualisation, and KVM nested in
+them hung after the BIOS (shared reference bare-metal.md). Each server has this host's CPU topology, as the lab's
+`lab-node` catalog entry does (lab/render.with_host_cpus): slurm.conf's node line is what its slurmd counts, or
+slurmctld refuses the registration ("Low socket*core*thread count"). Memory holds the image (its root is in
+memory, netboot/) and what the node runs.
+libvirtd and virtlogd are started here when the machine's init has not (a container or CI machine without
+systemd as PID 1), and stopped again only by `lab down --metal`'s caller choice: they serve every lab on the host.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from xml.sax.saxutils import quoteattr
+
+from clusterforge.catalog.models import Cpus
+from clusterforge.core.errors import ClusterforgeError, Problem
+from clusterforge.lab.render import host_cpus
+
+URI = "qemu:///system"
+MEMORY_MIB = 3072  # the image (~700 MB) and its writable layer in memory, systemd, slurmd and the boot phase
+CONSOLE_DIR = Path("/var/log/libvirt/qemu")
+DAEMONS = (("virtlogd", Path("/run/virtlogd.pid")), ("libvirtd", Path("/run/libvirtd.pid")))
+PACKAGES = "libvirt-daemon-system qemu-system-x86 ipxe-qemu busybox-static squashfs-tools cpio python3-venv"
+
+
+@dataclass(frozen=True)
+class Server:
+    """One virtual server: its libvirt name and UUID (the BMC's system id), its NIC's MAC, the bridge it is on."""
+
+    node: str
+    domain: str
+    uuid: str
+    mac: str
+    bridge: str
+
+    @property
+    def console(self) -> Path:
+        return CONSOLE_DIR / f"{self.domain}-console.log"
+
+
+def mac_of(lab: str, node: str) -> str:
+    """A stable MAC in QEMU's own prefix (52:54:00), made from the lab and node: the same server keeps it."""
+    digest = hashlib.sha256(f"{lab}/{node}".encode()).digest()
+    return "52:54:00:" + ":".join(f"{byte:02x}" for byte in digest[:3])
+
+
+def virsh(*args: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(["virsh", "--connect", URI, "--quiet", *args], capture_output=True, text=True,
+                          timeout=timeout, check=False)
+    if check and proc.returncode != 0:
+        raise ClusterforgeError(Problem(f"virsh {args[0]} failed: {(proc.stderr or proc.stdout).strip()[-300:]}",
+                                        args[-1]))
+    return proc
+
+
+def require() -> None:
+    """libvirt's client and QEMU are installed, and libvirtd answers (started here when nothing started it)."""
+    missing = [p for p in ("virsh", "libvirtd", "virtlogd", "qemu-system-x86_64") if shutil.which(p) is None]
+    if missing:
+        raise ClusterforgeError(Problem(f"the metal lab needs {', '.join(missing)}", "--metal",
+                                        hint=f"scripts/metal-host-setup (Debian: {PACKAGES})"))
+    if virsh("uri", check=False, timeout=10).returncode == 0:
+        return
+    for daemon, _ in DAEMONS:
+        subprocess.run([daemon, "--daemon"], check=False, capture_output=True)
+    deadline = time.monotonic() + 30
+    while virsh("uri", check=False, timeout=10).returncode != 0:
+        if time.monotonic() > deadline:
+            raise ClusterforgeError(Problem("libvirtd did not start", "--metal",
+                                            hint="run `libvirtd` in a terminal and read what it prints"))
+        time.sleep(0.5)
+
+
+def domain_xml(server: Server, memory_mib: int = MEMORY_MIB) -> str:
+    """The server as libvirt defines it: TCG, no disk, one virtio NIC on the lab's bridge, boot from the network,
+    its serial console logged."""
+    console = quoteattr(str(server.console))
+    cpus = host_cpus() or Cpus(sockets=1, cores_per_socket=1, threads_per_core=1)
+    vcpus = cpus.sockets * cpus.cores_per_socket * cpus.threads_per_core
+    topology = f"sockets='{cpus.sockets}' dies='1' cores='{cpus.cores_per_socket}' threads='{cpus.threads_per_core}'"
+    return f"""<domain type='qemu'>
+  <name>{server.domain}</name>
+  <uuid>{server.uuid}</uuid>
+  <memory unit='MiB'>{memory_mib}</memory>
+  <vcpu>{vcpus}</vcpu>
+  <cpu><topology {topology}/></cpu>
+  <os>
+    <type arch='x86_64' machine='q35'>hvm</type>
+    <boot dev='network'/>
+  </os>
+  <features><acpi/></features>
+  <on_poweroff>destroy</on_poweroff>
+  <on_reboot>restart</on_reboot>
+  <on_crash>destroy</on_crash>
+  <devices>
+    <interface type='bridge'>
+      <source bridge={quoteattr(server.bridge)}/>
+      <mac address='{server.mac}'/>
+      <model type='virtio'/>
+    </interface>
+    <serial type='pty'>
+      <log file={console} append='off'/>
+      <target port='0'/>
+    </serial>
+    <console type='pty'><target type='serial' port='0'/></console>
+    <memballoon model='none'/>
+  </devices>
+</domain>
+"""
+
+
+def define(server: Server, folder: Path) -> None:
+    """Define the server in libvirt (again, when it was: its definition is this lab's)."""
+    undefine(server)
+    folder.mkdir(parents=True, exist_ok=True)
+    xml = folder / f"{server.domain}.xml"
+    xml.write_text(domain_xml(server), encoding="utf-8")
+    virsh("define", str(xml))
+
+
+def undefine(server: Server) -> bool:
+    """Power the server off and remove its definition; whether it existed."""
+    if virsh("domstate", server.domain, check=False, timeout=30).returncode != 0:
+        return False
+    virsh("destroy", server.domain, check=False, timeout=60)
+    virsh("undefine", server.domain, check=False, timeout=60)
+    return True
+
+
+def state(server: Server) -> str:
+    """libvirt's word for the server's state ("running", "shut off"), "" when it is not defined."""
+    proc = virsh("domstate", server.domain, check=False, timeout=30)
+    return proc.stdout.strip() if proc.returncode == 0 else ""

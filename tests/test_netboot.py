@@ -1,0 +1,178 @@
+"""The stateless boot's parts (clusterforge/netboot): the initramfs (its modules in dependency order, a static
+busybox, the init script), the overlays (root-owned, modes kept), and the metal lab's pieces that are plain data
+(the servers' libvirt definitions, the BMC emulator's configuration, what a server's overlays carry). The boot
+itself runs in the metal lab (tests/lab/test_lab_metal.py)."""
+
+from __future__ import annotations
+
+import ast
+import lzma
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from clusterforge.core.errors import ClusterforgeError
+from clusterforge.lab.metal import bmcs, boot_service, virt
+from clusterforge.lab.nodes import NodeSpec
+from clusterforge.lab.selfboot import BOOT, SECRETS, TREE, Given
+from clusterforge.netboot import initramfs, overlay
+from tests.conftest import ROOT
+
+DATA = ROOT / "clusterforge" / "netboot" / "data"
+
+
+def modules_dir(tmp_path: Path) -> Path:
+    """A kernel's modules folder as depmod writes it: virtio_net needs net_failover, which needs failover;
+    squashfs is built in; overlay has no dependency; one module nobody asked for."""
+    folder = tmp_path / "6.1.0-test"
+    for path in ("kernel/drivers/net/virtio_net.ko.xz", "kernel/drivers/net/net_failover.ko.xz",
+                 "kernel/net/core/failover.ko.xz", "kernel/fs/overlayfs/overlay.ko", "kernel/sound/snd.ko.xz"):
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        body = f"module {Path(path).name}".encode()
+        (folder / path).write_bytes(lzma.compress(body) if path.endswith(".xz") else body)
+    (folder / "modules.dep").write_text(
+        "kernel/drivers/net/virtio_net.ko.xz: kernel/drivers/net/net_failover.ko.xz kernel/net/core/failover.ko.xz\n"
+        "kernel/drivers/net/net_failover.ko.xz: kernel/net/core/failover.ko.xz\n"
+        "kernel/net/core/failover.ko.xz:\nkernel/fs/overlayfs/overlay.ko:\nkernel/sound/snd.ko.xz:\n")
+    return folder
+
+
+def test_modules_load_after_what_they_need_and_only_those_asked_for(tmp_path: Path) -> None:
+    order = initramfs.module_order(modules_dir(tmp_path))
+    assert order == ["kernel/net/core/failover.ko.xz", "kernel/drivers/net/net_failover.ko.xz",
+                     "kernel/drivers/net/virtio_net.ko.xz", "kernel/fs/overlayfs/overlay.ko"]
+
+
+def test_a_dynamically_linked_program_is_not_static() -> None:
+    assert not initramfs.is_static(Path(sys.executable).resolve())
+    assert not initramfs.is_static(ROOT / "README.md")
+
+
+def _need(*tools: str) -> None:
+    missing = [t for t in tools if shutil.which(t) is None]
+    if not initramfs.BUSYBOX.is_file() or not initramfs.is_static(initramfs.BUSYBOX):
+        missing.append("busybox-static")
+    if missing:
+        why = f"needs {', '.join(missing)} (scripts/metal-host-setup; .ci/run runs it)"
+        if os.environ.get("CI"):
+            pytest.fail(why)
+        pytest.skip(why)
+
+
+def test_the_initramfs_holds_busybox_the_scripts_and_the_modules_decompressed_in_order(tmp_path: Path) -> None:
+    _need("cpio")
+    out = tmp_path / "initrd.img"
+    size = initramfs.build(modules_dir(tmp_path), out)
+    assert size == out.stat().st_size
+    unpacked = tmp_path / "unpacked"
+    unpacked.mkdir()
+    subprocess.run(f"gzip -dc {out} | cpio -idm --quiet", shell=True, cwd=unpacked, check=True)
+    assert (unpacked / "init").read_bytes() == (DATA / "init").read_bytes() and os.access(unpacked / "init", os.X_OK)
+    assert (unpacked / "bin/busybox").read_bytes() == initramfs.BUSYBOX.read_bytes()
+    assert (unpacked / "lib/modules/order").read_text().split() == [
+        "failover.ko", "net_failover.ko", "virtio_net.ko", "overlay.ko"]
+    assert (unpacked / "lib/modules/virtio_net.ko").read_bytes() == b"module virtio_net.ko.xz"  # decompressed
+    assert not (unpacked / "lib/modules/snd.ko").exists()
+
+
+def test_an_initramfs_without_a_static_busybox_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ClusterforgeError, match="not a static busybox"):
+        initramfs.build(modules_dir(tmp_path), tmp_path / "initrd.img", busybox=Path(sys.executable).resolve())
+
+
+def test_the_init_script_and_its_dhcp_hook_pass_shellcheck() -> None:
+    if shutil.which("shellcheck") is None:
+        if os.environ.get("CI"):
+            pytest.fail("shellcheck is not installed (.ci/run installs it)")
+        pytest.skip("shellcheck is not installed")
+    done = subprocess.run(["shellcheck", "-s", "sh", str(DATA / "init"), str(DATA / "udhcpc.script")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout
+
+
+def test_the_init_refuses_a_node_name_that_is_not_a_host_name() -> None:
+    """The name comes from DHCP through iPXE: it becomes /etc/hostname and a URL, so nothing else gets through."""
+    script = (DATA / "init").read_text()
+    assert 'case "$node" in *[!A-Za-z0-9.-]*) fail' in script
+    # and a failed overlay stops the boot: fetched whole, then unpacked
+    assert 'wget -q -O /run/root/overlay.tar "$overlays/$overlay.tar" || fail' in script
+
+
+def test_an_overlay_is_owned_by_root_keeps_modes_and_leaves_out_byte_code(tmp_path: Path) -> None:
+    tree = tmp_path / "roles" / "munge"
+    (tree / "__pycache__").mkdir(parents=True)
+    (tree / "__pycache__" / "x.pyc").write_bytes(b"x")
+    (tree / "main.yml").write_text("---\n")
+    out = tmp_path / "o.tar"
+    overlay.write(out, [(tmp_path / "roles", f"{TREE}/roles")], {f"{SECRETS}/munge.key": (b"k" * 16, 0o600)})
+    with tarfile.open(out) as archive:
+        members = {m.name: m for m in archive.getmembers()}
+    assert f"{TREE.lstrip('/')}/roles/munge/main.yml" in members
+    assert not any("__pycache__" in name for name in members)
+    assert all(m.uid == 0 and m.gid == 0 for m in members.values())
+    assert members[f"{SECRETS.lstrip('/')}/munge.key"].mode == 0o600
+    assert members["etc"].mode == 0o755 and members["etc"].isdir()
+
+
+def test_a_servers_overlay_carries_its_own_boot_folder_and_secrets_and_the_system_overlay_the_rest(
+        tmp_path: Path) -> None:
+    boot = tmp_path / "boot"
+    (boot / "render").mkdir(parents=True)
+    (boot / "node.env").write_text("CLUSTERFORGE_CLUSTER=metal\nCLUSTERFORGE_NODE=$(hostname)\n")
+    key, roles = tmp_path / "munge.key", tmp_path / "roles"
+    key.write_bytes(b"k" * 1024)
+    roles.mkdir()
+    (roles / "site.txt").write_text("roles")
+    given = Given(("--volume", f"{boot}:{BOOT}:ro", "--volume", f"{key}:{SECRETS}/munge.key:ro",
+                   "--volume", f"{roles}:{TREE}/roles:ro"), ())
+    folder = boot_service.BootFolder(tmp_path / "overlays", None)  # type: ignore[arg-type]
+    sizes = boot_service.write_overlays(folder, given, [NodeSpec("metal-0001", ("slurm_compute",), "10.0.0.33")],
+                                        b"ssh-ed25519 AAAA lab\n", lambda _: None)
+    assert set(sizes) == {"system", "metal-0001"}
+    with tarfile.open(tmp_path / "overlays" / "system.tar") as archive:
+        system = set(archive.getnames())
+    with tarfile.open(tmp_path / "overlays" / "node" / "metal-0001.tar") as archive:
+        own = {m.name: m for m in archive.getmembers()}
+        env = archive.extractfile("etc/clusterforge/boot/node.env").read().decode()  # type: ignore[union-attr]
+    assert f"{TREE.lstrip('/')}/roles/site.txt" in system
+    assert not any(name.startswith("etc/clusterforge") for name in system)  # no secret is everyone's
+    assert own["etc/clusterforge/secrets/munge.key"].mode == 0o600
+    assert own["root/.ssh/authorized_keys"].mode == 0o600
+    assert env.splitlines()[-1] == "CLUSTERFORGE_NODE=metal-0001"
+
+
+def test_a_server_has_no_disk_boots_from_the_network_under_emulation_on_the_labs_bridge() -> None:
+    server = virt.Server("metal-0001", "lab-metal-0001", "0b0f6f4e-8d1e-5e2c-9c2e-2f6f4b7f1a01",
+                         virt.mac_of("lab", "metal-0001"), "podman3")
+    domain = ET.fromstring(virt.domain_xml(server))
+    assert domain.get("type") == "qemu"
+    assert [b.get("dev") for b in domain.iter("boot")] == ["network"]
+    assert not list(domain.iter("disk"))
+    nic = domain.find("devices/interface")
+    assert nic is not None and nic.get("type") == "bridge"
+    assert nic.find("source").get("bridge") == "podman3"  # type: ignore[union-attr]
+    assert nic.find("mac").get("address") == server.mac  # type: ignore[union-attr]
+    assert domain.find("devices/serial/log").get("file") == str(server.console)  # type: ignore[union-attr]
+
+
+def test_a_servers_mac_is_stable_and_qemus() -> None:
+    mac = virt.mac_of("lab", "metal-0001")
+    assert mac == virt.mac_of("lab", "metal-0001") != virt.mac_of("lab", "metal-0002")
+    assert mac.startswith("52:54:00:") and len(mac) == 17
+
+
+def test_the_bmc_emulator_is_given_libvirt_and_only_the_labs_servers_as_literals(tmp_path: Path) -> None:
+    text = bmcs.config("10.213.0.1", 8000, {"metal-0001": "id-1", "metal-0002": "id-2'); import os; ('"},
+                       tmp_path / "htpasswd", tmp_path / "state")
+    values = {node.targets[0].id: ast.literal_eval(node.value)  # type: ignore[attr-defined]
+              for node in ast.parse(text).body if isinstance(node, ast.Assign)}
+    assert values["SUSHY_EMULATOR_LIBVIRT_URI"] == "qemu:///system"
+    assert values["SUSHY_EMULATOR_ALLOWED_INSTANCES"] == ["id-1", "id-2'); import os; ('"]
+    assert values["SUSHY_EMULATOR_LISTEN_IP"] == "10.213.0.1"
+    assert all(isinstance(node, ast.Assign) for node in ast.parse(text).body)  # nothing but literals runs
