@@ -176,3 +176,33 @@ def test_the_bmc_emulator_is_given_libvirt_and_only_the_labs_servers_as_literals
     assert values["SUSHY_EMULATOR_ALLOWED_INSTANCES"] == ["id-1", "id-2'); import os; ('"]
     assert values["SUSHY_EMULATOR_LISTEN_IP"] == "10.213.0.1"
     assert all(isinstance(node, ast.Assign) for node in ast.parse(text).body)  # nothing but literals runs
+
+
+def test_the_metal_lab_reads_each_servers_milestones_and_stops_at_a_failed_boot(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from clusterforge.lab.metal import up
+
+    monkeypatch.setattr(virt, "CONSOLE_DIR", tmp_path)
+    server = virt.Server("metal-0001", "lab-metal-0001", "id", "52:54:00:00:00:01", "br0")
+    server.console.write_text("[    0.000000] Linux version 6.12\nclusterforge-netboot: image and overlays in place\n"
+                              "[   30.9] echo[346]: clusterforge-boot: the boot phase starts on metal-0001\n")
+    said: list[str] = []
+    seen = up.watch([server], 0.0, lambda: True, 10, said.append)
+    assert set(seen["metal-0001"]) == {"kernel", "image", "boot_unit"}
+    server.console.write_text("clusterforge-netboot: FAILED: fetch http://10.213.0.17:80/overlays/node/x.tar\n")
+    with pytest.raises(ClusterforgeError, match="metal-0001 did not boot: clusterforge-netboot: FAILED: fetch"):
+        up.watch([server], 0.0, lambda: False, 10, said.append)
+
+
+def test_a_labs_nodes_take_the_address_plans_addresses(tmp_path: Path) -> None:
+    import ipaddress
+
+    from clusterforge.lab.nodes import planned_addresses, specs_for
+
+    (tmp_path / "provisioning").mkdir()
+    (tmp_path / "provisioning" / "addresses.txt").write_text("# generated\nctl-0001 10.213.0.17\n")
+    planned = planned_addresses(tmp_path)
+    assert planned == {"ctl-0001": "10.213.0.17"}
+    specs = specs_for({"ctl-0001": ("slurm_controller",), "node-0001": ("slurm_compute",)},
+                      ipaddress.IPv4Network("10.213.0.0/24"), planned)
+    assert [(s.name, s.ip) for s in specs] == [("ctl-0001", "10.213.0.17"), ("node-0001", "10.213.0.11")]

@@ -93,7 +93,12 @@ def up(count: int | None, blueprint: Path | None, catalogs: tuple[Path, ...], ba
 
     On a lab that is already up, `--nodes N` grows or shrinks it as a running cluster would be: new nodes are
     provisioned and join through `scontrol reconfigure` (slurmctld is not restarted, running jobs go on);
-    removed nodes are drained first and their jobs requeued after --drain-timeout."""
+    removed nodes are drained first and their jobs requeued after --drain-timeout.
+
+    \b
+    Examples:
+      clusterforge lab up              # 1 controller and 2 compute containers, then srun on both
+      clusterforge lab up --metal      # 2 virtual servers that PXE-boot the image and join SLURM"""
     from clusterforge.lab import cluster
     from clusterforge.lab.render import DEFAULT_BLUEPRINT, DEFAULT_CATALOG, METAL_BLUEPRINT, data_file
     from clusterforge.lab.state import load
@@ -109,10 +114,12 @@ def up(count: int | None, blueprint: Path | None, catalogs: tuple[Path, ...], ba
     view = console()
     started = time.monotonic()
     if metal:
+        from clusterforge.cli.lab_metal import up_metal
+
         if count is not None or bare or ha or boot == "push":
             raise ClusterforgeError(Problem("--metal takes its servers from its blueprint and boots them itself",
                                             "--metal", hint="drop --nodes, --bare, --ha and --boot push"))
-        _up_metal(paths, blueprint or data_file(METAL_BLUEPRINT), catalogs, view, started)
+        up_metal(paths, blueprint or data_file(METAL_BLUEPRINT), catalogs, view, started)
         return
     bp = blueprint or data_file(DEFAULT_BLUEPRINT)
     lab_catalog = data_file(DEFAULT_CATALOG)
@@ -147,39 +154,6 @@ def up(count: int | None, blueprint: Path | None, catalogs: tuple[Path, ...], ba
         view.print(f"monitoring: {monitoring}")
     view.print(f"next: clusterforge lab exec {lab.controller} -- sinfo   |   clusterforge lab drill node-loss   |   "
                "clusterforge lab down")
-
-
-def _up_metal(paths: LabPaths, blueprint: Path, catalogs: tuple[Path, ...], view: Console, started: float) -> None:
-    """`lab up --metal` (lab/metal): up to the provisioning service, then the smoke job, which makes SLURM power
-    the servers on through their BMCs, with each server's boot shown from its console."""
-    from clusterforge.lab import nodes
-    from clusterforge.lab.metal import up as metal
-    from clusterforge.lab.render import DEFAULT_CATALOG, data_file
-
-    lab_catalog = data_file(DEFAULT_CATALOG)
-    made = metal.up(paths, blueprint, [lab_catalog, *[c for c in catalogs if c.resolve() != lab_catalog.resolve()]],
-                    view.print, None)
-    command = ["srun", f"-N{len(made.servers)}", "--time=5", "hostname"]
-    view.print(f"== {shlex.join(command)}, from {made.lab.controller}: SLURM powers the servers on through their "
-               "BMCs; each boots from the network (minutes under software emulation)")
-    job = nodes.ssh_popen(paths, made.lab.controller, command)
-    powered, wall = time.monotonic(), time.time()
-    made.boots = metal.watch(made.servers, powered, lambda: job.poll() is not None, metal.JOIN_S, view.print)
-    for node, seconds in metal.dhcp_times(paths, made.lab.controller, wall).items():
-        made.boots.setdefault(node, {})["dhcp"] = seconds
-    output, errors = job.communicate()
-    made.timings.mark("servers booted and first srun")
-    if job.returncode != 0:
-        raise ClusterforgeError(Problem(f"{shlex.join(command)} failed: {errors.strip()[-300:]}", made.lab.controller,
-                                        hint=f"clusterforge lab exec --name {paths.name} {made.lab.controller} -- "
-                                             "sinfo -R"))
-    view.print(output.rstrip())
-    metal.record(paths, made, time.monotonic() - powered)
-    steps = ", ".join(f"{step} {seconds:.1f}s" for step, seconds in made.timings.steps)
-    view.print(f"metal lab {paths.name} is up in {time.monotonic() - started:.1f}s ({steps})")
-    view.print(f"servers: {', '.join(f'{s.node} ({s.domain})' for s in made.servers)}; BMCs {made.bmc_url}; "
-               f"consoles {made.servers[0].console.parent}")
-    view.print("next: clusterforge lab exec ctl-0001 -- sinfo   |   clusterforge lab down")
 
 
 def _bring_up(paths: LabPaths, blueprint: Path, catalogs: list[Path], count: int | None, bare: bool, view: Console,
@@ -261,6 +235,10 @@ def status(fmt: str, name: str) -> None:
         bmcs = agent.get("bmcs")
         if isinstance(bmcs, dict):
             click.echo(f"BMCs: sushy-tools emulator at {bmcs['url']} (document {bmcs['document']}, log {bmcs['log']})")
+    metal_bmcs = info.get("bmcs")
+    if isinstance(metal_bmcs, dict):  # the metal lab: virtual servers behind sushy-tools' libvirt driver
+        click.echo(f"servers: libvirt/QEMU virtual machines (virsh list); BMCs: sushy-tools (libvirt driver) at "
+                   f"{metal_bmcs['url']} (document {metal_bmcs['document']}, log {metal_bmcs['log']})")
     click.echo(f"ssh: ssh -F {info['ssh_config']} NODE")
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import shlex
 import shutil
@@ -32,6 +31,7 @@ from clusterforge.lab import (
     selfboot,
     state,
 )
+from clusterforge.lab.metal import servers
 from clusterforge.lab.paths import LABEL, LabPaths, shared_cache
 from clusterforge.lab.render import group_vars, inventory_hosts, render
 from clusterforge.lab.state import LabState, Node
@@ -145,13 +145,8 @@ def prepare(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: i
     lab_repo = repo.ensure(lab_pins(paths.render), say)
     nodes.ensure_ssh_key(paths)
     labvars.write(paths, lab_repo)
-    networks = rendered_cluster.site.networks if metal and rendered_cluster.site else None
-    if metal and networks is None:
-        raise ClusterforgeError(Problem("the metal lab's blueprint has no site.networks.provisioning", str(blueprint),
-                                        hint="the addresses its servers boot with come from it (lab/data/metal.yaml)"))
-    planned = planned_addresses(paths.render) if metal else {}
-    subnet = nodes.ensure_network(
-        paths, ipaddress.IPv4Network(networks.provisioning.cidr) if networks is not None else None)
+    planned = nodes.planned_addresses(paths.render) if metal else {}
+    subnet = nodes.ensure_network(paths, nodes.planned_network(rendered_cluster, blueprint) if metal else None)
     timings.mark("images and repository")
     run_image = node_image if bare else ensure_baked(paths, node_image, paths.render, say, on_event)
     timings.mark("baked image")
@@ -172,19 +167,6 @@ def prepare(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: i
         say(f"power agent started: SLURM powers {len(on_demand)} node(s) of power-saved pools up and down "
             f"({', '.join(s.name for s in on_demand)})")
     return Prepared(lab, specs, on_demand, timings)
-
-
-def planned_addresses(rendered: Path) -> dict[str, str]:
-    """Each node's address from the render's address plan (provisioning/addresses.txt: `name address` lines)."""
-    path = rendered / "provisioning" / "addresses.txt"
-    if not path.is_file():
-        return {}
-    found = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        fields = line.split()
-        if len(fields) == 2 and not line.startswith("#"):
-            found[fields[0]] = fields[1]
-    return found
 
 
 def up(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: int | None, bare: bool, say: Say,
@@ -345,15 +327,22 @@ def status(paths: LabPaths) -> dict[str, object]:
     lab = state.require(paths)
     running = running_containers(paths)
     agent = power_agent.running_pid(paths)
+    if (paths.root / "metal").is_dir():  # the metal lab: its power-saved nodes are virtual servers, no agent
+        running |= servers.running_servers(paths)
+        return {**_status(paths, lab, running), "power_agent": None, "bmcs": _bmcs(paths), "metal": True}
+    return {**_status(paths, lab, running),
+            "power_agent": {"running": agent is not None, "pid": agent,
+                            "log": str(launched.folder(paths) / "agent.log"), "bmcs": _bmcs(paths)}
+            if lab.launched else None}
+
+
+def _status(paths: LabPaths, lab: LabState, running: set[str]) -> dict[str, object]:
     return {"name": lab.name, "controller": lab.controller, "network": lab.network, "image": lab.image,
             "blueprint": lab.blueprint, "ssh_config": str(paths.ssh_config),
             "nodes": [{"name": n.name, "container": n.container, "ip": n.ip, "groups": list(n.groups),
                        "running": n.container in running} for n in lab.nodes],
             "power_saved": [{"name": n.name, "container": n.container, "ip": n.ip, "groups": list(n.groups),
-                             "running": n.container in running} for n in lab.launched],
-            "power_agent": {"running": agent is not None, "pid": agent,
-                            "log": str(launched.folder(paths) / "agent.log"), "bmcs": _bmcs(paths)}
-            if lab.launched else None}
+                             "running": n.container in running} for n in lab.launched]}
 
 
 def _bmcs(paths: LabPaths) -> dict[str, object] | None:
@@ -373,9 +362,7 @@ def down(paths: LabPaths) -> list[str]:
     if power_agent.stop(paths):  # first: nothing starts a node while the lab goes
         removed.append("power agent")
     if (paths.root / "metal").is_dir():  # the metal lab's servers and BMCs
-        from clusterforge.lab.metal import up as metal
-
-        removed += metal.down(paths)
+        removed += servers.down(paths)
     if lab is not None:
         nodes.close_ssh(paths, [n.name for n in (*lab.nodes, *lab.launched)])
     label = f"{LABEL}={paths.name}"

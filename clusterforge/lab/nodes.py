@@ -14,6 +14,7 @@ import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.files.atomic import write_text
@@ -21,6 +22,7 @@ from clusterforge.lab import podman
 from clusterforge.lab.paths import LABEL, LabPaths
 from clusterforge.lab.repo import MOUNT
 from clusterforge.lab.state import Node
+from clusterforge.model import Cluster
 from clusterforge.render.slurm_conf import STATE_SAVE_LOCATION
 
 CGROUP_WRITERS = ("slurm_compute",)
@@ -67,6 +69,28 @@ def specs_for(hosts: dict[str, tuple[str, ...]], subnet: ipaddress.IPv4Network,
                                         hint=f"at most {capacity}"))
     return [NodeSpec(name, groups, (planned or {}).get(name) or str(subnet.network_address + FIRST_HOST + index))
             for index, (name, groups) in enumerate(hosts.items())]
+
+
+def planned_network(cluster: Cluster, blueprint: Path) -> ipaddress.IPv4Network:
+    """The provisioning network of the blueprint's address plan (the metal lab's podman network)."""
+    networks = cluster.site.networks if cluster.site else None
+    if networks is None:
+        raise ClusterforgeError(Problem("the metal lab's blueprint has no site.networks.provisioning", str(blueprint),
+                                        hint="the addresses its servers boot with come from it (lab/data/metal.yaml)"))
+    return ipaddress.IPv4Network(networks.provisioning.cidr)
+
+
+def planned_addresses(rendered: Path) -> dict[str, str]:
+    """Each node's address from the render's address plan (provisioning/addresses.txt: `name address` lines)."""
+    path = rendered / "provisioning" / "addresses.txt"
+    if not path.is_file():
+        return {}
+    found = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        fields = line.split()
+        if len(fields) == 2 and not line.startswith("#"):
+            found[fields[0]] = fields[1]
+    return found
 
 
 def state_volume(paths: LabPaths, spec: NodeSpec) -> list[str]:

@@ -2,7 +2,8 @@
 image over the network from the controller's provisioning service (dnsmasq, iPXE, nginx: roles/provisioning) and
 join SLURM by themselves; SLURM powers them through the on-prem power-save provider. One metal lab serves every
 test here (a boot under software emulation takes minutes), in the order a site meets them: the first job on both,
-one server power-cycled through its BMC after its slurmd died, the other powered down idle and back for a job."""
+one server powered off through its BMC by reconcile after its slurmd died and on again for a job, the other
+powered down idle and back for a job."""
 
 from __future__ import annotations
 
@@ -62,8 +63,8 @@ def domstate(node: str) -> str:
 def test_both_servers_booted_the_image_from_the_network_and_ran_the_first_job(lab: Lab) -> None:
     out = lab.up_output
     lines = out.splitlines()
-    job = lines[next(i for i, line in enumerate(lines) if line.startswith("== srun -N2")) + 1:]
-    assert sorted(line.strip() for line in job[:2]) == list(SERVERS), out
+    done = next(i for i, line in enumerate(lines) if line.startswith("metal lab "))
+    assert sorted(line.strip() for line in lines[done - 2:done]) == list(SERVERS), out  # srun -N2 hostname
     times = json.loads((paths().root / "metal" / "boot-times.json").read_text())
     for node in SERVERS:
         seen = times["servers"][node]
@@ -88,16 +89,30 @@ def test_the_dhcp_reservations_hold_the_macs_the_bmcs_reported(lab: Lab) -> None
         assert f"{macs[node][0]},{address},{node}" in reservations.splitlines()
 
 
-def test_a_server_whose_slurmd_died_is_noticed_and_power_cycled_through_its_bmc(lab: Lab) -> None:
-    """The cycle is asked here; the server's boot overlaps the next test's, and the last test sees it back."""
+REGISTERED: dict[str, int] = {}
+
+
+def registrations(lab: Lab, node: str) -> int:
+    """How many times slurmctld saw the node's slurmd come back (`Node NAME now responding`)."""
+    return int(lab.sh("ctl-0001", f"grep -c 'Node {node} now responding' /var/log/slurm/slurmctld.log", check=False)
+               or 0)
+
+
+def test_a_server_whose_slurmd_died_is_powered_off_through_its_bmc_by_reconcile(lab: Lab) -> None:
+    """A server that stops answering is replaced by the on-prem provider's reconcile timer: slurmctld marks it
+    not responding, reconcile powers it off through its BMC (and SLURM powers it on again for the next job: the
+    last test). The BMCs say so to `clusterforge power status`, as an operator asks them."""
     node = "metal-0002"
+    REGISTERED[node] = registrations(lab, node)
     lab.sh(node, "systemctl kill --signal=KILL slurmd")
-    lab.wait(f"{node} not responding", lambda: sinfo(lab).get(node, "").endswith("*"), timeout=300)
+    lab.wait(f"{node} powered off by reconcile", lambda: domstate(node) == "shut off", timeout=600)
+    reason = lab.sh("ctl-0001", f"scontrol show node {node}")
+    assert "clusterforge-reconcile: replacing: not responding" in reason, reason
     bmcs = paths().root / "power" / "bmc"
-    cycled = clusterforge("power", "cycle", node, "--boot", "pxe", "--bmcs", str(bmcs / "bmcs.yaml"),
-                          "--credentials", str(bmcs / "credentials.yaml"))
-    assert node in cycled.stdout, cycled.stdout
-    assert domstate(node) == "running"
+    status = clusterforge("power", "status", ",".join(SERVERS), "--bmcs", str(bmcs / "bmcs.yaml"),
+                          "--credentials", str(bmcs / "credentials.yaml"), "--format", "json", check=False)
+    powers = {name: row["power"] for name, row in json.loads(status.stdout)["nodes"].items()}
+    assert powers[node] == "Off", status.stdout
 
 
 def test_an_idle_server_is_powered_down_through_its_bmc_and_back_for_a_job(lab: Lab) -> None:
@@ -108,10 +123,11 @@ def test_an_idle_server_is_powered_down_through_its_bmc_and_back_for_a_job(lab: 
     assert domstate(node) == "running"
 
 
-def test_the_power_cycled_server_booted_again_and_rejoined_by_itself(lab: Lab) -> None:
-    """Back from not responding to idle needs its slurmd to register again (ReturnToService=1); SLURM may have
-    powered it down idle since (idle~), which it does only to a node that answered."""
+def test_the_replaced_server_boots_again_for_a_job_and_rejoins_by_itself(lab: Lab) -> None:
+    """Powered on through its BMC for the job, it boots the image from the network again, configures itself and
+    registers: a new registration, and the job runs on it."""
     node = "metal-0002"
-    lab.wait(f"{node} back in SLURM after its power cycle",
-             lambda: sinfo(lab).get(node, "").rstrip("~%") == "idle", timeout=900)
+    assert node in REGISTERED, "the reconcile test did not run"
     assert lab.sh("ctl-0001", f"srun -w {node} --time=5 hostname", timeout=1500) == node
+    assert registrations(lab, node) > REGISTERED[node]
+    assert domstate(node) == "running"

@@ -204,15 +204,22 @@ def dhcp_times(paths: LabPaths, controller: str, since: float) -> dict[str, floa
     return found
 
 
-def down(paths: LabPaths) -> list[str]:
-    """Remove the metal lab's servers and stop its BMCs (before `lab down` removes the rest)."""
-    removed = []
-    if bmcs.stop(BmcFiles.of(paths)):
-        removed.append("BMC emulator")
-    domains = paths.root / "metal" / "domains"
-    for xml in sorted(domains.glob("*.xml")) if domains.is_dir() else []:
-        server = virt.Server("", xml.stem, "", "", "")
-        if virt.undefine(server):
-            removed.append(f"server {xml.stem}")
-        server.console.unlink(missing_ok=True)
-    return removed
+def first_job(paths: LabPaths, made: Metal, say: Say) -> str:
+    """`srun -N<servers> hostname` from the controller: SLURM powers the servers on through their BMCs, and each
+    one's boot is shown from its console as it goes; the job's output. The figures go to `record`'s file."""
+    command = ["srun", f"-N{len(made.servers)}", "--time=5", "hostname"]
+    say(f"== {' '.join(command)}, from {made.lab.controller}: SLURM powers the servers on through their BMCs; each "
+        "boots from the network (minutes under software emulation)")
+    job = nodes.ssh_popen(paths, made.lab.controller, command)
+    powered, wall = time.monotonic(), time.time()
+    made.boots = watch(made.servers, powered, lambda: job.poll() is not None, JOIN_S, say)
+    for node, seconds in dhcp_times(paths, made.lab.controller, wall).items():
+        made.boots.setdefault(node, {})["dhcp"] = seconds
+    output, errors = job.communicate()
+    made.timings.mark("servers booted and first srun")
+    if job.returncode != 0:
+        raise ClusterforgeError(Problem(f"{' '.join(command)} failed: {errors.strip()[-300:]}", made.lab.controller,
+                                        hint=f"clusterforge lab exec --name {paths.name} {made.lab.controller} -- "
+                                             "sinfo -R"))
+    record(paths, made, time.monotonic() - powered)
+    return output

@@ -1,0 +1,145 @@
+"""How long a server takes from power-on to a job, and what its boot costs the provisioning server: the metal lab
+(`clusterforge lab up --metal`), two virtual servers with no disk, booted over the network under software
+emulation on this machine.
+
+`python benchmarks/metal_boot.py [--name NAME] [--keep]` (root; scripts/metal-host-setup first):
+
+1. **both together**: `lab up --metal`, whose first job makes SLURM power both servers on through their BMCs; each
+   server's milestones from power-on (its first DHCP lease, from the provisioning server's dnsmasq log; the
+   kernel's first line, the image mounted and the boot unit, from its serial console), the boot phase's own
+   seconds and steps (`/var/lib/clusterforge/boot.status`), and the job's end;
+2. **one alone**: both powered down through SLURM (`scontrol power down`), then a job on metal-0001 alone, the
+   same milestones;
+3. **bytes on the wire** per boot, from the provisioning server's nginx log (every byte a server fetched: kernel,
+   initramfs, image, overlays), and what that is for 12,500 servers from N provisioning servers (arithmetic).
+
+Prints a table and writes `metal_boot.json` beside this file's output folder (`--out`). The lab is removed at
+the end unless `--keep`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from clusterforge.lab import nodes  # noqa: E402
+from clusterforge.lab.metal import up as metal  # noqa: E402
+from clusterforge.lab.metal import virt  # noqa: E402
+from clusterforge.lab.paths import LabPaths  # noqa: E402
+
+NODES = 12_500
+LINK_GBPS = (10, 25, 100, 200)  # one provisioning server's uplink, Gb/s
+SERVERS = (1, 4, 16)
+
+
+def cli(*args: str, timeout: float = 3600) -> str:
+    proc = subprocess.run([sys.executable, "-m", "clusterforge", *args], capture_output=True, text=True,
+                          timeout=timeout, check=False, env={**os.environ, "COLUMNS": "200"})
+    if proc.returncode != 0:
+        raise SystemExit(f"clusterforge {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
+    return proc.stdout
+
+
+def ssh(paths: LabPaths, node: str, command: str, timeout: float = 1800) -> str:
+    return nodes.ssh(paths, node, ["sh", "-c", command], timeout=timeout).stdout.strip()
+
+
+def boot_status(paths: LabPaths, node: str) -> list[str]:
+    return ssh(paths, node, "cat /var/lib/clusterforge/boot.status", 60).split()[:3]
+
+
+def bytes_per_address(paths: LabPaths, since: float) -> dict[str, int]:
+    """Bytes nginx sent each client since `since` (its access log's combined format)."""
+    log = ssh(paths, "ctl-0001", "cat /var/log/nginx/access.log", 60)
+    sent: dict[str, int] = {}
+    for line in log.splitlines():
+        found = re.match(r'(\S+) \S+ \S+ \[([^\]]+)\] "[^"]*" (\d{3}) (\d+)', line)
+        if not found:
+            continue
+        when = time.mktime(time.strptime(found.group(2).split()[0], "%d/%b/%Y:%H:%M:%S")) - time.timezone
+        if when >= since - 1 and found.group(3) == "200":
+            sent[found.group(1)] = sent.get(found.group(1), 0) + int(found.group(4))
+    return sent
+
+
+def one_alone(paths: LabPaths, servers: list[virt.Server]) -> dict[str, object]:
+    names = ",".join(s.node for s in servers)
+    ssh(paths, "ctl-0001", f"scontrol power down {names}", 60)
+    deadline = time.monotonic() + 600
+    while any(virt.state(s) != "shut off" for s in servers):
+        if time.monotonic() > deadline:
+            raise SystemExit("the servers were not powered down within 10 minutes")
+        time.sleep(2)
+    time.sleep(35)  # SuspendTimeout: slurmctld holds a node powering down that long before it may resume it
+    first = servers[0]
+    started, wall = time.monotonic(), time.time()
+    job = nodes.ssh_popen(paths, "ctl-0001", ["srun", "-w", first.node, "--time=5", "hostname"])
+    seen = metal.watch([first], started, lambda: job.poll() is not None, metal.JOIN_S, print)
+    job.communicate()
+    took = time.monotonic() - started
+    seen[first.node].update(metal.dhcp_times(paths, "ctl-0001", wall))
+    seen[first.node]["job"] = round(took, 1)
+    return {"node": first.node, "milestones": seen[first.node], "boot_phase": boot_status(paths, first.node),
+            "bytes": bytes_per_address(paths, wall)}
+
+
+def arithmetic(per_boot: int) -> list[str]:
+    lines = [f"per boot: {per_boot / 1e6:,.0f} MB; {NODES:,} servers: {NODES * per_boot / 1e12:,.1f} TB"]
+    for servers in SERVERS:
+        cells = []
+        for gbps in LINK_GBPS:
+            seconds = NODES * per_boot / (servers * gbps * 1e9 / 8)
+            cells.append(f"{gbps} Gb/s {seconds / 60:,.1f} min")
+        lines.append(f"  {servers:>2} provisioning server(s): " + ", ".join(cells))
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--name", default="cf-metal-bench")
+    parser.add_argument("--out", type=Path, default=Path("/var/tmp/clusterforge-metal-boot"))
+    parser.add_argument("--keep", action="store_true")
+    args = parser.parse_args()
+    paths = LabPaths.of(args.name)
+    load = os.getloadavg()[0]
+    cli("lab", "down", "--name", args.name)
+    started = time.time()
+    try:
+        up = cli("lab", "up", "--metal", "--name", args.name)
+        together = json.loads((paths.root / "metal" / "boot-times.json").read_text())
+        servers = [virt.Server(n, f"{args.name}-{n}", "", "", "") for n in sorted(together["servers"])]
+        phases = {s.node: boot_status(paths, s.node) for s in servers}
+        sent_together = bytes_per_address(paths, started)
+        alone = one_alone(paths, servers)
+    finally:
+        if not args.keep:
+            cli("lab", "down", "--name", args.name)
+    per_boot = max(alone["bytes"].values()) if alone["bytes"] else 0  # type: ignore[union-attr]
+    result = {"load_at_start": round(load, 2), "together": together, "boot_phase": phases,
+              "bytes_together": sent_together, "alone": alone, "per_boot_bytes": per_boot,
+              "lab_up": [line for line in up.splitlines() if line.startswith("metal lab")]}
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "metal_boot.json").write_text(json.dumps(result, indent=2) + "\n")
+    print(f"load at start {load:.2f}")
+    for node, seen in together["servers"].items():
+        print(f"together {node}: " + ", ".join(f"{k} {v:.0f} s" for k, v in sorted(seen.items(), key=lambda kv: kv[1]))
+              + f"; boot phase {phases[node]}")
+    print(f"together: the first job on both ended {together['job_seconds']:.0f} s after it was submitted")
+    seen = alone["milestones"]
+    print(f"alone {alone['node']}: " + ", ".join(f"{k} {v:.0f} s" for k, v in  # type: ignore[union-attr]
+                                                 sorted(seen.items(), key=lambda kv: kv[1])))  # type: ignore[union-attr]
+    for line in arithmetic(per_boot):
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
