@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -187,11 +188,15 @@ def test_the_metal_lab_reads_each_servers_milestones_and_stops_at_a_failed_boot(
     server.console.write_text("[    0.000000] Linux version 6.12\nclusterforge-netboot: image and overlays in place\n"
                               "[   30.9] echo[346]: clusterforge-boot: the boot phase starts on metal-0001\n")
     said: list[str] = []
-    seen = up.watch([server], 0.0, lambda: True, 10, said.append)
+    seen = up.watch([server], time.monotonic(), lambda: True, 10, said.append)
     assert set(seen["metal-0001"]) == {"kernel", "image", "boot_unit"}
     server.console.write_text("clusterforge-netboot: FAILED: fetch http://10.213.0.17:80/overlays/node/x.tar\n")
     with pytest.raises(ClusterforgeError, match="metal-0001 did not boot: clusterforge-netboot: FAILED: fetch"):
-        up.watch([server], 0.0, lambda: False, 10, said.append)
+        up.watch([server], time.monotonic(), lambda: False, 10, said.append)
+    # a server that never loads a kernel (a wrong boot order or reservation): named, not waited on for the job
+    server.console.write_text("")
+    with pytest.raises(ClusterforgeError, match="no kernel started on metal-0001 within 5 s"):
+        up.watch([server], time.monotonic() - 6, lambda: False, 600, said.append, no_kernel_s=5)
 
 
 def test_a_labs_nodes_take_the_address_plans_addresses(tmp_path: Path) -> None:

@@ -39,6 +39,7 @@ from clusterforge.provision.runner import EventHandler, Run, execute
 Say = Callable[[str], None]
 PLAYBOOK = "provisioning.yml"
 JOIN_S = 1500  # power-on to the first job on both servers, under software emulation on a loaded 2-core host
+NO_KERNEL_S = 300  # power-on to the kernel's first line (measured: 21-22 s), or the network boot loaded nothing
 # what each server's console says on the way to SLURM, in order (netboot/data/init, image/bootable.BOOT_LINE)
 MILESTONES = (("kernel", "the kernel's first line", "Linux version"),
               ("image", "the image fetched and mounted", "clusterforge-netboot: image and overlays in place"),
@@ -151,9 +152,10 @@ def up(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], say: Say,
 
 
 def watch(servers: Sequence[virt.Server], started: float, until: Callable[[], bool], timeout: float,
-          say: Say) -> dict[str, dict[str, float]]:
-    """Each server's milestones (seconds from `started`) as its console shows them, until `until()` holds; a
-    console that says the boot failed ends the wait at once."""
+          say: Say, no_kernel_s: float = NO_KERNEL_S) -> dict[str, dict[str, float]]:
+    """Each server's milestones (seconds from `started`) as its console shows them, until `until()` holds. A
+    console that says the boot failed ends the wait at once, and so does a server whose kernel never started: its
+    network boot found nothing to load (its boot order, its DHCP reservation, the provisioning service)."""
     seen: dict[str, dict[str, float]] = {s.node: {} for s in servers}
     deadline = time.monotonic() + timeout
     while True:
@@ -169,6 +171,13 @@ def watch(servers: Sequence[virt.Server], started: float, until: Callable[[], bo
                     say(f"  {server.node}: {words} at {seen[server.node][key]:.0f} s")
         if until():
             return seen
+        silent = [s.node for s in servers if "kernel" not in seen[s.node]]
+        if silent and time.monotonic() - started > no_kernel_s:
+            raise ClusterforgeError(Problem(
+                f"no kernel started on {', '.join(silent)} within {no_kernel_s:.0f} s of power-on: the network boot "
+                "loaded nothing", str(servers[0].console),
+                hint="the server's boot order (network first), its DHCP reservation (dhcp-hosts, `power inventory`), "
+                     "and dnsmasq's and nginx's logs on the provisioning server"))
         if time.monotonic() > deadline:
             raise ClusterforgeError(Problem(f"the servers did not join SLURM within {timeout:.0f} s",
                                             str(servers[0].console), hint="read the consoles"))
