@@ -225,7 +225,7 @@ def baked_recipe(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, bootable: bool
     recipes: list[object] = []
     monkeypatch.setattr(repo, "ensure", lambda pins, say: tmp_path)
     monkeypatch.setattr(labvars, "write", lambda paths, lab_repo: None)
-    monkeypatch.setattr(bake, "bake_inputs", lambda node_image, pins: "labhash")
+    monkeypatch.setattr(bake, "bake_inputs", lambda node_image, pins, rendered: "labhash")
     monkeypatch.setattr(bake, "ensure_baked",
                         lambda paths, node_image, recipe, say, on_event: recipes.append(recipe) or True)
     build._bake(LabPaths.of("cf-image-test"), "node", tmp_path, found, lambda _: None, None)
@@ -292,7 +292,7 @@ def test_an_image_the_labs_newer_bake_overtook_is_pointed_at_it(monkeypatch: pyt
     monkeypatch.setattr(build, "podman_found", lambda: True)
     monkeypatch.setattr(repo, "repo_root", lambda: tmp_path)
     monkeypatch.setattr(image, "node_image_tag", lambda: "node")
-    monkeypatch.setattr(bake, "bake_inputs", lambda node_image, pins: "labhash")
+    monkeypatch.setattr(bake, "bake_inputs", lambda node_image, pins, rendered: "labhash")
     (moved,) = build.build(tmp_path, [found], lambda _: None, None)
     assert moved.state == build.UP_TO_DATE and labs in moved.note
     assert ids[found.tag] == "new" and ["rmi", "old"] in calls

@@ -85,7 +85,7 @@ def status(found: NodeImage) -> Status:
 def build(rendered_dir: Path, found: Sequence[NodeImage], say: Say, on_event: EventHandler | None) -> list[Status]:
     """Bake every image of `found` that does not exist yet; each one's status."""
     missing = [img for img in found if not podman_found() or not podman.exists("image", img.tag)]
-    done = [_caught_up(img) for img in found if img not in missing]
+    done = [_caught_up(img, rendered_dir) for img in found if img not in missing]
     if not missing:
         return done
     for img in missing:
@@ -113,12 +113,12 @@ def _is_labs_recipe(img: NodeImage) -> bool:
     return img.sources == LAB_SOURCES and not img.pool_vars and not img.bootable
 
 
-def _labs_baked(node_image: str, img: NodeImage) -> str:
+def _labs_baked(node_image: str, img: NodeImage, rendered_dir: Path) -> str:
     assert isinstance(img.pins, repo.Pins)
-    return f"{bake.BAKED_REPO}:{bake.bake_inputs(node_image, img.pins)}"
+    return f"{bake.BAKED_REPO}:{bake.bake_inputs(node_image, img.pins, rendered_dir)}"
 
 
-def _caught_up(img: NodeImage) -> Status:
+def _caught_up(img: NodeImage, rendered_dir: Path) -> Status:
     """An existing image, pointed at the lab's own bake of the same recipe when that is a different image.
 
     The product's tag follows the recipe (roles, pins, sources); the lab's also follows this machine's node image
@@ -129,7 +129,7 @@ def _caught_up(img: NodeImage) -> Status:
             and (repo.repo_root() / "Packages").is_file()):
         return Status(img, UP_TO_DATE)
     node_image = image.node_image_tag()
-    labs = _labs_baked(node_image, img) if podman.exists("image", node_image) else ""
+    labs = _labs_baked(node_image, img, rendered_dir) if podman.exists("image", node_image) else ""
     if not labs or not podman.exists("image", labs):
         return Status(img, UP_TO_DATE)
     ours = podman.inspect("image", img.tag)["Id"]
@@ -149,7 +149,7 @@ def _bake(paths: LabPaths, node_image: str, rendered_dir: Path, img: NodeImage, 
         labvars.write(paths, repo.ensure(img.pins, say))
         vars_files = (paths.extra_vars,)
         if _is_labs_recipe(img):
-            equivalent = (_labs_baked(node_image, img),)
+            equivalent = (_labs_baked(node_image, img, rendered_dir),)
     recipe = bake.Recipe(rendered_dir, img.tag, pool_group=img.pool_group if img.pool_vars else None,
                          pool_vars=img.pool_vars, vars_files=vars_files, equivalent=equivalent,
                          extra_vars={**(lab_gaps() if img.sources == LAB_SOURCES and img.pool_vars else {}),

@@ -14,6 +14,7 @@ repository of stand-ins) or nothing (the repositories the render names, as a sit
 from __future__ import annotations
 
 import hashlib
+import json
 import shlex
 import shutil
 import subprocess
@@ -28,7 +29,7 @@ from clusterforge.lab import durations, image, nodes, podman, repo, selfboot
 from clusterforge.lab.paths import LabPaths
 from clusterforge.lab.state import Node
 from clusterforge.provision.runner import EventHandler, Run, execute
-from clusterforge.render.yamlout import dump_ansible
+from clusterforge.render.yamlout import dump_ansible, load
 
 Say = Callable[[str], None]
 BAKED_REPO = "localhost/cf-lab-baked"
@@ -87,12 +88,22 @@ def add_recipe(digest: Any, pins: object) -> None:
         digest.update(name.encode() + mode.encode() + content)
 
 
-def bake_inputs(node_image: str, pins: repo.Pins) -> str:
-    """What the lab's baked image depends on: the node image, the roles' install steps and defaults, the pins and
-    the repository (not the node count or names: every lab size shares one baked image)."""
+def roles_applied(rendered: Path) -> dict[str, bool]:
+    """Which roles a render applies (its `*_enabled` switches in group_vars/all.yml): the install steps of a role
+    that does not apply put nothing in the image, so two blueprints that differ in them (the metal lab has no
+    Lustre) must not share a bake."""
+    data = load((rendered / "inventory/group_vars/all.yml").read_text(encoding="utf-8")) or {}
+    return {key: value for key, value in sorted(data.items()) if key.endswith("_enabled") and isinstance(value, bool)}
+
+
+def bake_inputs(node_image: str, pins: repo.Pins, rendered: Path) -> str:
+    """What the lab's baked image depends on: the node image, the roles' install steps and defaults, the pins, the
+    repository and which roles the render applies (not the node count or names: every lab size shares one baked
+    image)."""
     digest = hashlib.sha256(podman.inspect("image", node_image)["Id"].encode())
     add_recipe(digest, pins)
     digest.update((repo.repo_root() / "Packages").read_bytes())
+    digest.update(json.dumps(roles_applied(rendered), sort_keys=True).encode())
     return digest.hexdigest()[:12]
 
 

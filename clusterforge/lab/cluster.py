@@ -100,7 +100,7 @@ def _run(paths: LabPaths, inventory: Path, on_event: EventHandler | None, *, che
 def ensure_baked(paths: LabPaths, node_image: str, rendered: Path, say: Say, on_event: EventHandler | None) -> str:
     """The lab's baked image (lab/bake.py): one node in every role group, the lab's repository, tagged by the
     lab's inputs (`bake_inputs`); baked once per change of them."""
-    tag = f"{bake.BAKED_REPO}:{bake.bake_inputs(node_image, lab_pins(rendered))}"
+    tag = f"{bake.BAKED_REPO}:{bake.bake_inputs(node_image, lab_pins(rendered), rendered)}"
     bake.ensure_baked(paths, node_image, bake.Recipe(rendered, tag, vars_files=(paths.extra_vars,)), say, on_event)
     return tag
 

@@ -30,7 +30,8 @@ def labs_tag(tmp_path: Path) -> str:
     from clusterforge.lab.render import DEFAULT_CATALOG, data_file, render
 
     render(BLUEPRINT, [data_file(DEFAULT_CATALOG)], None, tmp_path / "render")
-    return f"{bake.BAKED_REPO}:{bake.bake_inputs(image.node_image_tag(), cluster.lab_pins(tmp_path / 'render'))}"
+    rendered = tmp_path / "render"
+    return f"{bake.BAKED_REPO}:{bake.bake_inputs(image.node_image_tag(), cluster.lab_pins(rendered), rendered)}"
 
 
 def podman(*args: str) -> subprocess.CompletedProcess[str]:
