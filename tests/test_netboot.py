@@ -168,6 +168,39 @@ def test_a_servers_mac_is_stable_and_qemus() -> None:
     assert mac.startswith("52:54:00:") and len(mac) == 17
 
 
+def test_libvirtd_is_started_under_a_reaper_and_one_that_does_not_answer_is_said_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Started here (no init started it), each daemon runs under `tini -s`: QEMU daemonizes, and a zombie left to an
+    init that does not reap kept libvirtd's capability probe, and every libvirt call behind it, waiting."""
+    started: list[list[str]] = []
+    answers = iter([1, 1, 0])  # not running, then up after the start
+
+    def run(command: list[str], **_: object) -> subprocess.CompletedProcess[str]:
+        if "version" in command:
+            raise subprocess.TimeoutExpired(command, 10)
+        return subprocess.CompletedProcess(command, next(answers), "", "")
+
+    monkeypatch.setattr(virt.shutil, "which", lambda program: f"/usr/bin/{program}")
+    monkeypatch.setattr(virt.subprocess, "run", run)
+    monkeypatch.setattr(virt.subprocess, "Popen", lambda command, **_: started.append(command))
+    monkeypatch.setattr(virt, "DAEMON_LOG", tmp_path)
+    monkeypatch.setattr(virt, "KVM", tmp_path / "no-kvm")
+    virt.require()
+    assert started == [["tini", "-s", "--", "virtlogd"], ["tini", "-s", "--", "libvirtd"]]
+    with pytest.raises(ClusterforgeError, match="libvirtd did not answer `virsh version` within 10 s"):
+        virt.virsh("version", timeout=10)
+
+
+def test_a_kvm_device_only_root_may_open_is_named_before_libvirtd_probes_on_every_call(tmp_path: Path) -> None:
+    device = tmp_path / "kvm"
+    assert virt.kvm_device_problem(device) is None  # no KVM: nothing to probe
+    device.write_bytes(b"")
+    device.chmod(0o600)
+    assert "is not open to group kvm (mode -rw-------)" in (virt.kvm_device_problem(device) or "")
+    device.chmod(0o666)
+    assert virt.kvm_device_problem(device) is None
+
+
 def test_the_bmc_emulator_is_given_libvirt_and_only_the_labs_servers_as_literals(tmp_path: Path) -> None:
     text = bmcs.config("10.213.0.1", 8000, {"metal-0001": "id-1", "metal-0002": "id-2'); import os; ('"},
                        tmp_path / "htpasswd", tmp_path / "state")
@@ -197,6 +230,46 @@ def test_the_metal_lab_reads_each_servers_milestones_and_stops_at_a_failed_boot(
     server.console.write_text("")
     with pytest.raises(ClusterforgeError, match="no kernel started on metal-0001 within 5 s"):
         up.watch([server], time.monotonic() - 6, lambda: False, 600, said.append, no_kernel_s=5)
+
+
+def test_a_failed_boot_phase_ends_the_wait_with_its_step_and_error(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from clusterforge.lab.metal import up
+
+    monkeypatch.setattr(virt, "CONSOLE_DIR", tmp_path)
+    server = virt.Server("metal-0001", "lab-metal-0001", "id", "52:54:00:00:00:01", "br0")
+    server.console.write_text("[    0.000000] Linux version 6.12\nclusterforge-boot: FAILED at munge : Start munge\n"
+                              "fatal: [metal-0001]: FAILED! => munge.key is missing\n" + "more\n" * 500)
+    with pytest.raises(ClusterforgeError) as failed:
+        up.watch([server], time.monotonic(), lambda: False, 10, [].append)
+    message = str(failed.value)
+    assert "metal-0001 did not boot: clusterforge-boot: FAILED at munge : Start munge" in message
+    assert "munge.key is missing" in message and message.count("more") < 20  # the error, bounded
+
+
+def test_a_console_is_read_as_it_grows_and_anew_when_the_server_boots_again(tmp_path: Path) -> None:
+    from clusterforge.lab.metal.console import Console
+
+    log = tmp_path / "console.log"
+    log.write_text("x" * 10_000 + "clusterforge-boot: the boot ")
+    console = Console(log)
+    assert "the boot phase starts" not in console.look()
+    with log.open("a") as more:
+        more.write("phase starts on metal-0001\n")
+    text = console.look()
+    assert "clusterforge-boot: the boot phase starts on metal-0001" in text  # a marker split across two reads
+    assert len(text) < 5_000  # what was read before is not read again
+    log.write_text("[    0.000000] Linux version 6.12\n")  # the next boot: libvirt starts the log anew
+    assert console.look().startswith("[    0.000000] Linux version")
+    assert console.failure(("clusterforge-boot: FAILED",)) is None
+    with log.open("a") as more:
+        more.write("clusterforge-boot: FAILED at slurm")
+    console.look()
+    assert console.failure(("clusterforge-boot: FAILED",)) is None  # its line is not complete yet
+    with log.open("a") as more:
+        more.write(" : Start slurmd\n")
+    console.look()
+    assert console.failure(("clusterforge-boot: FAILED",)) == "clusterforge-boot: FAILED at slurm : Start slurmd"
 
 
 def test_a_labs_nodes_take_the_address_plans_addresses(tmp_path: Path) -> None:

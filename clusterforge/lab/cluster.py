@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import shlex
 import shutil
@@ -107,12 +108,13 @@ def ensure_baked(paths: LabPaths, node_image: str, rendered: Path, say: Say, on_
 
 @dataclass(frozen=True)
 class Prepared:
-    """What `prepare` made: the lab's state, its always-on nodes, and the nodes of its power-saved pools."""
+    """What `prepare` made: the lab's state, its always-on nodes, those of its power-saved pools, its subnet."""
 
     lab: LabState
     specs: list[nodes.NodeSpec]
     launched: list[nodes.NodeSpec]
     timings: Timings
+    subnet: ipaddress.IPv4Network
 
     def controller_mounts(self, paths: LabPaths) -> Callable[[nodes.NodeSpec], list[str]]:
         """What a node is given beyond the rest: the controllers get the power agent's folder when SLURM powers
@@ -166,7 +168,7 @@ def prepare(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: i
         power_agent.start(paths)
         say(f"power agent started: SLURM powers {len(on_demand)} node(s) of power-saved pools up and down "
             f"({', '.join(s.name for s in on_demand)})")
-    return Prepared(lab, specs, on_demand, timings)
+    return Prepared(lab, specs, on_demand, timings, subnet)
 
 
 def up(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: int | None, bare: bool, say: Say,

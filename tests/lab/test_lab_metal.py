@@ -2,8 +2,8 @@
 image over the network from the controller's provisioning service (dnsmasq, iPXE, nginx: roles/provisioning) and
 join SLURM by themselves; SLURM powers them through the on-prem power-save provider. One metal lab serves every
 test here (a boot under software emulation takes minutes), in the order a site meets them: the first job on both,
-one server powered off through its BMC by reconcile after its slurmd died and on again for a job, the other
-powered down idle and back for a job."""
+one server powered off through its BMC by reconcile after its slurmd died, the other powered down idle, and both
+back for one job."""
 
 from __future__ import annotations
 
@@ -115,19 +115,16 @@ def test_a_server_whose_slurmd_died_is_powered_off_through_its_bmc_by_reconcile(
     assert powers[node] == "Off", status.stdout
 
 
-def test_an_idle_server_is_powered_down_through_its_bmc_and_back_for_a_job(lab: Lab) -> None:
-    node = "metal-0001"
-    lab.wait(f"{node} powered down idle", lambda: sinfo(lab).get(node) == "idle~" and domstate(node) == "shut off",
+def test_the_idle_server_and_the_replaced_one_boot_again_for_a_job_and_rejoin_by_themselves(lab: Lab) -> None:
+    """metal-0001 was powered down idle through its BMC (SLURM's power saving), metal-0002 powered off by
+    reconcile; one job asks for both, so SLURM powers both on through their BMCs: each boots the image from the
+    network again, configures itself and registers anew, and the job runs on both. (One job for both: a boot under
+    software emulation takes minutes.)"""
+    idle, replaced = SERVERS
+    assert replaced in REGISTERED, "the reconcile test did not run"
+    lab.wait(f"{idle} powered down idle", lambda: sinfo(lab).get(idle) == "idle~" and domstate(idle) == "shut off",
              timeout=600)
-    assert lab.sh("ctl-0001", f"srun -w {node} --time=5 hostname", timeout=1500) == node
-    assert domstate(node) == "running"
-
-
-def test_the_replaced_server_boots_again_for_a_job_and_rejoins_by_itself(lab: Lab) -> None:
-    """Powered on through its BMC for the job, it boots the image from the network again, configures itself and
-    registers: a new registration, and the job runs on it."""
-    node = "metal-0002"
-    assert node in REGISTERED, "the reconcile test did not run"
-    assert lab.sh("ctl-0001", f"srun -w {node} --time=5 hostname", timeout=1500) == node
-    assert registrations(lab, node) > REGISTERED[node]
-    assert domstate(node) == "running"
+    out = lab.sh("ctl-0001", f"srun -N2 -w {idle},{replaced} --time=5 hostname", timeout=1500)
+    assert sorted(out.split()) == [idle, replaced], out
+    assert registrations(lab, replaced) > REGISTERED[replaced]
+    assert domstate(idle) == domstate(replaced) == "running"

@@ -16,7 +16,6 @@ The steps, each the on-prem path a site runs (docs/bare-metal.md):
 
 from __future__ import annotations
 
-import ipaddress
 import subprocess
 import sys
 import time
@@ -31,6 +30,7 @@ from clusterforge.files.checkout import project_root
 from clusterforge.lab import bmc_service, cluster, nodes, podman, repo, selfboot
 from clusterforge.lab.bmc_service import BmcFiles
 from clusterforge.lab.metal import bmcs, boot_service, virt
+from clusterforge.lab.metal.console import Console
 from clusterforge.lab.paths import LabPaths, shared_cache
 from clusterforge.lab.render import group_vars
 from clusterforge.lab.state import LabState
@@ -44,6 +44,8 @@ NO_KERNEL_S = 300  # power-on to the kernel's first line (measured: 21-22 s), or
 MILESTONES = (("kernel", "the kernel's first line", "Linux version"),
               ("image", "the image fetched and mounted", "clusterforge-netboot: image and overlays in place"),
               ("boot_unit", "the boot unit starts", "clusterforge-boot: the boot phase starts"))
+# what a console says when a boot failed: the initramfs's step (netboot/data/init), the boot phase's (lab/data)
+FAILURES = ("clusterforge-netboot: FAILED", "clusterforge-boot: FAILED")
 
 
 @dataclass
@@ -83,7 +85,8 @@ def clusterforge(*args: str) -> subprocess.CompletedProcess[str]:
     """This clusterforge's own command, as an operator runs it."""
     proc = subprocess.run([sys.executable, "-m", "clusterforge", *args], capture_output=True, text=True, check=False)
     if proc.returncode != 0:
-        raise ClusterforgeError(Problem(f"clusterforge {args[0]} {args[1]} failed: {proc.stderr.strip()[-600:]}",
+        said = (proc.stdout + proc.stderr).strip()[-900:]  # a report on stdout, the error on stderr
+        raise ClusterforgeError(Problem(f"clusterforge {args[0]} {args[1]} failed: {said}",
                                         args[0]))
     return proc
 
@@ -138,11 +141,10 @@ def up(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], say: Say,
                  "-o", str(reservations))
     say(f"MACs read through the BMCs into {macs}; DHCP reservations rendered: {reservations}/provisioning/dhcp-hosts")
     controller = lab.node(lab.controller)
-    network = ipaddress.IPv4Network(podman.inspect("network", paths.network)["subnets"][0]["subnet"])
     outcome = execute(Run(project=project_root(), inventories=[paths.render / "inventory/hosts.yml"],
                           private_dir=paths.runner_dir, playbook=PLAYBOOK, limit=lab.controller,
                           extra_vars_files=[paths.extra_vars],
-                          extra_vars=boot_service.role_vars(network, controller.ip, reservations),
+                          extra_vars=boot_service.role_vars(made.subnet, controller.ip, reservations),
                           env=cluster.ansible_env(paths)), on_event)
     if outcome.rc != 0:
         raise ClusterforgeError(outcome.problem(f"the provisioning role on {lab.controller}"))
@@ -154,17 +156,19 @@ def up(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], say: Say,
 def watch(servers: Sequence[virt.Server], started: float, until: Callable[[], bool], timeout: float,
           say: Say, no_kernel_s: float = NO_KERNEL_S) -> dict[str, dict[str, float]]:
     """Each server's milestones (seconds from `started`) as its console shows them, until `until()` holds. A
-    console that says the boot failed ends the wait at once, and so does a server whose kernel never started: its
-    network boot found nothing to load (its boot order, its DHCP reservation, the provisioning service)."""
+    console that says the network boot or the boot phase failed ends the wait at once, with what it printed, and
+    so does a server whose kernel never started: its network boot found nothing to load (its boot order, its DHCP
+    reservation, the provisioning service)."""
     seen: dict[str, dict[str, float]] = {s.node: {} for s in servers}
+    consoles = {s.node: Console(s.console) for s in servers}
     deadline = time.monotonic() + timeout
     while True:
         for server in servers:
-            text = server.console.read_text(errors="replace") if server.console.is_file() else ""
-            failed = text.find("clusterforge-netboot: FAILED")
-            if failed >= 0:
-                line = text[failed:].splitlines()[0]
-                raise ClusterforgeError(Problem(f"{server.node} did not boot: {line}", str(server.console)))
+            console = consoles[server.node]
+            text = console.look()
+            failed = console.failure(FAILURES)
+            if failed is not None:
+                raise ClusterforgeError(Problem(f"{server.node} did not boot: {failed}", str(server.console)))
             for key, words, marker in MILESTONES:
                 if key not in seen[server.node] and marker in text:
                     seen[server.node][key] = round(time.monotonic() - started, 1)

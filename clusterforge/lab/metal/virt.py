@@ -7,13 +7,19 @@ them hung after the BIOS (shared reference bare-metal.md). Each server has this 
 slurmctld refuses the registration ("Low socket*core*thread count"). Memory holds the image (its root is in
 memory, netboot/) and what the node runs.
 libvirtd and virtlogd are started here when the machine's init has not (a container or CI machine without
-systemd as PID 1), and stopped again only by `lab down --metal`'s caller choice: they serve every lab on the host.
+systemd as PID 1), each under tini as a subreaper, and left running: they serve every lab on the host. The reaper
+is why: QEMU daemonizes, so a QEMU that exits (libvirtd's capability probe, a server powered off) is reaped by the
+nearest subreaper or PID 1, and an init that does not reap promptly (seen: over a minute) leaves a zombie that
+libvirtd takes for a QEMU still running: its capability probe waited on every zombie, failed and started again,
+and every libvirt call (virsh, the BMC emulator's) waited behind it, for minutes.
 """
 
 from __future__ import annotations
 
+import grp
 import hashlib
 import shutil
+import stat
 import subprocess
 import time
 from dataclasses import dataclass
@@ -27,8 +33,10 @@ from clusterforge.lab.render import host_cpus
 URI = "qemu:///system"
 MEMORY_MIB = 3072  # the image (~700 MB) and its writable layer in memory, systemd, slurmd and the boot phase
 CONSOLE_DIR = Path("/var/log/libvirt/qemu")
-DAEMONS = (("virtlogd", Path("/run/virtlogd.pid")), ("libvirtd", Path("/run/libvirtd.pid")))
-PACKAGES = "libvirt-daemon-system qemu-system-x86 ipxe-qemu busybox-static squashfs-tools cpio python3-venv"
+DAEMONS = ("virtlogd", "libvirtd")
+KVM = Path("/dev/kvm")
+DAEMON_LOG = Path("/var/log/libvirt")  # <daemon>.out: what each one started here prints
+PACKAGES = "libvirt-daemon-system qemu-system-x86 ipxe-qemu busybox-static squashfs-tools cpio python3-venv tini"
 
 
 @dataclass(frozen=True)
@@ -53,24 +61,54 @@ def mac_of(lab: str, node: str) -> str:
 
 
 def virsh(*args: str, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(["virsh", "--connect", URI, "--quiet", *args], capture_output=True, text=True,
-                          timeout=timeout, check=False)
+    try:
+        proc = subprocess.run(["virsh", "--connect", URI, "--quiet", *args], capture_output=True, text=True,
+                              timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        raise ClusterforgeError(Problem(f"libvirtd did not answer `virsh {args[0]}` within {timeout:.0f} s", args[-1],
+                                        hint=f"`virsh --connect {URI} version` answers at once when libvirtd is well; "
+                                             f"its log: {DAEMON_LOG}/libvirtd.log")) from None
     if check and proc.returncode != 0:
         raise ClusterforgeError(Problem(f"virsh {args[0]} failed: {(proc.stderr or proc.stdout).strip()[-300:]}",
                                         args[-1]))
     return proc
 
 
+def kvm_device_problem(device: Path) -> str | None:
+    """What is wrong with KVM's device for libvirt, or None. libvirtd probes QEMU's capabilities as root and then
+    asks whether QEMU's user (group kvm) could open the device: where it cannot (a root-only /dev/kvm, left so on a
+    machine without udev), every later call finds the probe outdated and probes again, and libvirt calls (a define,
+    the BMC emulator's requests) waited minutes behind each other. No device at all is fine: no KVM to probe."""
+    try:
+        st = device.stat()
+    except FileNotFoundError:
+        return None
+    try:
+        kvm_gid = grp.getgrnam("kvm").gr_gid
+    except KeyError:
+        return None  # no kvm group: libvirt's QEMU user cannot be in it, and nothing here can mend that
+    if st.st_mode & 0o006 == 0o006 or (st.st_gid == kvm_gid and st.st_mode & 0o060 == 0o060):
+        return None
+    return (f"{device} is not open to group kvm (mode {stat.filemode(st.st_mode)}): libvirtd would probe QEMU again "
+            "on every call and the metal lab's servers and BMCs would wait minutes on it")
+
+
 def require() -> None:
     """libvirt's client and QEMU are installed, and libvirtd answers (started here when nothing started it)."""
-    missing = [p for p in ("virsh", "libvirtd", "virtlogd", "qemu-system-x86_64") if shutil.which(p) is None]
+    missing = [p for p in ("virsh", "libvirtd", "virtlogd", "qemu-system-x86_64", "tini") if shutil.which(p) is None]
     if missing:
         raise ClusterforgeError(Problem(f"the metal lab needs {', '.join(missing)}", "--metal",
                                         hint=f"scripts/metal-host-setup (Debian: {PACKAGES})"))
+    if problem := kvm_device_problem(KVM):
+        raise ClusterforgeError(Problem(problem, str(KVM), hint="scripts/metal-host-setup gives it root:kvm 0660, as "
+                                                                 "Debian's udev rule does"))
     if virsh("uri", check=False, timeout=10).returncode == 0:
         return
-    for daemon, _ in DAEMONS:
-        subprocess.run([daemon, "--daemon"], check=False, capture_output=True)
+    DAEMON_LOG.mkdir(parents=True, exist_ok=True)
+    for daemon in DAEMONS:  # in the foreground, each the child of its own reaper, in a session of its own
+        with open(DAEMON_LOG / f"{daemon}.out", "ab") as log:
+            subprocess.Popen(["tini", "-s", "--", daemon], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                             start_new_session=True)
     deadline = time.monotonic() + 30
     while virsh("uri", check=False, timeout=10).returncode != 0:
         if time.monotonic() > deadline:

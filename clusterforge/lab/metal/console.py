@@ -1,0 +1,51 @@
+"""A server's serial console log, read as it grows: each look reads only what was written since the last one, so
+watching a boot costs the same each second however long the log (a boot phase's failure prints its playbook's
+error there; a kernel's first seconds are hundreds of lines), and a server that boots again (libvirt starts its
+log anew) is read from the start.
+
+What the console says is the server's, not ours: it is only searched for fixed markers, and what is shown of it is
+bounded (one failure line and the few lines after it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+CARRY = 4096  # what is kept of the text already read: a marker or a failure's line split across two reads
+READ_MAX = 1 << 20  # at most this much of the new text is read at each look; the rest at the next
+SHOWN_LINES = 12  # a failure's line and the lines after it (the playbook's `fatal:` message) that are shown
+SHOWN_CHARS = 1500
+
+
+@dataclass
+class Console:
+    """One console log followed from its start."""
+
+    path: Path
+    offset: int = 0
+    text: str = ""  # what the last look read, after the carried end of what came before it
+
+    def look(self) -> str:
+        """Read what was written since the last look; the text to search (the new text after a carried tail)."""
+        try:
+            with self.path.open("rb") as log:
+                size = log.seek(0, 2)
+                if size < self.offset:  # written anew: the server booted again
+                    self.offset, self.text = 0, ""
+                log.seek(self.offset)
+                new = log.read(READ_MAX)
+        except FileNotFoundError:
+            return self.text
+        self.offset += len(new)
+        self.text = self.text[-CARRY:] + new.decode("utf-8", errors="replace")
+        return self.text
+
+    def failure(self, markers: tuple[str, ...]) -> str | None:
+        """The first line that starts with one of `markers` and the few after it (bounded), once its line is
+        complete; None when there is none."""
+        for marker in markers:
+            at = self.text.find(marker)
+            if at >= 0 and "\n" in self.text[at:]:
+                lines = self.text[at:].splitlines()[:SHOWN_LINES]
+                return "\n".join(line.rstrip() for line in lines).strip()[:SHOWN_CHARS]
+        return None
