@@ -13,8 +13,8 @@ from pathlib import Path
 
 CARRY = 4096  # what is kept of the text already read: a marker or a failure's line split across two reads
 READ_MAX = 1 << 20  # at most this much of the new text is read at each look; the rest at the next
-SHOWN_LINES = 12  # a failure's line and the lines after it (the playbook's `fatal:` message) that are shown
-SHOWN_CHARS = 1500
+SHOWN_LINES = 40  # a failure's line and the lines after it (the playbook's `fatal:` message, the check's output)
+SHOWN_CHARS = 4000
 
 
 @dataclass
