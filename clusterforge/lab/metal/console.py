@@ -41,8 +41,8 @@ class Console:
         return self.text
 
     def failure(self, markers: tuple[str, ...]) -> str | None:
-        """The first line that starts with one of `markers` and the few after it (bounded), once its line is
-        complete; None when there is none."""
+        """The text from the first of `markers` found (in `markers`' order) to the end of its line, and the few
+        lines after it (bounded), once its line is complete; None when there is none."""
         for marker in markers:
             at = self.text.find(marker)
             if at >= 0 and "\n" in self.text[at:]:
