@@ -121,10 +121,11 @@ def test_an_overlay_is_owned_by_root_keeps_modes_and_leaves_out_byte_code(tmp_pa
     assert members["etc"].mode == 0o755 and members["etc"].isdir()
 
 
-def test_a_servers_overlay_carries_its_own_boot_folder_and_secrets_and_the_system_overlay_the_rest(
-        tmp_path: Path) -> None:
+def test_a_servers_overlay_carries_its_name_and_secrets_and_the_system_overlay_the_rest(tmp_path: Path) -> None:
     boot = tmp_path / "boot"
     (boot / "render").mkdir(parents=True)
+    (boot / "render" / "hosts").write_text("10.0.0.33 metal-0001\n" * 2000)  # grows with the cluster
+    (boot / "vars.yml").write_text("slurm_self_boot: true\n")
     (boot / "node.env").write_text("CLUSTERFORGE_CLUSTER=metal\nCLUSTERFORGE_NODE=$(hostname)\n")
     key, roles = tmp_path / "munge.key", tmp_path / "roles"
     key.write_bytes(b"k" * 1024)
@@ -142,10 +143,16 @@ def test_a_servers_overlay_carries_its_own_boot_folder_and_secrets_and_the_syste
         own = {m.name: m for m in archive.getmembers()}
         env = archive.extractfile("etc/clusterforge/boot/node.env").read().decode()  # type: ignore[union-attr]
     assert f"{TREE.lstrip('/')}/roles/site.txt" in system
-    assert not any(name.startswith("etc/clusterforge") for name in system)  # no secret is everyone's
+    assert {"etc/clusterforge/boot/render/hosts", "etc/clusterforge/boot/vars.yml"} <= system
+    assert not any(name.startswith("etc/clusterforge/secrets") for name in system)  # no secret is everyone's
+    assert "etc/clusterforge/boot/node.env" not in system  # nor anyone's name
     assert own["etc/clusterforge/secrets/munge.key"].mode == 0o600
     assert own["root/.ssh/authorized_keys"].mode == 0o600
     assert env.splitlines()[-1] == "CLUSTERFORGE_NODE=metal-0001"
+    # what grows with the cluster is fetched once per server from the system overlay, not in each one's own
+    assert {name for name, m in own.items() if m.isfile()} == {
+        "etc/clusterforge/boot/node.env", "etc/clusterforge/secrets/munge.key", "root/.ssh/authorized_keys"}
+    assert sizes["metal-0001"] < 16 * 1024 < 40_000 < sizes["system"]
 
 
 def test_a_server_has_no_disk_boots_from_the_network_under_emulation_on_the_labs_bridge() -> None:

@@ -134,10 +134,10 @@ def job_hosts(up_output: str) -> list[str]:
     return out
 
 
-def bring_up(name: str, *args: str, program: tuple[str, ...] = CHECKOUT) -> Iterator[Lab]:
+def bring_up(name: str, *args: str, program: tuple[str, ...] = CHECKOUT, timeout: float = 900) -> Iterator[Lab]:
     clusterforge("lab", "down", "--name", name, check=False, program=program)
     try:
-        proc = clusterforge("lab", "up", "--name", name, *args, program=program)
+        proc = clusterforge("lab", "up", "--name", name, *args, program=program, timeout=timeout)
         yield Lab(name, proc.stdout, program)
     finally:
         clusterforge("lab", "down", "--name", name, check=False, program=program)

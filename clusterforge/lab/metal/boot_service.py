@@ -3,9 +3,9 @@ overlays that make each one a node, and the provisioning role run on the control
 DHCP reservations and iPXE, nginx), exactly as a site's head node does.
 
 The overlays carry what a container node of `--boot self` is given as read-only volumes (lab/selfboot.Given):
-the system overlay the playbook, roles and collections, the same for every server; a server's own overlay its
-boot folder (node.env, vars, every node's address, the render) and the munge key, which the role's nginx serves
-to that server's reserved address alone.
+the system overlay the playbook, roles and collections and the boot folder's common part (vars, every node's
+address, the render), the same for every server; a server's own overlay its node.env (its name) and the secrets
+(the munge key), which the role's nginx serves to that server's reserved address alone.
 """
 
 from __future__ import annotations
@@ -24,7 +24,11 @@ from clusterforge.netboot.artifacts import Artifacts
 
 HTTP = "/srv/clusterforge-boot/http"  # the role's HTTP root (provisioning_root/http) in the controller
 NETBOOT, OVERLAYS = "netboot", "overlays"
-NODE_OWN = (BOOT, SECRETS)  # the targets of a node's own overlay; every other volume is the system overlay's
+# A server's own overlay: who it is (its boot folder's node.env) and its secrets, a few KB whatever the cluster's
+# size. The rest of the boot folder (vars, every node's address, the render) is the same for every server and
+# grows with the cluster, so it is the system overlay's: in each server's own, 12,500 servers would each fetch
+# (and a render would write) every other's address and the whole render.
+NODE_ENV = "node.env"
 # What a virtual server's boot phase is told beyond a container's: it is no container, so the roles do what they
 # do on a server (time sync, sysctl, modules), but its packages are the lab repository's stand-ins, which carry
 # their names and versions and none of their files (enroot's hooks), so the roles do not look for those files.
@@ -66,17 +70,18 @@ def write_overlays(folder: BootFolder, given: Given, servers: Sequence[NodeSpec]
     """The system overlay and each server's own, from what a container node is given, with the lab's SSH key for
     root (`lab exec`, as a container is given it); their sizes."""
     pairs = volumes(given.common)
-    own = [(s, t) for s, t in pairs if any(t == root or t.startswith(root + "/") for root in NODE_OWN)]
-    system = [pair for pair in pairs if pair not in own]
+    secrets = [(s, t) for s, t in pairs if t == SECRETS or t.startswith(SECRETS + "/")]
+    boot = next((s for s, t in pairs if t == BOOT), None)
+    system = [pair for pair in pairs if pair not in secrets and pair[1] != BOOT]
+    if boot is not None:  # the boot folder but the node's name: the same for every server
+        system += [(entry, f"{BOOT}/{entry.name}") for entry in sorted(boot.iterdir()) if entry.name != NODE_ENV]
     sizes = {"system": overlay.write(folder.overlays / "system.tar", system)}
     for server in servers:
-        env = (Path(own[0][0]) / "node.env") if own else None
-        files = {f"{BOOT}/node.env": (_node_env(env, server.name), 0o644)} if env is not None else {}
+        files = {f"{BOOT}/{NODE_ENV}": (_node_env(boot / NODE_ENV, server.name), 0o644)} if boot is not None else {}
         files["/root/.ssh/authorized_keys"] = (ssh_key, 0o600)
         # secrets as root's alone on the node, whatever their mode is here
-        files |= {t: (s.read_bytes(), 0o600) for s, t in own if t.startswith(SECRETS + "/") and s.is_file()}
-        sizes[server.name] = overlay.write(folder.overlays / "node" / f"{server.name}.tar",
-                                           [(s, t) for s, t in own if not t.startswith(SECRETS + "/")], files)
+        files |= {t: (s.read_bytes(), 0o600) for s, t in secrets if s.is_file()}
+        sizes[server.name] = overlay.write(folder.overlays / "node" / f"{server.name}.tar", [], files)
     say(f"overlays written: system {sizes['system'] / 1e6:.1f} MB, each server's own "
         f"{max((v for k, v in sizes.items() if k != 'system'), default=0) / 1e6:.1f} MB ({folder.overlays})")
     return sizes
