@@ -83,7 +83,7 @@ def write_overlays(folder: BootFolder, given: Given, servers: Sequence[NodeSpec]
         files |= {t: (s.read_bytes(), 0o600) for s, t in secrets if s.is_file()}
         sizes[server.name] = overlay.write(folder.overlays / "node" / f"{server.name}.tar", [], files)
     say(f"overlays written: system {sizes['system'] / 1e6:.1f} MB, each server's own "
-        f"{max((v for k, v in sizes.items() if k != 'system'), default=0) / 1e6:.1f} MB ({folder.overlays})")
+        f"{max((v for k, v in sizes.items() if k != 'system'), default=0) / 1e3:.0f} KB ({folder.overlays})")
     return sizes
 
 
