@@ -58,7 +58,7 @@ def ssh(paths: LabPaths, node: str, command: str, timeout: float = 1800) -> str:
 
 
 def boot_status(paths: LabPaths, node: str) -> list[str]:
-    return ssh(paths, node, "cat /var/lib/clusterforge/boot.status", 60).split()[:3]
+    return ssh(paths, node, "cat /var/lib/clusterforge/boot.status 2>/dev/null || true", 60).split()[:3]
 
 
 def bytes_per_address(paths: LabPaths, since: float) -> dict[str, int]:
@@ -96,9 +96,12 @@ def back_for_a_job(paths: LabPaths, servers: list[virt.Server]) -> dict[str, Any
     again, configure itself and register anew (tests/lab/test_lab_metal.py stops before this second boot)."""
     idle, replaced = servers[0], servers[1]
     registered = registrations(paths, replaced.node)
-    job = ssh(paths, "ctl-0001", f"sbatch --parsable --no-requeue -w {replaced.node} --time=10 --wrap 'sleep 600'", 60)
+    job = ssh(paths, "ctl-0001", f"sbatch --parsable --no-requeue -w {replaced.node} --time=20 --wrap 'sleep 1200'", 60)
     wait_for(f"the job on {replaced.node} running",
              lambda: "JobState=RUNNING" in ssh(paths, "ctl-0001", f"scontrol show job {job}", 60), 300)
+    # its boot phase ended first (slurmd registers while the boot phase's last steps still run: a slurmd killed
+    # then fails one of them, and the server is drained for repair, not replaced)
+    wait_for(f"{replaced.node}'s boot phase ended", lambda: bool(boot_status(paths, replaced.node)), 900)
     ssh(paths, replaced.node, "systemctl kill --signal=KILL slurmd", 60)
     wait_for(f"{replaced.node} powered off by reconcile", lambda: virt.state(replaced) == "shut off", 600)
     reason = ssh(paths, "ctl-0001", f"scontrol show node {replaced.node}", 60)

@@ -104,6 +104,11 @@ def power_status() -> dict[str, str]:
     return powered(status.stdout)
 
 
+def boot_status(lab: Lab, node: str) -> str:
+    """The node's boot phase result (`ok SECONDS STEPS` or `failed ...`), "" while it runs."""
+    return lab.sh(node, "cat /var/lib/clusterforge/boot.status 2>/dev/null || true", check=False)
+
+
 def test_a_server_whose_slurmd_died_under_a_job_is_powered_off_through_its_bmc_by_reconcile(lab: Lab) -> None:
     """A server that stops answering is replaced by the on-prem provider's reconcile timer: slurmctld marks it
     not responding, reconcile powers it off through its BMC and hands it back to SLURM powered down (the next job
@@ -112,10 +117,14 @@ def test_a_server_whose_slurmd_died_under_a_job_is_powered_off_through_its_bmc_b
 
     The server runs a job when its slurmd dies, as a server does when it fails: an idle one would be powered down
     by SLURM's own power saving (SuspendTime) before slurmctld found it silent, and reconcile would have nothing
-    to replace."""
+    to replace. And its boot phase has ended: slurmd registers, and the first job runs, while the boot phase's
+    last steps still run under emulation; a slurmd killed then fails a later step, and the boot phase drains the
+    server (`boot phase failed: ...`), which reconcile rightly leaves to whoever repairs it."""
     node = "metal-0002"
-    job = lab.sh("ctl-0001", f"sbatch --parsable --no-requeue -w {node} --time=10 --wrap 'sleep 600'")
+    job = lab.sh("ctl-0001", f"sbatch --parsable --no-requeue -w {node} --time=20 --wrap 'sleep 1200'")
     lab.wait(f"the job on {node} running", lambda: lab.job(job).get("JobState") == "RUNNING", timeout=300)
+    lab.wait(f"{node}'s boot phase ended", lambda: boot_status(lab, node) != "", timeout=900)
+    assert boot_status(lab, node).startswith("ok "), boot_status(lab, node)
     lab.sh(node, "systemctl kill --signal=KILL slurmd")
     lab.wait(f"{node} powered off by reconcile", lambda: domstate(node) == "shut off", timeout=600)
     reason = lab.sh("ctl-0001", f"scontrol show node {node}")
