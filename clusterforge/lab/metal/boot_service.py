@@ -33,14 +33,10 @@ NODE_ENV = "node.env"
 # do on a server (time sync, sysctl, modules), but its packages are the lab repository's stand-ins, which carry
 # their names and versions and none of their files (enroot's hooks), so the roles do not look for those files.
 # And it is emulated, 2 vCPUs beside another server on the host's 2 cores, at a tenth of a real CPU's speed or less:
-# - starting a process for the health check's disk probe took over 5 s while the boot phase ran (the job's prolog
-#   drained the server: "/ not writable");
-# - the health check's fast tier took 60-75 s, and as the job prolog slurmd runs it inside the first step's launch
-#   request, which srun gives up on after MessageTimeout ("Task launch ... failed: Socket timed out"). The servers
-#   run no health prolog or epilog; the boot phase's check and slurmd's periodic one (HealthCheckProgram) still run,
-#   and the container lab runs the prolog and epilog as a site does.
-SERVER_VARS = {"containers_check_software": False, "health_mount_timeout_s": 60,
-               "health_prolog_enabled": False, "health_epilog_enabled": False}
+# starting a process for the health check's disk probe took over 5 s while the boot phase ran (the job's prolog
+# drained the server: "/ not writable"). (The metal blueprint runs no health prolog or epilog: its slurm.conf has
+# no Prolog line, which a node's own variables cannot take away.)
+SERVER_VARS = {"containers_check_software": False, "health_mount_timeout_s": 60}
 
 
 @dataclass(frozen=True)
