@@ -198,6 +198,28 @@ def test_libvirtd_is_started_under_a_reaper_and_one_that_does_not_answer_is_said
         virt.virsh("version", timeout=10)
 
 
+def test_lab_down_starts_libvirtd_before_removing_the_servers_it_defined(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a reboot, or once the daemons a `lab up` started were killed, nothing answers libvirt's calls: `lab
+    down` starts libvirtd first, or the servers would stay defined after the lab folder naming them is gone."""
+    from clusterforge.lab.metal import servers
+    from clusterforge.lab.paths import LabPaths
+
+    paths = LabPaths("cf-down-test", tmp_path / "cf-down-test")
+    (paths.root / "metal" / "domains").mkdir(parents=True)
+    (paths.root / "metal" / "domains" / "cf-down-test-metal-0001.xml").write_text("<domain/>")
+    calls: list[str] = []
+    monkeypatch.setattr(servers.bmcs, "stop", lambda files: False)
+    monkeypatch.setattr(virt, "require", lambda: calls.append("require"))
+    monkeypatch.setattr(virt, "undefine", lambda server: calls.append(f"undefine {server.domain}") or True)
+    monkeypatch.setattr(virt, "CONSOLE_DIR", tmp_path)
+    assert servers.down(paths) == ["server cf-down-test-metal-0001"]
+    assert calls == ["require", "undefine cf-down-test-metal-0001"]
+    (paths.root / "metal" / "domains" / "cf-down-test-metal-0001.xml").unlink()
+    calls.clear()
+    assert servers.down(paths) == [] and calls == []  # no server: libvirt is not needed, nor asked for
+
+
 def test_a_kvm_device_only_root_may_open_is_named_before_libvirtd_probes_on_every_call(tmp_path: Path) -> None:
     device = tmp_path / "kvm"
     assert virt.kvm_device_problem(device) is None  # no KVM: nothing to probe

@@ -25,7 +25,10 @@ def down(paths: LabPaths) -> list[str]:
     removed = []
     if bmcs.stop(BmcFiles.of(paths)):
         removed.append("BMC emulator")
-    for server in _defined(paths):
+    defined = _defined(paths)
+    if defined:  # libvirtd answers (started when nothing runs it: after a reboot, or once the lab's were killed),
+        virt.require()  # or a server left defined would outlive the lab folder that names it
+    for server in defined:
         if virt.undefine(server):
             removed.append(f"server {server.domain}")
         server.console.unlink(missing_ok=True)
