@@ -318,9 +318,18 @@ def test_self_booting_nodes_get_mitogen_read_only_and_the_boot_script_uses_it_wh
     for package in ("mitogen", "ansible_mitogen"):
         assert f"{found / package}:{selfboot.MITOGEN}/{package}:ro" in mounts
     script = selfboot.bake_files()[selfboot.SCRIPT][0].decode()
-    assert f"if [ -d {selfboot.MITOGEN}/ansible_mitogen ]" in script
-    assert f"ANSIBLE_STRATEGY_PLUGINS={selfboot.MITOGEN}/ansible_mitogen/plugins/strategy" in script
-    assert "ANSIBLE_STRATEGY=mitogen_linear" in script
+    assert f"\nMITOGEN={selfboot.MITOGEN}\n" in script
+    assert 'if [ -d "$MITOGEN/ansible_mitogen" ]' in script
+    assert ('ANSIBLE_STRATEGY_PLUGINS="$MITOGEN/ansible_mitogen/plugins/strategy" ANSIBLE_STRATEGY=mitogen_linear'
+            in script)
+    # through the cluster collection's wrapper (a longer bound on starting mitogen's interpreter) where the node has
+    # the collection, which the lab mounts where the script looks for it
+    wrapper = f"{selfboot.COLLECTIONS}/{selfboot.OWN_COLLECTION}/plugins/strategy/mitogen_linear.py"
+    assert f"if [ -r {wrapper} ]" in script
+    assert ('PYTHONPATH="$MITOGEN${PYTHONPATH:+:$PYTHONPATH}" ANSIBLE_STRATEGY=clusterforge.cluster.mitogen_linear'
+            in script)
+    plugins = selfboot.project_root() / "plugins"
+    assert f"{plugins}:{selfboot.COLLECTIONS}/{selfboot.OWN_COLLECTION}/plugins:ro" in mounts
 
 
 def test_the_repository_serves_each_targets_stand_ins_at_its_pins(tmp_path) -> None:
