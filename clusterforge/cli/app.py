@@ -15,7 +15,6 @@ import click
 
 from clusterforge.core.errors import ClusterforgeError
 from clusterforge.core.version import __version__
-from clusterforge.pipeline.analysis import PolicyInputs
 
 if TYPE_CHECKING:
     from clusterforge.files.yamlsource import Source
@@ -191,6 +190,10 @@ def policy_options(func: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(func)
     def with_inputs(*args: Any, catalog: tuple[Path, ...], policy_config: Path | None, waivers: Path | None,
                     skip: tuple[str, ...], **kwargs: Any) -> Any:
+        # here, not at the top: the policies package is most of a start-up, and commands without a verdict
+        # (`validate`, `lab`, `power`) never need it
+        from clusterforge.pipeline.analysis import PolicyInputs
+
         return func(*args, inputs=PolicyInputs(tuple(catalog), policy_config, waivers, tuple(skip)), **kwargs)
 
     options = (
