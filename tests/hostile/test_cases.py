@@ -43,10 +43,10 @@ def outcomes(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     def one(case: Case) -> tuple[str, list[str]]:
         return case.name, exercise(case, tmp_path_factory.mktemp(case.name[:40]))
 
-    alone = [case for case in cases if case.seconds <= ALONE_S]
+    side_by_side = [case for case in cases if case.seconds > ALONE_S]
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        found = dict(pool.map(one, [case for case in cases if case not in alone]))
-    return found | dict(one(case) for case in alone)
+        found = dict(pool.map(one, side_by_side))
+    return found | dict(one(case) for case in cases if case.seconds <= ALONE_S)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
