@@ -142,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
 class IpmiBmcs:
     ports: dict[str, int]
     log: Path
+    pid: int = 0  # the emulator's process: a test stops it (SIGSTOP) to play a BMC that is slow to answer
 
     def commands(self) -> list[str]:
         return self.log.read_text().splitlines() if self.log.exists() else []
@@ -166,7 +167,7 @@ def ipmi_bmcs(folder: Path, nodes: list[str], delay: float = 0.0, password: str 
         line = process.stdout.readline()
         if not line:
             raise RuntimeError(f"the IPMI emulator did not start (exit {process.wait(10)})")
-        yield IpmiBmcs(json.loads(line), log)
+        yield IpmiBmcs(json.loads(line), log, process.pid)
     finally:
         process.terminate()
         process.wait(10)

@@ -179,7 +179,17 @@ def settle(bmc: NodeBmc, pending: Pending, timeout_s: float = 20.0) -> Outcome |
     session, boot, key = handle.session, handle.boot, handle.key
 
     def look() -> Outcome | None:
-        pending.seen = _power(session)
+        held = getattr(session, "ipmi_session", None)
+        if held is None or held.broken or not held.logged:
+            # the ask's session broke (its answers came later than pyghmi's retries on a loaded machine): a
+            # broken session never answers again, so this look, and each one retried, logs in afresh
+            fresh = _login(key)
+            try:
+                pending.seen = _power(fresh)
+            finally:
+                _logout(fresh, key)
+        else:
+            pending.seen = _power(session)
         if pending.seen != pending.wanted:
             return None
         _logout(session, key)
