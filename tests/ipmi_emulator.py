@@ -142,7 +142,8 @@ def main(argv: list[str] | None = None) -> int:
 class IpmiBmcs:
     ports: dict[str, int]
     log: Path
-    pid: int = 0  # the emulator's process: a test stops it (SIGSTOP) to play a BMC that is slow to answer
+    pid: int  # the emulator's process, which a test stops (SIGSTOP) to play a slow BMC. No default: a pid of 0
+    # would make os.kill signal the caller's whole process group.
 
     def commands(self) -> list[str]:
         return self.log.read_text().splitlines() if self.log.exists() else []
