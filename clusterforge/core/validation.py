@@ -11,6 +11,7 @@ from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
+from clusterforge.core.data_paths import DataPaths
 from clusterforge.core.errors import ClusterforgeError, Problem, one_line, shown
 from clusterforge.core.hints import PER_KIND, and_more, closest
 from clusterforge.core.source import Source, format_path
@@ -115,50 +116,6 @@ def _kind_of(value: Any) -> str:
 
 
 __all__ = ["closest", "expected", "figure", "problems_from", "validate"]  # `closest` lives in clusterforge.core.hints
-
-
-def _child(node: Any, part: str | int) -> tuple[bool, Any]:
-    """(True, node[part]) when `part` indexes into `node`, else (False, None)."""
-    if isinstance(node, dict) and isinstance(part, str) and part in node:
-        return True, node[part]
-    if isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
-        return True, node[part]
-    return False, None
-
-
-class _DataPaths:
-    """pydantic error locations as paths into the data, for one problems_from.
-
-    A location keeps only the parts that index into the data (union tags like 'rdhx' or 'function-after' are
-    dropped). Each prefix is walked once and remembered: the errors that an alias repeats (two in each of the
-    24,000 mappings it stands for) share their parents' walk instead of each walking down from the root."""
-
-    def __init__(self, data: Any) -> None:
-        self.data = data
-        self.known: dict[tuple[str | int, ...], tuple[Any, tuple[str | int, ...]]] = {(): (data, ())}
-
-    def _walk(self, loc: tuple[str | int, ...]) -> tuple[Any, tuple[str | int, ...]]:
-        """(the data node that `loc` reaches, the path to it)."""
-        known = self.known.get(loc)
-        if known is None:
-            node, out = self._walk(loc[:-1])
-            found, child = _child(node, loc[-1])
-            known = (child, (*out, loc[-1])) if found else (node, out)
-            if len(self.known) >= _STEPS:  # the memo stays small however large the document
-                self.known = {(): (self.data, ())}
-            self.known[loc] = known
-        return known
-
-    def path(self, loc: Sequence[str | int], missing: bool = False) -> tuple[str | int, ...]:
-        """The data path of `loc`; with `missing`, a last part that names no key yet (a missing required key, an
-        unknown key taken out) is kept: the path points at its parent and names it."""
-        if not loc:
-            return ()
-        node, out = self._walk(tuple(loc[:-1]))
-        last = loc[-1]
-        if _child(node, last)[0] or (missing and isinstance(node, dict) and isinstance(last, str)):
-            return (*out, last)
-        return out
 
 
 @functools.lru_cache(maxsize=256)
@@ -277,7 +234,7 @@ def problems_from(exc: ValidationError, source: Source, root: type[BaseModel] | 
     located: dict[str, int] = {}
     left_out: dict[str, tuple[int, int]] = {}  # error type -> (problems left out, the last kept of that type)
     steps: Steps = {}
-    paths = _DataPaths(source.data)
+    paths = DataPaths(source.data)
     errors = exc.errors(include_url=False)
     taken = len(errors) + sum(len(keys) for _, keys in stripped)
     looked_at = taken  # unknown keys after this error were left out (PER_KIND located)
@@ -345,7 +302,7 @@ def _tags(err: Any) -> list[str]:
 
 
 def _said(err: Any, source: Source, root: type[BaseModel] | None, steps: Steps,
-          paths: _DataPaths) -> tuple[tuple[Any, ...], str, str]:
+          paths: DataPaths) -> tuple[tuple[Any, ...], str, str]:
     """Where in the data one pydantic error is, and its message and hint in the blueprint's words."""
     kind = err["type"]
     path = paths.path(err["loc"], kind in ("missing", "extra_forbidden"))
@@ -377,7 +334,7 @@ def _said(err: Any, source: Source, root: type[BaseModel] | None, steps: Steps,
 
 def _suggested_by_repeats(problems: list[Problem], suggested: set[tuple[str, str]], errors: Iterable[Any],
                           source: Source, root: type[BaseModel] | None, steps: Steps,
-                          paths: _DataPaths) -> set[tuple[str, str]]:
+                          paths: DataPaths) -> set[tuple[str, str]]:
     """What the unknown keys that repeated an earlier problem suggest (their hints were not worked out), in the
     mappings where a kept missing key is not explained yet: a second pass over the errors, for those few only."""
     missing = [problem.path.rpartition(".") for problem in problems
