@@ -39,7 +39,7 @@ class DataPaths:
             node, out = self._walk(loc[:-1])
             found, child = _child(node, loc[-1])
             known = (child, (*out, loc[-1])) if found else (node, out)
-            if len(self.known) >= _REMEMBERED:  # the memo stays small however large the document
+            if len(self.known) >= _REMEMBERED:
                 self.known = {(): (self.data, ())}
             self.known[loc] = known
         return known

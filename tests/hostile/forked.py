@@ -14,13 +14,13 @@ command pays, start-up included.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import multiprocessing
 import os
 import resource
 import signal
 import sys
+import threading
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from multiprocessing import forkserver
@@ -30,6 +30,7 @@ PRELOAD = ["tests.hostile.warm"]  # the modules the blueprint commands import; t
 HASH_SEED = "0"  # fixed when an interpreter starts: the server's is every fork's
 
 _CONTEXT = multiprocessing.get_context("forkserver")
+_STARTING = threading.Lock()  # the harness runs two cases at a time: one thread at a time changes the environment
 
 
 @contextlib.contextmanager
@@ -47,9 +48,10 @@ def _hash_seed(seed: str) -> Iterator[None]:
 
 def context() -> ForkServerContext:
     """The fork server's context, the server started (once per process) with the modules loaded."""
-    _CONTEXT.set_forkserver_preload(PRELOAD)
-    with _hash_seed(HASH_SEED):
-        forkserver.ensure_running()
+    with _STARTING:
+        _CONTEXT.set_forkserver_preload(PRELOAD)
+        with _hash_seed(HASH_SEED):
+            forkserver.ensure_running()
     return _CONTEXT
 
 
@@ -81,10 +83,9 @@ def report_and_exit(pid: int, report: str) -> None:
 
 
 def _clusterforge(argv: Sequence[str], cwd: str, env: Mapping[str, str], log: str, limit: int) -> None:
-    """`clusterforge ARGV` as its entry point runs it, then what the interpreter does at exit: the exit code of
-    SystemExit (a message printed, 1), a traceback and 1 for anything else, the atexit functions, the streams
-    flushed."""
-    code = 1
+    """`clusterforge ARGV` as its entry point runs it. main() never returns: every way out of it, a crash
+    included, ends the process through os._exit with its exit code and the streams flushed (cli.main._leave).
+    What is left here is a set-up that failed: its traceback, and exit 1."""
     try:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         os.chdir(cwd)
@@ -101,18 +102,9 @@ def _clusterforge(argv: Sequence[str], cwd: str, env: Mapping[str, str], log: st
         sys.argv = ["clusterforge", *argv]
         from clusterforge.cli.main import main
 
-        try:
-            main()
-            code = 0
-        except SystemExit as exc:
-            if exc.code is None or isinstance(exc.code, int):
-                code = exc.code or 0
-            else:
-                print(exc.code, file=sys.stderr)
-        except BaseException:  # what the interpreter does with an uncaught exception
-            traceback.print_exc()
-        atexit._run_exitfuncs()
-        sys.stdout.flush()
+        main()
+    except BaseException:
+        traceback.print_exc()
         sys.stderr.flush()
     finally:
-        os._exit(code)
+        os._exit(1)
