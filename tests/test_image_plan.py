@@ -223,7 +223,7 @@ def baked_recipe(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, bootable: bool
 
     (found,) = needed(LAB, bootable=bootable)
     recipes: list[object] = []
-    monkeypatch.setattr(repo, "ensure", lambda pins, say: tmp_path)
+    monkeypatch.setattr(repo, "ensure", lambda pins, folder, say: tmp_path)
     monkeypatch.setattr(labvars, "write", lambda paths, lab_repo: None)
     monkeypatch.setattr(bake, "bake_inputs", lambda node_image, pins, rendered: "labhash")
     monkeypatch.setattr(bake, "ensure_baked",
@@ -285,12 +285,11 @@ def test_an_image_the_labs_newer_bake_overtook_is_pointed_at_it(monkeypatch: pyt
             ids[args[2]] = ids[args[1]]
         return subprocess.CompletedProcess(args, 0, "", "")
 
-    (tmp_path / "Packages").write_text("")
     monkeypatch.setattr(podman, "exists", lambda kind, name: name in ids)
     monkeypatch.setattr(podman, "inspect", lambda kind, name: {"Id": ids[name]})
     monkeypatch.setattr(podman, "run", run)
     monkeypatch.setattr(build, "podman_found", lambda: True)
-    monkeypatch.setattr(repo, "repo_root", lambda: tmp_path)
+    monkeypatch.setattr(repo, "index", lambda pins: b"")
     monkeypatch.setattr(image, "node_image_tag", lambda: "node")
     monkeypatch.setattr(bake, "bake_inputs", lambda node_image, pins, rendered: "labhash")
     (moved,) = build.build(tmp_path, [found], lambda _: None, None)

@@ -227,12 +227,51 @@ def test_repo_index_lists_stand_ins(tmp_path, monkeypatch) -> None:
 
     deb = tmp_path / "lustre-client-utils_2.15.6-1_amd64.deb"
     repo.standin(deb, "lustre-client-utils", "2.15.6-1", "Lustre client utilities")
-    repo._index(tmp_path)
+    repo._write_index(tmp_path, repo.index_of(tmp_path, [deb.name]))
     packages = (tmp_path / "Packages").read_text()
     assert "Package: lustre-client-utils\nVersion: 2.15.6-1\n" in packages
     assert f"Filename: ./{deb.name}\nSize: {deb.stat().st_size}\n" in packages
     assert "clusterforge lab stand-in" in packages
     assert "Packages" in (tmp_path / "Release").read_text()
+
+
+def test_each_lab_serves_exactly_its_pins_from_the_shared_pool(tmp_path, monkeypatch) -> None:
+    """Two labs with different pins: each folder holds links to the pool's files its pins name and nothing else,
+    with their index; a pin changed in one (day two's roll) changes nothing the other's nodes read, and the index
+    a bake is keyed by is the one its folder serves."""
+    import os
+    import shutil
+
+    if shutil.which("dpkg-deb") is None:
+        pytest.skip("dpkg-deb is not installed (Debian/Ubuntu only)")
+    from clusterforge.lab import repo
+
+    monkeypatch.setenv("CLUSTERFORGE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(repo, "standins", lambda: [])  # the vendors' stand-ins fetch a real library from PyPI
+    first, second = tmp_path / "first", tmp_path / "second"
+    assert repo.index(_pins()) is None  # nothing built yet: nothing to key a bake by
+    said: list[str] = []
+    repo.ensure(_pins(), first, said.append)
+    assert "adding lustre-client-utils 2.15.6-1 to the lab's apt repository" in said
+    before = {p.name: p.read_bytes() for p in first.iterdir()}
+    served = {p.name for p in first.iterdir()} - {"Packages", "Release"}
+    assert served == {f"{name}_{version}_amd64.deb" for name, version, _ in repo._packages(_pins())}
+    assert all(os.path.samefile(first / name, repo.pool_root() / name) for name in served)  # linked, not copied
+    assert repo.index(_pins()) == (first / "Packages").read_bytes()
+
+    said.clear()
+    repo.ensure(_pins(enroot="3.5.0"), second, said.append)
+    assert said == ["adding enroot 3.5.0-1 to the lab's apt repository",
+                    "adding enroot+caps 3.5.0-1 to the lab's apt repository"]
+    assert {p.name: p.read_bytes() for p in first.iterdir()} == before  # the first lab saw nothing of it
+    assert "Version: 3.5.0-1" in (second / "Packages").read_text()
+    assert "Version: 3.5.0-1" not in (first / "Packages").read_text()
+
+    repo.ensure(_pins(enroot="3.5.0"), first)  # the first lab takes the new pin: the old version leaves it
+    assert {p.name for p in first.iterdir()} == {p.name for p in second.iterdir()}
+    assert (first / "Packages").read_bytes() == (second / "Packages").read_bytes() == repo.index(
+        _pins(enroot="3.5.0"))
+    assert repo.index(_pins()) == before["Packages"]  # the pool keeps every version it built
 
 
 def _pins(**changes: str) -> Pins:
@@ -272,7 +311,7 @@ def test_repo_enroot_and_pyxis_stand_ins_declare_nvidias_dependencies(tmp_path) 
     for name, version, build in repo._packages(_pins(enroot="4.1.2", pyxis="0.24.0")):
         if name in ("enroot", "enroot+caps", "nvslurm-plugin-pyxis"):
             build(tmp_path / f"{name}_{version}_amd64.deb")
-    repo._index(tmp_path)
+    repo._write_index(tmp_path, repo.index_of(tmp_path, [deb.name for deb in tmp_path.glob("*.deb")]))
     stanzas = {s.split("\n", 1)[0]: s for s in (tmp_path / "Packages").read_text().split("\n\n") if s}
     assert set(stanzas) == {"Package: enroot", "Package: enroot+caps", "Package: nvslurm-plugin-pyxis"}
     assert "Version: 4.1.2-1\n" in stanzas["Package: enroot"]

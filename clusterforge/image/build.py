@@ -126,7 +126,7 @@ def _caught_up(img: NodeImage, rendered_dir: Path) -> Status:
     newer build of the same recipe: the product's tag moves to it (the old image is removed if nothing uses it),
     so `image build` and `lab up` keep naming one image."""
     if not (_is_labs_recipe(img) and podman.exists("image", image.BASE_IMAGE)
-            and (repo.repo_root() / "Packages").is_file()):
+            and isinstance(img.pins, repo.Pins) and repo.index(img.pins) is not None):
         return Status(img, UP_TO_DATE)
     node_image = image.node_image_tag()
     labs = _labs_baked(node_image, img, rendered_dir) if podman.exists("image", node_image) else ""
@@ -146,7 +146,7 @@ def _bake(paths: LabPaths, node_image: str, rendered_dir: Path, img: NodeImage, 
     equivalent: tuple[str, ...] = ()
     if img.sources == LAB_SOURCES:
         assert isinstance(img.pins, repo.Pins)
-        labvars.write(paths, repo.ensure(img.pins, say))
+        labvars.write(paths, repo.ensure(img.pins, paths.repo, say))
         vars_files = (paths.extra_vars,)
         if _is_labs_recipe(img):
             equivalent = (_labs_baked(node_image, img, rendered_dir),)

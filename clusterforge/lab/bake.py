@@ -102,7 +102,11 @@ def bake_inputs(node_image: str, pins: repo.Pins, rendered: Path) -> str:
     image)."""
     digest = hashlib.sha256(podman.inspect("image", node_image)["Id"].encode())
     add_recipe(digest, pins)
-    digest.update((repo.repo_root() / "Packages").read_bytes())
+    packages = repo.index(pins)
+    if packages is None:
+        raise ClusterforgeError(Problem("the lab's apt repository has not been made for these pins",
+                                        hint="`clusterforge lab up` or `clusterforge image build` makes it"))
+    digest.update(packages)
     digest.update(json.dumps(roles_applied(rendered), sort_keys=True).encode())
     return digest.hexdigest()[:12]
 
@@ -174,8 +178,8 @@ def _bake(paths: LabPaths, node_image: str, recipe: Recipe, groups: list[str],
     inventory = write_inventory(recipe, bake_dir / "inventory")
     container = paths.container(BAKE_NODE)
     podman.run(["rm", "--force", "--time", "0", container], check=False)
-    repo.repo_root().mkdir(parents=True, exist_ok=True)  # mounted into every node, used or not
-    nodes.start(paths, [spec], node_image, str(repo.repo_root()), keep_state=False)
+    paths.repo.mkdir(parents=True, exist_ok=True)  # mounted into every node, used or not
+    nodes.start(paths, [spec], node_image, str(paths.repo), keep_state=False)
     try:
         nodes.write_ssh_config(paths, [Node(spec.name, container, spec.ip, spec.groups)])
         nodes.wait_booted(paths, [spec.name])

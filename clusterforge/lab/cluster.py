@@ -144,7 +144,7 @@ def prepare(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: i
     host.require_inotify(len(hosts))
     timings.mark("render")
     node_image = image.ensure_node(say)
-    lab_repo = repo.ensure(lab_pins(paths.render), say)
+    lab_repo = repo.ensure(lab_pins(paths.render), paths.repo, say)
     nodes.ensure_ssh_key(paths)
     labvars.write(paths, lab_repo)
     planned = nodes.planned_addresses(paths.render) if metal else {}
@@ -180,7 +180,7 @@ def up(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: int | 
         lab_vars = yaml.safe_load(paths.extra_vars.read_text(encoding="utf-8"))
         cluster = str(group_vars(paths.render)["clusterforge_cluster"])
         selfboot.write_boot_dir(paths, cluster, lab.controller, specs, lab_vars, made.launched)
-    nodes.start(paths, specs, lab.image, str(repo.repo_root()), given=made.controller_mounts(paths))
+    nodes.start(paths, specs, lab.image, str(paths.repo), given=made.controller_mounts(paths))
     nodes.write_ssh_config(paths, [*lab.nodes, *lab.launched])
     nodes.wait_booted(paths, [s.name for s in specs])
     timings.mark("containers booted")
@@ -198,7 +198,7 @@ def up_self(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: i
     lab, specs, timings = made.lab, made.specs, made.timings
     lab_vars = yaml.safe_load(paths.extra_vars.read_text(encoding="utf-8"))
     cluster = str(group_vars(paths.render)["clusterforge_cluster"])
-    booted = selfboot.start(paths, cluster, lab.controller, specs, lab.image, str(repo.repo_root()), lab_vars, say,
+    booted = selfboot.start(paths, cluster, lab.controller, specs, lab.image, str(paths.repo), lab_vars, say,
                             made.launched, made.controller_mounts(paths))
     nodes.write_ssh_config(paths, [*lab.nodes, *lab.launched])  # for `lab exec`, `lab provision` and people
     timings.mark("nodes configured themselves")
@@ -311,7 +311,7 @@ def replace(paths: LabPaths, name: str) -> Node:
     nodes.close_ssh(paths, [node.name])
     # an orderly shutdown first: slurmctld writes its state as it stops (a power cut loses the last seconds)
     podman.run(["rm", "--force", "--time", "20", node.container])
-    nodes.start(paths, [nodes.NodeSpec(node.name, node.groups, node.ip)], lab.image, str(repo.repo_root()))
+    nodes.start(paths, [nodes.NodeSpec(node.name, node.groups, node.ip)], lab.image, str(paths.repo))
     nodes.wait_booted(paths, [node.name])
     return node
 

@@ -113,7 +113,7 @@ def _grow(paths: LabPaths, lab: LabState, new: Rendered, added: Sequence[str]) -
              if lab.node_or_none(name) is None]
     if specs:
         host.require_inotify(len(lab.nodes) + len(specs))
-        nodes.start(paths, specs, lab.image, str(repo.repo_root()))
+        nodes.start(paths, specs, lab.image, str(paths.repo))
     grown = dataclasses.replace(lab, nodes=(*lab.nodes, *(Node(s.name, paths.container(s.name), s.ip, s.groups)
                                                           for s in specs)))
     state.save(paths, grown)
@@ -142,7 +142,8 @@ def change(paths: LabPaths, blueprint: Path | None, count: int | None, settings:
     diff = prepared.diff
     say(headline(diff))
     lab = state.require(paths)
-    lab_repo = repo.ensure(cluster.lab_pins(paths.render), say)  # a new version pin is served before it is applied
+    # a new version pin is served before it is applied, by this lab's repository alone
+    lab_repo = repo.ensure(cluster.lab_pins(paths.render), paths.repo, say)
     labvars.write(paths, lab_repo)
     lab = _grow(paths, lab, prepared.new, diff.added)
     if blueprint is not None:

@@ -59,6 +59,11 @@ class LabPaths:
         return self.root / "lab-vars.yml"
 
     @property
+    def repo(self) -> Path:
+        """The lab's apt repository, mounted into its nodes: what its pins name, linked from the shared pool."""
+        return self.root / "repo"
+
+    @property
     def runner_dir(self) -> Path:
         return self.root / "runner"
 
@@ -75,5 +80,5 @@ class LabPaths:
 
 
 def shared_cache() -> Path:
-    """Cache shared by every lab: the local apt repository and downloaded wheels."""
+    """Cache shared by every lab: the pool of the local apt repositories and downloaded wheels."""
     return cache_root() / "lab" / "shared"

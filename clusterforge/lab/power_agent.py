@@ -39,7 +39,7 @@ from typing import Any
 
 from clusterforge.core import hostlist
 from clusterforge.core.errors import ClusterforgeError, Problem
-from clusterforge.lab import launched, nodes, podman, repo, selfboot, state
+from clusterforge.lab import launched, nodes, podman, selfboot, state
 from clusterforge.lab.bmc_power import BmcSide
 from clusterforge.lab.bmc_service import BmcFiles
 from clusterforge.lab.bounded_json import MAX_DEPTH, too_deep
@@ -64,7 +64,7 @@ class Agent:
         self.image = lab.image
         self.controller = paths.container(lab.controller)
         self.given = selfboot.Given.of(paths, paths.root / "boot")
-        self.repo = str(repo.repo_root())
+        self.repo = str(paths.repo)
         self.lock = threading.Lock()
         self._slurm_uid: int | None = None
 

@@ -6,7 +6,10 @@ accelerator vendor (its GPU stack: clusterforge/accelerators/<vendor>/lab_standi
 software of their own (a cloud's fabric plugin and installer: clusterforge/targets/<name>/lab_standins.py) bring
 their stand-ins from their folders (`STANDINS`, a `StandIns`): their packages, the files fetched by URL beside them,
 and the lab variables that point the roles at them.
-The repository is mounted read-only into every node at MOUNT and served as a flat `file:` repository.
+Every package and file is built once into a pool shared by every lab (`pool_root`). A lab serves its own folder
+(`LabPaths.repo`): links to exactly the pool's files its pins name, with their index, mounted read-only into each
+of its nodes at MOUNT as a flat `file:` repository. So one lab's new pin (day two's driver roll) changes nothing
+that another lab's nodes read, and the index a bake is keyed by follows the pins alone.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import inspect
+import os
+import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
@@ -119,7 +124,8 @@ class Repo:
         return {key: value for made in standins() for key, value in made.variables(located).items()}
 
 
-def repo_root() -> Path:
+def pool_root() -> Path:
+    """Where every lab's packages and files are built, once each."""
     return shared_cache() / "repo"
 
 
@@ -131,29 +137,66 @@ def _locked(root: Path) -> Iterator[None]:
         yield
 
 
-def ensure(pins: Pins, say: Callable[[str], None] | None = None) -> Repo:
-    """Build what is missing for these pins (a real library from PyPI may be fetched once) and refresh the
-    index."""
-    root = repo_root()
+def _wanted(pins: Pins) -> tuple[list[tuple[str, str, Build]], dict[str, tuple[str, Build]]]:
+    """The .debs these pins name, (file name in the pool, package and version, build), and the stand-ins' files
+    by their key."""
     made = standins()
-    with _locked(root):
-        built = False
-        for name, version, build in [*_packages(pins), *(deb for s in made for deb in s.packages(pins))]:
-            deb = root / f"{name}_{version}_amd64.deb"
-            if not deb.exists():
+    debs = [(f"{name}_{version}_amd64.deb", f"{name} {version}", build)
+            for name, version, build in [*_packages(pins), *(deb for s in made for deb in s.packages(pins))]]
+    return debs, {key: value for s in made for key, value in s.files(pins).items()}
+
+
+def ensure(pins: Pins, folder: Path, say: Callable[[str], None] | None = None) -> Repo:
+    """Build what the pool lacks for these pins (a real library from PyPI may be fetched once), then make `folder`
+    serve exactly them: links to the pool's files, the ones no longer named removed, and their index."""
+    pool = pool_root()
+    debs, files = _wanted(pins)
+    with _locked(pool):
+        for file_name, package, build in debs:
+            if not (pool / file_name).exists():
                 if say:
-                    say(f"adding {name} {version} to the lab's apt repository")
-                build(deb)
-                built = True
-        files = {key: value for s in made for key, value in s.files(pins).items()}
+                    say(f"adding {package} to the lab's apt repository")
+                build(pool / file_name)
         for file_name, build in files.values():
-            if not (root / file_name).exists():
-                build(root / file_name)
-                built = True
-        if built or not (root / "Packages").exists():
-            _index(root)
-        found = {key: (file_name, _digests(root / file_name, "sha256")[0]) for key, (file_name, _) in files.items()}
-    return Repo(root, found)
+            if not (pool / file_name).exists():
+                build(pool / file_name)
+        packages = index_of(pool, [name for name, _, _ in debs])
+    _publish(pool, folder, [*(name for name, _, _ in debs), *(name for name, _ in files.values())], packages)
+    found = {key: (file_name, _digests(folder / file_name, "sha256")[0]) for key, (file_name, _) in files.items()}
+    return Repo(folder, found)
+
+
+def index(pins: Pins) -> bytes | None:
+    """The index a lab with these pins serves (what its nodes' apt reads, and a bake is keyed by); None while the
+    pool lacks one of its packages (no lab has served them yet)."""
+    pool = pool_root()
+    debs, _ = _wanted(pins)
+    names = [name for name, _, _ in debs]
+    if not all((pool / name).is_file() for name in names):
+        return None
+    with _locked(pool):
+        return index_of(pool, names)
+
+
+def _publish(pool: Path, folder: Path, names: list[str], packages: bytes) -> None:
+    """`folder` holding links to `names` in the pool and nothing else of it, with `packages` as its index. A file
+    system without hard links between the two gets copies."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        target = folder / name
+        if target.exists() and os.path.samefile(target, pool / name):
+            continue
+        partial = folder / f".{name}.tmp"
+        partial.unlink(missing_ok=True)
+        try:
+            os.link(pool / name, partial)
+        except OSError:
+            shutil.copyfile(pool / name, partial)
+        partial.replace(target)
+    for stale in set(p.name for p in folder.iterdir()) - {*names, "Packages", "Release"}:
+        (folder / stale).unlink()
+    if not (folder / "Packages").is_file() or (folder / "Packages").read_bytes() != packages:
+        _write_index(folder, packages)
 
 
 def _packages(pins: Pins) -> list[tuple[str, str, Callable[[Path], None]]]:
@@ -213,16 +256,33 @@ def _digests(path: Path, *algorithms: str) -> list[str]:
     return [digest.hexdigest() for digest in hashes]
 
 
-def _index(root: Path) -> None:
-    """Write Packages and Release for a flat repository (what dpkg-scanpackages would, without dpkg-dev)."""
-    stanzas = []
-    for deb in sorted(root.glob("*.deb")):
-        control = subprocess.run(["dpkg-deb", "--field", str(deb)], capture_output=True, text=True,
-                                 check=True).stdout.strip()
-        md5, sha256 = _digests(deb, "md5", "sha256")
-        stanzas.append(f"{control}\nFilename: ./{deb.name}\nSize: {deb.stat().st_size}\n"
-                       f"MD5sum: {md5}\nSHA256: {sha256}\n")
-    packages = "\n".join(stanzas).encode()
+def _stanza(deb: Path) -> str:
+    """A .deb's index entry: its control fields, file name, size and digests. Kept beside it in the pool
+    (`<deb>.stanza`, for the size and time it was read at): libnccl2 is 270 MB, and every `lab up` asks."""
+    stat = deb.stat()
+    stamp = f"# {stat.st_size} {stat.st_mtime_ns}\n"
+    kept = deb.with_name(deb.name + ".stanza")
+    if kept.is_file():
+        text = kept.read_text()
+        if text.startswith(stamp):
+            return text[len(stamp):]
+    control = subprocess.run(["dpkg-deb", "--field", str(deb)], capture_output=True, text=True,
+                             check=True).stdout.strip()
+    md5, sha256 = _digests(deb, "md5", "sha256")
+    stanza = f"{control}\nFilename: ./{deb.name}\nSize: {stat.st_size}\nMD5sum: {md5}\nSHA256: {sha256}\n"
+    partial = kept.with_suffix(".tmp")
+    partial.write_text(stamp + stanza)
+    partial.replace(kept)
+    return stanza
+
+
+def index_of(root: Path, debs: list[str]) -> bytes:
+    """The Packages file of these .debs in `root` (what dpkg-scanpackages writes, without dpkg-dev)."""
+    return "\n".join(_stanza(root / name) for name in sorted(debs)).encode()
+
+
+def _write_index(root: Path, packages: bytes) -> None:
+    """Packages and Release of a flat repository."""
     (root / "Packages.tmp").write_bytes(packages)
     (root / "Packages.tmp").replace(root / "Packages")
     release = (f"Origin: clusterforge-lab\nLabel: clusterforge-lab\nArchitectures: amd64 all\nSHA256:\n"

@@ -36,25 +36,18 @@ def host_problems() -> list[str]:
     return [p.render() for p in host.problems(facts, need_mmdebstrap=need)]
 
 
-# Modules whose labs add packages to the lab's repository (day two's new driver pin). The repository is an input
-# of the baked image (lab/bake.py, bake_inputs), so every lab started after one of them bakes again (minutes):
-# they run last.
-CHANGE_THE_REPOSITORY = ("test_lab_day2.py",)
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "changes_repository: a lab module that adds packages to the lab's "
-                            "repository; the labs started after it bake again (scripts/test runs these last, alone)")
+# The modules, longest first (their time in a clean-clone CI run, benchmarks/README.md): CI runs two at a time, each
+# module whole on one worker, in this order (scripts/test: `--dist loadfile --no-loadscope-reorder`), so that the
+# longest start first and the short ones fill the end. Each lab serves its own repository (lab/repo.py), so day
+# two's driver pin runs beside the others. A module not named here runs after these.
+LONGEST_FIRST = ("test_lab_metal.py", "test_lab.py", "test_fault_drills.py", "test_lab_day2.py",
+                 "test_lab_selfboot.py", "test_lab_ha.py", "test_lab_bare.py", "test_image_build.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Move the modules that change the lab's repository behind the others (a stable sort: the rest keep their
-    order, and each module's tests stay together), marked `changes_repository` so that a run can take them apart
-    (scripts/test runs the others two modules at a time first)."""
-    for item in items:
-        if item.path.name in CHANGE_THE_REPOSITORY:
-            item.add_marker(pytest.mark.changes_repository)
-    items.sort(key=lambda item: item.path.name in CHANGE_THE_REPOSITORY)
+    """The modules in LONGEST_FIRST's order (a stable sort: each module's tests keep theirs)."""
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
 
 
 @pytest.fixture(scope="session", autouse=True)

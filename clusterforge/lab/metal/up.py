@@ -27,7 +27,7 @@ import yaml
 
 from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.files.checkout import project_root
-from clusterforge.lab import bmc_service, cluster, nodes, podman, repo, selfboot
+from clusterforge.lab import bmc_service, cluster, nodes, podman, selfboot
 from clusterforge.lab.bmc_service import BmcFiles
 from clusterforge.lab.metal import bmcs, boot_service, virt
 from clusterforge.lab.metal.console import Console
@@ -121,7 +121,7 @@ def up(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], say: Say,
         own = folder.controller_mounts() if cluster.CONTROLLER in spec.groups else []
         return [*more(spec), *own]
 
-    selfboot.start(paths, name, lab.controller, specs, lab.image, str(repo.repo_root()), lab_vars, say,
+    selfboot.start(paths, name, lab.controller, specs, lab.image, str(paths.repo), lab_vars, say,
                    made.launched, controller_given)
     nodes.write_ssh_config(paths, [*lab.nodes, *lab.launched])
     timings.mark("controller configured itself")
