@@ -97,6 +97,11 @@ class Case:
     seconds: float = HANG_S  # the time each command of the case should take (target; the test holds GUARD times it)
     rss_mib: float = MAX_RSS_MIB  # the peak-memory bound each command of the case must keep
 
+    @property
+    def hang_s(self) -> float:
+        """The wall time after which a command of this case has hung and is stopped."""
+        return max(HANG_S, self.seconds)
+
 
 @dataclass
 class Run:
@@ -175,7 +180,7 @@ def run(case: Case, argv: list[str], command: str, cwd: Path) -> Run:
     env = {**os.environ, "PYTHONHASHSEED": "0", "COLUMNS": "120", **case.env}
     log, report = cwd / f".log-{command}", cwd / f".rss-{command}"
     limit = HARD_LIMIT_MIB * 1024 * 1024
-    timeout = max(HANG_S, case.seconds)
+    timeout = case.hang_s
     start = time.monotonic()
     if FRESH:
         exit_code = _fresh(argv, cwd, env, log, report, limit, timeout)
@@ -264,8 +269,8 @@ def _exercise(case: Case, base: Path) -> list[str]:
         result = run(case, argv, command, base)
         allowed = case.exits.get(command, case.exits.get("*", frozenset({0, 1, 2})))
         where = f"{case.name} / {command}"
-        if result.seconds >= max(HANG_S, case.seconds):
-            broken.append(f"{where}: still running after {max(HANG_S, case.seconds)} s")
+        if result.seconds >= case.hang_s:
+            broken.append(f"{where}: still running after {case.hang_s:g} s")
         elif result.cpu_seconds > GUARD * case.seconds:
             broken.append(f"{where}: used {result.cpu_seconds:.1f} s of CPU, over {GUARD:g} times its target of "
                           f"{case.seconds} s")
