@@ -27,13 +27,15 @@ exit 2
 """
 
 
-def run_boot(tmp_path: Path, playbook: str) -> tuple[int, Path]:
-    """The script with its fixed paths moved under tmp_path and its commands stood in for on PATH."""
+def run_boot(tmp_path: Path, playbook: str, host: str = "n1") -> tuple[int, Path]:
+    """The script with its fixed paths moved under tmp_path and its commands stood in for on PATH, on a host named
+    `host` (its boot folder names n1)."""
     for folder in ("boot", "tree", "bin", "status"):
         (tmp_path / folder).mkdir()
     (tmp_path / "boot" / "node.env").write_text("CLUSTERFORGE_NODE=n1\nCLUSTERFORGE_CLUSTER=c\nSLURM_CONTROLLER=x\n")
     stand_ins = {"ansible-playbook": playbook, "systemctl": "#!/bin/sh\ntrue\n",
-                 "scontrol": '#!/bin/sh\necho "$@" >> "$CALLS.scontrol"\n', "sleep": "#!/bin/sh\ntrue\n"}
+                 "scontrol": '#!/bin/sh\necho "$@" >> "$CALLS.scontrol"\n', "sleep": "#!/bin/sh\ntrue\n",
+                 "hostname": f"#!/bin/sh\necho {host}\n"}
     for name, text in stand_ins.items():
         (tmp_path / "bin" / name).write_text(text)
         (tmp_path / "bin" / name).chmod(0o755)
@@ -68,3 +70,18 @@ def test_a_boot_phase_that_failed_past_fact_gathering_is_not_run_again_and_drain
     assert (root / "status" / "boot.status").read_text().split(" ", 3)[3] == "munge : Start munge\n"
     assert "FAILED at munge : Start munge" in (root / "console").read_text()
     assert "State=DRAIN Reason=boot phase failed: munge : Start munge" in (root / "calls.scontrol").read_text()
+
+
+def test_a_boot_folder_that_names_another_node_stops_the_boot_before_anything_runs(tmp_path: Path) -> None:
+    """A server given another node's overlay (its DHCP name n2, its boot folder n1's) must not configure itself
+    as n1: two servers would answer to SLURM under one name. A domain on the host's name is not a difference."""
+    rc, root = run_boot(tmp_path, LATER_STEP_FAILS, host="n2")
+    assert rc == 1
+    assert not (root / "calls").exists()  # the playbook never ran
+    assert "FAILED at start: this host is n2, but its boot folder is n1's" in (root / "console").read_text()
+    assert not (root / "calls.scontrol").exists()  # nor was any node drained: n1 is another server
+
+
+def test_a_host_name_with_a_domain_is_the_same_node(tmp_path: Path) -> None:
+    rc, root = run_boot(tmp_path, FACTS_FAIL_ONCE, host="n1.cluster.example")
+    assert rc == 0 and (root / "status" / "boot.status").read_text().startswith("ok ")
