@@ -259,6 +259,12 @@ def test_the_metal_lab_reads_each_servers_milestones_and_stops_at_a_failed_boot(
     server.console.write_text("")
     with pytest.raises(ClusterforgeError, match="no kernel started on metal-0001 within 5 s"):
         up.watch([server], time.monotonic() - 6, lambda: False, 600, said.append, no_kernel_s=5)
+    # beside one that booted, the silent one is named, and its console is where to look
+    other = virt.Server("metal-0002", "lab-metal-0002", "id2", "52:54:00:00:00:02", "br0")
+    other.console.write_text("[    0.000000] Linux version 6.12\n")
+    with pytest.raises(ClusterforgeError, match="no kernel started on metal-0001 within") as silent:
+        up.watch([other, server], time.monotonic() - 6, lambda: False, 600, said.append, no_kernel_s=5)
+    assert silent.value.problems[0].file == str(server.console)
 
 
 def test_a_failed_boot_phase_ends_the_wait_with_its_step_and_error(tmp_path: Path,

@@ -175,11 +175,11 @@ def watch(servers: Sequence[virt.Server], started: float, until: Callable[[], bo
                     say(f"  {server.node}: {words} at {seen[server.node][key]:.0f} s")
         if until():
             return seen
-        silent = [s.node for s in servers if "kernel" not in seen[s.node]]
+        silent = [s for s in servers if "kernel" not in seen[s.node]]
         if silent and time.monotonic() - started > no_kernel_s:
             raise ClusterforgeError(Problem(
-                f"no kernel started on {', '.join(silent)} within {no_kernel_s:.0f} s of power-on: the network boot "
-                "loaded nothing", str(servers[0].console),
+                f"no kernel started on {', '.join(s.node for s in silent)} within {no_kernel_s:.0f} s of power-on: "
+                "the network boot loaded nothing", str(silent[0].console),
                 hint="the server's boot order (network first), its DHCP reservation (dhcp-hosts, `power inventory`), "
                      "and dnsmasq's and nginx's logs on the provisioning server"))
         if time.monotonic() > deadline:
