@@ -46,19 +46,20 @@ def big_check(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     return copies
 
 
-def _program_started(pid: int) -> float:
+def _program_started(proc: subprocess.Popen[bytes]) -> float:
     """When the interpreter's own start-up had ended and the program's imports began: the first compiled module
     the process maps (its start-up, `site` included, loads none: `python -X importtime -c pass`). A SIGINT before
     that is CPython's to handle, not the program's: the default action before the interpreter installs its handler,
     a fatal "init_import_site" error while it imports `site`. On a loaded machine that start-up alone outlasted
     the first moments counted from the process's start (0.15 and 0.2 s), and those runs ended so."""
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+    # an ended process that is not reaped yet still has a maps file, and it is empty: ask whether it ended
+    while proc.poll() is None and time.monotonic() < deadline:
         try:
-            with open(f"/proc/{pid}/maps", encoding="utf-8", errors="replace") as maps:
+            with open(f"/proc/{proc.pid}/maps", encoding="utf-8", errors="replace") as maps:
                 if any(".cpython-" in line for line in maps):
                     return time.monotonic()
-        except OSError:  # it ended already
+        except OSError:  # reaped between the two
             break
         time.sleep(0.002)
     return time.monotonic()
@@ -69,7 +70,7 @@ def _interrupted_at(moment: float, blueprints: list[Path]) -> tuple[bool, int, s
     program's own imports began (`_program_started`); `landed` is False when the run had already ended."""
     proc = subprocess.Popen([str(CLUSTERFORGE), "check", *map(str, blueprints)], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, preexec_fn=_terminal_like, cwd=ROOT)
-    started = _program_started(proc.pid)
+    started = _program_started(proc)
     time.sleep(max(0.0, moment - (time.monotonic() - started)))
     landed = proc.poll() is None
     if landed:
