@@ -2,7 +2,8 @@
 (`clusterforge lab up --metal`), two virtual servers with no disk, booted over the network under software
 emulation on this machine.
 
-`python benchmarks/metal_boot.py [--name NAME] [--keep]` (root; scripts/metal-host-setup first):
+`python benchmarks/metal_boot.py [--name NAME] [--keep] [--program PATH]` (root; scripts/metal-host-setup first;
+`--program` runs an installed release's `clusterforge` from its own folder instead of this checkout's):
 
 1. **both together**: `lab up --metal`, whose first job makes SLURM power both servers on through their BMCs; each
    server's milestones from power-on (its first DHCP lease, from the provisioning server's dnsmasq log; the
@@ -45,9 +46,13 @@ LINK_GBPS = (10, 25, 100, 200)  # one provisioning server's uplink, Gb/s
 SERVERS = (1, 4, 16)
 
 
+PROGRAM: list[str] = [sys.executable, "-m", "clusterforge"]  # `--program`: an installed release's instead
+
+
 def cli(*args: str, timeout: float = 3600) -> str:
-    proc = subprocess.run([sys.executable, "-m", "clusterforge", *args], capture_output=True, text=True,
-                          timeout=timeout, check=False, env={**os.environ, "COLUMNS": "200"})
+    installed = PROGRAM[0] != sys.executable  # run from the release's own folder, outside this checkout
+    proc = subprocess.run([*PROGRAM, *args], capture_output=True, text=True, timeout=timeout, check=False,
+                          cwd=Path(PROGRAM[0]).parent if installed else None, env={**os.environ, "COLUMNS": "200"})
     if proc.returncode != 0:
         raise SystemExit(f"clusterforge {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
     return proc.stdout
@@ -148,7 +153,11 @@ def main() -> None:
     parser.add_argument("--name", default="cf-metal-bench")
     parser.add_argument("--out", type=Path, default=Path("/var/tmp/clusterforge-metal-boot"))
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--program", type=Path, help="the clusterforge to run (an installed release's "
+                        "bin/clusterforge); default this checkout's")
     args = parser.parse_args()
+    if args.program is not None:
+        PROGRAM[:] = [str(args.program.resolve())]
     paths = LabPaths.of(args.name)
     load = os.getloadavg()[0]
     cli("lab", "down", "--name", args.name)

@@ -19,6 +19,7 @@ import yaml
 pytest.importorskip("sushy_tools")
 
 from clusterforge.bmc import hosts
+from clusterforge.core.errors import ClusterforgeError
 from clusterforge.lab import bmc_service
 from clusterforge.lab.bmc_power import BmcSide, holds, socket_inode
 from clusterforge.lab.nodes import NodeSpec
@@ -56,7 +57,7 @@ def until(what: str, predicate: Callable[[], bool], timeout: float = 60) -> None
 
 @pytest.fixture
 def side(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[BmcSide, Recorded]]:
-    files = bmc_service.prepare(LabPaths("cf-test", tmp_path), SPECS, LOOPBACK)
+    files = bmc_service.prepare(LabPaths("cf-test", tmp_path), SPECS, LOOPBACK, bmc_service.emulator_program())
     agent = Recorded()
     made = BmcSide(agent, files)
     made.start()
@@ -76,7 +77,8 @@ def config() -> PowerSaveConfig:
 
 
 def test_the_lab_writes_a_bmc_document_the_provider_reads_and_a_login_for_its_owner_alone(tmp_path: Path) -> None:
-    files = bmc_service.prepare(LabPaths("cf-test", tmp_path), SPECS, ipaddress.IPv4Network("10.89.0.0/24"))
+    files = bmc_service.prepare(LabPaths("cf-test", tmp_path), SPECS, ipaddress.IPv4Network("10.89.0.0/24"),
+                                bmc_service.emulator_program())
     found = hosts.load(files.document)
     assert sorted(found) == ["burst-0001", "burst-0002", "burst-0003"]
     assert {t.url.rsplit(":", 1)[0] for t in found.values()} == {"http://10.89.0.1"}  # the lab bridge's gateway
@@ -85,6 +87,43 @@ def test_the_lab_writes_a_bmc_document_the_provider_reads_and_a_login_for_its_ow
     for secret in (files.credentials, files.htpasswd):
         assert stat.S_IMODE(secret.stat().st_mode) == 0o600
     assert "password" not in files.document.read_text()
+
+
+def test_the_login_digest_is_made_by_the_emulators_environment_not_this_one(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """An installed release without the `lab` extra has no bcrypt (sushy-tools' dependency): the metal lab's
+    emulator has an environment of its own, and its Python makes the digest. Here this process cannot import
+    bcrypt at all, and the emulator's Python still makes a digest that checks against the password."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "bcrypt", None)  # `import bcrypt` raises ImportError in this process
+    files = bmc_service.prepare(LabPaths("cf-test", tmp_path), SPECS, LOOPBACK, bmc_service.emulator_program())
+    password = yaml.safe_load(files.credentials.read_text())["password"]
+    user, digest = files.htpasswd.read_text().strip().split(":", 1)
+    assert user == bmc_service.USER and digest.startswith("$2")
+    monkeypatch.delitem(sys.modules, "bcrypt")
+    import bcrypt
+
+    assert bcrypt.checkpw(password.encode(), digest.encode())
+    assert password not in files.htpasswd.read_text()
+
+
+def test_an_emulator_whose_python_cannot_hash_is_one_named_error(tmp_path: Path) -> None:
+    program = tmp_path / "bin" / "sushy-emulator"
+    program.parent.mkdir()
+    (program.parent / "python").symlink_to("/bin/false")
+    with pytest.raises(ClusterforgeError) as raised:
+        bmc_service.login_digest(program, "secret")
+    assert "could not make the login's digest" in raised.value.problems[0].message
+
+
+def test_no_emulator_in_this_environment_says_which_extra_brings_it(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bmc_service.sys, "executable", str(tmp_path / "bin" / "python"))
+    with pytest.raises(ClusterforgeError) as raised:
+        bmc_service.emulator_program()
+    problem = raised.value.problems[0]
+    assert "sushy-tools" in problem.message and "`lab` extra" in (problem.hint or "")
 
 
 def test_the_provider_powers_lab_servers_through_the_emulator_and_the_agent_hears_each_change(side) -> None:

@@ -19,6 +19,7 @@ import ipaddress
 import json
 import secrets
 import socket
+import subprocess
 import sys
 import time
 import uuid
@@ -92,9 +93,11 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
-def prepare(paths: LabPaths, launched: Sequence[NodeSpec], subnet: ipaddress.IPv4Network) -> BmcFiles:
+def prepare(paths: LabPaths, launched: Sequence[NodeSpec], subnet: ipaddress.IPv4Network,
+            emulator: Path) -> BmcFiles:
     """The BMC document and login for the lab's power-saved nodes, and the service's settings (address, port,
-    systems), written before the nodes start; the agent starts the emulator from them."""
+    systems), written before the nodes start; the agent starts the emulator (`emulator`, the program) from them.
+    The login's digest is made by the emulator's own environment (`login_digest`)."""
     files = BmcFiles.of(paths)
     files.folder.mkdir(parents=True, exist_ok=True)
     address, port = gateway(subnet), free_port()
@@ -107,9 +110,7 @@ def prepare(paths: LabPaths, launched: Sequence[NodeSpec], subnet: ipaddress.IPv
                + yaml.safe_dump(document, sort_keys=True))
     password = secrets.token_urlsafe(24)
     write_bytes(files.credentials, yaml.safe_dump({"username": USER, "password": password}).encode(), mode=0o600)
-    import bcrypt  # sushy-tools' own dependency: its basic auth takes bcrypt digests only
-
-    digest = bcrypt.hashpw(password.encode(), bcrypt.gensalt(5)).decode()
+    digest = login_digest(emulator, password)
     write_bytes(files.htpasswd, f"{USER}:{digest}\n".encode(), mode=0o600)
     write_text(files.settings, json.dumps({"address": address, "port": port, "systems": ids}, indent=2) + "\n")
     return files
@@ -132,13 +133,38 @@ def emulator_config(listen: str, port: int, systems: dict[str, str], auth_file: 
     return "\n".join(lines) + "\n"
 
 
-def emulator_command(config: Path) -> list[str]:
-    """sushy-tools' `sushy-emulator`, from this Python's environment."""
+# Run by the emulator's own Python: sushy-tools' basic auth takes bcrypt digests only, and bcrypt is its
+# dependency, so the environment that runs the emulator has it whatever extras clusterforge was installed with.
+_DIGEST = "import sys, bcrypt; sys.stdout.write(bcrypt.hashpw(sys.stdin.buffer.read(), bcrypt.gensalt(5)).decode())"
+
+
+def login_digest(emulator: Path, password: str) -> str:
+    """The bcrypt digest of `password` for the emulator's htpasswd file, made by the Python beside `emulator`
+    (the password goes on its standard input, never its command line)."""
+    python = emulator.with_name("python")
+    done = subprocess.run([str(python), "-c", _DIGEST], input=password.encode(), capture_output=True, check=False,
+                          timeout=60)
+    digest = done.stdout.decode(errors="replace").strip()
+    if done.returncode != 0 or not digest.startswith("$2"):
+        said = done.stderr.decode(errors="replace").strip()[-300:]
+        raise ClusterforgeError(Problem(f"the BMC emulator's Python could not make the login's digest: {said}",
+                                        str(python)))
+    return digest
+
+
+def emulator_program() -> Path:
+    """sushy-tools' `sushy-emulator`, from this Python's environment (the `lab` extra)."""
     program = Path(sys.executable).with_name("sushy-emulator")
     if not program.is_file():
-        raise ClusterforgeError(Problem("OpenStack's sushy-tools (the lab's BMC emulator) is not installed here",
-                                        hint="pip install -c requirements/lock.txt -e '.[lab]'"))
-    return [str(program), "--fake", "--config", str(config)]
+        raise ClusterforgeError(Problem("OpenStack's sushy-tools (the lab's BMC emulator for power-saved pools) is "
+                                        "not installed here", str(program.parent),
+                                        hint="install clusterforge with its `lab` extra (from a checkout: "
+                                             "pip install -c requirements/lock.txt -e '.[lab]')"))
+    return program
+
+
+def emulator_command(config: Path) -> list[str]:
+    return [str(emulator_program()), "--fake", "--config", str(config)]
 
 
 def wait_ready(url: str, systems: int, auth: tuple[str, str], alive: Callable[[], bool] | None = None,

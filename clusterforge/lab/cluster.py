@@ -125,11 +125,13 @@ class Prepared:
 
 
 def prepare(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: int | None, bare: bool, say: Say,
-            on_event: EventHandler | None, ha: bool = False, metal: bool = False) -> Prepared:
+            on_event: EventHandler | None, ha: bool = False, metal: bool = False,
+            bmc_emulator: Callable[[], Path] = bmc_service.emulator_program) -> Prepared:
     """Everything before the nodes start: the render, the images and repository, the lab's state, and with
     power-saved pools, the power agent that starts their nodes (lab/power_agent.py). In the metal lab (`metal`)
     virtual servers behind BMCs are those nodes (lab/metal): no agent starts containers for them, and every node's
-    address is the blueprint's address plan, on the network it names."""
+    address is the blueprint's address plan, on the network it names. `bmc_emulator` gives the BMC emulator's
+    program (made ready where it is not): this environment's for the containers' BMCs, the metal lab's own."""
     if state.load(paths) is not None or podman.labelled("container", f"{LABEL}={paths.name}"):
         raise ClusterforgeError(Problem(
             f"lab {paths.name} is already up", str(paths.state),
@@ -158,7 +160,7 @@ def prepare(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: i
         raise ClusterforgeError(Problem("nodes SLURM powers up start from the baked image", "--bare",
                                         hint="drop --bare, or the pools with a max_count"))
     if on_demand and launched.by_bmc(paths.render):  # the BMCs in front of them, and where the controllers find them
-        labvars.write(paths, lab_repo, bmc_service.prepare(paths, on_demand, subnet))
+        labvars.write(paths, lab_repo, bmc_service.prepare(paths, on_demand, subnet, bmc_emulator()))
     controller = next(name for name, groups in hosts.items() if CONTROLLER in groups)
     lab = LabState(paths.name, str(blueprint), tuple(str(c) for c in catalogs), run_image, paths.network, controller,
                    tuple(Node(s.name, paths.container(s.name), s.ip, s.groups) for s in specs),

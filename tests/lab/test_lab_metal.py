@@ -15,7 +15,8 @@ from collections.abc import Iterator
 import pytest
 import yaml
 
-from tests.lab.conftest import Lab, bring_up, clusterforge
+from tests.conftest import ROOT
+from tests.lab.conftest import CHECKOUT, Lab, bring_up, clusterforge
 
 NAME = "cf-metal"
 SERVERS = ("metal-0001", "metal-0002")
@@ -38,12 +39,14 @@ def _metal_host() -> None:
 
 
 @pytest.fixture(scope="module")
-def lab() -> Iterator[Lab]:
+def lab(release: tuple[str, ...]) -> Iterator[Lab]:
+    """The metal lab, brought up by the installed release (tests/lab/conftest.py's `release`: the wheel this
+    checkout builds, run from outside it), as a site runs `clusterforge lab up --metal`."""
     _metal_host()
     from clusterforge.lab.metal.up import JOIN_S
 
     # the lab's own bound on the first job (power-on to both servers in SLURM), and the controller and images before
-    yield from bring_up(NAME, "--metal", timeout=JOIN_S + 900)
+    yield from bring_up(NAME, "--metal", program=release, timeout=JOIN_S + 900)
 
 
 def paths():  # type: ignore[no-untyped-def]
@@ -61,6 +64,10 @@ def sinfo(lab: Lab) -> dict[str, str]:
 def domstate(node: str) -> str:
     return subprocess.run(["virsh", "--connect", "qemu:///system", "domstate", f"{NAME}-{node}"],
                           capture_output=True, text=True, check=False).stdout.strip()
+
+
+def test_up_ran_from_the_installed_release(lab: Lab) -> None:
+    assert lab.program != CHECKOUT and not lab.program[0].startswith(str(ROOT)), lab.program
 
 
 def test_both_servers_booted_the_image_from_the_network_and_ran_the_first_job(lab: Lab) -> None:
@@ -97,10 +104,12 @@ def powered(status_stdout: str) -> dict[str, str]:
     return {name: row["power"] for name, row in json.loads(status_stdout)["nodes"].items()}
 
 
-def power_status() -> dict[str, str]:
+def power_status(lab: Lab) -> dict[str, str]:
+    """What an operator's `clusterforge power status` (the lab's own program) reads from the BMCs."""
     bmcs = paths().root / "power" / "bmc"
     status = clusterforge("power", "status", ",".join(SERVERS), "--bmcs", str(bmcs / "bmcs.yaml"),
-                          "--credentials", str(bmcs / "credentials.yaml"), "--format", "json", check=False)
+                          "--credentials", str(bmcs / "credentials.yaml"), "--format", "json", check=False,
+                          program=lab.program)
     return powered(status.stdout)
 
 
@@ -132,7 +141,7 @@ def test_a_server_whose_slurmd_died_under_a_job_is_powered_off_through_its_bmc_b
     lab.wait(f"{node} handed back by reconcile", lambda: "clusterforge-reconcile: replacing: not responding"
              in lab.sh("ctl-0001", f"scontrol show node {node}"), timeout=120)
     assert lab.job(job).get("JobState") != "RUNNING", lab.job(job)
-    assert power_status()[node] == "Off"
+    assert power_status(lab)[node] == "Off"
 
 
 def test_the_idle_server_is_powered_down_through_its_bmc_by_slurms_power_saving(lab: Lab) -> None:
@@ -142,4 +151,4 @@ def test_the_idle_server_is_powered_down_through_its_bmc_by_slurms_power_saving(
     idle = "metal-0001"
     lab.wait(f"{idle} powered down idle", lambda: sinfo(lab).get(idle) == "idle~" and domstate(idle) == "shut off",
              timeout=420)
-    assert power_status() == {"metal-0001": "Off", "metal-0002": "Off"}
+    assert power_status(lab) == {"metal-0001": "Off", "metal-0002": "Off"}

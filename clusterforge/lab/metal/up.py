@@ -97,7 +97,8 @@ def up(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], say: Say,
     from clusterforge.netboot import artifacts
 
     virt.require()
-    made = cluster.prepare(paths, blueprint, catalogs, None, False, say, on_event, metal=True)
+    made = cluster.prepare(paths, blueprint, catalogs, None, False, say, on_event, metal=True,
+                           bmc_emulator=bmcs.environment)
     lab, specs, timings = made.lab, made.specs, made.timings
     if not made.launched:
         raise ClusterforgeError(Problem("the metal lab's blueprint has no pool SLURM powers through BMCs",
