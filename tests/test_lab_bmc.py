@@ -108,13 +108,29 @@ def test_the_login_digest_is_made_by_the_emulators_environment_not_this_one(tmp_
     assert password not in files.htpasswd.read_text()
 
 
-def test_an_emulator_whose_python_cannot_hash_is_one_named_error(tmp_path: Path) -> None:
+def test_the_emulators_python_is_the_one_its_script_names(tmp_path: Path) -> None:
+    """pip writes the environment's interpreter on a console script's first line; where that line names none
+    (pip's long-path form runs /bin/sh), the `python` beside the script."""
     program = tmp_path / "bin" / "sushy-emulator"
     program.parent.mkdir()
+    program.write_text("#!/opt/env/bin/python3.11 -I\nimport sys\n")
+    assert bmc_service.emulator_python(program) == Path("/opt/env/bin/python3.11")
+    program.write_text("#!/bin/sh\n'''exec' \"/long/path/python\" \"$0\" \"$@\"\n' '''\n")
+    assert bmc_service.emulator_python(program) == program.with_name("python")
+
+
+def test_an_emulator_whose_python_cannot_hash_or_run_is_one_named_error(tmp_path: Path) -> None:
+    program = tmp_path / "bin" / "sushy-emulator"
+    program.parent.mkdir()
+    program.write_text("#!/bin/false\n")  # not a Python: the one beside it is asked, and it fails
     (program.parent / "python").symlink_to("/bin/false")
     with pytest.raises(ClusterforgeError) as raised:
         bmc_service.login_digest(program, "secret")
     assert "could not make the login's digest" in raised.value.problems[0].message
+    (program.parent / "python").unlink()
+    with pytest.raises(ClusterforgeError) as raised:
+        bmc_service.login_digest(program, "secret")
+    assert "did not run" in raised.value.problems[0].message
 
 
 def test_no_emulator_in_this_environment_says_which_extra_brings_it(tmp_path: Path,

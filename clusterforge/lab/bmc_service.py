@@ -138,12 +138,29 @@ def emulator_config(listen: str, port: int, systems: dict[str, str], auth_file: 
 _DIGEST = "import sys, bcrypt; sys.stdout.write(bcrypt.hashpw(sys.stdin.buffer.read(), bcrypt.gensalt(5)).decode())"
 
 
+def emulator_python(emulator: Path) -> Path:
+    """The interpreter that runs `emulator`: its script's `#!` line names it (pip writes the environment's own
+    Python there), else the `python` beside it (an environment's bin folder)."""
+    try:
+        with open(emulator, "rb") as script:
+            first = script.readline(512).decode(errors="replace")
+    except OSError:
+        first = ""
+    named = first[2:].split(maxsplit=1) if first.startswith("#!") else []
+    if named and "python" in Path(named[0]).name:
+        return Path(named[0])
+    return emulator.with_name("python")
+
+
 def login_digest(emulator: Path, password: str) -> str:
-    """The bcrypt digest of `password` for the emulator's htpasswd file, made by the Python beside `emulator`
-    (the password goes on its standard input, never its command line)."""
-    python = emulator.with_name("python")
-    done = subprocess.run([str(python), "-c", _DIGEST], input=password.encode(), capture_output=True, check=False,
-                          timeout=60)
+    """The bcrypt digest of `password` for the emulator's htpasswd file, made by the emulator's own Python (the
+    password goes on its standard input, never its command line)."""
+    python = emulator_python(emulator)
+    try:
+        done = subprocess.run([str(python), "-c", _DIGEST], input=password.encode(), capture_output=True,
+                              check=False, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ClusterforgeError(Problem(f"the BMC emulator's Python did not run: {exc}", str(python))) from exc
     digest = done.stdout.decode(errors="replace").strip()
     if done.returncode != 0 or not digest.startswith("$2"):
         said = done.stderr.decode(errors="replace").strip()[-300:]
