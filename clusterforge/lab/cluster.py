@@ -127,11 +127,9 @@ class Prepared:
 def prepare(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], count: int | None, bare: bool, say: Say,
             on_event: EventHandler | None, ha: bool = False, metal: bool = False,
             bmc_emulator: Callable[[], Path] = bmc_service.emulator_program) -> Prepared:
-    """Everything before the nodes start: the render, the images and repository, the lab's state, and with
-    power-saved pools, the power agent that starts their nodes (lab/power_agent.py). In the metal lab (`metal`)
-    virtual servers behind BMCs are those nodes (lab/metal): no agent starts containers for them, and every node's
-    address is the blueprint's address plan, on the network it names. `bmc_emulator` gives the BMC emulator's
-    program (made ready where it is not): this environment's for the containers' BMCs, the metal lab's own."""
+    """Everything before the nodes start: render, images, repository, the lab's state; with power-saved pools their
+    BMCs' emulator (`bmc_emulator`: this environment's, or the metal lab's own) and the power agent that starts
+    their nodes. In the metal lab (`metal`) virtual servers are those nodes, at the blueprint's address plan."""
     if state.load(paths) is not None or podman.labelled("container", f"{LABEL}={paths.name}"):
         raise ClusterforgeError(Problem(
             f"lab {paths.name} is already up", str(paths.state),
