@@ -179,8 +179,10 @@ def test_node_loss_requeues_the_job_which_resumes_from_its_checkpoint(lab: Lab) 
     assert figures["resumed_on"] != figures["node"]
     # stopping a node fires NodeDown within two scrape intervals plus the rule's for:
     assert figures["alert_s"] <= 2 * limits["scrape_interval_s"] + limits["node_down_for_s"] + 2
-    # detection by SlurmdTimeout, then cred_expire and a scheduler pass: 83 s measured for 30/30/5
-    assert figures["detect_s"] <= limits["slurmd_timeout_s"] + 30
+    # detection: SlurmdTimeout, plus up to one ping cycle (slurmctld pings every SlurmdTimeout/3; the drill's
+    # expected figure names it), plus the ping's own wait and the drill's poll under load: 60.8 s was measured
+    # for a 30-s SlurmdTimeout in a CI run with two labs on two cores
+    assert figures["detect_s"] <= limits["slurmd_timeout_s"] * 4 / 3 + 30
     assert figures["resume_s"] <= figures["detect_s"] + limits["cred_expire_s"] + limits["sched_interval_s"] + 30
     assert lab.sh(CONTROLLER, "sinfo --noheader --Node --format '%N %T'").splitlines() == [
         f"{node} idle" for node in COMPUTE]
