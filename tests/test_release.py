@@ -34,8 +34,17 @@ ROLES = sorted(p.name for p in (ROOT / "roles").iterdir() if (p / "tasks" / "mai
 def build(out: Path) -> Path:
     """The sdist and the wheel into `out`, built as a release builds them (offline: the build backend is this
     venv's); the wheel's path."""
-    subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(ROOT)], check=True,
-                   capture_output=True, text=True)
+    # One build at a time in this checkout: the sdist's egg-info and build/ are written in the tree itself, and two
+    # lab modules that each need the release (test_lab's and the metal lab's, on two xdist workers) built at once and
+    # one failed in a clean-clone CI run with the metal lab.
+    import fcntl
+
+    lock_file = ROOT / ".cache" / "release-build.lock"
+    lock_file.parent.mkdir(exist_ok=True)
+    with lock_file.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(ROOT)],
+                       check=True, capture_output=True, text=True)
     (found,) = out.glob("clusterforge-*.whl")
     return found
 
