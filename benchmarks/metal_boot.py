@@ -11,8 +11,7 @@ emulation on this machine.
    seconds and steps (`/var/lib/clusterforge/boot.status`), and the job's end;
 2. **both back for a job**: metal-0002's slurmd killed under a job, so reconcile powers it off through its BMC;
    metal-0001 powered down idle by SLURM's power saving; then one job on both, which SLURM powers on again: the
-   same milestones for each server's second boot, and metal-0002's new registration (what the lab test stops
-   short of: a second emulated boot of each);
+   same milestones for each server's second boot, and metal-0002's new registration;
 3. **bytes on the wire** per boot, from the provisioning server's nginx log (every byte a server fetched: kernel,
    initramfs, image, overlays), and what that is for 12,500 servers from N provisioning servers (arithmetic).
 
@@ -97,7 +96,7 @@ def back_for_a_job(paths: LabPaths, servers: list[virt.Server]) -> dict[str, Any
     """The second boot of each server, as a site meets it: the second server's slurmd dies under a job and the
     on-prem provider's reconcile powers it off through its BMC; the first is powered down idle by SLURM's power
     saving; then one job asks for both, so SLURM powers both on through their BMCs. Each must boot the image
-    again, configure itself and register anew (tests/lab/test_lab_metal.py stops before this second boot)."""
+    again, configure itself and register anew (tests/lab/test_lab_metal.py checks it; this records the times)."""
     idle, replaced = servers[0], servers[1]
     first_boots = {s.node: boot_id(paths, s.node) for s in servers}
     job = ssh(paths, "ctl-0001", f"sbatch --parsable --no-requeue -w {replaced.node} --time=20 --wrap 'sleep 1200'", 60)

@@ -2,8 +2,9 @@
 image over the network from the controller's provisioning service (dnsmasq, iPXE, nginx: roles/provisioning) and
 join SLURM by themselves; SLURM powers them through the on-prem power-save provider. One metal lab serves every
 test here (a boot under software emulation takes minutes), in the order a site meets them: the first job on both,
-one server powered off through its BMC by reconcile after its slurmd died under a job, the other powered down idle.
-Both coming back for a job (a second emulated boot of each, minutes more) is benchmarks/metal_boot.py's."""
+one server powered off through its BMC by reconcile after its slurmd died under a job, the other powered down idle,
+then both powered on again through their BMCs for one job (a second emulated boot of each). benchmarks/metal_boot.py
+runs the same lab and records each boot's milestones and bytes."""
 
 from __future__ import annotations
 
@@ -152,3 +153,23 @@ def test_the_idle_server_is_powered_down_through_its_bmc_by_slurms_power_saving(
     lab.wait(f"{idle} powered down idle", lambda: sinfo(lab).get(idle) == "idle~" and domstate(idle) == "shut off",
              timeout=420)
     assert power_status(lab) == {"metal-0001": "Off", "metal-0002": "Off"}
+
+
+def test_both_servers_come_back_for_a_job_booting_the_image_again(lab: Lab) -> None:
+    """The second boot of each, as a site meets it: metal-0002 was power-cycled through its BMC (reconcile powered
+    it off after its slurmd died; the resume program powers it on) and metal-0001 was powered down idle. One job
+    that asks for both makes SLURM power both on through their BMCs: each boots the image from the network again,
+    configures itself and registers anew, and the job runs on both. A server that was shut off can run a job
+    only by booting again, so the job's hostnames are the proof, and both serve jobs again afterwards."""
+    from clusterforge.lab.metal.up import JOIN_S
+
+    assert {node: domstate(node) for node in SERVERS} == dict.fromkeys(SERVERS, "shut off")
+    # slurmctld holds a node that is powering down (`%`) for SuspendTimeout before it may power it on again
+    lab.wait("both held powered down", lambda: all(state.endswith("~") for state in sinfo(lab).values())
+             and sorted(sinfo(lab)) == list(SERVERS), timeout=300)
+    ran = lab.sh("ctl-0001", f"srun -N2 -p metal -w {','.join(SERVERS)} --time=5 hostname", timeout=JOIN_S)
+    assert sorted(ran.split()) == list(SERVERS), ran
+    assert {node: domstate(node) for node in SERVERS} == dict.fromkeys(SERVERS, "running")
+    assert power_status(lab) == dict.fromkeys(SERVERS, "On")
+    # both registered anew and serve jobs: neither down, drained nor powered down any more
+    assert set(sinfo(lab).values()) <= {"idle", "mix", "alloc", "comp"}, sinfo(lab)
