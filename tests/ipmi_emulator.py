@@ -8,8 +8,10 @@ appended to FILE as `node command`. A power change takes `--delay` seconds to sh
 
 Three changes to pyghmi's server (1.6), each where a real BMC behaves otherwise:
 - it answers a request for an RMCP+ session with cipher suite 17 (SHA-256) with suite 3's algorithms, which
-  pyghmi's own client then fails to read: it now refuses suite 17, as a BMC that has only suite 3 does, and the
-  client asks again for 3 (`_suite_3_only`);
+  pyghmi's own client then failed to read: it now refuses suite 17, as a BMC that has only suite 3 does, and the
+  client asks again for 3 (`_suite_3_only`). `--answers-like-virtualbmc` leaves pyghmi's answer as it is, as
+  OpenStack's VirtualBMC (3.3, on pyghmi 1.6) gives it: clusterforge's client follows the algorithms the answer
+  names (clusterforge/bmc/ipmi.py);
 - a datagram from a client whose session just closed (a retransmission on a loaded machine, or the next login from
   the same port) is handed to the closed session, which has no handler for it and ends the whole server: it now
   goes to the server's own handler of sessionless requests, as a new login would (`_late_datagrams_go_to_the_bmc`);
@@ -126,8 +128,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log", type=Path, required=True)
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--password", default=PASSWORD)
+    parser.add_argument("--answers-like-virtualbmc", action="store_true")
     args = parser.parse_args(argv)
-    _suite_3_only()
+    if not args.answers_like_virtualbmc:
+        _suite_3_only()
     _late_datagrams_go_to_the_bmc()
     lock = threading.Lock()
     ports = {node: _free_udp_port() for node in args.nodes}
@@ -158,11 +162,12 @@ class IpmiBmcs:
 
 
 @contextmanager
-def ipmi_bmcs(folder: Path, nodes: list[str], delay: float = 0.0, password: str = PASSWORD) -> Iterator[IpmiBmcs]:
+def ipmi_bmcs(folder: Path, nodes: list[str], delay: float = 0.0, password: str = PASSWORD,
+              like_virtualbmc: bool = False) -> Iterator[IpmiBmcs]:
     """The emulator started for `nodes`, its ports read, stopped after."""
     log = folder / "ipmi-commands.log"
     process = Popen([sys.executable, __file__, "--log", str(log), "--delay", str(delay), "--password", password,
-                     *nodes], stdout=PIPE, text=True)
+                     *(["--answers-like-virtualbmc"] if like_virtualbmc else []), *nodes], stdout=PIPE, text=True)
     try:
         assert process.stdout is not None
         line = process.stdout.readline()

@@ -57,6 +57,19 @@ def test_status_on_off_cycle_and_a_one_time_pxe_boot_reach_the_bmcs(cli, bmcs: I
     assert {"gpu-0002 boot network", "gpu-0003 boot network", "gpu-0003 cycle"} <= set(bmcs.commands())
 
 
+def test_a_bmc_that_answers_a_sha256_proposal_with_sha1_gets_a_sha1_session(cli, login, tmp_path: Path) -> None:
+    """OpenStack's VirtualBMC (pyghmi's server unchanged) answers the client's cipher suite 17 proposal with suite
+    3's algorithms: the client follows what the answer names, logs in and powers the server."""
+    with ipmi_bmcs(tmp_path, NODES[:2], like_virtualbmc=True) as virtualbmc:
+        path = virtualbmc.document(tmp_path / "bmcs.yaml")
+        code, answer = power(cli, "on", "gpu-0001", "--boot", "pxe", "--bmcs", str(path))
+        assert code == 0 and answer["nodes"]["gpu-0001"]["power"] == "On", answer
+        code, answer = power(cli, "status", "gpu-[0001-0002]", "--bmcs", str(path))
+        assert code == 0 and {n: v["power"] for n, v in answer["nodes"].items()} == {"gpu-0001": "On",
+                                                                                      "gpu-0002": "Off"}, answer
+        assert virtualbmc.commands() == ["gpu-0001 boot network", "gpu-0001 on"]
+
+
 def test_a_refused_login_and_a_silent_bmc_fail_only_their_nodes(cli, bmcs: IpmiBmcs, login, tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     path = bmcs.document(tmp_path / "bmcs.yaml")

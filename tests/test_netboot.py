@@ -319,3 +319,43 @@ def test_a_labs_nodes_take_the_address_plans_addresses(tmp_path: Path) -> None:
     specs = specs_for({"ctl-0001": ("slurm_controller",), "node-0001": ("slurm_compute",)},
                       ipaddress.IPv4Network("10.213.0.0/24"), planned)
     assert [(s.name, s.ip) for s in specs] == [("ctl-0001", "10.213.0.17"), ("node-0001", "10.213.0.11")]
+
+
+def test_virtualbmc_is_given_one_ipmi_bmc_per_server_and_its_login_only_in_files_root_reads(tmp_path: Path) -> None:
+    """The metal lab's IPMI service (lab/metal/vbmc.py): VirtualBMC's own per-domain files, active, each on its own
+    port of the bridge's host address; a BMC document `clusterforge power` loads (protocol ipmi); the login within
+    IPMI's limits and never on a command line; and a stale pid file never stops another program."""
+    import configparser
+    import os
+
+    import yaml
+
+    from clusterforge.bmc import hosts
+    from clusterforge.lab.bmc_service import BmcFiles
+    from clusterforge.lab.metal import vbmc
+
+    files = BmcFiles(tmp_path / "bmc")
+    files.folder.mkdir()
+    files.settings.write_text('{"address": "127.0.0.1", "port": 1, "systems": {}}')
+    servers = [virt.Server(f"metal-000{i}", f"lab-metal-000{i}", "", "", "") for i in (1, 2)]
+    ipmi = vbmc.write(files, servers)
+    document = hosts.load(ipmi.document)
+    assert sorted(document) == ["metal-0001", "metal-0002"] and {b.protocol for b in document.values()} == {"ipmi"}
+    assert len({b.url for b in document.values()}) == 2
+    login = yaml.safe_load(ipmi.credentials.read_text())
+    assert len(login["username"].encode()) <= 16 and len(login["password"].encode()) <= 20
+    assert ipmi.credentials.stat().st_mode & 0o077 == 0
+    for server in servers:
+        config = ipmi.domains / server.domain / "config"
+        assert config.stat().st_mode & 0o077 == 0
+        read = configparser.ConfigParser()
+        read.read(config)
+        section = read["VirtualBMC"]
+        assert section["domain_name"] == server.domain and section["active"] == "True"
+        assert section["password"] == login["password"] and section["libvirt_uri"] == virt.URI
+        assert document[server.node].url == f"ipmi://127.0.0.1:{section['port']}"
+    settings = configparser.ConfigParser()
+    settings.read(ipmi.settings)
+    assert settings["default"]["config_dir"] == str(ipmi.domains)
+    ipmi.pid.write_text(f"{os.getpid()}\n")  # a pid that is not vbmcd's (this test's own)
+    assert vbmc.stop(files) is False

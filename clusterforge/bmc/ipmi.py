@@ -17,6 +17,7 @@ Nothing a BMC answers ends more than its own node's request: any error at all be
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import threading
 import time
 from collections.abc import Callable
@@ -55,8 +56,38 @@ class _Handle:
     key: tuple[str, str, str, int, None] = field(repr=False)
 
 
+RAKP_HMAC_SHA1 = 1  # IPMI 2.0, table 13-17: the authentication algorithm of cipher suite 3
+_AUTH_ALGORITHM = 16  # its place in the RMCP+ Open Session Response (table 13-10): the algorithm the BMC chose
+
+
+def _follow_the_bmcs_algorithms() -> None:
+    """Make pyghmi's client use the algorithms the BMC's Open Session Response names.
+
+    pyghmi (1.6) proposes cipher suite 17 (SHA-256) first and takes for granted that a BMC that answers without an
+    error accepted it. OpenStack's VirtualBMC (3.3, whose server is pyghmi's own) answers that proposal with suite
+    3's algorithms (SHA-1) instead, as the RMCP+ answer is allowed to name, and the client then misread the BMC's
+    RAKP 2 (`struct.error`): no login to VirtualBMC ever succeeded (found by the metal lab, docs/lab.md). A BMC that
+    names SHA-1 here now gets a SHA-1 session, as ipmitool gives it; a refusal still falls back as before."""
+    from pyghmi.ipmi.private import session as sessions
+
+    original = sessions.Session._got_rmcp_response
+    if getattr(original, "follows_the_bmc", False):
+        return
+
+    def got_rmcp_response(self: Any, data: Any) -> Any:
+        if (len(data) > _AUTH_ALGORITHM and data[0] == self.rmcptag and data[1] == 0 and self.attemptedhash == 256
+                and data[_AUTH_ALGORITHM] == RAKP_HMAC_SHA1):
+            self.attemptedhash, self.currhashlib, self.currhashlen = 1, hashlib.sha1, 12
+        return original(self, data)
+
+    got_rmcp_response.follows_the_bmc = True  # type: ignore[attr-defined]
+    sessions.Session._got_rmcp_response = got_rmcp_response
+
+
 def _login(key: tuple[str, str, str, int, None]) -> Any:
     from pyghmi.ipmi import command
+
+    _follow_the_bmcs_algorithms()
 
     host, user, password, port, _kg = key
     if len(user.encode()) > MAX_USER:

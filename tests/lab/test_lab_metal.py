@@ -1,10 +1,10 @@
-"""`lab up --metal`: two libvirt/QEMU servers with no disk, behind BMCs (sushy-tools' libvirt driver), boot the baked
-image over the network from the controller's provisioning service (dnsmasq, iPXE, nginx: roles/provisioning) and
-join SLURM by themselves; SLURM powers them through the on-prem power-save provider. One metal lab serves every
-test here (a boot under software emulation takes minutes), in the order a site meets them: the first job on both,
-one server powered off through its BMC by reconcile after its slurmd died under a job, the other powered down idle,
-then both powered on again through their BMCs for one job (a second emulated boot of each). benchmarks/metal_boot.py
-runs the same lab and records each boot's milestones and bytes."""
+"""`lab up --metal`: two libvirt/QEMU servers with no disk, behind BMCs (sushy-tools' libvirt driver for Redfish,
+VirtualBMC for IPMI), boot the baked image over the network from the controller's provisioning service (dnsmasq,
+iPXE, nginx: roles/provisioning) and join SLURM by themselves; SLURM powers them through the on-prem power-save
+provider. One metal lab serves every test here (a boot under software emulation takes minutes), in the order a
+site meets them: the first job on both, one server powered off through its BMC by reconcile after its slurmd died
+under a job, the other powered down idle, then both powered on again through their BMCs for one job (a second
+emulated boot of each). benchmarks/metal_boot.py runs the same lab and records each boot's milestones and bytes."""
 
 from __future__ import annotations
 
@@ -105,9 +105,12 @@ def powered(status_stdout: str) -> dict[str, str]:
     return {name: row["power"] for name, row in json.loads(status_stdout)["nodes"].items()}
 
 
-def power_status(lab: Lab) -> dict[str, str]:
-    """What an operator's `clusterforge power status` (the lab's own program) reads from the BMCs."""
+def power_status(lab: Lab, over: str = "redfish") -> dict[str, str]:
+    """What an operator's `clusterforge power status` (the lab's own program) reads from the BMCs: over Redfish
+    (sushy-tools), or over IPMI (VirtualBMC: `power/bmc/ipmi/`)."""
     bmcs = paths().root / "power" / "bmc"
+    if over == "ipmi":
+        bmcs = bmcs / "ipmi"
     status = clusterforge("power", "status", ",".join(SERVERS), "--bmcs", str(bmcs / "bmcs.yaml"),
                           "--credentials", str(bmcs / "credentials.yaml"), "--format", "json", check=False,
                           program=lab.program)
@@ -153,6 +156,7 @@ def test_the_idle_server_is_powered_down_through_its_bmc_by_slurms_power_saving(
     lab.wait(f"{idle} powered down idle", lambda: sinfo(lab).get(idle) == "idle~" and domstate(idle) == "shut off",
              timeout=420)
     assert power_status(lab) == {"metal-0001": "Off", "metal-0002": "Off"}
+    assert power_status(lab, over="ipmi") == {"metal-0001": "Off", "metal-0002": "Off"}
 
 
 def test_both_servers_come_back_for_a_job_booting_the_image_again(lab: Lab) -> None:
@@ -171,5 +175,6 @@ def test_both_servers_come_back_for_a_job_booting_the_image_again(lab: Lab) -> N
     assert sorted(ran.split()) == list(SERVERS), ran
     assert {node: domstate(node) for node in SERVERS} == dict.fromkeys(SERVERS, "running")
     assert power_status(lab) == dict.fromkeys(SERVERS, "On")
+    assert power_status(lab, over="ipmi") == dict.fromkeys(SERVERS, "On")
     # both registered anew and serve jobs: neither down, drained nor powered down any more
     assert set(sinfo(lab).values()) <= {"idle", "mix", "alloc", "comp"}, sinfo(lab)

@@ -27,29 +27,35 @@ from clusterforge.lab.metal import virt
 from clusterforge.lab.paths import shared_cache
 
 SUSHY_TOOLS = "sushy-tools==2.2.0"  # the lab's pin (pyproject.toml, extra `lab`)
+# VirtualBMC, the servers' IPMI service (lab/metal/vbmc.py): pinned here, not in an extra, since it needs
+# libvirt's Python binding, which only this environment (Debian's python3-libvirt) has
+VIRTUALBMC = "virtualbmc==3.3.0"
+EMULATORS = {"sushy-emulator": SUSHY_TOOLS, "vbmcd": VIRTUALBMC}  # each program, and the release that has it
 SYSTEM_PYTHON = Path("/usr/bin/python3")
 
 
 def environment() -> Path:
-    """The emulator's Python environment (made once per machine, in the lab's shared cache)."""
+    """The emulators' Python environment (made once per machine, in the lab's shared cache, and given what a
+    newer clusterforge adds); the Redfish emulator's program in it."""
     venv = shared_cache() / "metal-bmc-venv"
-    program = venv / "bin" / "sushy-emulator"
-    if program.is_file():
-        return program
+    missing = [pin for name, pin in EMULATORS.items() if not (venv / "bin" / name).is_file()]
+    if not missing:
+        return venv / "bin" / "sushy-emulator"
     if not SYSTEM_PYTHON.is_file():
         raise ClusterforgeError(Problem("Debian's python3 is not installed", "--metal", hint="apt-get install python3"))
     check = subprocess.run([str(SYSTEM_PYTHON), "-c", "import libvirt, venv"], capture_output=True, check=False)
     if check.returncode != 0:
         raise ClusterforgeError(Problem("Debian's python3 cannot import libvirt and venv", "--metal",
                                         hint="apt-get install python3-libvirt python3-venv (scripts/metal-host-setup)"))
-    print(f"making the BMC emulator's environment ({SUSHY_TOOLS}, libvirt driver): {venv}", file=sys.stderr)
-    subprocess.run([str(SYSTEM_PYTHON), "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    print(f"making the BMC emulators' environment ({', '.join(missing)}, libvirt driver): {venv}", file=sys.stderr)
+    if not (venv / "bin" / "pip").is_file():
+        subprocess.run([str(SYSTEM_PYTHON), "-m", "venv", "--system-site-packages", str(venv)], check=True)
     installed = subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check",
-                                SUSHY_TOOLS], capture_output=True, text=True, check=False)
+                                *missing], capture_output=True, text=True, check=False)
     if installed.returncode != 0:
-        raise ClusterforgeError(Problem(f"pip could not install {SUSHY_TOOLS}: {installed.stderr.strip()[-400:]}",
-                                        str(venv)))
-    return program
+        raise ClusterforgeError(Problem(f"pip could not install {', '.join(missing)}: "
+                                        f"{installed.stderr.strip()[-400:]}", str(venv)))
+    return venv / "bin" / "sushy-emulator"
 
 
 def config(listen: str, port: int, systems: dict[str, str], auth_file: Path, state_dir: Path) -> str:

@@ -4,7 +4,7 @@ with their BMCs (`lab down`). Apart from `up`, which bakes images, so the lab's 
 from __future__ import annotations
 
 from clusterforge.lab.bmc_service import BmcFiles
-from clusterforge.lab.metal import bmcs, virt
+from clusterforge.lab.metal import bmcs, vbmc, virt
 from clusterforge.lab.paths import LabPaths
 
 
@@ -25,6 +25,8 @@ def down(paths: LabPaths) -> list[str]:
     removed = []
     if bmcs.stop(BmcFiles.of(paths)):
         removed.append("BMC emulator")
+    if vbmc.stop(BmcFiles.of(paths)):
+        removed.append("IPMI BMCs (VirtualBMC)")
     defined = _defined(paths)
     if defined:  # libvirtd answers (started when nothing runs it: after a reboot, or once the lab's were killed),
         virt.require()  # or a server left defined would outlive the lab folder that names it

@@ -6,7 +6,8 @@ The steps, each the on-prem path a site runs (docs/bare-metal.md):
 1. the render, whose address plan (site.networks) gives every node its address on the lab's bridge;
 2. the node image built (`image build`) and packed for a stateless boot (clusterforge/netboot);
 3. the controller configures itself, given the BMC document, the packed image and the overlays;
-4. the servers defined in libvirt, their BMCs (sushy-tools' libvirt driver) started;
+4. the servers defined in libvirt, their BMCs started: Redfish (sushy-tools' libvirt driver) and IPMI
+   (VirtualBMC);
 5. each server's MAC read through its BMC (`power inventory`) and rendered into the DHCP reservations (`render
    --macs`);
 6. the provisioning role run on the controller: dnsmasq, iPXE and nginx serve the reservations and the image;
@@ -29,7 +30,7 @@ from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.files.checkout import project_root
 from clusterforge.lab import bmc_service, cluster, nodes, podman, selfboot
 from clusterforge.lab.bmc_service import BmcFiles
-from clusterforge.lab.metal import bmcs, boot_service, virt
+from clusterforge.lab.metal import bmcs, boot_service, vbmc, virt
 from clusterforge.lab.metal.console import Console
 from clusterforge.lab.paths import LabPaths, shared_cache
 from clusterforge.lab.render import group_vars
@@ -131,7 +132,9 @@ def up(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], say: Say,
         virt.define(server, paths.root / "metal" / "domains")
     files = BmcFiles.of(paths)
     url = bmcs.start(files)
-    say(f"{len(servers)} virtual servers defined ({', '.join(s.domain for s in servers)}), their BMCs at {url}")
+    ipmi = vbmc.start(files, servers)
+    say(f"{len(servers)} virtual servers defined ({', '.join(s.domain for s in servers)}), their BMCs at {url} "
+        f"(Redfish) and over IPMI ({ipmi.document})")
     timings.mark("servers and BMCs")
     macs = paths.root / "metal" / "macs.yaml"
     nodelist = ",".join(s.node for s in servers)
