@@ -40,14 +40,10 @@ _NAMESPACE = uuid.UUID("5b0c7a52-3d4e-4f0a-9a57-1b2f3c4d5e6f")  # system ids: st
 
 
 @dataclass(frozen=True)
-class BmcFiles:
-    """Where the lab's BMC service keeps its files (the launched folder's `bmc/`)."""
+class BmcLogin:
+    """A folder of a lab's BMC document and its login: what `clusterforge power --bmcs --credentials` is given."""
 
     folder: Path
-
-    @classmethod
-    def of(cls, paths: LabPaths) -> BmcFiles:
-        return cls(paths.root / "power" / "bmc")
 
     @property
     def document(self) -> Path:
@@ -56,6 +52,15 @@ class BmcFiles:
     @property
     def credentials(self) -> Path:
         return self.folder / "credentials.yaml"
+
+
+@dataclass(frozen=True)
+class BmcFiles(BmcLogin):
+    """Where the lab's BMC service keeps its files (the launched folder's `bmc/`)."""
+
+    @classmethod
+    def of(cls, paths: LabPaths) -> BmcFiles:
+        return cls(paths.root / "power" / "bmc")
 
     @property
     def settings(self) -> Path:

@@ -33,7 +33,7 @@ import yaml
 
 from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.files.atomic import write_bytes, write_text
-from clusterforge.lab.bmc_service import USER, BmcFiles
+from clusterforge.lab.bmc_service import USER, BmcFiles, BmcLogin
 from clusterforge.lab.metal import bmcs, virt
 
 READY_S = 60.0
@@ -41,22 +41,12 @@ PASSWORD_BYTES = 15  # token_urlsafe: 20 characters, IPMI 2.0's longest password
 
 
 @dataclass(frozen=True)
-class IpmiFiles:
+class IpmiFiles(BmcLogin):
     """Where the lab's VirtualBMC keeps its files: `power/bmc/ipmi/` beside the Redfish emulator's."""
-
-    folder: Path
 
     @classmethod
     def of(cls, files: BmcFiles) -> IpmiFiles:
         return cls(files.folder / "ipmi")
-
-    @property
-    def document(self) -> Path:
-        return self.folder / "bmcs.yaml"
-
-    @property
-    def credentials(self) -> Path:
-        return self.folder / "credentials.yaml"
 
     @property
     def settings(self) -> Path:
