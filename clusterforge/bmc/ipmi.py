@@ -70,9 +70,9 @@ def _follow_the_bmcs_algorithms() -> None:
     names SHA-1 here now gets a SHA-1 session, as ipmitool gives it; a refusal still falls back as before."""
     from pyghmi.ipmi.private import session as sessions
 
-    original = sessions.Session._got_rmcp_response
-    if getattr(original, "follows_the_bmc", False):
-        return
+    original = getattr(sessions.Session, "_got_rmcp_response", None)
+    if original is None or getattr(original, "follows_the_bmc", False):
+        return  # applied already, or a pyghmi of another shape: its own login as it is
 
     def got_rmcp_response(self: Any, data: Any) -> Any:
         if (len(data) > _AUTH_ALGORITHM and data[0] == self.rmcptag and data[1] == 0 and self.attemptedhash == 256
