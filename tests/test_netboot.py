@@ -338,7 +338,7 @@ def test_virtualbmc_is_given_one_ipmi_bmc_per_server_and_its_login_only_in_files
     files.folder.mkdir()
     files.settings.write_text('{"address": "127.0.0.1", "port": 1, "systems": {}}')
     servers = [virt.Server(f"metal-000{i}", f"lab-metal-000{i}", "", "", "") for i in (1, 2)]
-    ipmi = vbmc.write(files, servers)
+    ipmi = vbmc.write(files, servers, *vbmc.ports_for(files, servers))
     document = hosts.load(ipmi.document)
     assert sorted(document) == ["metal-0001", "metal-0002"] and {b.protocol for b in document.values()} == {"ipmi"}
     assert len({b.url for b in document.values()}) == 2

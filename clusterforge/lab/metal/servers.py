@@ -23,9 +23,10 @@ def running_servers(paths: LabPaths) -> set[str]:
 def down(paths: LabPaths) -> list[str]:
     """Remove the metal lab's servers and stop its BMCs (before `lab down` removes the rest)."""
     removed = []
-    if bmcs.stop(BmcFiles.of(paths)):
+    files = BmcFiles.of(paths)
+    if bmcs.stop(files):
         removed.append("BMC emulator")
-    if vbmc.stop(BmcFiles.of(paths)):
+    if vbmc.stop(files):
         removed.append("IPMI BMCs (VirtualBMC)")
     defined = _defined(paths)
     if defined:  # libvirtd answers (started when nothing runs it: after a reboot, or once the lab's were killed),

@@ -33,7 +33,7 @@ import yaml
 
 from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.files.atomic import write_bytes, write_text
-from clusterforge.lab.bmc_service import USER, BmcFiles, BmcLogin
+from clusterforge.lab.bmc_service import USER, BmcFiles, BmcLogin, free_port
 from clusterforge.lab.metal import bmcs, virt
 
 READY_S = 60.0
@@ -71,12 +71,6 @@ def free_udp_port(address: str) -> int:
         return int(sock.getsockname()[1])
 
 
-def free_tcp_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def listening(address: str, port: int) -> bool:
     """Whether something holds UDP `address:port` (a bind there is refused)."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
@@ -101,20 +95,25 @@ def domain_config(server: virt.Server, address: str, port: int, password: str) -
                                "domain_name": server.domain, "libvirt_uri": virt.URI, "active": "True"})
 
 
-def write(files: BmcFiles, servers: Sequence[virt.Server]) -> IpmiFiles:
+def ports_for(files: BmcFiles, servers: Sequence[virt.Server]) -> tuple[str, dict[str, int]]:
+    """Where each server's IPMI BMC listens: the Redfish emulator's address (the bridge's host side) and a free UDP
+    port per server."""
+    address = str(json.loads(files.settings.read_text(encoding="utf-8"))["address"])
+    return address, {server.node: free_udp_port(address) for server in servers}
+
+
+def write(files: BmcFiles, servers: Sequence[virt.Server], address: str, ports: dict[str, int]) -> IpmiFiles:
     """VirtualBMC's settings, a domain file per server, the login and the BMC document; the files."""
     ipmi = IpmiFiles.of(files)
-    address = json.loads(files.settings.read_text(encoding="utf-8"))["address"]
     ipmi.domains.mkdir(parents=True, exist_ok=True, mode=0o700)
     password = secrets.token_urlsafe(PASSWORD_BYTES)
-    ports = {server.node: free_udp_port(address) for server in servers}
     for server in servers:
         folder = ipmi.domains / server.domain
         folder.mkdir(exist_ok=True, mode=0o700)
         write_bytes(folder / "config", domain_config(server, address, ports[server.node], password).encode(),
                     mode=0o600)
     write_text(ipmi.settings, _ini("default", {"config_dir": str(ipmi.domains), "pid_file": str(ipmi.pid),
-                                               "server_port": str(free_tcp_port())})
+                                               "server_port": str(free_port())})
                + _ini("log", {"logfile": str(ipmi.log), "debug": "false"}))
     write_bytes(ipmi.credentials, yaml.safe_dump({"username": USER, "password": password}).encode(), mode=0o600)
     document = {"defaults": {"protocol": "ipmi"},
@@ -131,17 +130,15 @@ def program() -> Path:
 
 def start(files: BmcFiles, servers: Sequence[virt.Server]) -> IpmiFiles:
     """VirtualBMC for `servers`, once every server's IPMI port is bound; its files."""
-    ipmi = write(files, servers)
     stop(files)
-    document = yaml.safe_load(ipmi.document.read_text(encoding="utf-8"))["bmcs"]
-    ports = [(url.split("//")[1].split(":")[0], int(url.rsplit(":", 1)[1]))
-             for url in (str(bmc["url"]) for bmc in document.values())]
+    address, ports = ports_for(files, servers)
+    ipmi = write(files, servers, address, ports)
     with open(ipmi.log, "ab") as log:
         proc = subprocess.Popen([str(program()), "--foreground"], stdout=log, stderr=log, stdin=subprocess.DEVNULL,
                                 env={**os.environ, "VIRTUALBMC_CONFIG": str(ipmi.settings)},
                                 start_new_session=True)
     deadline = time.monotonic() + READY_S
-    while not all(listening(host, port) for host, port in ports):
+    while not all(listening(address, port) for port in ports.values()):
         if proc.poll() is not None or time.monotonic() > deadline:
             said = ipmi.log.read_text(encoding="utf-8", errors="replace")[-600:] if ipmi.log.is_file() else ""
             stop(files)
