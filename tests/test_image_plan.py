@@ -103,6 +103,25 @@ def test_a_role_install_step_is_an_input(tmp_path: Path, monkeypatch: pytest.Mon
     assert after.inputs != before.inputs
 
 
+@pytest.mark.parametrize("part", ["roles/nvidia_driver/tasks/verify.yml", "roles/imex/tasks/packages.yml",
+                                  "roles/health/files/clusterforge-health",
+                                  "roles/health/files/clusterforge-health.d/70-mounts.sh"])
+def test_what_the_bake_checks_and_copies_is_an_input(part: str, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The package checks and the health role's files run in the bake (`install`-tagged): an image made from an
+    older copy of them must not be taken for a current one."""
+    copy = tmp_path / "checkout"
+    copy.mkdir()
+    for name in ("site.yml", "roles", "plugins"):
+        (shutil.copytree if (ROOT / name).is_dir() else shutil.copy)(ROOT / name, copy / name)
+    monkeypatch.setattr("clusterforge.lab.bake.project_root", lambda: copy)
+    (before,) = needed(LAB)
+    changed = copy / part
+    changed.write_text(changed.read_text() + "\n# changed\n")
+    (after,) = needed(LAB)
+    assert after.inputs != before.inputs
+
+
 def test_sources_are_an_input() -> None:
     assert needed(DGX, "lab")[0].inputs != needed(DGX, "vendor")[0].inputs
 

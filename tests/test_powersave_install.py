@@ -139,7 +139,9 @@ def test_the_role_installs_what_the_file_says_its_provider_needs_and_names_no_ta
     from clusterforge.targets.aws.powersave import Ec2Provider
     from clusterforge.targets.onprem.powersave import BmcProvider
 
-    text = (ROOT / "roles" / "slurm" / "tasks" / "power_save.yml").read_text()
+    tasks = ROOT / "roles" / "slurm" / "tasks"
+    assert "include_tasks: power_save_on.yml" in (tasks / "power_save.yml").read_text()
+    text = (tasks / "power_save_on.yml").read_text()
     assert "controller_packages" in text and "controller_files" in text
     assert [name for name in registered() if re.search(rf"""['"]{name}['"]""", text)] == []
     assert Ec2Provider.OS_PACKAGES == ("python3-boto3",)

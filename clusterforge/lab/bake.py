@@ -71,10 +71,14 @@ class Recipe:
 
 
 def role_inputs() -> list[Path]:
-    """The checkout's files a bake reads: site.yml, the roles' install steps, defaults and vars, the filters."""
+    """The checkout's files a bake reads: site.yml, the roles' steps (the `install` steps are in several files of a
+    role: its installs, the package checks, the health role's own files), the files they copy, their defaults and
+    vars, the filters."""
     root = project_root()
-    return sorted([root / "site.yml", *root.glob("roles/*/tasks/install.yml"), *root.glob("roles/*/defaults/main.yml"),
-                   *root.glob("roles/*/vars/main.yml"), *root.glob("plugins/*/*.py")])
+    files = [path for path in root.glob("roles/*/files/**/*") if path.is_file()]
+    return sorted([root / "site.yml", *root.glob("roles/*/tasks/*.yml"), *files,
+                   *root.glob("roles/*/defaults/main.yml"), *root.glob("roles/*/vars/main.yml"),
+                   *root.glob("plugins/*/*.py")])
 
 
 def add_recipe(digest: Any, pins: object) -> None:

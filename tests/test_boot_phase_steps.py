@@ -1,0 +1,67 @@
+"""Which of site.yml's steps a node's boot phase runs (`--skip-tags install`, lab/data/clusterforge-boot and the AWS
+user data) and which run where the image is made (`--tags install`: the bake, `image build`, the AMI bake).
+
+What the baked image already holds is checked once, where it is made: the packages at their pins and the health
+role's own files. A node booting that image skips those steps; a push (`lab provision`, `clusterforge provision`)
+and `--tags verify` still run the checks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+import yaml
+
+from clusterforge.files.checkout import ansible_environment
+
+ROOT = Path(__file__).resolve().parents[1]
+PLAYBOOK = str(Path(sys.executable).with_name("ansible-playbook"))
+# the files whose steps the image holds: each role's package checks, and the health role's installed files
+IMAGE_STEPS = ("nvidia_driver/tasks/verify.yml", "imex/tasks/packages.yml", "infiniband/tasks/verify.yml",
+               "nccl/tasks/verify.yml", "containers/tasks/verify.yml", "efa/tasks/verify.yml",
+               "health/tasks/install.yml")
+CHECKS = IMAGE_STEPS[:-1]
+
+
+@cache
+def listed(*tags: str) -> frozenset[str]:
+    """`role : step` of every step site.yml lists with these tag options (statically imported steps only)."""
+    done = subprocess.run([PLAYBOOK, "site.yml", "-i", "localhost,", "--list-tasks", *tags], cwd=ROOT,
+                          env={**ansible_environment(ROOT)}, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return frozenset(line.strip().split("\t")[0] for line in done.stdout.splitlines() if "\tTAGS:" in line)
+
+
+def steps(part: str) -> list[str]:
+    role = part.split("/")[0]
+    return [f"{role} : {task['name']}" for task in yaml.safe_load((ROOT / "roles" / part).read_text())]
+
+
+@pytest.mark.parametrize("part", IMAGE_STEPS)
+def test_what_the_image_holds_is_checked_where_it_is_made_and_not_at_every_boot(part: str) -> None:
+    assert steps(part)
+    for step in steps(part):
+        assert step in listed("--tags", "install"), step
+        assert step not in listed("--skip-tags", "install"), step
+        assert step in listed(), step  # a push runs every step
+
+
+@pytest.mark.parametrize("part", CHECKS)
+def test_a_verify_run_still_checks_the_packages(part: str) -> None:
+    for step in steps(part):
+        assert step in listed("--tags", "verify"), step
+
+
+def test_the_boot_phase_still_configures_and_checks_what_a_node_is() -> None:
+    """What depends on who a node is stays in the boot phase: its hosts file, munge, SLURM, the health check's
+    expectations and run, the IMEX node list."""
+    boot = listed("--skip-tags", "install")
+    for step in ("common : Hosts file lists every inventory host", "munge : This host makes a munge credential",
+                 "health : The health check knows what this node should have",
+                 "health : This node passes every check it is configured for",
+                 "imex : The node list is this domain's, one address per tray",
+                 "slurm : Every compute node of this run has registered with the controller"):
+        assert step in boot, step
