@@ -495,3 +495,21 @@ def test_a_push_to_a_lab_with_power_saved_pools_sees_their_nodes_and_leaves_them
     assert pushed_to(paths, rendered, None) == ([rendered, given], "all:!burst-0001:!burst-0002")
     assert pushed_to(paths, rendered, "node-0001,ctl-0001") == (
         [rendered, given], "node-0001,ctl-0001:!burst-0001:!burst-0002")
+
+
+def test_the_hosts_every_node_waits_for_get_a_larger_share_of_the_cpu(monkeypatch, tmp_path) -> None:
+    """The controllers and the accounting host start with eight times a node's CPU share: the lab's nodes share
+    this host's cores, and the controller's boot phase is what `lab up` waits for."""
+    from clusterforge.lab import nodes
+
+    monkeypatch.setenv("CLUSTERFORGE_CACHE", str(tmp_path))
+    runs: list[list[str]] = []
+    monkeypatch.setattr(nodes.podman, "run", lambda argv, **_: runs.append(argv))
+    monkeypatch.setattr(nodes.podman, "exists", lambda *_: True)
+    specs = [nodes.NodeSpec("ctl-0001", ("slurm_controller",), "10.0.0.10"),
+             nodes.NodeSpec("db-0001", ("pool_db",), "10.0.0.11"),
+             nodes.NodeSpec("node-0001", ("slurm_compute", "pool_compute"), "10.0.0.12")]
+    nodes.start(LabPaths.of("cf-unit"), specs, "img", str(tmp_path))
+    shares = {argv[argv.index("--hostname") + 1]: argv[argv.index("--cpu-shares") + 1] if "--cpu-shares" in argv
+              else None for argv in runs}
+    assert shares == {"ctl-0001": "8192", "db-0001": "8192", "node-0001": None}

@@ -29,6 +29,13 @@ CGROUP_WRITERS = ("slurm_compute",)
 STATE_HOLDER = "slurm_controller"
 DATABASE_HOLDER = "pool_db"  # the accounting host of `lab up --ha` (lab/render.py DBD_POOL)
 DATABASE_DIR = "/var/lib/mysql"
+# The hosts every other node waits for: the controllers (a node configuring itself registers only once slurmctld
+# runs) and the accounting host. Their containers start first (lab/selfboot.py) and get WAITED_ON_CPU_SHARES, eight
+# times podman's default share (1024) of the host's CPU: every node of a lab shares this host's cores, and the
+# controller's boot phase, which `lab up` waits for, is the critical path (a cached 3-node `lab up` 38-41 s with
+# it, 45-51 s without; benchmarks/README.md). On servers each node has cores of its own.
+WAITED_ON = (STATE_HOLDER, DATABASE_HOLDER)
+WAITED_ON_CPU_SHARES = 8192
 
 
 FIRST_HOST = 10  # node addresses start at .10 of the lab network (the gateway is .1)
@@ -125,6 +132,11 @@ def shared_volume(paths: LabPaths) -> list[str]:
     return ["--volume", f"{volume}:{SHARED_MOUNT}"]
 
 
+def cpu_share(spec: NodeSpec) -> list[str]:
+    """podman's option for a node's share of the host's CPU: a larger one for the hosts the others wait for."""
+    return ["--cpu-shares", str(WAITED_ON_CPU_SHARES)] if any(g in WAITED_ON for g in spec.groups) else []
+
+
 def start(paths: LabPaths, specs: Sequence[NodeSpec], image: str, repo: str, keep_state: bool = True,
           given: Callable[[NodeSpec], list[str]] | None = None, restart: bool = True,
           labels: Sequence[str] = ()) -> None:
@@ -147,7 +159,7 @@ def start(paths: LabPaths, specs: Sequence[NodeSpec], image: str, repo: str, kee
             *(arg for label in labels for arg in ("--label", label)),
             *(["--cap-add", "SYS_ADMIN", "--cap-add", "SYS_NICE", "--cgroupns=private"] if cgroups else []),
             "--volume", f"{repo}:{MOUNT}:ro", "--volume", f"{pubkey}:/root/.ssh/authorized_keys:ro",
-            *([*state_volume(paths, spec), *shared_volume(paths)] if keep_state else []),
+            *cpu_share(spec), *([*state_volume(paths, spec), *shared_volume(paths)] if keep_state else []),
             *(given(spec) if given is not None else []), image,
         ])
 

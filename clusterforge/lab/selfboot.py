@@ -42,7 +42,7 @@ from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.files.atomic import write_bytes, write_text
 from clusterforge.files.checkout import project_root
 from clusterforge.lab import podman
-from clusterforge.lab.nodes import SHARED_MOUNT, NodeSpec
+from clusterforge.lab.nodes import SHARED_MOUNT, WAITED_ON, NodeSpec
 from clusterforge.lab.paths import LabPaths
 
 BOOT = "/etc/clusterforge/boot"
@@ -62,7 +62,6 @@ BAKE_PACKAGES = ("ansible-core",)
 TREE_PARTS = ("site.yml", "ansible.cfg", "roles", "clusterforge")
 OWN_COLLECTION = "clusterforge/cluster"  # the roles name their filter clusterforge.cluster.missing_packages
 MUNGE_KEY_SIZE = 1024  # bytes, as roles/munge makes it
-FIRST = ("slurm_controller", "pool_db")  # the hosts every other node needs: their containers start first
 STATUS = Path(".clusterforge") / "boot"
 
 
@@ -163,7 +162,7 @@ class Given:
 
     def mounts(self, spec: NodeSpec) -> list[str]:
         """A node's options: the common ones, and the slurmdbd password where slurmdbd may run."""
-        first = any(group in spec.groups for group in FIRST)
+        first = any(group in spec.groups for group in WAITED_ON)
         return [*self.common, *(self.accounting if first else ())]
 
 
@@ -239,7 +238,7 @@ def start(paths: LabPaths, cluster: str, controller: str, specs: Sequence[NodeSp
     def mounts(spec: NodeSpec) -> list[str]:
         return [*given.mounts(spec), *(more(spec) if more is not None else [])]
 
-    first = [spec for spec in specs if any(group in spec.groups for group in FIRST)]
+    first = [spec for spec in specs if any(group in spec.groups for group in WAITED_ON)]
     ordered = [*first, *(spec for spec in specs if spec not in first)]
     names = [spec.name for spec in ordered]
     if not ordered:
