@@ -513,3 +513,5 @@ def test_the_hosts_every_node_waits_for_get_a_larger_share_of_the_cpu(monkeypatc
     shares = {argv[argv.index("--hostname") + 1]: argv[argv.index("--cpu-shares") + 1] if "--cpu-shares" in argv
               else None for argv in runs}
     assert shares == {"ctl-0001": "8192", "db-0001": "8192", "node-0001": None}
+    # and every node asks its resolver again after 1 s (aardvark drops a query while it reloads)
+    assert all(argv[argv.index("--dns-option") + 1] == "timeout:1" for argv in runs)

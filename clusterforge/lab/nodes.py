@@ -36,6 +36,11 @@ DATABASE_DIR = "/var/lib/mysql"
 # it, 45-51 s without; benchmarks/README.md). On servers each node has cores of its own.
 WAITED_ON = (STATE_HOLDER, DATABASE_HOLDER)
 WAITED_ON_CPU_SHARES = 8192
+# aardvark-dns, which answers the lab's node names, drops a query while it reloads for a container joining the
+# network. At the resolver's default (5 s per server, the host's upstream server second) one dropped lookup cost a
+# node 10 s, and sudo's lookups at the start of the controller's boot phase 37-42 s (one `lab up` in four here); a
+# second try after 1 s finds aardvark back.
+RESOLVER = ("--dns-option", "timeout:1")
 
 
 FIRST_HOST = 10  # node addresses start at .10 of the lab network (the gateway is .1)
@@ -159,7 +164,7 @@ def start(paths: LabPaths, specs: Sequence[NodeSpec], image: str, repo: str, kee
             *(arg for label in labels for arg in ("--label", label)),
             *(["--cap-add", "SYS_ADMIN", "--cap-add", "SYS_NICE", "--cgroupns=private"] if cgroups else []),
             "--volume", f"{repo}:{MOUNT}:ro", "--volume", f"{pubkey}:/root/.ssh/authorized_keys:ro",
-            *cpu_share(spec), *([*state_volume(paths, spec), *shared_volume(paths)] if keep_state else []),
+            *cpu_share(spec), *RESOLVER, *([*state_volume(paths, spec), *shared_volume(paths)] if keep_state else []),
             *(given(spec) if given is not None else []), image,
         ])
 
