@@ -88,13 +88,19 @@ def test_a_pin_is_an_input(tmp_path: Path) -> None:
     assert after.inputs != before.inputs and after.pins.pin("nccl_version") == "2.26.2"  # type: ignore[attr-defined]
 
 
-def test_a_role_install_step_is_an_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (before,) = needed(LAB)
+def checkout_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy of the files a bake reads, which the bake then reads instead of this checkout's."""
     copy = tmp_path / "checkout"
     copy.mkdir()
     for part in ("site.yml", "roles", "plugins"):
         (shutil.copytree if (ROOT / part).is_dir() else shutil.copy)(ROOT / part, copy / part)
     monkeypatch.setattr("clusterforge.lab.bake.project_root", lambda: copy)
+    return copy
+
+
+def test_a_role_install_step_is_an_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (before,) = needed(LAB)
+    copy = checkout_copy(tmp_path, monkeypatch)
     (same,) = needed(LAB)
     assert same.inputs == before.inputs  # the copy is the same checkout
     install = copy / "roles/munge/tasks/install.yml"
@@ -110,11 +116,7 @@ def test_what_the_bake_checks_and_copies_is_an_input(part: str, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """The package checks and the health role's files run in the bake (`install`-tagged): an image made from an
     older copy of them must not be taken for a current one."""
-    copy = tmp_path / "checkout"
-    copy.mkdir()
-    for name in ("site.yml", "roles", "plugins"):
-        (shutil.copytree if (ROOT / name).is_dir() else shutil.copy)(ROOT / name, copy / name)
-    monkeypatch.setattr("clusterforge.lab.bake.project_root", lambda: copy)
+    copy = checkout_copy(tmp_path, monkeypatch)
     (before,) = needed(LAB)
     changed = copy / part
     changed.write_text(changed.read_text() + "\n# changed\n")
