@@ -65,3 +65,22 @@ def test_the_boot_phase_still_configures_and_checks_what_a_node_is() -> None:
                  "imex : The node list is this domain's, one address per tray",
                  "slurm : Every compute node of this run has registered with the controller"):
         assert step in boot, step
+
+
+def test_no_step_runs_as_another_user() -> None:
+    """The boot phase runs as root with `ansible_become=false` (lab/data/clusterforge-boot: sudo's lookup of the
+    host's name stalled it), which would also turn off a step's `become_user`: such a step would run as root
+    there. None has one; a role that needs another user says so with `runuser` or the module's own owner."""
+    def switching(node: object) -> list[str]:
+        """The names of the steps under `node` (blocks included) that switch user."""
+        if isinstance(node, list):
+            return [name for item in node for name in switching(item)]
+        if not isinstance(node, dict):
+            return []
+        own = [str(node.get("name"))] if "become_user" in node else []
+        return own + [name for key in ("block", "rescue", "always") for name in switching(node.get(key))]
+
+    found = [f"{path.relative_to(ROOT)}: {name}" for path in sorted(ROOT.glob("roles/*/*/*.yml"))
+             if path.parent.name in ("tasks", "handlers") for name in switching(yaml.safe_load(path.read_text()))]
+    assert found == []
+    assert "become_user" not in (ROOT / "site.yml").read_text()
