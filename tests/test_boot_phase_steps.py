@@ -15,8 +15,6 @@ from pathlib import Path
 import pytest
 import yaml
 
-from clusterforge.files.checkout import ansible_environment
-
 ROOT = Path(__file__).resolve().parents[1]
 PLAYBOOK = str(Path(sys.executable).with_name("ansible-playbook"))
 # the files whose steps the image holds: each role's package checks, and the health role's installed files
@@ -29,8 +27,9 @@ CHECKS = IMAGE_STEPS[:-1]
 @cache
 def listed(*tags: str) -> frozenset[str]:
     """`role : step` of every step site.yml lists with these tag options (statically imported steps only)."""
+    # the collection the roles name is on ANSIBLE_COLLECTIONS_PATH for every test (tests/conftest.py)
     done = subprocess.run([PLAYBOOK, "site.yml", "-i", "localhost,", "--list-tasks", *tags], cwd=ROOT,
-                          env={**ansible_environment(ROOT)}, capture_output=True, text=True, timeout=120, check=False)
+                          capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     return frozenset(line.strip().split("\t")[0] for line in done.stdout.splitlines() if "\tTAGS:" in line)
 

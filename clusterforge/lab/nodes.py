@@ -137,9 +137,14 @@ def shared_volume(paths: LabPaths) -> list[str]:
     return ["--volume", f"{volume}:{SHARED_MOUNT}"]
 
 
+def waited_on(spec: NodeSpec) -> bool:
+    """Whether every other node waits for this one (a controller, the accounting host)."""
+    return any(group in WAITED_ON for group in spec.groups)
+
+
 def cpu_share(spec: NodeSpec) -> list[str]:
     """podman's option for a node's share of the host's CPU: a larger one for the hosts the others wait for."""
-    return ["--cpu-shares", str(WAITED_ON_CPU_SHARES)] if any(g in WAITED_ON for g in spec.groups) else []
+    return ["--cpu-shares", str(WAITED_ON_CPU_SHARES)] if waited_on(spec) else []
 
 
 def start(paths: LabPaths, specs: Sequence[NodeSpec], image: str, repo: str, keep_state: bool = True,

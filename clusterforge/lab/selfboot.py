@@ -42,7 +42,7 @@ from clusterforge.core.errors import ClusterforgeError, Problem
 from clusterforge.files.atomic import write_bytes, write_text
 from clusterforge.files.checkout import project_root
 from clusterforge.lab import podman
-from clusterforge.lab.nodes import SHARED_MOUNT, WAITED_ON, NodeSpec
+from clusterforge.lab.nodes import SHARED_MOUNT, NodeSpec, waited_on
 from clusterforge.lab.paths import LabPaths
 
 BOOT = "/etc/clusterforge/boot"
@@ -162,8 +162,7 @@ class Given:
 
     def mounts(self, spec: NodeSpec) -> list[str]:
         """A node's options: the common ones, and the slurmdbd password where slurmdbd may run."""
-        first = any(group in spec.groups for group in WAITED_ON)
-        return [*self.common, *(self.accounting if first else ())]
+        return [*self.common, *(self.accounting if waited_on(spec) else ())]
 
 
 @dataclass(frozen=True)
@@ -238,7 +237,7 @@ def start(paths: LabPaths, cluster: str, controller: str, specs: Sequence[NodeSp
     def mounts(spec: NodeSpec) -> list[str]:
         return [*given.mounts(spec), *(more(spec) if more is not None else [])]
 
-    first = [spec for spec in specs if any(group in spec.groups for group in WAITED_ON)]
+    first = [spec for spec in specs if waited_on(spec)]
     ordered = [*first, *(spec for spec in specs if spec not in first)]
     names = [spec.name for spec in ordered]
     if not ordered:
