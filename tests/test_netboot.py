@@ -6,12 +6,14 @@ itself runs in the metal lab (tests/lab/test_lab_metal.py)."""
 from __future__ import annotations
 
 import ast
+import http.server
 import lzma
 import os
 import shutil
 import subprocess
 import sys
 import tarfile
+import threading
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -92,7 +94,7 @@ def test_the_init_script_and_its_dhcp_hook_pass_shellcheck() -> None:
         if os.environ.get("CI"):
             pytest.fail("shellcheck is not installed (.ci/run installs it)")
         pytest.skip("shellcheck is not installed")
-    done = subprocess.run(["shellcheck", "-s", "sh", str(DATA / "init"), str(DATA / "udhcpc.script")],
+    done = subprocess.run(["shellcheck", "-x", "-s", "sh", *(str(DATA / script) for script in initramfs.SCRIPTS)],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stdout
 
@@ -102,7 +104,52 @@ def test_the_init_refuses_a_node_name_that_is_not_a_host_name() -> None:
     script = (DATA / "init").read_text()
     assert 'case "$node" in *[!A-Za-z0-9.-]*) fail' in script
     # and a failed overlay stops the boot: fetched whole, then unpacked
-    assert 'wget -q -O /run/root/overlay.tar "$overlays/$overlay.tar" || fail' in script
+    assert 'fetch "$overlays/$overlay.tar" /run/root/overlay.tar || fail' in script
+    assert 'fetch "$image" /run/root/image.sqfs || fail' in script and "\nwget" not in script  # no fetch unbounded
+
+
+class Stalling(http.server.BaseHTTPRequestHandler):
+    """Serves BODY; its first answer sends a little of it, then nothing (a connection that stalled)."""
+
+    BODY = bytes(range(256)) * 400
+    answered = 0
+
+    def do_GET(self) -> None:
+        type(self).answered += 1
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(self.BODY)))
+        self.end_headers()
+        if type(self).answered == 1:
+            self.wfile.write(self.BODY[:1000])
+            self.wfile.flush()
+            time.sleep(8)  # longer than the stall bound the test gives
+            return
+        self.wfile.write(self.BODY)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_the_initramfs_fetches_again_a_transfer_that_stalled_and_fails_after_its_tries(tmp_path: Path) -> None:
+    """busybox's wget has no read timeout: the fetch watches the file grow, kills a stalled transfer and starts
+    again; a server that refuses fails after TRIES (the init then says FAILED, and `lab up` stops at once)."""
+    _need()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Stalling)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/image.sqfs"
+    script = (f'say() {{ echo "said: $*"; }}\nSTALL_S=2 TRIES=2\n. {DATA / "fetch.sh"}\n'
+              f'fetch {url} {tmp_path}/image.sqfs && echo fetched\n'
+              f'fetch http://127.0.0.1:1/x {tmp_path}/other && echo fetched-other\n')
+    try:
+        done = subprocess.run([str(initramfs.BUSYBOX), "sh", "-c", script], capture_output=True, text=True,
+                              timeout=60)
+    finally:
+        server.shutdown()
+    assert "said: no byte of " + url + " in 2 s (at 1000 bytes): fetching again" in done.stdout, done.stdout
+    assert "fetched\n" in done.stdout and (tmp_path / "image.sqfs").read_bytes() == Stalling.BODY
+    assert Stalling.answered == 2
+    refused = "said: fetch of http://127.0.0.1:1/x failed"
+    assert "fetched-other" not in done.stdout and done.stdout.count(refused) == 1, done.stdout  # tried twice
 
 
 def test_an_overlay_is_owned_by_root_keeps_modes_and_leaves_out_byte_code(tmp_path: Path) -> None:
@@ -158,8 +205,9 @@ def test_a_servers_overlay_carries_its_name_and_secrets_and_the_system_overlay_t
 def test_a_server_has_no_disk_boots_from_the_network_under_emulation_on_the_labs_bridge() -> None:
     server = virt.Server("metal-0001", "lab-metal-0001", "0b0f6f4e-8d1e-5e2c-9c2e-2f6f4b7f1a01",
                          virt.mac_of("lab", "metal-0001"), "podman3")
-    domain = ET.fromstring(virt.domain_xml(server))
+    domain = ET.fromstring(virt.domain_xml(server, Path("/cache/metal/qemu-one-tcg-thread")))
     assert domain.get("type") == "qemu"
+    assert domain.findtext("devices/emulator") == "/cache/metal/qemu-one-tcg-thread"
     assert [b.get("dev") for b in domain.iter("boot")] == ["network"]
     assert not list(domain.iter("disk"))
     nic = domain.find("devices/interface")
@@ -167,6 +215,27 @@ def test_a_server_has_no_disk_boots_from_the_network_under_emulation_on_the_labs
     assert nic.find("source").get("bridge") == "podman3"  # type: ignore[union-attr]
     assert nic.find("mac").get("address") == server.mac  # type: ignore[union-attr]
     assert domain.find("devices/serial/log").get("file") == str(server.console)  # type: ignore[union-attr]
+
+
+def test_the_servers_qemu_runs_one_tcg_thread_and_passes_every_other_argument_as_given(tmp_path: Path) -> None:
+    """libvirt passes `-accel tcg`; the wrapper makes it `tcg,thread=single` (a thread per vCPU let a guest kernel
+    patching its own code oops in early boot), and nothing else it is given changes."""
+    fake = tmp_path / "bin" / "qemu-system-x86_64"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/sh\nfor a; do printf "%s\\n" "$a"; done\n')
+    fake.chmod(0o755)
+    program = virt.emulator(tmp_path / "metal")
+    assert os.access(program, os.X_OK)
+    given = ["-name", "guest=lab-metal-0001,debug-threads=on", "-accel", "tcg", "-object", '{"a": "b c"}', "tcg"]
+    ran = subprocess.run([str(program), *given], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}"})
+    assert ran.stdout.splitlines() == [*given[:3], "tcg,thread=single", *given[4:]]
+    # written once: libvirt probes an emulator again whenever its file changes
+    written = program.stat().st_mtime_ns
+    time.sleep(0.01)
+    assert virt.emulator(tmp_path / "metal") == program and program.stat().st_mtime_ns == written
+    if shutil.which("shellcheck"):
+        assert subprocess.run(["shellcheck", "-s", "sh", str(program)], capture_output=True).returncode == 0
 
 
 def test_a_servers_mac_is_stable_and_qemus() -> None:
@@ -241,29 +310,36 @@ def test_the_bmc_emulator_is_given_libvirt_and_only_the_labs_servers_as_literals
     assert all(isinstance(node, ast.Assign) for node in ast.parse(text).body)  # nothing but literals runs
 
 
+def always_running(server: virt.Server) -> str:
+    """libvirt's answer for a server that runs throughout (the unit tier has no libvirtd)."""
+    return "running (booted)"
+
+
 def test_the_metal_lab_reads_each_servers_milestones_and_stops_at_a_failed_boot(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from clusterforge.lab.metal import up
 
     monkeypatch.setattr(virt, "CONSOLE_DIR", tmp_path)
     server = virt.Server("metal-0001", "lab-metal-0001", "id", "52:54:00:00:00:01", "br0")
-    server.console.write_text("[    0.000000] Linux version 6.12\nclusterforge-netboot: image and overlays in place\n"
+    server.console.write_text("[    0.000000] Linux version 6.12\nclusterforge-netboot: fetching the image from x\n"
+                              "clusterforge-netboot: image and overlays in place\n"
                               "[   30.9] echo[346]: clusterforge-boot: the boot phase starts on metal-0001\n")
     said: list[str] = []
-    seen = up.watch([server], time.monotonic(), lambda: True, 10, said.append)
-    assert set(seen["metal-0001"]) == {"kernel", "image", "boot_unit"}
+    seen = up.watch([server], time.monotonic(), lambda: True, 10, said.append, state=always_running)
+    assert set(seen["metal-0001"]) == {"kernel", "fetch", "image", "boot_unit"}
     server.console.write_text("clusterforge-netboot: FAILED: fetch http://10.213.0.17:80/overlays/node/x.tar\n")
     with pytest.raises(ClusterforgeError, match="metal-0001 did not boot: clusterforge-netboot: FAILED: fetch"):
-        up.watch([server], time.monotonic(), lambda: False, 10, said.append)
+        up.watch([server], time.monotonic(), lambda: False, 10, said.append, state=always_running)
     # a server that never loads a kernel (a wrong boot order or reservation): named, not waited on for the job
     server.console.write_text("")
     with pytest.raises(ClusterforgeError, match="no kernel started on metal-0001 within 5 s"):
-        up.watch([server], time.monotonic() - 6, lambda: False, 600, said.append, no_kernel_s=5)
+        up.watch([server], time.monotonic() - 6, lambda: False, 600, said.append, no_kernel_s=5, state=always_running)
     # beside one that booted, the silent one is named, and its console is where to look
     other = virt.Server("metal-0002", "lab-metal-0002", "id2", "52:54:00:00:00:02", "br0")
     other.console.write_text("[    0.000000] Linux version 6.12\n")
     with pytest.raises(ClusterforgeError, match="no kernel started on metal-0001 within") as silent:
-        up.watch([other, server], time.monotonic() - 6, lambda: False, 600, said.append, no_kernel_s=5)
+        up.watch([other, server], time.monotonic() - 6, lambda: False, 600, said.append, no_kernel_s=5,
+                 state=always_running)
     assert silent.value.problems[0].file == str(server.console)
 
 
@@ -276,10 +352,59 @@ def test_a_failed_boot_phase_ends_the_wait_with_its_step_and_error(tmp_path: Pat
     server.console.write_text("[    0.000000] Linux version 6.12\nclusterforge-boot: FAILED at munge : Start munge\n"
                               "fatal: [metal-0001]: FAILED! => munge.key is missing\n" + "more\n" * 500)
     with pytest.raises(ClusterforgeError) as failed:
-        up.watch([server], time.monotonic(), lambda: False, 10, [].append)
+        up.watch([server], time.monotonic(), lambda: False, 10, [].append, state=always_running)
     message = str(failed.value)
     assert "metal-0001 did not boot: clusterforge-boot: FAILED at munge : Start munge" in message
     assert "munge.key is missing" in message and message.count("more") < 100  # the error, bounded
+
+
+def test_a_server_that_stopped_running_ends_the_wait_with_libvirts_reason_and_qemus_log(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A QEMU killed (the host's OOM killer) or crashed prints nothing on the console: without asking libvirt,
+    the wait would last until slurmctld's ResumeTimeout failed the job, twenty minutes on."""
+    from clusterforge.lab.metal import up
+
+    monkeypatch.setattr(virt, "CONSOLE_DIR", tmp_path)
+    monkeypatch.setattr(up, "STATE_EVERY_S", 0)
+    server = virt.Server("metal-0002", "lab-metal-0002", "id", "52:54:00:00:00:02", "br0")
+    server.console.write_text("[    0.000000] Linux version 6.12\nclusterforge-netboot: DHCP on eth0\n"
+                              "clusterforge-netboot: fetching the image from http://10.213.0.17/image.sqfs\n")
+    virt.qemu_log(server).write_text("char device redirected to /dev/pts/3\n"
+                                     "2026-11-29 qemu-system-x86_64: terminating on signal 9 from pid 812\n")
+    answers = iter(["shut off (destroyed)", "running (booted)", "running (booted)", "shut off (crashed)"])
+    with pytest.raises(ClusterforgeError) as stopped:
+        up.watch([server], time.monotonic(), lambda: False, 60, [].append, state=lambda s: next(answers))
+    message = str(stopped.value)
+    assert "metal-0002 stopped before it joined SLURM: libvirt says it is shut off (crashed)" in message
+    assert "last milestone: the image's fetch starts" in message
+    assert "fetching the image from http://10.213.0.17/image.sqfs" in message  # where its console stood
+    assert "terminating on signal 9" in message  # and why QEMU ended
+    # powered off before it ever ran (SLURM has not resumed it yet) is not a failure
+    answers = iter(["shut off (destroyed)"] * 3)
+    ended = iter([False, False, True])
+    up.watch([server], time.monotonic(), lambda: next(ended), 60, [].append, state=lambda s: next(answers))
+
+
+def test_a_wait_that_ends_without_a_failure_line_shows_where_each_server_stood(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from clusterforge.lab.metal import up
+
+    monkeypatch.setattr(virt, "CONSOLE_DIR", tmp_path)
+    server = virt.Server("metal-0002", "lab-metal-0002", "id", "52:54:00:00:00:02", "br0")
+    server.console.write_text("noise\n" * 5000 + "[    0.000000] Linux version 6.12\n"
+                              "clusterforge-netboot: fetching the image from http://10.213.0.17/image.sqfs\n"
+                              "\x1b[2Jcontrol\x07 characters\n")
+    with pytest.raises(ClusterforgeError) as late:
+        up.watch([server], time.monotonic(), lambda: False, 0, [].append, state=always_running)
+    message = str(late.value)
+    assert "metal-0002 (last milestone: the image's fetch starts); its console ends:" in message
+    assert "\x1b" not in message and "\x07" not in message and "[2Jcontrol characters" in message
+    assert message.count("noise") <= 8  # the end, bounded
+    assert "no milestone" in up.where_they_stand([server], {})
+    # a kernel that started but an image never mounted: named before the join's bound
+    with pytest.raises(ClusterforgeError, match="no image mounted on metal-0002 within 5 s of power-on") as stuck:
+        up.watch([server], time.monotonic() - 6, lambda: False, 600, [].append, no_image_s=5, state=always_running)
+    assert "fetching the image from http://10.213.0.17/image.sqfs" in str(stuck.value)
 
 
 def test_a_console_is_read_as_it_grows_and_anew_when_the_server_boots_again(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ BUSYBOX = Path("/bin/busybox")  # Debian's busybox-static: one static program fo
 # What must load before the image is mounted: the NIC's driver (virtio's here; a site's NIC drivers are the same
 # kind of entry), the image's file system, the loop device it is mounted from, and the writable layer.
 MODULES = ("virtio_net", "e1000", "squashfs", "loop", "overlay")
+SCRIPTS = ("init", "fetch.sh", "udhcpc.script")  # data/'s scripts, at the initramfs's root
 PT_INTERP = 3
 
 
@@ -81,7 +82,7 @@ def recipe() -> str:
     a changed script packs the image's initramfs again."""
     data = resources.files("clusterforge.netboot") / "data"
     digest = hashlib.sha256(repr(MODULES).encode())
-    for script in ("init", "udhcpc.script"):
+    for script in SCRIPTS:
         digest.update((data / script).read_bytes())
     return digest.hexdigest()
 
@@ -99,7 +100,7 @@ def build(modules_dir: Path, out: Path, busybox: Path = BUSYBOX) -> int:
         for folder in ("bin", "lib/modules", "newroot", "proc", "sys", "dev", "run"):
             (root / folder).mkdir(parents=True)
         shutil.copy2(busybox, root / "bin/busybox")
-        for script in ("init", "udhcpc.script"):
+        for script in SCRIPTS:
             (root / script).write_bytes((data / script).read_bytes())
             (root / script).chmod(0o755)
         loaded = []

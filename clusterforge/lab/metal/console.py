@@ -15,6 +15,7 @@ CARRY = 4096  # what is kept of the text already read: a marker or a failure's l
 READ_MAX = 1 << 20  # at most this much of the new text is read at each look; the rest at the next
 SHOWN_LINES = 40  # a failure's line and the lines after it (the playbook's `fatal:` message, the check's output)
 SHOWN_CHARS = 4000
+TAIL_BYTES = 4096  # what `tail` reads of a console's end
 
 
 @dataclass
@@ -49,3 +50,17 @@ class Console:
                 lines = self.text[at:].splitlines()[:SHOWN_LINES]
                 return "\n".join(line.rstrip() for line in lines).strip()[:SHOWN_CHARS]
         return None
+
+
+def tail(path: Path, lines: int = 12) -> str:
+    """The console's last few lines (from its last 4 KB, unprintable characters dropped), or "" when it has none:
+    where a server stood when a wait ended without a failure line (a stalled fetch, a kernel that stopped)."""
+    try:
+        with path.open("rb") as log:
+            size = log.seek(0, 2)
+            log.seek(max(0, size - TAIL_BYTES))
+            end = log.read(TAIL_BYTES).decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        return ""
+    kept = ["".join(c for c in line if c.isprintable()).rstrip() for line in end.splitlines()[-lines:]]
+    return "\n".join(line for line in kept if line)

@@ -31,7 +31,7 @@ from clusterforge.files.checkout import project_root
 from clusterforge.lab import bmc_service, cluster, nodes, podman, selfboot
 from clusterforge.lab.bmc_service import BmcFiles
 from clusterforge.lab.metal import bmcs, boot_service, vbmc, virt
-from clusterforge.lab.metal.console import Console
+from clusterforge.lab.metal.console import Console, tail
 from clusterforge.lab.paths import LabPaths, shared_cache
 from clusterforge.lab.render import group_vars
 from clusterforge.lab.state import LabState
@@ -41,12 +41,18 @@ Say = Callable[[str], None]
 PLAYBOOK = "provisioning.yml"
 JOIN_S = 1500  # power-on to the first job on both servers, under software emulation on a loaded 2-core host
 NO_KERNEL_S = 300  # power-on to the kernel's first line (measured: 21-22 s), or the network boot loaded nothing
+# power-on to the image mounted (measured: 33-70 s; the initramfs's fetch gives a stalled transfer 60 s, three
+# times), or the initramfs is stuck: said at once, not at slurmctld's ResumeTimeout twenty minutes on
+NO_IMAGE_S = 600
 # what each server's console says on the way to SLURM, in order (netboot/data/init, image/bootable.BOOT_LINE)
 MILESTONES = (("kernel", "the kernel's first line", "Linux version"),
+              ("fetch", "the image's fetch starts", "clusterforge-netboot: fetching the image"),
               ("image", "the image fetched and mounted", "clusterforge-netboot: image and overlays in place"),
               ("boot_unit", "the boot unit starts", "clusterforge-boot: the boot phase starts"))
 # what a console says when a boot failed: the initramfs's step (netboot/data/init), the boot phase's (lab/data)
 FAILURES = ("clusterforge-netboot: FAILED", "clusterforge-boot: FAILED")
+STATE_EVERY_S = 10  # how often the wait asks libvirt whether each server still runs
+SHOWN_SERVERS = 4  # a failed wait shows where this many servers stood (the metal lab has two)
 
 
 @dataclass
@@ -128,8 +134,9 @@ def up(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], say: Say,
     nodes.write_ssh_config(paths, [*lab.nodes, *lab.launched])
     timings.mark("controller configured itself")
     servers = servers_of(paths, made.launched, bridge_of(paths))
+    program = virt.emulator(shared_cache() / "metal")
     for server in servers:
-        virt.define(server, paths.root / "metal" / "domains")
+        virt.define(server, paths.root / "metal" / "domains", program)
     files = BmcFiles.of(paths)
     url = bmcs.start(files)
     ipmi = vbmc.start(files, servers)
@@ -158,14 +165,19 @@ def up(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], say: Say,
 
 
 def watch(servers: Sequence[virt.Server], started: float, until: Callable[[], bool], timeout: float,
-          say: Say, no_kernel_s: float = NO_KERNEL_S) -> dict[str, dict[str, float]]:
+          say: Say, no_kernel_s: float = NO_KERNEL_S, no_image_s: float = NO_IMAGE_S,
+          state: Callable[[virt.Server], str] = virt.state_and_reason) -> dict[str, dict[str, float]]:
     """Each server's milestones (seconds from `started`) as its console shows them, until `until()` holds. A
     console that says the network boot or the boot phase failed ends the wait at once, with what it printed, and
     so does a server whose kernel never started: its network boot found nothing to load (its boot order, its DHCP
-    reservation, the provisioning service)."""
+    reservation, the provisioning service), one whose initramfs never mounted the image, and one that stopped
+    running after it started (its QEMU killed or crashed: nothing would say so but slurmctld's ResumeTimeout,
+    twenty minutes later)."""
     seen: dict[str, dict[str, float]] = {s.node: {} for s in servers}
     consoles = {s.node: Console(s.console) for s in servers}
+    running: set[str] = set()
     deadline = time.monotonic() + timeout
+    asked = 0.0
     while True:
         for server in servers:
             console = consoles[server.node]
@@ -179,6 +191,9 @@ def watch(servers: Sequence[virt.Server], started: float, until: Callable[[], bo
                     say(f"  {server.node}: {words} at {seen[server.node][key]:.0f} s")
         if until():
             return seen
+        if time.monotonic() - asked >= STATE_EVERY_S:
+            asked = time.monotonic()
+            stopped(servers, running, state, seen)
         silent = [s for s in servers if "kernel" not in seen[s.node]]
         if silent and time.monotonic() - started > no_kernel_s:
             raise ClusterforgeError(Problem(
@@ -186,10 +201,46 @@ def watch(servers: Sequence[virt.Server], started: float, until: Callable[[], bo
                 "the network boot loaded nothing", str(silent[0].console),
                 hint="the server's boot order (network first), its DHCP reservation (dhcp-hosts, `power inventory`), "
                      "and dnsmasq's and nginx's logs on the provisioning server"))
+        stuck = [s for s in servers if "kernel" in seen[s.node] and "image" not in seen[s.node]]
+        if stuck and time.monotonic() - started > no_image_s:
+            raise ClusterforgeError(Problem(
+                f"no image mounted on {', '.join(s.node for s in stuck)} within {no_image_s:.0f} s of power-on: "
+                f"its initramfs is stuck\n{where_they_stand(stuck, seen)}", str(stuck[0].console),
+                hint="the provisioning server's nginx log (/var/log/nginx/) and the server's console"))
         if time.monotonic() > deadline:
-            raise ClusterforgeError(Problem(f"the servers did not join SLURM within {timeout:.0f} s",
-                                            str(servers[0].console), hint="read the consoles"))
+            raise ClusterforgeError(Problem(f"the servers did not join SLURM within {timeout:.0f} s\n"
+                                            f"{where_they_stand(servers, seen)}", str(servers[0].console),
+                                            hint="read the consoles"))
         time.sleep(1)
+
+
+def stopped(servers: Sequence[virt.Server], running: set[str], state: Callable[[virt.Server], str],
+            seen: dict[str, dict[str, float]]) -> None:
+    """Note which servers libvirt says run; one seen running that no longer does ends the wait, with libvirt's
+    reason and the end of QEMU's own log (where a killed or crashed QEMU says why)."""
+    for server in servers:
+        now = state(server)
+        if now.startswith("running"):
+            running.add(server.node)
+        elif server.node in running:
+            said = tail(virt.qemu_log(server), lines=6)
+            raise ClusterforgeError(Problem(
+                f"{server.node} stopped before it joined SLURM: libvirt says it is {now or 'not defined'}\n"
+                f"{where_they_stand([server], seen)}" + (f"\nQEMU's log ends:\n{said}" if said else ""),
+                str(virt.qemu_log(server)),
+                hint="the host's memory (`dmesg` for the OOM killer) and libvirtd's log"))
+
+
+def where_they_stand(servers: Sequence[virt.Server], seen: dict[str, dict[str, float]]) -> str:
+    """Each server's last milestone and the end of its console (bounded): where a boot stood when a wait ended
+    without a failure line, say a fetch that stalled or a kernel that stopped printing."""
+    parts = []
+    for server in servers[:SHOWN_SERVERS]:
+        reached = [words for key, words, _ in MILESTONES if key in seen.get(server.node, {})]
+        last = f"last milestone: {reached[-1]}" if reached else "no milestone"
+        ends = tail(server.console, lines=8).replace("\n", "\n    ")
+        parts.append(f"{server.node} ({last}); its console ends:\n    {ends or '(nothing)'}")
+    return "\n".join(parts)
 
 
 def record(paths: LabPaths, made: Metal, seconds: float) -> Path:
@@ -235,7 +286,8 @@ def first_job(paths: LabPaths, made: Metal, say: Say) -> str:
     output, errors = job.communicate()
     made.timings.mark("servers booted and first srun")
     if job.returncode != 0:
-        raise ClusterforgeError(Problem(f"{' '.join(command)} failed: {errors.strip()[-300:]}", made.lab.controller,
+        raise ClusterforgeError(Problem(f"{' '.join(command)} failed: {errors.strip()[-300:]}\n"
+                                        f"{where_they_stand(made.servers, made.boots)}", made.lab.controller,
                                         hint=f"clusterforge lab exec --name {paths.name} {made.lab.controller} -- "
                                              "sinfo -R"))
     record(paths, made, time.monotonic() - powered)

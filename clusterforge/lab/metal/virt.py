@@ -2,7 +2,9 @@
 network only (their boot order says so, as a stateless server's firmware does).
 
 Software emulation (`type='qemu'`, TCG): these machines expose no hardware virtualisation, and KVM nested in
-them hung after the BIOS (shared reference bare-metal.md). Each server has this host's CPU topology, as the lab's
+them hung after the BIOS (shared reference bare-metal.md). Each server runs one TCG thread for its vCPUs
+(data/qemu-one-tcg-thread, its emulator): with one per vCPU a guest kernel patching its own code oopsed in early
+boot on a loaded host. Each server has this host's CPU topology, as the lab's
 `lab-node` catalog entry does (lab/render.with_host_cpus): slurm.conf's node line is what its slurmd counts, or
 slurmctld refuses the registration ("Low socket*core*thread count"). Memory holds the image (its root is in
 memory, netboot/) and what the node runs.
@@ -23,8 +25,9 @@ import stat
 import subprocess
 import time
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
-from xml.sax.saxutils import quoteattr
+from xml.sax.saxutils import escape, quoteattr
 
 from clusterforge.catalog.models import Cpus
 from clusterforge.core.errors import ClusterforgeError, Problem
@@ -36,6 +39,7 @@ CONSOLE_DIR = Path("/var/log/libvirt/qemu")
 DAEMONS = ("virtlogd", "libvirtd")
 KVM = Path("/dev/kvm")
 DAEMON_LOG = Path("/var/log/libvirt")  # <daemon>.out: what each one started here prints
+EMULATOR = "qemu-one-tcg-thread"  # data/'s QEMU wrapper, written where libvirt runs it from
 PACKAGES = "libvirt-daemon-system qemu-system-x86 ipxe-qemu busybox-static squashfs-tools cpio python3-venv tini"
 
 
@@ -117,9 +121,22 @@ def require() -> None:
         time.sleep(0.5)
 
 
-def domain_xml(server: Server, memory_mib: int = MEMORY_MIB) -> str:
-    """The server as libvirt defines it: TCG, no disk, one virtio NIC on the lab's bridge, boot from the network,
-    its serial console logged."""
+def emulator(folder: Path) -> Path:
+    """The servers' QEMU (one TCG thread each) as a program in `folder`; written only when its text changed, since
+    libvirt probes an emulator again whenever its file does."""
+    from clusterforge.files.atomic import write_bytes
+
+    text = (resources.files("clusterforge.lab.metal") / "data" / EMULATOR).read_bytes()
+    program = folder / EMULATOR
+    if not program.is_file() or program.read_bytes() != text:
+        folder.mkdir(parents=True, exist_ok=True)
+        write_bytes(program, text, mode=0o755)
+    return program
+
+
+def domain_xml(server: Server, emulator: Path, memory_mib: int = MEMORY_MIB) -> str:
+    """The server as libvirt defines it: TCG through `emulator` (one thread), no disk, one virtio NIC on the lab's
+    bridge, boot from the network, its serial console logged."""
     console = quoteattr(str(server.console))
     cpus = host_cpus() or Cpus(sockets=1, cores_per_socket=1, threads_per_core=1)
     vcpus = cpus.sockets * cpus.cores_per_socket * cpus.threads_per_core
@@ -139,6 +156,7 @@ def domain_xml(server: Server, memory_mib: int = MEMORY_MIB) -> str:
   <on_reboot>restart</on_reboot>
   <on_crash>destroy</on_crash>
   <devices>
+    <emulator>{escape(str(emulator))}</emulator>
     <interface type='bridge'>
       <source bridge={quoteattr(server.bridge)}/>
       <mac address='{server.mac}'/>
@@ -155,12 +173,13 @@ def domain_xml(server: Server, memory_mib: int = MEMORY_MIB) -> str:
 """
 
 
-def define(server: Server, folder: Path) -> None:
-    """Define the server in libvirt (again, when it was: its definition is this lab's)."""
+def define(server: Server, folder: Path, program: Path) -> None:
+    """Define the server in libvirt, run by `program` (`emulator`'s), again when it was: its definition is this
+    lab's."""
     undefine(server)
     folder.mkdir(parents=True, exist_ok=True)
     xml = folder / f"{server.domain}.xml"
-    xml.write_text(domain_xml(server), encoding="utf-8")
+    xml.write_text(domain_xml(server, program), encoding="utf-8")
     virsh("define", str(xml))
 
 
@@ -177,3 +196,14 @@ def state(server: Server) -> str:
     """libvirt's word for the server's state ("running", "shut off"), "" when it is not defined."""
     proc = virsh("domstate", server.domain, check=False, timeout=30)
     return proc.stdout.strip() if proc.returncode == 0 else ""
+
+
+def state_and_reason(server: Server) -> str:
+    """The state with libvirt's reason for it ("shut off (crashed)", "running (booted)"), "" when not defined."""
+    proc = virsh("domstate", "--reason", server.domain, check=False, timeout=30)
+    return proc.stdout.strip() if proc.returncode == 0 else ""
+
+
+def qemu_log(server: Server) -> Path:
+    """QEMU's own log of the server (its command line, and why it exited when it did)."""
+    return CONSOLE_DIR / f"{server.domain}.log"
