@@ -376,7 +376,7 @@ def test_a_server_that_stopped_running_ends_the_wait_with_libvirts_reason_and_qe
         up.watch([server], time.monotonic(), lambda: False, 60, [].append, state=lambda s: next(answers))
     message = str(stopped.value)
     assert "metal-0002 stopped before it joined SLURM: libvirt says it is shut off (crashed)" in message
-    assert "last milestone: the image's fetch starts" in message
+    assert "metal-0002's last milestone: the image's fetch starts" in message
     assert "fetching the image from http://10.213.0.17/image.sqfs" in message  # where its console stood
     assert "terminating on signal 9" in message  # and why QEMU ended
     # powered off before it ever ran (SLURM has not resumed it yet) is not a failure
@@ -397,10 +397,11 @@ def test_a_wait_that_ends_without_a_failure_line_shows_where_each_server_stood(
     with pytest.raises(ClusterforgeError) as late:
         up.watch([server], time.monotonic(), lambda: False, 0, [].append, state=always_running)
     message = str(late.value)
-    assert "metal-0002 (last milestone: the image's fetch starts); its console ends:" in message
+    assert (f"{server.console}: metal-0002's last milestone: the image's fetch starts; its console ends: noise | "
+            in message)
     assert "\x1b" not in message and "\x07" not in message and "[2Jcontrol characters" in message
     assert message.count("noise") <= 8  # the end, bounded
-    assert "no milestone" in up.where_they_stand([server], {})
+    assert "last milestone: none" in up.where_they_stand([server], {})[0].message
     # a kernel that started but an image never mounted: named before the join's bound
     with pytest.raises(ClusterforgeError, match="no image mounted on metal-0002 within 5 s of power-on") as stuck:
         up.watch([server], time.monotonic() - 6, lambda: False, 600, [].append, no_image_s=5, state=always_running)

@@ -134,7 +134,7 @@ def up(paths: LabPaths, blueprint: Path, catalogs: Sequence[Path], say: Say,
     nodes.write_ssh_config(paths, [*lab.nodes, *lab.launched])
     timings.mark("controller configured itself")
     servers = servers_of(paths, made.launched, bridge_of(paths))
-    program = virt.emulator(shared_cache() / "metal")
+    program = virt.emulator()
     for server in servers:
         virt.define(server, paths.root / "metal" / "domains", program)
     files = BmcFiles.of(paths)
@@ -203,14 +203,15 @@ def watch(servers: Sequence[virt.Server], started: float, until: Callable[[], bo
                      "and dnsmasq's and nginx's logs on the provisioning server"))
         stuck = [s for s in servers if "kernel" in seen[s.node] and "image" not in seen[s.node]]
         if stuck and time.monotonic() - started > no_image_s:
-            raise ClusterforgeError(Problem(
+            raise ClusterforgeError([Problem(
                 f"no image mounted on {', '.join(s.node for s in stuck)} within {no_image_s:.0f} s of power-on: "
-                f"its initramfs is stuck\n{where_they_stand(stuck, seen)}", str(stuck[0].console),
-                hint="the provisioning server's nginx log (/var/log/nginx/) and the server's console"))
+                "its initramfs is stuck", str(stuck[0].console),
+                hint="the provisioning server's nginx log (/var/log/nginx/) and the server's console"),
+                *where_they_stand(stuck, seen)])
         if time.monotonic() > deadline:
-            raise ClusterforgeError(Problem(f"the servers did not join SLURM within {timeout:.0f} s\n"
-                                            f"{where_they_stand(servers, seen)}", str(servers[0].console),
-                                            hint="read the consoles"))
+            raise ClusterforgeError([Problem(f"the servers did not join SLURM within {timeout:.0f} s",
+                                             str(servers[0].console), hint="read the consoles"),
+                                     *where_they_stand(servers, seen)])
         time.sleep(1)
 
 
@@ -223,24 +224,24 @@ def stopped(servers: Sequence[virt.Server], running: set[str], state: Callable[[
         if now.startswith("running"):
             running.add(server.node)
         elif server.node in running:
-            said = tail(virt.qemu_log(server), lines=6)
-            raise ClusterforgeError(Problem(
-                f"{server.node} stopped before it joined SLURM: libvirt says it is {now or 'not defined'}\n"
-                f"{where_they_stand([server], seen)}" + (f"\nQEMU's log ends:\n{said}" if said else ""),
-                str(virt.qemu_log(server)),
-                hint="the host's memory (`dmesg` for the OOM killer) and libvirtd's log"))
+            said = " | ".join(tail(virt.qemu_log(server), lines=6).splitlines()) or "(nothing)"
+            raise ClusterforgeError([Problem(
+                f"{server.node} stopped before it joined SLURM: libvirt says it is {now or 'not defined'}; QEMU's "
+                f"log ends: {said}", str(virt.qemu_log(server)),
+                hint="the host's memory (`dmesg` for the OOM killer) and libvirtd's log"),
+                *where_they_stand([server], seen)])
 
 
-def where_they_stand(servers: Sequence[virt.Server], seen: dict[str, dict[str, float]]) -> str:
-    """Each server's last milestone and the end of its console (bounded): where a boot stood when a wait ended
-    without a failure line, say a fetch that stalled or a kernel that stopped printing."""
-    parts = []
+def where_they_stand(servers: Sequence[virt.Server], seen: dict[str, dict[str, float]]) -> list[Problem]:
+    """Each server's last milestone and the end of its console (bounded), one problem each at its console: where a
+    boot stood when a wait ended without a failure line, say a fetch that stalled or a kernel that stopped."""
+    problems = []
     for server in servers[:SHOWN_SERVERS]:
         reached = [words for key, words, _ in MILESTONES if key in seen.get(server.node, {})]
-        last = f"last milestone: {reached[-1]}" if reached else "no milestone"
-        ends = tail(server.console, lines=8).replace("\n", "\n    ")
-        parts.append(f"{server.node} ({last}); its console ends:\n    {ends or '(nothing)'}")
-    return "\n".join(parts)
+        ends = " | ".join(tail(server.console, lines=8).splitlines()) or "(nothing)"
+        problems.append(Problem(f"{server.node}'s last milestone: {reached[-1] if reached else 'none'}; its console "
+                                f"ends: {ends}", str(server.console)))
+    return problems
 
 
 def record(paths: LabPaths, made: Metal, seconds: float) -> Path:
@@ -286,9 +287,9 @@ def first_job(paths: LabPaths, made: Metal, say: Say) -> str:
     output, errors = job.communicate()
     made.timings.mark("servers booted and first srun")
     if job.returncode != 0:
-        raise ClusterforgeError(Problem(f"{' '.join(command)} failed: {errors.strip()[-300:]}\n"
-                                        f"{where_they_stand(made.servers, made.boots)}", made.lab.controller,
-                                        hint=f"clusterforge lab exec --name {paths.name} {made.lab.controller} -- "
-                                             "sinfo -R"))
+        raise ClusterforgeError([Problem(f"{' '.join(command)} failed: {errors.strip()[-300:]}", made.lab.controller,
+                                         hint=f"clusterforge lab exec --name {paths.name} {made.lab.controller} -- "
+                                              "sinfo -R"),
+                                 *where_they_stand(made.servers, made.boots)])
     record(paths, made, time.monotonic() - powered)
     return output

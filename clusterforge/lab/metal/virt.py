@@ -40,6 +40,8 @@ DAEMONS = ("virtlogd", "libvirtd")
 KVM = Path("/dev/kvm")
 DAEMON_LOG = Path("/var/log/libvirt")  # <daemon>.out: what each one started here prints
 EMULATOR = "qemu-one-tcg-thread"  # data/'s QEMU wrapper, written where libvirt runs it from
+# where: libvirt runs QEMU as its own user (libvirt-qemu), who may not enter root's home or a lab's folder in it
+EMULATOR_DIR = Path("/var/lib/libvirt/clusterforge")
 PACKAGES = "libvirt-daemon-system qemu-system-x86 ipxe-qemu busybox-static squashfs-tools cpio python3-venv tini"
 
 
@@ -121,15 +123,15 @@ def require() -> None:
         time.sleep(0.5)
 
 
-def emulator(folder: Path) -> Path:
-    """The servers' QEMU (one TCG thread each) as a program in `folder`; written only when its text changed, since
-    libvirt probes an emulator again whenever its file does."""
+def emulator(folder: Path = EMULATOR_DIR) -> Path:
+    """The servers' QEMU (one TCG thread each) as a program in `folder`, open to libvirt's QEMU user; written only
+    when its text changed, since libvirt probes an emulator again whenever its file does."""
     from clusterforge.files.atomic import write_bytes
 
     text = (resources.files("clusterforge.lab.metal") / "data" / EMULATOR).read_bytes()
     program = folder / EMULATOR
     if not program.is_file() or program.read_bytes() != text:
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o755, parents=True, exist_ok=True)
         write_bytes(program, text, mode=0o755)
     return program
 
