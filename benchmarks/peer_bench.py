@@ -1,7 +1,7 @@
 """The lab beside a peer: a cached `lab up` (its default, `--boot self`) against the galaxyproject/ansible-slurm
 role's cold run, on the same machine, the same node image and the same 3 containers.
 
-    sudo .venv/bin/python benchmarks/peer_bench.py --role PATH/TO/ansible-slurm [--runs 2]
+    sudo .venv/bin/python benchmarks/peer_bench.py --role PATH/TO/ansible-slurm [--runs 2] [--apt-proxy-port 3142]
 
 The peer: 3 containers from the lab's node image (Debian 13, systemd, sshd; nothing of SLURM), then the role's
 own example as its users run it (`slurmservers` and `slurmexechosts` groups, a shared munge key, SLURM from
@@ -13,6 +13,12 @@ The lab: `lab up` (nodes that configure themselves, the default) with its images
 once first), timed the same way by benchmarks/selfboot_bench.py's measure. Prints one markdown row per run,
 with the load average at the start. The role is not part of clusterforge: pass a checkout of it
 (github.com/galaxyproject/ansible-slurm).
+
+`--apt-proxy-port PORT` gives the peer's nodes an apt proxy on this host, reached at the lab network's gateway: a
+caching proxy for deb.debian.org (benchmarks/README.md shows the nginx `proxy_cache` one used here; Debian's
+apt-cacher-ng is the usual one, but it could not resolve the archive's name on this machine). After one run has
+filled it, the peer installs SLURM from a local cache instead of deb.debian.org: the "same fast mirror" as the
+lab, whose cached image downloads nothing.
 """
 
 from __future__ import annotations
@@ -75,8 +81,9 @@ def down() -> None:
     run([sys.executable, "-m", "clusterforge", "lab", "down", "--name", NAME], cwd=ROOT)
 
 
-def peer(role: Path) -> float:
-    """Seconds from the first container start to the first srun on both compute nodes."""
+def peer(role: Path, apt_proxy_port: int | None = None) -> float:
+    """Seconds from the first container start to the first srun on both compute nodes; with `apt_proxy_port`, the
+    nodes' apt goes through the proxy at that port of the lab network's gateway (this host)."""
     down()
     paths = LabPaths.of(NAME)
     paths.root.mkdir(parents=True, exist_ok=True)
@@ -102,6 +109,11 @@ def peer(role: Path) -> float:
         nodes.start(paths, specs, node_image, str(repo))
         nodes.write_ssh_config(paths, [Node(s.name, paths.container(s.name), s.ip, s.groups) for s in specs])
         nodes.wait_booted(paths, list(HOSTS))
+        if apt_proxy_port is not None:
+            proxy = f'Acquire::http::Proxy "http://{subnet.network_address + 1}:{apt_proxy_port}";\n'
+            for host in HOSTS:
+                run(["podman", "exec", paths.container(host), "sh", "-c",
+                     f"printf '%s' '{proxy}' > /etc/apt/apt.conf.d/01bench-proxy"])
         env = os.environ | {"ANSIBLE_CONFIG": str(work / "ansible.cfg"),
                             "ANSIBLE_SSH_ARGS": f"-F {paths.ssh_config} -o ControlMaster=auto -o ControlPersist=60s"}
         play = run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(work / "hosts.ini"),
@@ -130,6 +142,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--role", type=Path, required=True, help="a checkout of galaxyproject/ansible-slurm")
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--apt-proxy-port", type=int, default=None,
+                        help="the peer's apt through a caching proxy on this host, at this port")
     args = parser.parse_args()
     if not (args.role / "tasks" / "main.yml").is_file():
         raise SystemExit(f"{args.role} is not a checkout of the role (no tasks/main.yml)")
@@ -139,8 +153,10 @@ def main() -> None:
     print("|---|---|---|---|")
     for number in range(1, args.runs + 1):
         before = load()
-        seconds = peer(args.role)
-        print(f"| {number} | galaxyproject.slurm, cold play (SLURM only) | {before} | {seconds:.0f} |", flush=True)
+        seconds = peer(args.role, args.apt_proxy_port)
+        mirror = "a local apt cache" if args.apt_proxy_port else "deb.debian.org"
+        print(f"| {number} | galaxyproject.slurm, cold play (SLURM only), {mirror} | {before} | {seconds:.0f} |",
+              flush=True)
         before = load()
         seconds = lab()
         print(f"| {number} | clusterforge `lab up` (self boot, the default), cached image | {before} | "
