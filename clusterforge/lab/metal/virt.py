@@ -4,10 +4,10 @@ network only (their boot order says so, as a stateless server's firmware does).
 Software emulation (`type='qemu'`, TCG): these machines expose no hardware virtualisation, and KVM nested in
 them hung after the BIOS (shared reference bare-metal.md). Each server runs one TCG thread for its vCPUs
 (data/qemu-one-tcg-thread, its emulator): with one per vCPU a guest kernel patching its own code oopsed in early
-boot on a loaded host. Each server has this host's CPU topology, as the lab's
-`lab-node` catalog entry does (lab/render.with_host_cpus): slurm.conf's node line is what its slurmd counts, or
-slurmctld refuses the registration ("Low socket*core*thread count"). Memory holds the image (its root is in
-memory, netboot/) and what the node runs.
+boot on a loaded host. Each server has this host's CPU topology, as the lab's `lab-node` catalog entry does
+(lab/render.with_host_cpus): slurm.conf's node line is what its slurmd counts, or slurmctld refuses the
+registration ("Low socket*core*thread count"). Memory holds the image (its root is in memory, netboot/) and what
+the node runs.
 libvirtd and virtlogd are started here when the machine's init has not (a container or CI machine without
 systemd as PID 1), each under tini as a subreaper, and left running: they serve every lab on the host. The reaper
 is why: QEMU daemonizes, so a QEMU that exits (libvirtd's capability probe, a server powered off) is reaped by the
@@ -194,16 +194,16 @@ def undefine(server: Server) -> bool:
     return True
 
 
-def state(server: Server) -> str:
-    """libvirt's word for the server's state ("running", "shut off"), "" when it is not defined."""
-    proc = virsh("domstate", server.domain, check=False, timeout=30)
+def state(server: Server, reason: bool = False) -> str:
+    """libvirt's word for the server's state ("running", "shut off"), with its reason when asked ("shut off
+    (crashed)", "running (booted)"); "" when it is not defined."""
+    proc = virsh("domstate", *(("--reason",) if reason else ()), server.domain, check=False, timeout=30)
     return proc.stdout.strip() if proc.returncode == 0 else ""
 
 
 def state_and_reason(server: Server) -> str:
-    """The state with libvirt's reason for it ("shut off (crashed)", "running (booted)"), "" when not defined."""
-    proc = virsh("domstate", "--reason", server.domain, check=False, timeout=30)
-    return proc.stdout.strip() if proc.returncode == 0 else ""
+    """`state` with libvirt's reason: what a wait on a server shows when the server stopped."""
+    return state(server, reason=True)
 
 
 def qemu_log(server: Server) -> Path:
