@@ -223,3 +223,28 @@ def test_the_stated_bounds_are_the_providers_and_within_slurmctlds_resume_timeou
     assert onprem.SUSPEND_BOUND_S < onprem.RESUME_BOUND_S < POWER_UP_TIMEOUT_S
     for page in ("docs/bare-metal.md", "docs/security.md"):
         assert f"within {onprem.RESUME_BOUND_S} s" in " ".join((ROOT / page).read_text().split()), page
+
+
+def test_a_read_its_socket_timeout_ends_before_the_watchdog_does_is_still_the_deadlines(monkeypatch) -> None:
+    """The socket's own read timeout is what is left of the exchange's deadline, and on a loaded machine it can end
+    the read before the watchdog's thread shuts the socket (a CI run's silent BMC read "timed out" instead of "no
+    answer within 2 s"). Past the deadline either one is the deadline's: the watchdog is held off here, so the
+    socket's timeout ends the read, against a BMC that accepts and never answers."""
+    import socket
+
+    import requests
+
+    from clusterforge.bmc import transport
+    from clusterforge.bmc.interface import BmcFailure
+
+    monkeypatch.setattr(transport.WATCHDOG, "guard", lambda exchange: None)  # the watchdog's thread not yet run
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(1)  # the connection completes in the backlog, and nothing ever answers
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/redfish/v1/"
+        adapter = transport.adapter_class()(max_retries=0)
+        session = requests.Session()
+        session.mount("http://", adapter)
+        transport.begin_exchange(adapter, url, 0.5)
+        with pytest.raises(BmcFailure, match=r"^no answer within 0.5 s$"):
+            session.get(url)

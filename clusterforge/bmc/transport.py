@@ -247,7 +247,9 @@ def _make_adapter() -> type[Any]:
             except BmcFailure:
                 raise
             except Exception as exc:  # whatever the answer did, it is this node's failure alone
-                if exchange.expired:
+                # past the deadline, the deadline ended it: the socket's own timeout is what was left of it, and on
+                # a loaded machine that timeout can end the read before the watchdog's thread shuts the socket
+                if exchange.expired or exchange.remaining() <= 0:
                     exchange.answered = exchange.answered or _partly_answered(exc)
                     raise exchange.late() from None
                 raise _failure(exc) from None
