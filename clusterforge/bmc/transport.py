@@ -73,6 +73,11 @@ class Exchange:
     def remaining(self) -> float:
         return self.deadline - self.clock()
 
+    def over(self) -> bool:
+        """The deadline passed, whether or not the watchdog's thread has shut the sockets yet: a socket's own
+        timeout is what was left of it, and on a loaded machine it can end a read before that thread runs."""
+        return self.expired or self.remaining() <= 0
+
     def watch(self, sock: socket.socket) -> None:
         with self._lock:
             if self.expired:
@@ -234,8 +239,8 @@ def _make_adapter() -> type[Any]:
             exchange.requests += 1
             if exchange.requests > MAX_REQUESTS:
                 raise BmcFailure(f"the BMC led to over {MAX_REQUESTS} requests for one action", final=True)
-            left = exchange.remaining()
-            if left <= 0 or exchange.expired:
+            left = exchange.remaining()  # read first: not over() after it, so what is left is above 0
+            if exchange.over():
                 raise exchange.late()
             request.headers["Accept-Encoding"] = "identity"
             _CURRENT.exchange = exchange
@@ -247,9 +252,7 @@ def _make_adapter() -> type[Any]:
             except BmcFailure:
                 raise
             except Exception as exc:  # whatever the answer did, it is this node's failure alone
-                # past the deadline, the deadline ended it: the socket's own timeout is what was left of it, and on
-                # a loaded machine that timeout can end the read before the watchdog's thread shuts the socket
-                if exchange.expired or exchange.remaining() <= 0:
+                if exchange.over():  # the deadline ended it, whichever of the two timers fired first
                     exchange.answered = exchange.answered or _partly_answered(exc)
                     raise exchange.late() from None
                 raise _failure(exc) from None
