@@ -94,12 +94,14 @@ class Lab:
         """`scontrol show job` as fields (JobState, StartTime, Restarts, ...), asked of the controller `on`."""
         return dict(re.findall(r"(\w+)=(\S*)", self.sh(on, f"scontrol show job {job_id}", check=False)))
 
-    def wait(self, what: str, predicate: Callable[[], bool], timeout: float) -> float:
+    def wait(self, what: str, predicate: Callable[[], bool], timeout: float, every: float = 2) -> float:
+        """Until `predicate` holds, asked every `every` seconds; a predicate that logs in to an emulated server
+        asks less often (each login is seconds of that server's CPU, taken from what the test waits on)."""
         started = time.monotonic()
         while not predicate():
             if time.monotonic() - started > timeout:
                 raise AssertionError(f"{what}: not within {timeout:.0f} s")
-            time.sleep(2)
+            time.sleep(every)
         return time.monotonic() - started
 
 

@@ -136,7 +136,7 @@ def test_a_server_whose_slurmd_died_under_a_job_is_powered_off_through_its_bmc_b
     node = "metal-0002"
     job = lab.sh("ctl-0001", f"sbatch --parsable --no-requeue -w {node} --time=20 --wrap 'sleep 1200'")
     lab.wait(f"the job on {node} running", lambda: lab.job(job).get("JobState") == "RUNNING", timeout=300)
-    lab.wait(f"{node}'s boot phase ended", lambda: boot_status(lab, node) != "", timeout=900)
+    lab.wait(f"{node}'s boot phase ended", lambda: boot_status(lab, node) != "", timeout=900, every=10)
     assert boot_status(lab, node).startswith("ok "), boot_status(lab, node)
     lab.sh(node, "systemctl kill --signal=KILL slurmd")
     lab.wait(f"{node} powered off", lambda: domstate(node) == "shut off", timeout=600)
