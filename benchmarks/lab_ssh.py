@@ -4,8 +4,8 @@ ssh_config (curve25519-sha256 alone, clusterforge/lab/nodes.py), side by side in
 `python benchmarks/lab_ssh.py [--name LAB] [--node NODE] [--count N]` (a lab that is up: `clusterforge lab up`):
 each way opens N connections one after another (`ssh NODE true`, no connection sharing) and reads the whole
 machine's busy CPU time from /proc/stat around them, so the client, the node's sshd and its PAM session all count.
-The lab's tests, `lab exec` and Ansible open thousands of such connections in a CI run, on a machine whose CPU is
-what the lab tier waits on (benchmarks/README.md, "CI").
+`lab exec`, the lab's tests and Ansible open one for each command they run, on a machine whose CPU is what the lab
+tier waits on (benchmarks/README.md, "CI"; in a CI run the saving did not show beside the tier's other work).
 """
 
 from __future__ import annotations

@@ -179,8 +179,8 @@ def write_ssh_config(paths: LabPaths, nodes: Sequence[Node]) -> None:
 
     Its key exchange is curve25519-sha256 alone. OpenSSH's default first choice, the post-quantum hybrid
     sntrup761x25519, made each new connection cost about 190 ms of CPU (130 ms of it the client's key generation),
-    against about 70 ms: the lab's tests, `lab exec` and Ansible open thousands of connections on a machine whose
-    CPU is what the lab waits on (benchmarks/README.md), and its traffic never leaves this host's bridge."""
+    against about 70 ms (benchmarks/lab_ssh.py): `lab exec`, the lab's tests and Ansible open one for each command
+    they run, and the lab's traffic never leaves this host's bridge."""
     blocks = [f"Host {n.name}\n  HostName {n.ip}\n" for n in nodes]
     common = (f"Host *\n  User root\n  IdentityFile {paths.ssh_key}\n  IdentitiesOnly yes\n"
               "  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n"
