@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import Any
@@ -257,3 +258,35 @@ def test_the_slurm_packages_install_without_starting_their_daemons() -> None:
     [removed] = [t for t in always if t.get("ansible.builtin.file", {}).get("path") == "/usr/sbin/policy-rc.d"]
     assert removed["ansible.builtin.file"]["state"] == "absent"
     assert removed["when"] == policy["when"] == "not slurm_policy_rc.stat.exists"  # a site's own file stays
+
+
+# --- slurm: the port a compute node configuring itself waits on ---------------------------------------------------
+
+@functools.cache
+def ansible_plugins() -> None:
+    """ansible.builtin's lookups found as ansible-playbook finds them (once a process: a second set-up warns)."""
+    from ansible.plugins.loader import init_plugin_loader
+
+    init_plugin_loader()
+
+
+@pytest.mark.parametrize(("line", "port"), [
+    ("SlurmctldPort=6820\n", 6820),
+    ("SlurmctldPort=6817-6818\n", 6817),  # a range: slurmctld listens on each; the first answers
+    ("", 6817),  # SLURM's default
+])
+def test_a_compute_node_configuring_itself_waits_on_the_port_slurm_conf_names(tmp_path: Path, line: str,
+                                                                             port: int) -> None:
+    """The wait's port is read from the rendered slurm.conf by Ansible's own templating. A backreference written
+    `'\\\\1'` in the folded YAML reached Jinja as two backslashes, so the port read `\\1`, the wait failed at once
+    on every node whose slurm.conf names the port (ignored: slurmd started before slurmctld listened)."""
+    from ansible.parsing.dataloader import DataLoader
+    from ansible.template import Templar
+
+    ansible_plugins()
+    (tmp_path / "slurm.conf").write_text(f"ClusterName=lab\n{line}SlurmctldHost=ctl-0001\n")
+    task = next(t for _, t in tasks_of("slurm")
+                if t.get("name") == "A compute node configuring itself starts slurmd once slurmctld listens")
+    assert task["ansible.builtin.wait_for"]["port"] == "{{ slurm_ctld_port }}"
+    templar = Templar(loader=DataLoader(), variables={"slurm_config_dir": str(tmp_path)})
+    assert int(templar.template(trusted(task["vars"]["slurm_ctld_port"]))) == port
