@@ -88,10 +88,14 @@ def ensure_secrets(paths: LabPaths) -> dict[str, Path]:
 
 def boot_vars(lab_vars: dict[str, Any]) -> dict[str, Any]:
     """The lab's extra vars as a node running on itself reads them: no SSH, its secrets where they are mounted,
-    and the checks that need another node done on itself (munge) or left to the lab's first job (MPI)."""
+    its munge key kept by itself (its key steps delegated to itself run in the interpreter its other steps run in:
+    delegated to `localhost`, they started a second one, 4-5 s of a container node's boot phase, 8-10 s under
+    software emulation), and the checks that need another node done on itself (munge) or left to the lab's first
+    job (MPI)."""
     out = {key: value for key, value in lab_vars.items() if key not in ("ansible_user", "ansible_ssh_common_args")}
     return out | {"munge_key_file": f"{SECRETS}/munge.key", "slurm_dbd_password_file": f"{SECRETS}/slurmdbd.password",
-                  "munge_verify_host": "{{ inventory_hostname }}", "slurm_verify_mpi": False, "slurm_self_boot": True}
+                  "munge_key_host": "{{ inventory_hostname }}", "munge_verify_host": "{{ inventory_hostname }}",
+                  "slurm_verify_mpi": False, "slurm_self_boot": True}
 
 
 def write_boot_dir(paths: LabPaths, cluster: str, controller: str, specs: Sequence[NodeSpec],
